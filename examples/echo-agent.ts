@@ -1,0 +1,7 @@
+export class EdgelinkContext {}
+export class EdgelinkIndex {}
+export default {
+  fetch() {
+    return new Response("hi");
+  },
+};

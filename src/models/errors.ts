@@ -1,0 +1,170 @@
+import type { JsonObject } from "./json";
+
+/**
+ * Every protocol error Edgelink can answer with, and the one table that maps each to its
+ * JSON-RPC code, HTTP status and google.rpc reason (A2A §5.4, §9.5, §11.6).
+ */
+export const ERROR_TABLE = {
+  TaskNotFound: { code: -32001, http: 404, status: "NOT_FOUND", reason: "TASK_NOT_FOUND" },
+  TaskNotCancelable: {
+    code: -32002,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "TASK_NOT_CANCELABLE",
+  },
+  PushNotificationNotSupported: {
+    code: -32003,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "PUSH_NOTIFICATION_NOT_SUPPORTED",
+  },
+  UnsupportedOperation: {
+    code: -32004,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "UNSUPPORTED_OPERATION",
+  },
+  ContentTypeNotSupported: {
+    code: -32005,
+    http: 400,
+    status: "INVALID_ARGUMENT",
+    reason: "CONTENT_TYPE_NOT_SUPPORTED",
+  },
+  InvalidAgentResponse: {
+    code: -32006,
+    http: 500,
+    status: "INTERNAL",
+    reason: "INVALID_AGENT_RESPONSE",
+  },
+  ExtendedAgentCardNotConfigured: {
+    code: -32007,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+  },
+  ExtensionSupportRequired: {
+    code: -32008,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "EXTENSION_SUPPORT_REQUIRED",
+  },
+  VersionNotSupported: {
+    code: -32009,
+    http: 400,
+    status: "FAILED_PRECONDITION",
+    reason: "VERSION_NOT_SUPPORTED",
+  },
+  JSONParse: { code: -32700, http: 400, status: "INVALID_ARGUMENT", reason: "INVALID_JSON" },
+  InvalidRequest: {
+    code: -32600,
+    http: 400,
+    status: "INVALID_ARGUMENT",
+    reason: "INVALID_REQUEST",
+  },
+  PayloadTooLarge: {
+    code: -32600,
+    http: 413,
+    status: "INVALID_ARGUMENT",
+    reason: "PAYLOAD_TOO_LARGE",
+  },
+  MethodNotFound: { code: -32601, http: 404, status: "NOT_FOUND", reason: "METHOD_NOT_FOUND" },
+  InvalidParams: {
+    code: -32602,
+    http: 400,
+    status: "INVALID_ARGUMENT",
+    reason: "INVALID_PARAMS",
+  },
+  Unauthenticated: {
+    code: -32010,
+    http: 401,
+    status: "UNAUTHENTICATED",
+    reason: "UNAUTHENTICATED",
+  },
+  Internal: { code: -32603, http: 500, status: "INTERNAL", reason: "INTERNAL" },
+} as const;
+
+export type ErrorKind = keyof typeof ERROR_TABLE;
+
+/** One invalid field: `field` is a dotted path such as `message.parts.0.text`. */
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+/** Plain-data form of an error, safe to pass across a Durable Object RPC boundary. */
+export interface ErrorData {
+  kind: ErrorKind;
+  message: string;
+  metadata?: Record<string, string>;
+  fieldViolations?: FieldViolation[];
+}
+
+/**
+ * An A2A or JSON-RPC protocol error. Throw it anywhere; the server maps it to the right
+ * code and shape for the binding in use.
+ * @example
+ * throw new A2AError("TaskNotFound", `Task ${id} not found`, { taskId: id });
+ */
+export class A2AError extends Error {
+  override readonly name = "A2AError";
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly metadata: Record<string, string> = {},
+    readonly fieldViolations: FieldViolation[] = [],
+  ) {
+    super(message);
+  }
+
+  get code(): number {
+    return ERROR_TABLE[this.kind].code;
+  }
+
+  get httpStatus(): number {
+    return ERROR_TABLE[this.kind].http;
+  }
+
+  toData(): ErrorData {
+    const data: ErrorData = { kind: this.kind, message: this.message };
+    if (Object.keys(this.metadata).length) data.metadata = this.metadata;
+    if (this.fieldViolations.length) data.fieldViolations = this.fieldViolations;
+    return data;
+  }
+
+  static fromData(data: ErrorData): A2AError {
+    return new A2AError(data.kind, data.message, data.metadata, data.fieldViolations);
+  }
+
+  /** Error details as google.rpc Any objects (ErrorInfo, then BadRequest if any). */
+  details(): JsonObject[] {
+    const info = ERROR_TABLE[this.kind];
+    const out: JsonObject[] = [
+      {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        reason: info.reason,
+        domain: "a2a-protocol.org",
+        metadata: { ...this.metadata, timestamp: new Date().toISOString() },
+      },
+    ];
+    if (this.fieldViolations.length) {
+      out.push({
+        "@type": "type.googleapis.com/google.rpc.BadRequest",
+        fieldViolations: this.fieldViolations.map((v) => ({ ...v })),
+      });
+    }
+    return out;
+  }
+}
+
+/** Turns zod issues into an InvalidParams error that names every bad field. */
+export function invalidParams(
+  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+  prefix = "",
+): A2AError {
+  const violations = issues.map((i) => ({
+    field: [prefix, ...i.path.map(String)].filter(Boolean).join(".") || "(root)",
+    description: i.message,
+  }));
+  const summary = violations.map((v) => `${v.field}: ${v.description}`).join("; ");
+  return new A2AError("InvalidParams", `Invalid parameters: ${summary}`, {}, violations);
+}

@@ -1,0 +1,42 @@
+import { z } from "zod";
+
+/** Any JSON value. */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+/** A JSON object (A2A `google.protobuf.Struct`). */
+export type JsonObject = { [key: string]: JsonValue };
+
+export const JsonValue: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([
+    z.string(),
+    z.number(),
+    z.boolean(),
+    z.null(),
+    z.array(JsonValue),
+    z.record(z.string(), JsonValue),
+  ]),
+);
+export const JsonObject: z.ZodType<JsonObject> = z.record(z.string(), JsonValue);
+
+/** Current time as ISO-8601 UTC with milliseconds (A2A §5.6.1). */
+export function nowIso(): string {
+  return new Date().toISOString();
+}
+
+/** A random identifier; `prefix` only helps humans tell ids apart in logs. */
+export function newId(prefix = ""): string {
+  return prefix + crypto.randomUUID();
+}
+
+/** Drops keys whose value is `undefined`, so optional fields are omitted, not null. */
+export function compact<T extends Record<string, unknown>>(
+  obj: T,
+): { [K in keyof T]: Exclude<T[K], undefined> } {
+  for (const key of Object.keys(obj)) if (obj[key] === undefined) delete obj[key];
+  return obj as { [K in keyof T]: Exclude<T[K], undefined> };
+}

@@ -1,0 +1,143 @@
+import { z } from "zod";
+import { invalidParams } from "./errors";
+import { JsonObject } from "./json";
+import type { Message } from "./message";
+import type { TaskState } from "./task-state";
+import { messageFromV1, V1Message, V1TaskState } from "./wire-v1";
+import { messageFromV03, V03Message } from "./wire-v03";
+
+/** Protocol version a request is served under (§3.6). */
+export type ProtocolVersion = "1.0" | "0.3";
+
+/** Binding- and version-neutral operation parameters. */
+export interface SendParams {
+  message: Message;
+  historyLength?: number;
+  /** v1 `returnImmediately`; v0.3 `blocking: false`. */
+  returnImmediately: boolean;
+  acceptedOutputModes?: string[];
+  metadata?: JsonObject;
+}
+export interface TaskIdParams {
+  id: string;
+  historyLength?: number;
+  metadata?: JsonObject;
+}
+export interface ListTasksParams {
+  contextId?: string;
+  state?: TaskState;
+  pageSize: number;
+  pageToken?: string;
+  historyLength?: number;
+  statusTimestampAfter?: string;
+  includeArtifacts: boolean;
+}
+
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 50;
+
+const tenant = z.string().optional();
+const historyLength = z.number().int().min(0, "historyLength must be >= 0").optional();
+
+const V1Send = z.object({
+  tenant,
+  message: V1Message,
+  configuration: z
+    .object({
+      acceptedOutputModes: z.array(z.string()).optional(),
+      taskPushNotificationConfig: JsonObject.optional(),
+      historyLength,
+      returnImmediately: z.boolean().optional(),
+    })
+    .optional(),
+  metadata: JsonObject.optional(),
+});
+const V03Send = z.object({
+  message: V03Message,
+  configuration: z
+    .object({
+      acceptedOutputModes: z.array(z.string()).optional(),
+      pushNotificationConfig: JsonObject.optional(),
+      historyLength,
+      blocking: z.boolean().optional(),
+    })
+    .optional(),
+  metadata: JsonObject.optional(),
+});
+const TaskId = z.object({
+  tenant,
+  id: z.string().min(1, "id is required"),
+  historyLength,
+  metadata: JsonObject.optional(),
+});
+const V1List = z.object({
+  tenant,
+  contextId: z.string().optional(),
+  status: V1TaskState.optional(),
+  pageSize: z
+    .number()
+    .int()
+    .min(1, "pageSize must be between 1 and 100")
+    .max(MAX_PAGE_SIZE, "pageSize must be between 1 and 100")
+    .optional(),
+  pageToken: z.string().optional(),
+  historyLength,
+  statusTimestampAfter: z.iso.datetime({ offset: true }).optional(),
+  includeArtifacts: z.boolean().optional(),
+});
+
+function parse<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
+  const result = schema.safeParse(params ?? {});
+  if (!result.success) throw invalidParams(result.error.issues, "params");
+  return result.data;
+}
+
+/** A message's push config is accepted on the wire; the push issue will honour it. */
+export function parseSend(
+  params: unknown,
+  version: ProtocolVersion,
+): SendParams & {
+  pushConfig?: JsonObject;
+} {
+  if (version === "1.0") {
+    const p = parse(V1Send, params);
+    return {
+      message: messageFromV1(p.message),
+      historyLength: p.configuration?.historyLength,
+      returnImmediately: p.configuration?.returnImmediately ?? false,
+      acceptedOutputModes: p.configuration?.acceptedOutputModes,
+      metadata: p.metadata,
+      pushConfig: p.configuration?.taskPushNotificationConfig,
+    };
+  }
+  const p = parse(V03Send, params);
+  return {
+    message: messageFromV03(p.message),
+    historyLength: p.configuration?.historyLength,
+    returnImmediately: p.configuration?.blocking === false,
+    acceptedOutputModes: p.configuration?.acceptedOutputModes,
+    metadata: p.metadata,
+    pushConfig: p.configuration?.pushNotificationConfig,
+  };
+}
+
+export function parseTaskId(params: unknown): TaskIdParams {
+  const p = parse(TaskId, params);
+  return { id: p.id, historyLength: p.historyLength, metadata: p.metadata };
+}
+
+export function parseList(params: unknown): ListTasksParams {
+  const p = parse(V1List, params);
+  const state = p.status === "unknown" ? undefined : p.status;
+  return {
+    contextId: p.contextId || undefined,
+    state,
+    pageSize: p.pageSize ?? DEFAULT_PAGE_SIZE,
+    pageToken: p.pageToken || undefined,
+    historyLength: p.historyLength,
+    statusTimestampAfter: p.statusTimestampAfter
+      ? new Date(p.statusTimestampAfter).toISOString()
+      : undefined,
+    includeArtifacts: p.includeArtifacts ?? false,
+  };
+}
