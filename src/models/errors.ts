@@ -68,6 +68,12 @@ export const ERROR_TABLE = {
     reason: "PAYLOAD_TOO_LARGE",
   },
   MethodNotFound: { code: -32601, http: 404, status: "NOT_FOUND", reason: "METHOD_NOT_FOUND" },
+  MethodNotAllowed: {
+    code: -32601,
+    http: 405,
+    status: "UNIMPLEMENTED",
+    reason: "METHOD_NOT_ALLOWED",
+  },
   InvalidParams: {
     code: -32602,
     http: 400,

@@ -1,7 +1,0 @@
-export class EdgelinkContext {}
-export class EdgelinkIndex {}
-export default {
-  fetch() {
-    return new Response("hi");
-  },
-};

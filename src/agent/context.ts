@@ -1,0 +1,60 @@
+import type { JsonObject } from "../models/json";
+import type { Message } from "../models/message";
+import type { Part } from "../models/part";
+import type { Task } from "../models/task";
+
+/** What an artifact update carries; `append` adds parts to an artifact already sent (D4). */
+export interface ArtifactUpdate {
+  /** Reuse an id with `append: true` to stream chunks into one artifact. */
+  artifactId?: string;
+  name?: string;
+  description?: string;
+  parts: Part[];
+  append?: boolean;
+  lastChunk?: boolean;
+  metadata?: JsonObject;
+  kind?: string;
+}
+
+/**
+ * Everything a handler gets for one run of a task. Every method writes to the task's
+ * Durable Object at once (a SQLite row and an event-log entry), so subscribers see it
+ * immediately and nothing is lost if the object restarts.
+ */
+export interface TaskContext<Env = unknown> {
+  readonly taskId: string;
+  readonly contextId: string;
+  /** The message that started or resumed this run. */
+  readonly message: Message;
+  /** The task's messages so far, oldest first, `message` last. */
+  readonly history: readonly Message[];
+  /** Snapshot of the task when the run started. */
+  readonly task: Task;
+  /** Aborted when the task is canceled; pass it to fetch and check it in loops (B9). */
+  readonly signal: AbortSignal;
+  /** The worker's bindings and secrets. */
+  readonly env: Env;
+  /** A progress message; the task stays working. */
+  status(message: string | Part[]): void;
+  /** Adds or extends an artifact; returns its id (for appending more chunks). */
+  artifact(update: ArtifactUpdate): string;
+  /** Ends the run waiting on the client (input-required) with a question. */
+  requestInput(question: string | Part[]): void;
+  /** Ends the run waiting on credentials (auth-required). */
+  requestAuth(explanation: string | Part[]): void;
+  /** Completes the task, optionally with a final agent message. */
+  complete(message?: string | Part[]): void;
+  /** Fails the task; `message` is stored as `metadata.error`. */
+  fail(message: string): void;
+  /** Rejects the task: the agent will not do it. */
+  reject(reason: string): void;
+}
+
+/**
+ * A handler runs one turn of a task. Return nothing, a string or parts: a string or
+ * parts become a `result` artifact, and a task still working afterwards is completed.
+ * Throwing fails the task with the error's message.
+ */
+export type AgentHandler<Env = unknown> = (
+  ctx: TaskContext<Env>,
+) => undefined | string | Part[] | Promise<undefined | string | Part[] | void> | void;

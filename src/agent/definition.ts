@@ -1,0 +1,93 @@
+import { AgentCard, type AgentCardInput } from "../models/agent-card";
+import type { JsonObject } from "../models/json";
+import type { InferPart } from "../models/part";
+import type { AgentHandler, TaskContext } from "./context";
+import type { Tools } from "./tools";
+
+/** Answers an `infer` part (B10); the providers module plugs a model in here. */
+export type InferFn<Env = unknown> = (
+  part: InferPart,
+  ctx: TaskContext<Env>,
+) => Promise<string | JsonObject> | string | JsonObject;
+
+/** Everything you configure about an agent. Only `card` is required. */
+export interface AgentConfig<Env = unknown> {
+  /** Identity, skills and capability flags, served as the agent card. */
+  card: AgentCardInput;
+  /**
+   * Runs each turn of a task. Without one, the default execution runs the latest
+   * message's `tool_call` and `infer` parts (B10).
+   */
+  handler?: AgentHandler<Env>;
+  /** Tools for `tool_call` parts. */
+  tools?: Tools;
+  /** Model call for `infer` parts in the default execution. */
+  infer?: InferFn<Env>;
+  /**
+   * When the object restarts while a task is working, run the handler again instead of
+   * failing the task. Only for handlers that are safe to repeat. Default false.
+   */
+  resumeOnRestart?: boolean;
+  /** Request bodies above this many bytes are refused before parsing. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** `Cache-Control: max-age` of the agent card, in seconds. Default 300. */
+  cardMaxAgeSeconds?: number;
+  /** Serve SendStreamingMessage and SubscribeToTask. Default true. */
+  streaming?: boolean;
+  /** The card returned by GetExtendedAgentCard; unset means the operation is unsupported. */
+  extendedCard?: AgentCardInput;
+  /** SSE keep-alive comment interval in milliseconds. Default 15000. */
+  keepAliveMs?: number;
+  /** Durable Object binding names in wrangler.toml. */
+  bindings?: { context?: string; index?: string };
+}
+
+/** A validated agent configuration with every default applied. */
+export interface Agent<Env = unknown> {
+  card: AgentCard;
+  extendedCard: AgentCard | null;
+  handler: AgentHandler<Env> | null;
+  tools: Tools;
+  infer: InferFn<Env> | null;
+  resumeOnRestart: boolean;
+  maxBodyBytes: number;
+  cardMaxAgeSeconds: number;
+  streaming: boolean;
+  keepAliveMs: number;
+  bindings: { context: string; index: string };
+  /** When this definition was loaded; the card's Last-Modified. */
+  loadedAt: Date;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Validates a configuration; throws a clear error naming the bad field. */
+export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
+  const parsed = AgentCard.safeParse(config.card);
+  if (!parsed.success) {
+    const why = parsed.error.issues.map((i) => `card.${i.path.join(".")}: ${i.message}`);
+    throw new TypeError(`Invalid agent card: ${why.join("; ")}`);
+  }
+  const positive = (name: string, v: number | undefined, fallback: number): number => {
+    if (v === undefined) return fallback;
+    if (!Number.isFinite(v) || v <= 0) throw new TypeError(`${name} must be a positive number`);
+    return v;
+  };
+  return {
+    card: parsed.data,
+    extendedCard: config.extendedCard ? AgentCard.parse(config.extendedCard) : null,
+    handler: config.handler ?? null,
+    tools: config.tools ?? {},
+    infer: config.infer ?? null,
+    resumeOnRestart: config.resumeOnRestart ?? false,
+    maxBodyBytes: positive("maxBodyBytes", config.maxBodyBytes, DEFAULT_MAX_BODY_BYTES),
+    cardMaxAgeSeconds: positive("cardMaxAgeSeconds", config.cardMaxAgeSeconds, 300),
+    streaming: config.streaming ?? true,
+    keepAliveMs: positive("keepAliveMs", config.keepAliveMs, 15_000),
+    bindings: {
+      context: config.bindings?.context ?? "EDGELINK_CONTEXT",
+      index: config.bindings?.index ?? "EDGELINK_INDEX",
+    },
+    loadedAt: new Date(),
+  };
+}

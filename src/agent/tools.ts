@@ -1,0 +1,24 @@
+import type { z } from "zod";
+import type { JsonValue } from "../models/json";
+
+/**
+ * A tool the agent can run for a `tool_call` part (B10, C5). Arguments are validated with
+ * the zod schema before `run` sees them.
+ * @example
+ * const add = tool({
+ *   description: "Adds two numbers",
+ *   input: z.object({ a: z.number(), b: z.number() }),
+ *   run: ({ a, b }) => a + b,
+ * });
+ */
+export interface Tool<S extends z.ZodType = z.ZodType> {
+  description: string;
+  input: S;
+  run: (args: z.output<S>, options: { signal: AbortSignal }) => JsonValue | Promise<JsonValue>;
+}
+
+export function tool<S extends z.ZodType>(definition: Tool<S>): Tool<S> {
+  return definition;
+}
+
+export type Tools = Record<string, Tool>;

@@ -1,0 +1,453 @@
+import { DurableObject } from "cloudflare:workers";
+import { runDefaultExecution } from "../agent/default-execution";
+import type { Agent } from "../agent/definition";
+import { A2AError, type ErrorData } from "../models/errors";
+import type { LoggedEvent, TaskEvent } from "../models/events";
+import { type JsonObject, newId, nowIso } from "../models/json";
+import type { Message } from "../models/message";
+import { Parts } from "../models/part";
+import type { ListTasksParams, SendParams } from "../models/requests";
+import { renderEvent, SSE_KEEP_ALIVE, type StreamFormat, sseFrame } from "../models/stream";
+import type { Task } from "../models/task";
+import { InvalidTransitionError, isTerminal } from "../models/task-state";
+import { EventHub } from "./event-hub";
+import { encodeCursor, indexObjectName, newTaskId } from "./ids";
+import type { IndexRow, IndexRpc } from "./index-object";
+import { CONTEXT_MIGRATIONS, migrate } from "./schema";
+import { TaskRun } from "./task-run";
+import { type ReadOptions, TaskStore } from "./task-store";
+
+/** Outcome of an RPC: errors cross the Durable Object boundary as plain data. */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorData };
+
+/** Which tenant and conversation an object holds; sent with every call. */
+export interface Scope {
+  tenant: string;
+  contextId: string;
+}
+
+export interface TaskPage {
+  tasks: Task[];
+  totalSize: number;
+  nextPageToken: string;
+}
+
+/**
+ * The object's RPC surface as the Worker calls it. (The generated stub types recurse
+ * too deeply over JSON values for the compiler, so stubs are typed with this.)
+ */
+export type ContextRpc = Pick<
+  ContextObject,
+  | "sendMessage"
+  | "streamMessage"
+  | "getTask"
+  | "getTasks"
+  | "listTasks"
+  | "cancelTask"
+  | "subscribe"
+>;
+
+/** Reason recorded on a task whose run was cut off by an object restart. */
+export const RESTART_REASON =
+  "The agent restarted while this task was running, and the run could not be resumed";
+
+const isFinal = (e: TaskEvent): boolean => e.kind === "status-update" && e.final;
+
+async function attempt<T>(fn: () => T | Promise<T>): Promise<Result<T>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    if (error instanceof A2AError) return { ok: false, error: error.toData() };
+    if (error instanceof InvalidTransitionError) {
+      return { ok: false, error: { kind: "UnsupportedOperation", message: error.message } };
+    }
+    console.error("edgelink: context object error", error);
+    return { ok: false, error: { kind: "Internal", message: "Internal error" } };
+  }
+}
+
+/**
+ * One conversation (A2A context) of one tenant: its tasks, their messages, artifacts,
+ * state history and event log as SQLite rows, and the runs of its agent's handler.
+ * Conversations never share an object, so a busy one never slows another.
+ */
+export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
+  /** The agent this object runs; supplied by the subclass `defineAgent` builds. */
+  protected abstract get agent(): Agent<Env>;
+
+  private readonly store: TaskStore;
+  private readonly hub = new EventHub();
+  private readonly runs = new Map<string, AbortController>();
+  private flushing: Promise<void> | null = null;
+  private flushAgain = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new TaskStore(ctx.storage);
+    migrate(ctx.storage, CONTEXT_MIGRATIONS);
+    void ctx.blockConcurrencyWhile(() => this.recover());
+  }
+
+  // ---- RPC ---------------------------------------------------------------------------
+
+  /** SendMessage: blocking waits for a terminal or interrupted state (§3.2.2). */
+  sendMessage(scope: Scope, params: SendParams, options: ReadOptions = {}): Promise<Result<Task>> {
+    return attempt(async () => {
+      const { taskId, run } = this.admit(scope, params.message);
+      if (params.returnImmediately) {
+        this.ctx.waitUntil(run.then(() => this.flushIndex()));
+      } else {
+        await run;
+      }
+      await this.flushIndex();
+      return this.read(taskId, options);
+    });
+  }
+
+  /** SendStreamingMessage: the task first, then its events until it ends or pauses. */
+  streamMessage(
+    scope: Scope,
+    params: SendParams,
+    format: StreamFormat,
+  ): Promise<Result<ReadableStream<Uint8Array>>> {
+    return attempt(async () => {
+      const stream = this.admit(scope, params.message, (taskId) =>
+        this.openStream(taskId, format, { snapshot: true }),
+      );
+      this.ctx.waitUntil(stream.run.then(() => this.flushIndex()));
+      await this.flushIndex();
+      return stream.opened as ReadableStream<Uint8Array>;
+    });
+  }
+
+  getTask(scope: Scope, taskId: string, options: ReadOptions = {}): Promise<Result<Task>> {
+    return attempt(() => {
+      this.claim(scope);
+      return this.read(taskId, options);
+    });
+  }
+
+  /** Several tasks in the given order; ids this object does not hold are skipped. */
+  async getTasks(scope: Scope, taskIds: string[], options: ReadOptions = {}): Promise<Task[]> {
+    this.claim(scope);
+    return taskIds.flatMap((id) => this.store.read(id, options) ?? []);
+  }
+
+  /** ListTasks for this conversation alone (a contextId filter needs no index). */
+  listTasks(scope: Scope, params: ListTasksParams): Promise<Result<TaskPage>> {
+    return attempt(() => {
+      this.claim(scope);
+      const page = this.store.page({
+        state: params.state,
+        statusTimestampAfter: params.statusTimestampAfter,
+        pageSize: params.pageSize,
+        pageToken: params.pageToken,
+      });
+      const options = {
+        historyLength: params.historyLength,
+        includeArtifacts: params.includeArtifacts,
+      };
+      return {
+        tasks: page.ids.flatMap((id) => this.store.read(id, options) ?? []),
+        totalSize: page.totalSize,
+        nextPageToken: page.next ? encodeCursor(page.next) : "",
+      };
+    });
+  }
+
+  /** CancelTask: records the cancellation, then interrupts the running handler (B9). */
+  cancelTask(scope: Scope, taskId: string, metadata?: JsonObject): Promise<Result<Task>> {
+    return attempt(async () => {
+      this.claim(scope);
+      const state = this.store.state(taskId);
+      if (state === null)
+        throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+      if (isTerminal(state)) {
+        throw new A2AError(
+          "TaskNotCancelable",
+          `Task ${taskId} is ${state} and can no longer be canceled`,
+          { taskId, state },
+        );
+      }
+      const reason = typeof metadata?.reason === "string" ? metadata.reason : "";
+      this.publish(
+        taskId,
+        this.store.transition(taskId, "canceled", {
+          metadata: reason ? { cancelReason: reason } : undefined,
+        }),
+      );
+      this.runs.get(taskId)?.abort(new DOMException(reason || "Task canceled", "AbortError"));
+      await this.flushIndex();
+      return this.read(taskId);
+    });
+  }
+
+  /**
+   * SubscribeToTask. With `lastEventId` (an SSE reconnect), replays what came after that
+   * event instead of sending a fresh task snapshot.
+   */
+  subscribe(
+    scope: Scope,
+    taskId: string,
+    format: StreamFormat,
+    lastEventId?: number,
+  ): Promise<Result<ReadableStream<Uint8Array>>> {
+    return attempt(() => {
+      this.claim(scope);
+      const state = this.store.state(taskId);
+      if (state === null)
+        throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+      if (lastEventId === undefined && isTerminal(state)) {
+        throw new A2AError(
+          "UnsupportedOperation",
+          `Task ${taskId} is ${state}; a finished task has no updates to subscribe to`,
+          { taskId, state },
+        );
+      }
+      return lastEventId === undefined
+        ? this.openStream(taskId, format, { snapshot: true })
+        : this.openStream(taskId, format, { snapshot: false, afterSeq: lastEventId });
+    });
+  }
+
+  /** Retries index updates that could not be delivered. */
+  override async alarm(): Promise<void> {
+    await this.flushIndex();
+  }
+
+  // ---- tasks and runs ----------------------------------------------------------------
+
+  /**
+   * Creates a task for a new message, or resumes the interrupted task it names, then
+   * starts the handler. Everything up to the start is synchronous, so two messages for
+   * one task cannot both get in. `beforeRun` sees the task before its run begins.
+   */
+  private admit<T>(
+    scope: Scope,
+    input: Message,
+    beforeRun?: (taskId: string) => T,
+  ): { taskId: string; run: Promise<void>; opened?: T } {
+    this.claim(scope);
+    const message: Message = { ...input, contextId: scope.contextId };
+    let taskId = message.taskId;
+    if (taskId) {
+      const state = this.store.state(taskId);
+      if (state === null)
+        throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+      if (isTerminal(state)) {
+        throw new A2AError(
+          "UnsupportedOperation",
+          `Task ${taskId} is ${state} and accepts no more messages; start a new task instead`,
+          { taskId, state },
+        );
+      }
+      if (this.runs.has(taskId)) {
+        throw new A2AError(
+          "UnsupportedOperation",
+          `Task ${taskId} is still working; wait for it to ask for input or cancel it`,
+          { taskId, state },
+        );
+      }
+      this.store.appendMessage(taskId, message);
+    } else {
+      taskId = newTaskId(scope.contextId);
+      message.taskId = taskId;
+      const now = nowIso();
+      this.store.create({
+        id: taskId,
+        contextId: scope.contextId,
+        status: { state: "submitted", message: null, timestamp: now },
+        history: [message],
+        artifacts: [],
+        metadata: {},
+        stateHistory: [],
+        createdAt: now,
+        flowState: {},
+      });
+    }
+    const opened = beforeRun?.(taskId);
+    return { taskId, run: this.start(taskId, message), opened };
+  }
+
+  private start(taskId: string, message: Message): Promise<void> {
+    const controller = new AbortController();
+    this.runs.set(taskId, controller);
+    this.publish(taskId, this.store.transition(taskId, "working"));
+    return this.execute(taskId, message, controller).finally(() => this.runs.delete(taskId));
+  }
+
+  private async execute(taskId: string, message: Message, controller: AbortController) {
+    const task = this.read(taskId);
+    const run = new TaskRun(task, message, controller.signal, this.env, this.store, (id, e) =>
+      this.publish(id, e),
+    );
+    try {
+      const agent = this.agent;
+      const result = agent.handler
+        ? await agent.handler(run)
+        : await runDefaultExecution(run, agent);
+      if (controller.signal.aborted) return;
+      const state = this.store.state(taskId);
+      if (state === null || isTerminal(state)) return;
+      if (typeof result === "string" || Array.isArray(result)) {
+        const parts = typeof result === "string" ? [Parts.text(result)] : result;
+        run.artifact({ name: "result", parts });
+      }
+      if (state === "working") run.complete();
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      const reason = error instanceof Error ? error.message : String(error);
+      this.failTask(taskId, reason || "The agent's handler failed");
+    }
+  }
+
+  private failTask(taskId: string, reason: string): void {
+    const state = this.store.state(taskId);
+    if (state === null || isTerminal(state)) return;
+    const message: Message = {
+      messageId: newId(),
+      role: "agent",
+      parts: [Parts.text(reason)],
+      contextId: this.store.read(taskId)?.contextId,
+      taskId,
+      timestamp: nowIso(),
+    };
+    this.publish(
+      taskId,
+      this.store.transition(taskId, "failed", { message, metadata: { error: reason } }),
+    );
+  }
+
+  /**
+   * On wake nothing is running, so a task still submitted or working lost its run:
+   * resume it if the agent allows, otherwise fail it with a clear reason.
+   */
+  private async recover(): Promise<void> {
+    const orphans = this.store.idsInStates(["submitted", "working"]);
+    if (orphans.length === 0) return;
+    for (const taskId of orphans) {
+      const message = this.agent.resumeOnRestart ? this.store.lastUserMessage(taskId) : null;
+      if (message) this.ctx.waitUntil(this.start(taskId, message).then(() => this.flushIndex()));
+      else this.failTask(taskId, RESTART_REASON);
+    }
+    await this.flushIndex();
+  }
+
+  private read(taskId: string, options: ReadOptions = {}): Task {
+    const task = this.store.read(taskId, options);
+    if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+    return task;
+  }
+
+  private publish(taskId: string, events: LoggedEvent[]): void {
+    if (events.length) this.hub.emit(taskId, events);
+  }
+
+  // ---- streams -----------------------------------------------------------------------
+
+  private openStream(
+    taskId: string,
+    format: StreamFormat,
+    from: { snapshot: true } | { snapshot: false; afterSeq: number },
+  ): ReadableStream<Uint8Array> {
+    const encoder = new TextEncoder();
+    const keepAliveMs = this.agent.keepAliveMs;
+    let stop = () => {};
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        let closed = false;
+        let unsubscribe = () => {};
+        let timer: ReturnType<typeof setInterval> | undefined;
+        stop = () => {
+          closed = true;
+          unsubscribe();
+          if (timer !== undefined) clearInterval(timer);
+        };
+        const send = (event: TaskEvent, seq: number) =>
+          controller.enqueue(encoder.encode(sseFrame(renderEvent(event, format), seq)));
+        const close = () => {
+          if (closed) return;
+          stop();
+          controller.close();
+        };
+        // Snapshot or backlog, then live events, all in this one synchronous turn.
+        if (from.snapshot) {
+          send({ kind: "task", task: this.read(taskId) }, this.store.lastSeq(taskId));
+        } else {
+          const backlog = this.store.eventsAfter(taskId, from.afterSeq);
+          for (const { seq, event } of backlog) send(event, seq);
+          const last = backlog.at(-1);
+          const state = this.store.state(taskId);
+          if ((last && isFinal(last.event)) || (state && isTerminal(state))) return close();
+        }
+        unsubscribe = this.hub.on(taskId, ({ seq, event }) => {
+          send(event, seq);
+          if (isFinal(event)) close();
+        });
+        timer = setInterval(() => {
+          if (!closed) controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
+        }, keepAliveMs);
+      },
+      // The client went away: stop sending to it. The task itself keeps running.
+      cancel: () => stop(),
+    });
+  }
+
+  // ---- tenant index ------------------------------------------------------------------
+
+  /** Records which tenant and conversation this object holds (first call wins). */
+  private claim(scope: Scope): void {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO meta (key, value) VALUES ('tenant', ?), ('context_id', ?) ON CONFLICT (key) DO NOTHING",
+      scope.tenant,
+      scope.contextId,
+    );
+  }
+
+  private meta(key: string): string | null {
+    const row = this.ctx.storage.sql
+      .exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key)
+      .toArray()[0];
+    return row ? row.value : null;
+  }
+
+  /**
+   * Sends pending index rows to the tenant's index object. Concurrent callers share one
+   * flush; a failed flush leaves the rows in the outbox and retries from an alarm.
+   */
+  private flushIndex(): Promise<void> {
+    if (this.flushing) {
+      this.flushAgain = true;
+      return this.flushing;
+    }
+    this.flushing = (async () => {
+      try {
+        do {
+          this.flushAgain = false;
+          await this.sendOutbox();
+        } while (this.flushAgain);
+      } catch (error) {
+        console.error("edgelink: task index update failed; retrying", error);
+        await this.ctx.storage.setAlarm(Date.now() + 1_000);
+      } finally {
+        this.flushing = null;
+      }
+    })();
+    return this.flushing;
+  }
+
+  private async sendOutbox(): Promise<void> {
+    const rows = this.store.outbox();
+    const tenant = this.meta("tenant");
+    const contextId = this.meta("context_id");
+    if (rows.length === 0 || tenant === null || contextId === null) return;
+    const binding = (this.env as Record<string, unknown>)[this.agent.bindings.index] as
+      | DurableObjectNamespace
+      | undefined;
+    if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
+    const stub = binding.get(binding.idFromName(indexObjectName(tenant))) as unknown as IndexRpc;
+    const indexRows: IndexRow[] = rows.map((r) => ({ ...r, contextId }));
+    await stub.upsert(indexRows);
+    this.store.acknowledge(rows);
+  }
+}

@@ -1,0 +1,105 @@
+import type { ArtifactUpdate, TaskContext } from "../agent/context";
+import { Artifact } from "../models/artifact";
+import type { LoggedEvent } from "../models/events";
+import { newId, nowIso } from "../models/json";
+import type { Message } from "../models/message";
+import { type Part, Parts } from "../models/part";
+import type { Task } from "../models/task";
+import { isTerminal } from "../models/task-state";
+import type { TaskStore } from "./task-store";
+
+/**
+ * The TaskContext a handler sees for one run: each call writes through the store and
+ * publishes the logged events at once.
+ */
+export class TaskRun<Env> implements TaskContext<Env> {
+  readonly taskId: string;
+  readonly contextId: string;
+  readonly history: readonly Message[];
+
+  constructor(
+    readonly task: Task,
+    readonly message: Message,
+    readonly signal: AbortSignal,
+    readonly env: Env,
+    private readonly store: TaskStore,
+    private readonly publish: (taskId: string, events: LoggedEvent[]) => void,
+  ) {
+    this.taskId = task.id;
+    this.contextId = task.contextId;
+    this.history = task.history;
+  }
+
+  private agentMessage(content: string | Part[]): Message {
+    return {
+      messageId: newId(),
+      role: "agent",
+      parts: typeof content === "string" ? [Parts.text(content)] : content,
+      contextId: this.contextId,
+      taskId: this.taskId,
+      timestamp: nowIso(),
+    };
+  }
+
+  /** Refuses writes once the run was canceled or the task has ended. */
+  private guard(): void {
+    this.signal.throwIfAborted();
+    const state = this.store.state(this.taskId);
+    if (state && isTerminal(state)) {
+      throw new Error(`Task ${this.taskId} is ${state}; it accepts no more updates`);
+    }
+  }
+
+  status(message: string | Part[]): void {
+    this.guard();
+    this.publish(this.taskId, [this.store.statusMessage(this.taskId, this.agentMessage(message))]);
+  }
+
+  artifact(update: ArtifactUpdate): string {
+    this.guard();
+    const artifact = Artifact.parse({
+      artifactId: update.artifactId ?? newId(),
+      name: update.name ?? null,
+      description: update.description ?? null,
+      parts: update.parts,
+      metadata: update.metadata ?? {},
+      kind: update.kind ?? "result",
+    });
+    const logged = this.store.putArtifact(this.taskId, artifact, {
+      append: update.append ?? false,
+      lastChunk: update.lastChunk ?? false,
+    });
+    this.publish(this.taskId, [logged]);
+    return artifact.artifactId;
+  }
+
+  requestInput(question: string | Part[]): void {
+    this.end("input-required", this.agentMessage(question));
+  }
+
+  requestAuth(explanation: string | Part[]): void {
+    this.end("auth-required", this.agentMessage(explanation));
+  }
+
+  complete(message?: string | Part[]): void {
+    this.end("completed", message === undefined ? null : this.agentMessage(message));
+  }
+
+  fail(message: string): void {
+    this.end("failed", this.agentMessage(message), { error: message });
+  }
+
+  reject(reason: string): void {
+    this.end("rejected", this.agentMessage(reason), { rejectReason: reason });
+  }
+
+  private end(
+    state: Task["status"]["state"],
+    message: Message | null,
+    metadata?: Record<string, string>,
+  ): void {
+    this.guard();
+    const events = this.store.transition(this.taskId, state, { message, metadata });
+    this.publish(this.taskId, events);
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * Edgelink: serve an AI agent as an A2A v1.0 endpoint on Cloudflare Workers.
+ * @packageDocumentation
+ */
+export type { AgentHandler, ArtifactUpdate, TaskContext } from "./agent/context";
+export { runDefaultExecution } from "./agent/default-execution";
+export type { Agent, AgentConfig, InferFn } from "./agent/definition";
+export { type Tool, type Tools, tool } from "./agent/tools";
+export { ContextObject, RESTART_REASON } from "./durable/context-object";
+export { IndexObject } from "./durable/index-object";
+export * from "./models/agent-card";
+export * from "./models/artifact";
+export * from "./models/errors";
+export type { LoggedEvent, TaskEvent } from "./models/events";
+export * from "./models/json";
+export * from "./models/message";
+export * from "./models/part";
+export * from "./models/task";
+export * from "./models/task-state";
+export * from "./models/wire-v1";
+export * from "./models/wire-v03";
+export { createApp } from "./server/app";
+export { defineAgent, type EdgelinkWorker } from "./worker";

@@ -1,0 +1,29 @@
+import type { TaskEvent } from "./events";
+import type { JsonObject } from "./json";
+import type { ProtocolVersion } from "./requests";
+import { eventToV1 } from "./wire-v1";
+import { eventToV03 } from "./wire-v03";
+
+/** How a stream's events are framed: protocol version, binding, and the JSON-RPC id. */
+export interface StreamFormat {
+  version: ProtocolVersion;
+  binding: "jsonrpc" | "rest";
+  /** JSON-RPC request id echoed in every event (jsonrpc binding only). */
+  rpcId?: string | number | null;
+}
+
+/** The JSON body of one stream event in the requested format. */
+export function renderEvent(event: TaskEvent, format: StreamFormat): JsonObject {
+  const result = format.version === "1.0" ? eventToV1(event) : eventToV03(event);
+  return format.binding === "jsonrpc"
+    ? { jsonrpc: "2.0", id: format.rpcId ?? null, result }
+    : result;
+}
+
+/** One Server-Sent Events frame; `id` lets a client resume with Last-Event-ID. */
+export function sseFrame(data: JsonObject, id?: number): string {
+  return `${id === undefined ? "" : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
+}
+
+/** An SSE comment line; keeps idle proxies from closing the connection. */
+export const SSE_KEEP_ALIVE = ": keep-alive\n\n";

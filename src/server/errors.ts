@@ -1,0 +1,39 @@
+import { A2AError, ERROR_TABLE } from "../models/errors";
+import { InvalidTransitionError } from "../models/task-state";
+
+/** Any thrown value as a protocol error; unknown failures become Internal, logged once. */
+export function toA2AError(error: unknown): A2AError {
+  if (error instanceof A2AError) return error;
+  if (error instanceof InvalidTransitionError) {
+    return new A2AError("UnsupportedOperation", error.message);
+  }
+  console.error("edgelink: unexpected error", error);
+  return new A2AError("Internal", "Internal error");
+}
+
+export type RpcId = string | number | null;
+
+/** A JSON-RPC 2.0 error response body (§9.5). */
+export function jsonRpcError(id: RpcId, error: A2AError) {
+  return {
+    jsonrpc: "2.0" as const,
+    id,
+    error: { code: error.code, message: error.message, data: error.details() },
+  };
+}
+
+/** A google.rpc.Status error response for the HTTP+JSON binding (§11.6). */
+export function restError(error: A2AError): Response {
+  const info = ERROR_TABLE[error.kind];
+  return Response.json(
+    {
+      error: {
+        code: info.http,
+        status: info.status,
+        message: error.message,
+        details: error.details(),
+      },
+    },
+    { status: info.http, headers: { "Content-Type": "application/json" } },
+  );
+}

@@ -1,0 +1,166 @@
+import type { Agent } from "../agent/definition";
+import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
+import { A2AError } from "../models/errors";
+import type { JsonObject } from "../models/json";
+import { type ProtocolVersion, parseList, parseSend, parseTaskId } from "../models/requests";
+import { readJson } from "./body";
+import { jsonRpcError, type RpcId, toA2AError } from "./errors";
+import type { Operations } from "./operations";
+import { renderSendResult, renderTask, renderTaskList, SSE_HEADERS } from "./render";
+import { requestedVersion } from "./version";
+
+type Operation =
+  | "send"
+  | "stream"
+  | "get"
+  | "list"
+  | "cancel"
+  | "subscribe"
+  | "push"
+  | "extendedCard";
+
+/** Method names per protocol version (§5.3 for v1; the v0.3 names for older clients). */
+const METHODS: Record<ProtocolVersion, Record<string, Operation>> = {
+  "1.0": {
+    SendMessage: "send",
+    SendStreamingMessage: "stream",
+    GetTask: "get",
+    ListTasks: "list",
+    CancelTask: "cancel",
+    SubscribeToTask: "subscribe",
+    CreateTaskPushNotificationConfig: "push",
+    GetTaskPushNotificationConfig: "push",
+    ListTaskPushNotificationConfigs: "push",
+    DeleteTaskPushNotificationConfig: "push",
+    GetExtendedAgentCard: "extendedCard",
+  },
+  "0.3": {
+    "message/send": "send",
+    "message/stream": "stream",
+    "tasks/get": "get",
+    "tasks/list": "list",
+    "tasks/cancel": "cancel",
+    "tasks/resubscribe": "subscribe",
+    "tasks/pushNotificationConfig/set": "push",
+    "tasks/pushNotificationConfig/get": "push",
+    "tasks/pushNotificationConfig/list": "push",
+    "tasks/pushNotificationConfig/delete": "push",
+    "agent/getAuthenticatedExtendedCard": "extendedCard",
+  },
+};
+
+const JSON_HEADERS = { "Content-Type": "application/json" };
+
+function isRpcId(v: unknown): v is RpcId {
+  return typeof v === "string" || typeof v === "number" || v === null;
+}
+
+/**
+ * Which version's method table a request uses. An explicit `A2A-Version` decides; with
+ * none, a v1 method name is served as v1 and anything else as v0.3 (§3.6.2 says an
+ * absent header means 0.3; accepting v1 names too makes plain curl work).
+ */
+function resolveMethod(
+  method: string,
+  asked: ProtocolVersion | null,
+): { operation: Operation; version: ProtocolVersion } {
+  const candidates: ProtocolVersion[] = asked ? [asked] : ["1.0", "0.3"];
+  for (const version of candidates) {
+    const operation = METHODS[version][method];
+    if (operation) return { operation, version };
+  }
+  const other = asked === "1.0" ? "0.3" : asked === "0.3" ? "1.0" : null;
+  const hint =
+    other && METHODS[other][method]
+      ? ` (${method} is an A2A ${other} method; this request declared A2A-Version ${asked})`
+      : "";
+  throw new A2AError("MethodNotFound", `Method not found: ${method}${hint}`, { method });
+}
+
+/** Serves one JSON-RPC POST. Never throws: every failure is a JSON-RPC error response. */
+export async function handleJsonRpc<Env>(
+  request: Request,
+  agent: Agent<Env>,
+  opsFor: (tenant: string) => Operations<Env>,
+  features: ServedFeatures,
+): Promise<Response> {
+  let id: RpcId = null;
+  try {
+    const url = new URL(request.url);
+    const asked = requestedVersion(request, url);
+    const body = await readJson(request, agent.maxBodyBytes);
+    if (Array.isArray(body)) {
+      throw new A2AError("InvalidRequest", "Batch requests are not supported by A2A");
+    }
+    if (body === null || typeof body !== "object") {
+      throw new A2AError("InvalidRequest", "The request must be a JSON-RPC 2.0 object");
+    }
+    const rpc = body as JsonObject;
+    if (isRpcId(rpc.id)) id = rpc.id;
+    else if (rpc.id !== undefined) {
+      throw new A2AError("InvalidRequest", "id must be a string, a number or null");
+    }
+    if (rpc.jsonrpc !== "2.0") throw new A2AError("InvalidRequest", 'jsonrpc must be "2.0"');
+    if (typeof rpc.method !== "string" || rpc.method === "") {
+      throw new A2AError("InvalidRequest", "method must be a non-empty string");
+    }
+    if (rpc.params !== undefined && (rpc.params === null || typeof rpc.params !== "object")) {
+      throw new A2AError("InvalidParams", "params must be an object", {}, [
+        { field: "params", description: "must be an object" },
+      ]);
+    }
+    const { operation, version } = resolveMethod(rpc.method, asked);
+    const params = (rpc.params ?? {}) as JsonObject;
+    const ops = opsFor(typeof params.tenant === "string" ? params.tenant : "");
+    const format = { version, binding: "jsonrpc" as const, rpcId: id };
+    const result = async (): Promise<unknown> => {
+      switch (operation) {
+        case "send":
+          return renderSendResult(await ops.sendMessage(parseSend(params, version)), version);
+        case "get": {
+          const p = parseTaskId(params);
+          return renderTask(await ops.getTask(p), version);
+        }
+        case "list": {
+          const p = parseList(params);
+          return renderTaskList(await ops.listTasks(p), version, p.includeArtifacts);
+        }
+        case "cancel":
+          return renderTask(await ops.cancelTask(parseTaskId(params)), version);
+        case "push":
+          return ops.pushConfig(params as JsonObject);
+        case "extendedCard": {
+          const card = ops.extendedCard();
+          return version === "1.0" ? cardToV1(card, features) : cardToV03(card, features);
+        }
+        case "stream":
+        case "subscribe":
+          return null;
+      }
+    };
+    if (operation === "stream") {
+      const stream = await ops.streamMessage(parseSend(params, version), format);
+      return new Response(stream, { headers: SSE_HEADERS });
+    }
+    if (operation === "subscribe") {
+      const stream = await ops.subscribe(parseTaskId(params), format, lastEventId(request));
+      return new Response(stream, { headers: SSE_HEADERS });
+    }
+    return Response.json({ jsonrpc: "2.0", id, result: await result() }, { headers: JSON_HEADERS });
+  } catch (error) {
+    const a2a = toA2AError(error);
+    const status = a2a.kind === "PayloadTooLarge" ? 413 : 200;
+    return Response.json(jsonRpcError(id, a2a), { status, headers: JSON_HEADERS });
+  }
+}
+
+/** The SSE `Last-Event-ID` a reconnecting client sends, if it is one of our ids. */
+export function lastEventId(request: Request): number | undefined {
+  const raw = request.headers.get("Last-Event-ID");
+  if (raw === null || raw.trim() === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new A2AError("InvalidRequest", "Last-Event-ID must be an event id this server sent");
+  }
+  return n;
+}

@@ -1,0 +1,198 @@
+import type { Agent } from "../agent/definition";
+import type { ContextRpc, Result, Scope } from "../durable/context-object";
+import {
+  contextObjectName,
+  contextOfTaskId,
+  decodeCursor,
+  indexObjectName,
+  MAX_CONTEXT_ID_LENGTH,
+} from "../durable/ids";
+import type { IndexRpc } from "../durable/index-object";
+import { A2AError } from "../models/errors";
+import { type JsonObject, newId } from "../models/json";
+import type { ListTasksParams, SendParams, TaskIdParams } from "../models/requests";
+import type { StreamFormat } from "../models/stream";
+import type { Task } from "../models/task";
+
+/** The result of a ListTasks page, before rendering. */
+export interface TaskList {
+  tasks: Task[];
+  nextPageToken: string;
+  pageSize: number;
+  totalSize: number;
+}
+
+function unwrap<T>(result: Result<T>): T {
+  if (!result.ok) throw A2AError.fromData(result.error);
+  return result.value;
+}
+
+/**
+ * The A2A operations, independent of binding and version: they validate routing facts
+ * (which object, which tenant), call the Durable Objects and return models.
+ */
+export class Operations<Env> {
+  constructor(
+    private readonly agent: Agent<Env>,
+    private readonly env: Env,
+    private readonly tenant: string,
+  ) {}
+
+  private namespace(name: string): DurableObjectNamespace {
+    const ns = (this.env as Record<string, unknown>)[name];
+    if (!ns || typeof (ns as DurableObjectNamespace).idFromName !== "function") {
+      throw new A2AError(
+        "Internal",
+        `Durable Object binding ${name} is missing; declare it in wrangler.toml`,
+      );
+    }
+    return ns as DurableObjectNamespace;
+  }
+
+  private context(contextId: string): { stub: ContextRpc; scope: Scope } {
+    const ns = this.namespace(this.agent.bindings.context);
+    const id = ns.idFromName(contextObjectName(this.tenant, contextId));
+    const stub = ns.get(id) as unknown as ContextRpc;
+    return { stub, scope: { tenant: this.tenant, contextId } };
+  }
+
+  /** The conversation object holding a task; the id itself says which (no lookup). */
+  private contextOfTask(taskId: string) {
+    const contextId = contextOfTaskId(taskId);
+    if (contextId === null)
+      throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+    return this.context(contextId);
+  }
+
+  /** Where a new message goes: its task's conversation, its own, or a new one. */
+  private route(params: SendParams) {
+    const { taskId, contextId } = params.message;
+    if (taskId) {
+      const owner = contextOfTaskId(taskId);
+      if (owner === null)
+        throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+      if (contextId && contextId !== owner) {
+        throw new A2AError(
+          "InvalidParams",
+          `message.contextId ${contextId} does not match the context of task ${taskId}`,
+          { taskId, contextId },
+          [{ field: "params.message.contextId", description: "does not match the task's context" }],
+        );
+      }
+      return this.context(owner);
+    }
+    if (contextId !== undefined && contextId.length > MAX_CONTEXT_ID_LENGTH) {
+      throw new A2AError("InvalidParams", "message.contextId is too long", {}, [
+        {
+          field: "params.message.contextId",
+          description: `at most ${MAX_CONTEXT_ID_LENGTH} characters`,
+        },
+      ]);
+    }
+    return this.context(contextId ?? newId());
+  }
+
+  async sendMessage(params: SendParams): Promise<Task> {
+    const { stub, scope } = this.route(params);
+    return unwrap(await stub.sendMessage(scope, params, { historyLength: params.historyLength }));
+  }
+
+  async streamMessage(params: SendParams, format: StreamFormat): Promise<ReadableStream> {
+    this.requireStreaming();
+    const { stub, scope } = this.route(params);
+    return unwrap(await stub.streamMessage(scope, params, format));
+  }
+
+  async getTask(params: TaskIdParams): Promise<Task> {
+    const { stub, scope } = this.contextOfTask(params.id);
+    return unwrap(await stub.getTask(scope, params.id, { historyLength: params.historyLength }));
+  }
+
+  async cancelTask(params: TaskIdParams): Promise<Task> {
+    const { stub, scope } = this.contextOfTask(params.id);
+    return unwrap(await stub.cancelTask(scope, params.id, params.metadata));
+  }
+
+  async subscribe(
+    params: TaskIdParams,
+    format: StreamFormat,
+    lastEventId?: number,
+  ): Promise<ReadableStream> {
+    this.requireStreaming();
+    const { stub, scope } = this.contextOfTask(params.id);
+    return unwrap(await stub.subscribe(scope, params.id, format, lastEventId));
+  }
+
+  /**
+   * ListTasks. With a contextId the conversation's own object answers. Without one, the
+   * tenant index picks the page and each conversation object fills in its tasks.
+   */
+  async listTasks(params: ListTasksParams): Promise<TaskList> {
+    if (params.pageToken && !decodeCursor(params.pageToken)) {
+      throw new A2AError("InvalidParams", "pageToken is not a token this server issued", {}, [
+        { field: "params.pageToken", description: "unknown page token" },
+      ]);
+    }
+    if (params.contextId) {
+      const { stub, scope } = this.context(params.contextId);
+      const page = unwrap(await stub.listTasks(scope, params));
+      return { ...page, pageSize: params.pageSize };
+    }
+    const ns = this.namespace(this.agent.bindings.index);
+    const index = ns.get(ns.idFromName(indexObjectName(this.tenant))) as unknown as IndexRpc;
+    const page = await index.query({
+      state: params.state,
+      statusTimestampAfter: params.statusTimestampAfter,
+      pageSize: params.pageSize,
+      pageToken: params.pageToken,
+    });
+    const byContext = new Map<string, string[]>();
+    for (const row of page.rows) {
+      byContext.set(row.contextId, [...(byContext.get(row.contextId) ?? []), row.taskId]);
+    }
+    const options = {
+      historyLength: params.historyLength,
+      includeArtifacts: params.includeArtifacts,
+    };
+    const found = new Map<string, Task>();
+    await Promise.all(
+      [...byContext].map(async ([contextId, ids]) => {
+        const { stub, scope } = this.context(contextId);
+        for (const task of await stub.getTasks(scope, ids, options)) found.set(task.id, task);
+      }),
+    );
+    return {
+      tasks: page.rows.flatMap((r) => found.get(r.taskId) ?? []),
+      nextPageToken: page.nextPageToken,
+      pageSize: params.pageSize,
+      totalSize: page.totalSize,
+    };
+  }
+
+  extendedCard() {
+    if (!this.agent.extendedCard) {
+      throw new A2AError(
+        "UnsupportedOperation",
+        "This agent does not offer an extended agent card (capabilities.extendedAgentCard is false)",
+      );
+    }
+    return this.agent.extendedCard;
+  }
+
+  /** Push notifications arrive with their own issue; until then the card says false. */
+  pushConfig(_params: JsonObject): never {
+    throw new A2AError(
+      "PushNotificationNotSupported",
+      "This agent does not support push notifications (capabilities.pushNotifications is false)",
+    );
+  }
+
+  private requireStreaming(): void {
+    if (!this.agent.streaming) {
+      throw new A2AError(
+        "UnsupportedOperation",
+        "This agent does not support streaming (capabilities.streaming is false)",
+      );
+    }
+  }
+}

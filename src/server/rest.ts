@@ -1,0 +1,172 @@
+import type { Agent } from "../agent/definition";
+import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
+import { A2AError } from "../models/errors";
+import type { JsonObject } from "../models/json";
+import { type ProtocolVersion, parseList, parseSend, parseTaskId } from "../models/requests";
+import { readJson } from "./body";
+import { restError, toA2AError } from "./errors";
+import { lastEventId } from "./jsonrpc";
+import type { Operations } from "./operations";
+import { renderSendResult, renderTask, renderTaskList, SSE_HEADERS } from "./render";
+import { requestedVersion } from "./version";
+
+type Route =
+  | { op: "send" | "stream" | "list" | "extendedCard" }
+  | { op: "get" | "cancel" | "subscribe" | "pushConfigs"; id: string }
+  | { op: "pushConfig"; id: string; configId: string };
+
+// Every route may carry a `/{tenant}` prefix (§11.3, a2a.proto additional_bindings).
+const ROUTES: { pattern: RegExp; methods: string[]; route: (m: string[]) => Route }[] = [
+  { pattern: /^\/message:send$/, methods: ["POST"], route: () => ({ op: "send" }) },
+  { pattern: /^\/message:stream$/, methods: ["POST"], route: () => ({ op: "stream" }) },
+  { pattern: /^\/tasks$/, methods: ["GET"], route: () => ({ op: "list" }) },
+  { pattern: /^\/extendedAgentCard$/, methods: ["GET"], route: () => ({ op: "extendedCard" }) },
+  {
+    pattern: /^\/tasks\/([^/:]+):cancel$/,
+    methods: ["POST"],
+    route: (m) => ({ op: "cancel", id: m[0] ?? "" }),
+  },
+  {
+    pattern: /^\/tasks\/([^/:]+):subscribe$/,
+    methods: ["GET", "POST"],
+    route: (m) => ({ op: "subscribe", id: m[0] ?? "" }),
+  },
+  {
+    pattern: /^\/tasks\/([^/:]+)\/pushNotificationConfigs$/,
+    methods: ["GET", "POST"],
+    route: (m) => ({ op: "pushConfigs", id: m[0] ?? "" }),
+  },
+  {
+    pattern: /^\/tasks\/([^/:]+)\/pushNotificationConfigs\/([^/:]+)$/,
+    methods: ["GET", "DELETE"],
+    route: (m) => ({ op: "pushConfig", id: m[0] ?? "", configId: m[1] ?? "" }),
+  },
+  {
+    pattern: /^\/tasks\/([^/:]+)$/,
+    methods: ["GET"],
+    route: (m) => ({ op: "get", id: m[0] ?? "" }),
+  },
+];
+
+/** Splits `/{tenant}/rest...` into tenant and route, trying the unprefixed form first. */
+export function matchRest(
+  pathname: string,
+  method: string,
+): { tenant: string; route: Route } | { allowed: string[] } | null {
+  const segments = pathname.split("/");
+  const candidates: { tenant: string; path: string }[] = [{ tenant: "", path: pathname }];
+  if (segments.length > 2 && segments[1]) {
+    candidates.push({
+      tenant: decodeURIComponent(segments[1]),
+      path: `/${segments.slice(2).join("/")}`,
+    });
+  }
+  for (const { tenant, path } of candidates) {
+    for (const r of ROUTES) {
+      const match = r.pattern.exec(path);
+      if (!match) continue;
+      if (!r.methods.includes(method)) return { allowed: r.methods };
+      const groups = match.slice(1).map((g) => decodeURIComponent(g));
+      return { tenant, route: r.route(groups) };
+    }
+  }
+  return null;
+}
+
+/** Query string to ListTasks params: numbers and booleans typed, so zod names bad ones. */
+function listQuery(url: URL): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of url.searchParams) {
+    if (key === "A2A-Version") continue;
+    if (key === "pageSize" || key === "historyLength") {
+      out[key] = /^-?\d+$/.test(value) ? Number(value) : value;
+    } else if (key === "includeArtifacts") {
+      out[key] = value === "true" ? true : value === "false" ? false : value;
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+async function optionalBody(request: Request, limit: number): Promise<JsonObject> {
+  const length = request.headers.get("Content-Length");
+  if (request.method === "GET" || length === "0" || !request.body) return {};
+  const body = await readJson(request, limit);
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new A2AError("InvalidParams", "The request body must be a JSON object");
+  }
+  return body as JsonObject;
+}
+
+/**
+ * Serves the HTTP+JSON binding (§11). Without an `A2A-Version` the REST binding speaks
+ * v1 (v0.3's REST paths differed; v0.3 clients use JSON-RPC). Never throws.
+ */
+export async function handleRest<Env>(
+  request: Request,
+  route: Route,
+  agent: Agent<Env>,
+  ops: Operations<Env>,
+  features: ServedFeatures,
+): Promise<Response> {
+  try {
+    const url = new URL(request.url);
+    const version: ProtocolVersion = requestedVersion(request, url) ?? "1.0";
+    const format = { version, binding: "rest" as const };
+    const json = (value: unknown) =>
+      Response.json(value, { headers: { "Content-Type": "application/json" } });
+    switch (route.op) {
+      case "send": {
+        const body = await readJson(request, agent.maxBodyBytes);
+        return json(renderSendResult(await ops.sendMessage(parseSend(body, version)), version));
+      }
+      case "stream": {
+        const body = await readJson(request, agent.maxBodyBytes);
+        return new Response(await ops.streamMessage(parseSend(body, version), format), {
+          headers: SSE_HEADERS,
+        });
+      }
+      case "get": {
+        const historyLength = url.searchParams.get("historyLength");
+        const params = parseTaskId({
+          id: route.id,
+          historyLength:
+            historyLength === null
+              ? undefined
+              : /^-?\d+$/.test(historyLength)
+                ? Number(historyLength)
+                : historyLength,
+        });
+        return json(renderTask(await ops.getTask(params), version));
+      }
+      case "list": {
+        const params = parseList(listQuery(url));
+        return json(renderTaskList(await ops.listTasks(params), version, params.includeArtifacts));
+      }
+      case "cancel": {
+        const body = await optionalBody(request, agent.maxBodyBytes);
+        const params = parseTaskId({ ...body, id: route.id });
+        return json(renderTask(await ops.cancelTask(params), version));
+      }
+      case "subscribe": {
+        await optionalBody(request, agent.maxBodyBytes);
+        const stream = await ops.subscribe(
+          parseTaskId({ id: route.id }),
+          format,
+          lastEventId(request),
+        );
+        return new Response(stream, { headers: SSE_HEADERS });
+      }
+      case "pushConfigs":
+      case "pushConfig":
+        return ops.pushConfig({ taskId: route.id });
+      case "extendedCard": {
+        const card = ops.extendedCard();
+        return json(version === "1.0" ? cardToV1(card, features) : cardToV03(card, features));
+      }
+    }
+  } catch (error) {
+    return restError(toA2AError(error));
+  }
+}

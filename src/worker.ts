@@ -1,0 +1,54 @@
+import { type Agent, type AgentConfig, resolveAgent } from "./agent/definition";
+import { ContextObject } from "./durable/context-object";
+import { IndexObject } from "./durable/index-object";
+import { createApp } from "./server/app";
+
+/** What `defineAgent` returns: a Worker's default export plus its Durable Object classes. */
+export interface EdgelinkWorker<Env extends object> {
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response>;
+  /** Export it under the class name wrangler.toml binds as `EDGELINK_CONTEXT`. */
+  EdgelinkContext: typeof ContextObject<Env>;
+  /** Export it under the class name wrangler.toml binds as `EDGELINK_INDEX`. */
+  EdgelinkIndex: typeof IndexObject<Env>;
+  /** The validated definition, for tests and tooling. */
+  agent: Agent<Env>;
+}
+
+/**
+ * Defines an agent and everything that serves it: the Worker and its Durable Objects.
+ *
+ * The composition root: it wires `agent/` into `server/` and `durable/`, which is why it
+ * lives above them rather than inside `agent/`.
+ *
+ * @example
+ * ```ts
+ * import { defineAgent } from "edgelink";
+ *
+ * const worker = defineAgent({
+ *   card: { name: "Greeter", description: "Says hello" },
+ *   handler: (ctx) => `Hello, ${ctx.message.parts.length} part(s) received!`,
+ * });
+ * export const { EdgelinkContext, EdgelinkIndex } = worker;
+ * export default worker;
+ * ```
+ */
+export function defineAgent<Env extends object = Record<string, unknown>>(
+  config: AgentConfig<Env>,
+): EdgelinkWorker<Env> {
+  const agent = resolveAgent(config);
+  const app = createApp(agent);
+
+  class EdgelinkContext extends ContextObject<Env> {
+    protected override get agent(): Agent<Env> {
+      return agent;
+    }
+  }
+  class EdgelinkIndex extends IndexObject<Env> {}
+
+  return {
+    fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+    EdgelinkContext: EdgelinkContext as unknown as typeof ContextObject<Env>,
+    EdgelinkIndex,
+    agent,
+  };
+}
