@@ -57,4 +57,8 @@ export interface TaskContext<Env = unknown> {
  */
 export type AgentHandler<Env = unknown> = (
   ctx: TaskContext<Env>,
-) => undefined | string | Part[] | Promise<undefined | string | Part[] | void> | void;
+) => HandlerResult | Promise<HandlerResult>;
+
+// `void` so that a handler with no return statement type-checks, async or not.
+// biome-ignore lint/suspicious/noConfusingVoidType: see above
+export type HandlerResult = string | Part[] | undefined | void;

@@ -45,7 +45,7 @@ export async function serveCard(
     "Access-Control-Allow-Origin": "*",
   };
   const match = request.headers.get("If-None-Match");
-  if (match && match.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
+  if (match?.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
     return new Response(null, { status: 304, headers });
   }
   return new Response(body, { headers });

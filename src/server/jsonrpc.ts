@@ -115,15 +115,17 @@ export async function handleJsonRpc<Env>(
     const format = { version, binding: "jsonrpc" as const, rpcId: id };
     const result = async (): Promise<unknown> => {
       switch (operation) {
-        case "send":
-          return renderSendResult(await ops.sendMessage(parseSend(params, version)), version);
+        case "send": {
+          const p = parseSend(params, version);
+          return renderSendResult(await ops.sendMessage(p), version, p);
+        }
         case "get": {
           const p = parseTaskId(params);
-          return renderTask(await ops.getTask(p), version);
+          return renderTask(await ops.getTask(p), version, p);
         }
         case "list": {
           const p = parseList(params);
-          return renderTaskList(await ops.listTasks(p), version, p.includeArtifacts);
+          return renderTaskList(await ops.listTasks(p), version, p);
         }
         case "cancel":
           return renderTask(await ops.cancelTask(parseTaskId(params)), version);

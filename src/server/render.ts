@@ -5,28 +5,34 @@ import { taskToV1 } from "../models/wire-v1";
 import { taskToV03 } from "../models/wire-v03";
 import type { TaskList } from "./operations";
 
-/** Renders a task in the version the client speaks; history is already trimmed. */
+export interface RenderOptions {
+  /** The request's historyLength: 0 omits `history` entirely (§3.2.4). */
+  historyLength?: number;
+  includeArtifacts?: boolean;
+}
+
+/** Renders a task in the version the client speaks. */
 export function renderTask(
   task: Task,
   version: ProtocolVersion,
-  options: { includeArtifacts?: boolean } = {},
+  options: RenderOptions = {},
 ): JsonObject {
   return version === "1.0" ? taskToV1(task, options) : taskToV03(task, options);
 }
 
 /** SendMessage's result: v1 wraps the task (`{task}`), v0.3 returns it bare. */
-export function renderSendResult(task: Task, version: ProtocolVersion): JsonObject {
-  return version === "1.0" ? { task: taskToV1(task) } : taskToV03(task);
+export function renderSendResult(
+  task: Task,
+  version: ProtocolVersion,
+  options: RenderOptions = {},
+): JsonObject {
+  return version === "1.0" ? { task: taskToV1(task, options) } : taskToV03(task, options);
 }
 
 /** ListTasks' result; artifacts are omitted entirely unless asked for (§3.1.4). */
-export function renderTaskList(
-  list: TaskList,
-  version: ProtocolVersion,
-  includeArtifacts: boolean,
-) {
+export function renderTaskList(list: TaskList, version: ProtocolVersion, options: RenderOptions) {
   return {
-    tasks: list.tasks.map((t) => renderTask(t, version, { includeArtifacts })),
+    tasks: list.tasks.map((t) => renderTask(t, version, options)),
     nextPageToken: list.nextPageToken,
     pageSize: list.pageSize,
     totalSize: list.totalSize,

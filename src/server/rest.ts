@@ -118,8 +118,8 @@ export async function handleRest<Env>(
       Response.json(value, { headers: { "Content-Type": "application/json" } });
     switch (route.op) {
       case "send": {
-        const body = await readJson(request, agent.maxBodyBytes);
-        return json(renderSendResult(await ops.sendMessage(parseSend(body, version)), version));
+        const params = parseSend(await readJson(request, agent.maxBodyBytes), version);
+        return json(renderSendResult(await ops.sendMessage(params), version, params));
       }
       case "stream": {
         const body = await readJson(request, agent.maxBodyBytes);
@@ -138,11 +138,11 @@ export async function handleRest<Env>(
                 ? Number(historyLength)
                 : historyLength,
         });
-        return json(renderTask(await ops.getTask(params), version));
+        return json(renderTask(await ops.getTask(params), version, params));
       }
       case "list": {
         const params = parseList(listQuery(url));
-        return json(renderTaskList(await ops.listTasks(params), version, params.includeArtifacts));
+        return json(renderTaskList(await ops.listTasks(params), version, params));
       }
       case "cancel": {
         const body = await optionalBody(request, agent.maxBodyBytes);
