@@ -95,7 +95,8 @@ describe("SendMessage", () => {
       ],
     });
     expect(state(task)).toBe("TASK_STATE_COMPLETED");
-    const part = ((task.artifacts as Json[])[0]?.parts as Json[])[0] as Json;
+    const artifacts = task.artifacts as { parts: Json[] }[];
+    const part = artifacts[0]?.parts[0] as Json;
     expect(part.metadata).toMatchObject({ "edgelink/part": "tool_output" });
     expect(part.data).toEqual({ callId: "c1", result: 42, error: null });
   });
