@@ -1,0 +1,120 @@
+import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { RESTART_REASON } from "../../src/durable/context-object";
+import { contextObjectName, contextOfTaskId, indexObjectName } from "../../src/durable/ids";
+import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { rpc, send, sleep } from "../helpers";
+
+type Json = Record<string, unknown>;
+
+function contextStub(contextId: string, tenant = "") {
+  const ns = env.EDGELINK_CONTEXT;
+  return ns.get(ns.idFromName(contextObjectName(tenant, contextId)));
+}
+
+describe("conversation Durable Object storage", () => {
+  it("keeps a task as rows: task, messages, artifact parts, state history, event log", async () => {
+    const task = await send("rows not blobs");
+    const stub = contextStub(task.contextId as string);
+    const counts = await runInDurableObject(stub, (_instance, state) => {
+      const count = (table: string) =>
+        state.storage.sql
+          .exec<{ n: number }>(
+            `SELECT COUNT(*) AS n FROM ${table} WHERE task_id = ?`,
+            task.id as string,
+          )
+          .one().n;
+      const largest = state.storage.sql
+        .exec<{ n: number }>("SELECT MAX(LENGTH(body)) AS n FROM events")
+        .one().n;
+      return {
+        tasks: state.storage.sql
+          .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE id = ?", task.id as string)
+          .one().n,
+        messages: count("messages"),
+        artifacts: count("artifacts"),
+        parts: count("artifact_parts"),
+        history: count("state_history"),
+        events: count("events"),
+        largest,
+      };
+    });
+    // "You said: rows not blobs" streams as 5 word chunks, each its own part row.
+    expect(counts).toMatchObject({ tasks: 1, messages: 1, artifacts: 1, parts: 5, history: 2 });
+    // working, 5 artifact chunks, completed
+    expect(counts.events).toBe(7);
+    expect(counts.largest).toBeLessThan(10_000);
+  });
+
+  it("task ids name their conversation, so no lookup is needed", async () => {
+    const task = await send("where do I live", { contextId: "ctx with spaces/and ✓ unicode" });
+    expect(contextOfTaskId(task.id as string)).toBe("ctx with spaces/and ✓ unicode");
+    expect(contextOfTaskId("not-a-task")).toBeNull();
+    expect(contextOfTaskId("bm9wZQ.zzzz")).toBeNull();
+  });
+
+  it("migrations are versioned and idempotent", async () => {
+    const task = await send("migrate me");
+    const stub = contextStub(task.contextId as string);
+    const result = await runInDurableObject(stub, (_instance, state) => {
+      const again = migrate(state.storage, CONTEXT_MIGRATIONS);
+      const twice = migrate(state.storage, CONTEXT_MIGRATIONS);
+      const version = state.storage.sql
+        .exec<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'")
+        .one().value;
+      const rows = state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks").one().n;
+      return { again, twice, version, rows };
+    });
+    expect(result).toEqual({
+      again: CONTEXT_MIGRATIONS.length,
+      twice: CONTEXT_MIGRATIONS.length,
+      version: String(CONTEXT_MIGRATIONS.length),
+      rows: 1,
+    });
+  });
+
+  it("a restart mid-task fails the task with a clear reason instead of leaving it working", async () => {
+    const task = await send("count 30", {}, { returnImmediately: true });
+    const stub = contextStub(task.contextId as string);
+    // Simulate the object being torn down while the handler is running.
+    await runInDurableObject(stub, (_instance, state) => {
+      state.abort("simulated restart");
+    }).catch(() => {});
+    await sleep(50);
+    const { body } = await rpc("GetTask", { id: task.id });
+    const after = body.result as Json;
+    expect((after.status as Json).state).toBe("TASK_STATE_FAILED");
+    expect((after.metadata as Json).error).toBe(RESTART_REASON);
+    const changes = (after.metadata as Json)["edgelink/stateHistory"] as Json[];
+    expect(changes.map((c) => c.newState)).toEqual(["working", "failed"]);
+  });
+
+  it("the tenant index receives every state change through the outbox", async () => {
+    const task = await send("index me");
+    const stub = contextStub(task.contextId as string);
+    const outbox = await runInDurableObject(
+      stub,
+      (_i, state) =>
+        state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM index_outbox").one().n,
+    );
+    expect(outbox).toBe(0);
+    const index = env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(indexObjectName("")));
+    const row = await runInDurableObject(index, (_i, state) =>
+      state.storage.sql
+        .exec<{ state: string; context_id: string }>(
+          "SELECT state, context_id FROM task_index WHERE task_id = ?",
+          task.id as string,
+        )
+        .one(),
+    );
+    expect(row).toEqual({ state: "completed", context_id: task.contextId });
+  });
+
+  it("evicting an idle object loses nothing", async () => {
+    const task = await send("survive eviction");
+    const stub = contextStub(task.contextId as string);
+    await evictDurableObject(stub);
+    const { body } = await rpc("GetTask", { id: task.id });
+    expect(body.result).toMatchObject({ id: task.id, status: { state: "TASK_STATE_COMPLETED" } });
+  });
+});
