@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import type { ArtifactUpdate, TaskContext } from "../../src/agent/context";
+import { runDefaultExecution } from "../../src/agent/default-execution";
+import { tool } from "../../src/agent/tools";
+import { Artifacts } from "../../src/models/artifact";
+import { Messages } from "../../src/models/message";
+import { type Part, Parts } from "../../src/models/part";
+import { type Task, Tasks } from "../../src/models/task";
+
+/** A TaskContext over the pure task model, recording what the execution did. */
+function contextFor(parts: Part[], signal = new AbortController().signal) {
+  const message = Messages.create({ role: "user", parts });
+  const task: Task = Tasks.begin(Tasks.create(message));
+  const artifacts: ArtifactUpdate[] = [];
+  const ctx: TaskContext = {
+    taskId: task.id,
+    contextId: task.contextId,
+    message,
+    history: task.history,
+    task,
+    signal,
+    env: {},
+    status: () => {},
+    artifact: (update) => {
+      artifacts.push(update);
+      Tasks.addArtifact(task, Artifacts.create({ parts: update.parts }));
+      return "a1";
+    },
+    requestInput: (q) => Tasks.requireInput(task, Messages.agent(String(q))),
+    requestAuth: () => Tasks.updateState(task, "auth-required"),
+    complete: () => Tasks.updateState(task, "completed"),
+    fail: (m) => Tasks.fail(task, m),
+    reject: () => Tasks.updateState(task, "rejected"),
+  };
+  return { ctx, task, artifacts };
+}
+
+const tools = {
+  add: tool({
+    description: "adds",
+    input: z.object({ a: z.number(), b: z.number() }),
+    run: ({ a, b }) => a + b,
+  }),
+  boom: tool({
+    description: "throws",
+    input: z.object({}),
+    run: () => {
+      throw new Error("kaboom");
+    },
+  }),
+};
+
+describe("default execution (B10)", () => {
+  it("runs tool calls of the latest message and completes with their outputs", async () => {
+    const { ctx, task, artifacts } = contextFor([
+      Parts.toolCall("add", { a: 1, b: 2 }, "c1"),
+      Parts.toolCall("add", { a: 5, b: 5 }, "c2"),
+    ]);
+    await runDefaultExecution(ctx, { tools, infer: null });
+    expect(task.status.state).toBe("completed");
+    expect(artifacts[0]?.parts).toEqual([Parts.toolOutput("c1", 3), Parts.toolOutput("c2", 10)]);
+  });
+
+  it("an unknown tool gives a failed tool_output and fails the task (C5)", async () => {
+    const { ctx, task, artifacts } = contextFor([Parts.toolCall("nope", {}, "c9")]);
+    await runDefaultExecution(ctx, { tools, infer: null });
+    expect(task.status.state).toBe("failed");
+    expect(artifacts[0]?.parts[0]).toEqual(Parts.toolOutput("c9", null, "Unknown tool: nope"));
+    expect(task.metadata.error).toBe("Tool nope failed: Unknown tool: nope");
+  });
+
+  it("a tool exception and invalid arguments become error outputs (C6)", async () => {
+    const { ctx, task, artifacts } = contextFor([
+      Parts.toolCall("boom", {}, "b1"),
+      Parts.toolCall("add", { a: "x" }, "b2"),
+    ]);
+    await runDefaultExecution(ctx, { tools, infer: null });
+    expect(task.status.state).toBe("failed");
+    const outputs = artifacts[0]?.parts as { content: { error: string | null } }[];
+    expect(outputs[0]?.content.error).toBe("kaboom");
+    expect(outputs[1]?.content.error).toMatch(/^Invalid arguments: a:/);
+  });
+
+  it("an error part fails the task (C9)", async () => {
+    const { ctx, task } = contextFor([Parts.error("E42", "upstream broke", true)]);
+    await runDefaultExecution(ctx, { tools, infer: null });
+    expect(task.status.state).toBe("failed");
+    expect(task.metadata.error).toBe("E42: upstream broke");
+  });
+
+  it("a status part asking for input ends input-required (C10)", async () => {
+    const { ctx, task } = contextFor([Parts.status("input-required", "Which city?")]);
+    await runDefaultExecution(ctx, { tools, infer: null });
+    expect(task.status.state).toBe("input-required");
+    expect(task.history.at(-1)?.parts[0]).toEqual(Parts.text("Which city?"));
+  });
+
+  it("infer parts call the model; without one they fail clearly (C7, C8)", async () => {
+    const withModel = contextFor([Parts.infer({ prompt: "2+2?" })]);
+    await runDefaultExecution(withModel.ctx, {
+      tools,
+      infer: (part) => `answer to ${part.content.prompt}`,
+    });
+    expect(withModel.task.status.state).toBe("completed");
+    expect(withModel.artifacts[0]?.parts).toEqual([Parts.inferOutput("answer to 2+2?")]);
+
+    const without = contextFor([Parts.infer({ prompt: "2+2?" })]);
+    await runDefaultExecution(without.ctx, { tools, infer: null });
+    expect(without.task.status.state).toBe("failed");
+    expect(without.artifacts[0]?.parts[0]).toMatchObject({
+      type: "error",
+      content: { code: "NO_MODEL" },
+    });
+  });
+
+  it("plain text with nothing to execute completes without an artifact", async () => {
+    const { ctx, task, artifacts } = contextFor([Parts.text("just chatting")]);
+    await runDefaultExecution(ctx, { tools, infer: null });
+    expect(task.status.state).toBe("completed");
+    expect(artifacts).toEqual([]);
+  });
+
+  it("stops when the task is canceled (B9)", async () => {
+    const controller = new AbortController();
+    controller.abort(new Error("canceled"));
+    const { ctx } = contextFor([Parts.toolCall("add", { a: 1, b: 1 })], controller.signal);
+    await expect(runDefaultExecution(ctx, { tools, infer: null })).rejects.toThrow("canceled");
+  });
+});
