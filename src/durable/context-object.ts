@@ -11,7 +11,7 @@ import { renderEvent, SSE_KEEP_ALIVE, type StreamFormat, sseFrame } from "../mod
 import type { Task } from "../models/task";
 import { InvalidTransitionError, isTerminal } from "../models/task-state";
 import { EventHub } from "./event-hub";
-import { encodeCursor, indexObjectName, newTaskId } from "./ids";
+import { indexObjectName, newTaskId } from "./ids";
 import type { IndexRow, IndexRpc } from "./index-object";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
@@ -148,9 +148,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         includeArtifacts: params.includeArtifacts,
       };
       return {
-        tasks: page.ids.flatMap((id) => this.store.read(id, options) ?? []),
+        tasks: page.rows.flatMap((r) => this.store.read(r.id, options) ?? []),
         totalSize: page.totalSize,
-        nextPageToken: page.next ? encodeCursor(page.next) : "",
+        nextPageToken: page.nextPageToken,
       };
     });
   }

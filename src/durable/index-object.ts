@@ -1,7 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { A2AError } from "../models/errors";
-import type { TaskState } from "../models/task-state";
-import { type Cursor, decodeCursor, encodeCursor } from "./ids";
+import { type PageQuery, queryPage } from "./paging";
 import { INDEX_MIGRATIONS, migrate } from "./schema";
 
 /** One task's entry in a tenant's index: enough to filter, sort and find its object. */
@@ -11,13 +9,6 @@ export interface IndexRow {
   state: string;
   createdAt: string;
   updatedAt: string;
-}
-
-export interface IndexQuery {
-  state?: TaskState;
-  statusTimestampAfter?: string;
-  pageSize: number;
-  pageToken?: string;
 }
 
 export interface IndexPage {
@@ -60,53 +51,16 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  async query(q: IndexQuery): Promise<IndexPage> {
-    const sql = this.ctx.storage.sql;
-    let cursor: Cursor | null = null;
-    if (q.pageToken) {
-      cursor = decodeCursor(q.pageToken);
-      if (!cursor) {
-        throw new A2AError("InvalidParams", "pageToken is not a token this server issued", {}, [
-          { field: "params.pageToken", description: "unknown page token" },
-        ]);
-      }
-    }
-    const where: string[] = [];
-    const args: SqlStorageValue[] = [];
-    if (q.state) {
-      where.push("state = ?");
-      args.push(q.state);
-    }
-    if (q.statusTimestampAfter) {
-      where.push("updated_at > ?");
-      args.push(q.statusTimestampAfter);
-    }
-    const filter = where.length ? `WHERE ${where.join(" AND ")}` : "";
-    const totalSize = sql
-      .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM task_index ${filter}`, ...args)
-      .one().n;
-    if (cursor) {
-      where.push("(updated_at < ? OR (updated_at = ? AND task_id < ?))");
-      args.push(cursor.updatedAt, cursor.updatedAt, cursor.taskId);
-    }
-    const rows = sql
-      .exec<{ task_id: string; context_id: string; updated_at: string }>(
-        `SELECT task_id, context_id, updated_at FROM task_index
-         ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-         ORDER BY updated_at DESC, task_id DESC LIMIT ?`,
-        ...args,
-        q.pageSize + 1,
-      )
-      .toArray();
-    const shown = rows.slice(0, q.pageSize);
-    const last = shown.at(-1);
+  async query(q: PageQuery): Promise<IndexPage> {
+    const page = queryPage<{ context_id: string }>(
+      this.ctx.storage.sql,
+      { table: "task_index", id: "task_id", columns: "context_id" },
+      q,
+    );
     return {
-      rows: shown.map((r) => ({ taskId: r.task_id, contextId: r.context_id })),
-      totalSize,
-      nextPageToken:
-        rows.length > q.pageSize && last
-          ? encodeCursor({ updatedAt: last.updated_at, taskId: last.task_id })
-          : "",
+      rows: page.rows.map((r) => ({ taskId: r.id, contextId: r.context_id })),
+      totalSize: page.totalSize,
+      nextPageToken: page.nextPageToken,
     };
   }
 }

@@ -6,7 +6,7 @@ import type { Message } from "../models/message";
 import type { Part } from "../models/part";
 import type { StateChange, Task, TaskStatus } from "../models/task";
 import { isInterrupted, isTerminal, planTransition, type TaskState } from "../models/task-state";
-import { type Cursor, decodeCursor } from "./ids";
+import { type Page, type PageQuery, queryPage } from "./paging";
 
 interface TaskRow {
   id: string;
@@ -24,20 +24,6 @@ interface TaskRow {
 export interface ReadOptions {
   historyLength?: number;
   includeArtifacts?: boolean;
-}
-
-/** Filters of a ListTasks page within one store. */
-export interface PageQuery {
-  state?: TaskState;
-  statusTimestampAfter?: string;
-  pageSize: number;
-  pageToken?: string;
-}
-
-export interface Page {
-  ids: string[];
-  totalSize: number;
-  next: Cursor | null;
 }
 
 /**
@@ -317,47 +303,8 @@ export class TaskStore {
   }
 
   /** One page of this conversation's tasks, newest status first. */
-  page(q: PageQuery): Page {
-    const cursor = q.pageToken ? decodeCursor(q.pageToken) : null;
-    if (q.pageToken && !cursor) {
-      throw new A2AError("InvalidParams", "pageToken is not a token this server issued", {}, [
-        { field: "params.pageToken", description: "unknown page token" },
-      ]);
-    }
-    const where: string[] = [];
-    const args: SqlStorageValue[] = [];
-    if (q.state) {
-      where.push("state = ?");
-      args.push(q.state);
-    }
-    if (q.statusTimestampAfter) {
-      where.push("updated_at > ?");
-      args.push(q.statusTimestampAfter);
-    }
-    const filter = where.length ? `WHERE ${where.join(" AND ")}` : "";
-    const totalSize = this.sql
-      .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM tasks ${filter}`, ...args)
-      .one().n;
-    if (cursor) {
-      where.push("(updated_at < ? OR (updated_at = ? AND id < ?))");
-      args.push(cursor.updatedAt, cursor.updatedAt, cursor.taskId);
-    }
-    const rows = this.sql
-      .exec<{ id: string; updated_at: string }>(
-        `SELECT id, updated_at FROM tasks ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-         ORDER BY updated_at DESC, id DESC LIMIT ?`,
-        ...args,
-        q.pageSize + 1,
-      )
-      .toArray();
-    const more = rows.length > q.pageSize;
-    const shown = rows.slice(0, q.pageSize);
-    const last = shown.at(-1);
-    return {
-      ids: shown.map((r) => r.id),
-      totalSize,
-      next: more && last ? { updatedAt: last.updated_at, taskId: last.id } : null,
-    };
+  page(q: PageQuery): Page<{ id: string; updated_at: string }> {
+    return queryPage(this.sql, { table: "tasks", id: "id", columns: "state" }, q);
   }
 
   /** Events of a task logged after `afterSeq`, oldest first. */

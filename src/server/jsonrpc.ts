@@ -113,42 +113,38 @@ export async function handleJsonRpc<Env>(
     const params = (rpc.params ?? {}) as JsonObject;
     const ops = opsFor(typeof params.tenant === "string" ? params.tenant : "");
     const format = { version, binding: "jsonrpc" as const, rpcId: id };
-    const result = async (): Promise<unknown> => {
-      switch (operation) {
-        case "send": {
-          const p = parseSend(params, version);
-          return renderSendResult(await ops.sendMessage(p), version, p);
-        }
-        case "get": {
-          const p = parseTaskId(params);
-          return renderTask(await ops.getTask(p), version, p);
-        }
-        case "list": {
-          const p = parseList(params);
-          return renderTaskList(await ops.listTasks(p), version, p);
-        }
-        case "cancel":
-          return renderTask(await ops.cancelTask(parseTaskId(params)), version);
-        case "push":
-          return ops.pushConfig(params as JsonObject);
-        case "extendedCard": {
-          const card = ops.extendedCard();
-          return version === "1.0" ? cardToV1(card, features) : cardToV03(card, features);
-        }
-        case "stream":
-        case "subscribe":
-          return null;
+    const respond = (result: unknown) =>
+      Response.json({ jsonrpc: "2.0", id, result }, { headers: JSON_HEADERS });
+    switch (operation) {
+      case "send": {
+        const p = parseSend(params, version);
+        return respond(renderSendResult(await ops.sendMessage(p), version, p));
       }
-    };
-    if (operation === "stream") {
-      const stream = await ops.streamMessage(parseSend(params, version), format);
-      return new Response(stream, { headers: SSE_HEADERS });
+      case "stream": {
+        const stream = await ops.streamMessage(parseSend(params, version), format);
+        return new Response(stream, { headers: SSE_HEADERS });
+      }
+      case "get": {
+        const p = parseTaskId(params);
+        return respond(renderTask(await ops.getTask(p), version, p));
+      }
+      case "list": {
+        const p = parseList(params);
+        return respond(renderTaskList(await ops.listTasks(p), version, p));
+      }
+      case "cancel":
+        return respond(renderTask(await ops.cancelTask(parseTaskId(params)), version));
+      case "subscribe": {
+        const stream = await ops.subscribe(parseTaskId(params), format, lastEventId(request));
+        return new Response(stream, { headers: SSE_HEADERS });
+      }
+      case "push":
+        return ops.pushConfig(params);
+      case "extendedCard": {
+        const card = ops.extendedCard();
+        return respond(version === "1.0" ? cardToV1(card, features) : cardToV03(card, features));
+      }
     }
-    if (operation === "subscribe") {
-      const stream = await ops.subscribe(parseTaskId(params), format, lastEventId(request));
-      return new Response(stream, { headers: SSE_HEADERS });
-    }
-    return Response.json({ jsonrpc: "2.0", id, result: await result() }, { headers: JSON_HEADERS });
   } catch (error) {
     const a2a = toA2AError(error);
     const status = a2a.kind === "PayloadTooLarge" ? 413 : 200;
