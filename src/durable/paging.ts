@@ -40,7 +40,7 @@ export function queryPage<R extends Record<string, SqlStorageValue>>(
     args.push(q.state);
   }
   if (q.statusTimestampAfter) {
-    where.push("updated_at > ?");
+    where.push("updated_at >= ?");
     args.push(q.statusTimestampAfter);
   }
   const clause = () => (where.length ? `WHERE ${where.join(" AND ")}` : "");

@@ -274,6 +274,26 @@ export function cardToV03(card: AgentCard, f: ServedFeatures): JsonObject {
   }) as JsonObject;
 }
 
+function schemeFromV1(wrapper: JsonObject): SecurityScheme | null {
+  const [kind, body] = Object.entries(wrapper)[0] ?? [];
+  const s = (body ?? {}) as Record<string, JsonValue>;
+  const described = s.description === undefined ? {} : { description: s.description };
+  const parsed = SecurityScheme.safeParse(
+    kind === "apiKeySecurityScheme"
+      ? { type: "apiKey", in: s.location, name: s.name, ...described }
+      : kind === "httpAuthSecurityScheme"
+        ? { type: "http", scheme: s.scheme, bearerFormat: s.bearerFormat, ...described }
+        : kind === "oauth2SecurityScheme"
+          ? { type: "oauth2", flows: s.flows, ...described }
+          : kind === "mtlsSecurityScheme"
+            ? { type: "mutualTLS", ...described }
+            : kind === "openIdConnectSecurityScheme"
+              ? { type: "openIdConnect", openIdConnectUrl: s.openIdConnectUrl, ...described }
+              : null,
+  );
+  return parsed.success ? compact(parsed.data) : null;
+}
+
 /** Reads an Edgelink card back from the v1 JSON it rendered, profile extension included. */
 export function cardFromV1(json: JsonObject): AgentCard {
   const caps = (json.capabilities ?? {}) as JsonObject;
@@ -301,6 +321,14 @@ export function cardFromV1(json: JsonObject): AgentCard {
     outputFormats: json.defaultOutputModes,
     role: params.role,
     tags: params.tags,
+    securitySchemes: Object.fromEntries(
+      Object.entries((json.securitySchemes ?? {}) as Record<string, JsonObject>).flatMap(
+        ([name, wrapper]) => {
+          const scheme = schemeFromV1(wrapper);
+          return scheme ? [[name, scheme]] : [];
+        },
+      ),
+    ),
     provider: json.provider,
     documentationUrl: json.documentationUrl,
     iconUrl: json.iconUrl,

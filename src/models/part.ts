@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { JsonObject, JsonValue, newId } from "./json";
+import { compact, JsonObject, JsonValue, newId } from "./json";
 
 /**
  * A part is `{ type, content }` plus optional A2A part metadata (C3). Text, data and file
@@ -187,7 +187,7 @@ export const Parts = {
   }),
   infer: (content: z.input<typeof InferContent> = {}): InferPart => ({
     type: "infer",
-    content: InferContent.parse(content),
+    content: compact(InferContent.parse(content)),
   }),
   inferOutput: (content: string | JsonObject): InferOutputPart => ({
     type: "infer_output",

@@ -3,7 +3,7 @@ import { Artifact } from "./artifact";
 import { JsonObject, newId, nowIso } from "./json";
 import { Message, Messages } from "./message";
 import type { Parts } from "./part";
-import { planTransition, TaskState } from "./task-state";
+import { InvalidTransitionError, isTerminal, planTransition, TaskState } from "./task-state";
 
 export const StateChange = z.object({
   previousState: TaskState,
@@ -63,6 +63,14 @@ function move(task: Task, to: TaskState, viaWorking: boolean): Task {
 }
 
 /**
+ * The convenience ops have side effects (a message, metadata), so on a finished task
+ * they refuse rather than act as a same-state no-op (B4 over B5).
+ */
+function refuseIfTerminal(task: Task, to: TaskState): void {
+  if (isTerminal(task.status.state)) throw new InvalidTransitionError(task.status.state, to);
+}
+
+/**
  * Pure task lifecycle operations. Each mutates and returns the task for chaining, and a
  * rejected change throws before anything changed.
  * @example
@@ -89,8 +97,15 @@ export const Tasks = {
     lastItems.set(task, artifact);
     return task;
   },
-  lastItem: (task: Task): Message | Artifact | null =>
-    lastItems.get(task) ?? task.history.at(-1) ?? task.artifacts.at(-1) ?? null,
+  lastItem: (task: Task): Message | Artifact | null => {
+    const cached = lastItems.get(task);
+    if (cached) return cached;
+    // A task rebuilt from storage has no cache entry: the newer of the two tails wins.
+    const message = task.history.at(-1);
+    const artifact = task.artifacts.at(-1);
+    if (!message || !artifact) return message ?? artifact ?? null;
+    return artifact.timestamp > message.timestamp ? artifact : message;
+  },
   updateState: (task: Task, state: TaskState): Task => move(task, TaskState.parse(state), false),
   begin: (task: Task): Task => move(task, "working", false),
   requireInput: (task: Task, message?: Message): Task => {
@@ -99,15 +114,18 @@ export const Tasks = {
     return task;
   },
   complete: (task: Task, responseText: string): Task => {
+    refuseIfTerminal(task, "completed");
     move(task, "completed", true);
     return Tasks.addMessage(task, Messages.agent(responseText));
   },
   fail: (task: Task, errorMessage: string): Task => {
+    refuseIfTerminal(task, "failed");
     move(task, "failed", true);
     task.metadata.error = errorMessage;
     return task;
   },
   cancel: (task: Task, reason?: string | null): Task => {
+    refuseIfTerminal(task, "canceled");
     move(task, "canceled", false);
     if (reason) task.metadata.cancelReason = reason;
     return task;

@@ -5,7 +5,7 @@ import { compact, JsonObject, type JsonValue, nowIso } from "./json";
 import { MARK, splitMarks, withMarks } from "./markers";
 import type { Message, Role } from "./message";
 import { isKnownPart, Part } from "./part";
-import type { Task, TaskStatus } from "./task";
+import { StateChange, type Task, type TaskStatus } from "./task";
 import { TaskState } from "./task-state";
 
 /**
@@ -255,6 +255,12 @@ export function messageFromV03(m: z.output<typeof V03Message>): Message {
   });
 }
 
+/** A peer may echo our marker back damaged: keep it only if it is valid. */
+function stateHistoryOf(marker: JsonValue | undefined): StateChange[] {
+  const parsed = z.array(StateChange).safeParse(marker ?? []);
+  return parsed.success ? parsed.data : [];
+}
+
 export function taskFromV03(t: z.output<typeof V03Task>): Task {
   const { metadata, marks } = splitMarks(t.metadata);
   const createdAt = marks[MARK.createdAt];
@@ -285,9 +291,7 @@ export function taskFromV03(t: z.output<typeof V03Task>): Task {
       });
     }),
     metadata: metadata ?? {},
-    stateHistory: Array.isArray(marks[MARK.stateHistory])
-      ? (marks[MARK.stateHistory] as unknown as Task["stateHistory"])
-      : [],
+    stateHistory: stateHistoryOf(marks[MARK.stateHistory]),
     createdAt: typeof createdAt === "string" ? createdAt : nowIso(),
     flowState: {},
   };

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
-import { compact, JsonObject, JsonValue, nowIso } from "./json";
+import { compact, JsonObject, JsonValue, newId, nowIso } from "./json";
 import { MARK, splitMarks, withMarks } from "./markers";
 import type { Message, Role } from "./message";
 import { isKnownPart, Part } from "./part";
@@ -297,7 +297,8 @@ export function taskFromV1(t: z.output<typeof V1Task>): Task {
   const createdAt = marks[MARK.createdAt];
   return {
     id: t.id,
-    contextId: t.contextId,
+    // A peer may omit contextId (the spec's own streaming example does); ours is required.
+    contextId: t.contextId || newId(),
     status: {
       state: t.status.state,
       message: t.status.message ? messageFromV1(t.status.message) : null,

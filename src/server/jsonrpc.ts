@@ -86,8 +86,6 @@ export async function handleJsonRpc<Env>(
 ): Promise<Response> {
   let id: RpcId = null;
   try {
-    const url = new URL(request.url);
-    const asked = requestedVersion(request, url);
     const body = await readJson(request, agent.maxBodyBytes);
     if (Array.isArray(body)) {
       throw new A2AError("InvalidRequest", "Batch requests are not supported by A2A");
@@ -109,6 +107,8 @@ export async function handleJsonRpc<Env>(
         { field: "params", description: "must be an object" },
       ]);
     }
+    // The version is checked once the id is known, so its error echoes the id.
+    const asked = requestedVersion(request, new URL(request.url));
     const { operation, version } = resolveMethod(rpc.method, asked);
     const params = (rpc.params ?? {}) as JsonObject;
     const ops = opsFor(typeof params.tenant === "string" ? params.tenant : "");

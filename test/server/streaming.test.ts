@@ -42,7 +42,7 @@ describe("SendStreamingMessage", () => {
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
 
     const [first, ...rest] = results(events);
-    expect(((first?.task as Json).status as Json).state).toBe("TASK_STATE_SUBMITTED");
+    expect((((first as Json).task as Json).status as Json).state).toBe("TASK_STATE_SUBMITTED");
     expect(stateOf(rest[0] as Json)).toBe("TASK_STATE_WORKING");
     const chunks = rest.filter((r) => r.artifactUpdate).map((r) => r.artifactUpdate as Json);
     expect(chunks.map((c) => ((c.artifact as Json).parts as Json[])[0]?.text).join("")).toBe(
@@ -141,7 +141,7 @@ describe("SubscribeToTask", () => {
     const { events, reader } = await readEvents(response, 1);
     expect(events[0]?.data.result).toBeDefined();
     await reader.cancel();
-    const taskId = ((events[0]?.data.result as Json).task as Json).id as string;
+    const taskId = (((events[0] as { data: Json }).data.result as Json).task as Json).id as string;
     const done = await waitForState(taskId, "TASK_STATE_COMPLETED");
     expect((done.artifacts as Json[]).length).toBe(1);
   });
@@ -150,7 +150,7 @@ describe("SubscribeToTask", () => {
     const response = await streamRequest("count 2");
     const { events, reader } = await readEvents(response, 2);
     await reader.cancel();
-    const taskId = ((events[0]?.data.result as Json).task as Json).id as string;
+    const taskId = (((events[0] as { data: Json }).data.result as Json).task as Json).id as string;
     const seen = events[1]?.id as number;
     await waitForState(taskId, "TASK_STATE_COMPLETED");
 

@@ -1,0 +1,47 @@
+/**
+ * Starts the demo agent (examples/demo-agent.ts, configured by wrangler.toml) as a real
+ * local Worker with wrangler's `unstable_startWorker`: workerd, Durable Objects in memory,
+ * a free port on 127.0.0.1. Works offline (under vitest NODE_ENV=test, so miniflare does
+ * not try to download the `Request.cf` object).
+ */
+import { unstable_startWorker } from "wrangler";
+
+// Node's `process` (the repo has no @types/node; only `env` is used here).
+declare const process: { env: Record<string, string | undefined> };
+
+export interface DemoAgent {
+  /** Origin of the running worker, e.g. `http://127.0.0.1:40123` (no trailing slash). */
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+/** wrangler.toml at the repository root, whatever the working directory. */
+const CONFIG_PATH = decodeURIComponent(new URL("../../../wrangler.toml", import.meta.url).pathname);
+
+/**
+ * @param chunkDelayMs pause between the echo's streamed words (DEMO_CHUNK_DELAY_MS);
+ *   small but non-zero, so streamed chunks really cross the wire one by one.
+ */
+export async function startDemoAgent(chunkDelayMs = 5): Promise<DemoAgent> {
+  // wrangler logs every request at "info"; keep test output readable unless asked for.
+  process.env.WRANGLER_LOG ??= "warn";
+  const worker = await unstable_startWorker({
+    config: CONFIG_PATH,
+    // Input bindings override the [vars] of wrangler.toml.
+    bindings: { DEMO_CHUNK_DELAY_MS: { type: "plain_text", value: String(chunkDelayMs) } },
+    dev: {
+      server: { hostname: "127.0.0.1", port: 0 },
+      inspector: false,
+      persist: false,
+      watch: false,
+    },
+  });
+  try {
+    await worker.ready;
+    const url = await worker.url;
+    return { baseUrl: url.origin, stop: () => worker.dispose() };
+  } catch (error) {
+    await worker.dispose();
+    throw error;
+  }
+}
