@@ -1,9 +1,9 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { RESTART_REASON } from "../../src/durable/context-object";
+import { type ContextRpc, RESTART_REASON } from "../../src/durable/context-object";
 import { contextObjectName, contextOfTaskId, indexObjectName } from "../../src/durable/ids";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
-import { rpc, send, sleep } from "../helpers";
+import { artifactText, rpc, send, sleep, waitForState } from "../helpers";
 
 type Json = Record<string, unknown>;
 
@@ -116,5 +116,74 @@ describe("conversation Durable Object storage", () => {
     await evictDurableObject(stub);
     const { body } = await rpc("GetTask", { id: task.id });
     expect(body.result).toMatchObject({ id: task.id, status: { state: "TASK_STATE_COMPLETED" } });
+  });
+});
+
+describe("white-box: streams and recovery", () => {
+  it("sends SSE keep-alive comments while a stream is idle", async () => {
+    const task = await send("count 3", {}, { returnImmediately: true });
+    const stub = contextStub(task.contextId as string);
+    const text = await runInDurableObject(stub, async (instance) => {
+      // Shadow the agent getter so the interval is short enough for a test.
+      const agent = (instance as unknown as { agent: object }).agent;
+      Object.defineProperty(instance, "agent", { value: { ...agent, keepAliveMs: 20 } });
+      const rpcApi = instance as unknown as ContextRpc;
+      const result = await rpcApi.subscribe(
+        { tenant: "", contextId: task.contextId as string },
+        task.id as string,
+        { version: "1.0", binding: "rest" },
+      );
+      if (!result.ok) throw new Error(result.error.message);
+      const reader = result.value.getReader();
+      const decoder = new TextDecoder();
+      let seen = "";
+      const deadline = Date.now() + 500;
+      while (!seen.includes(": keep-alive") && Date.now() < deadline) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += decoder.decode(value);
+      }
+      await reader.cancel();
+      return seen;
+    });
+    expect(text.startsWith("id: ")).toBe(true);
+    expect(text).toContain(": keep-alive\n\n");
+  });
+
+  it("resumeOnRestart re-runs a task a restart left working", async () => {
+    const first = await send("seed the conversation");
+    const contextId = first.contextId as string;
+    const stub = contextStub(contextId);
+    const orphanId = `${(first.id as string).split(".")[0]}.${"a".repeat(32)}`;
+    await runInDurableObject(stub, async (instance, state) => {
+      const now = new Date().toISOString();
+      const message = {
+        messageId: "orphan-msg",
+        role: "user",
+        parts: [{ type: "text", content: "resume me" }],
+        contextId,
+        taskId: orphanId,
+        timestamp: now,
+      };
+      state.storage.sql.exec(
+        `INSERT INTO tasks (id, context_id, state, status_timestamp, metadata, created_at, updated_at)
+         VALUES (?, ?, 'working', ?, '{}', ?, ?)`,
+        orphanId,
+        contextId,
+        now,
+        now,
+        now,
+      );
+      state.storage.sql.exec(
+        "INSERT INTO messages (task_id, seq, body) VALUES (?, 1, ?)",
+        orphanId,
+        JSON.stringify(message),
+      );
+      const agent = (instance as unknown as { agent: object }).agent;
+      Object.defineProperty(instance, "agent", { value: { ...agent, resumeOnRestart: true } });
+      await (instance as unknown as { recover(): Promise<void> }).recover();
+    });
+    const done = await waitForState(orphanId, "TASK_STATE_COMPLETED");
+    expect(artifactText(done, "echo")).toBe("You said: resume me");
   });
 });
