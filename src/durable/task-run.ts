@@ -31,6 +31,10 @@ export class TaskRun<Env> implements TaskContext<Env> {
   }
 
   private agentMessage(content: string | Part[]): Message {
+    // A2A requires at least one part, so an empty message could not be sent to anyone.
+    if (Array.isArray(content) && content.length === 0) {
+      throw new TypeError("A message needs at least one part");
+    }
     return {
       messageId: newId(),
       role: "agent",
@@ -57,6 +61,8 @@ export class TaskRun<Env> implements TaskContext<Env> {
 
   artifact(update: ArtifactUpdate): string {
     this.guard();
+    if (update.parts.length === 0)
+      throw new TypeError("An artifact update needs at least one part");
     const artifact = Artifact.parse({
       artifactId: update.artifactId ?? newId(),
       name: update.name ?? null,

@@ -13,7 +13,8 @@ export const StateChange = z.object({
 export type StateChange = z.infer<typeof StateChange>;
 
 export const TaskStatus = z.object({
-  state: TaskState,
+  /** A missing state means submitted (B13). */
+  state: TaskState.default("submitted"),
   message: Message.nullable().default(null),
   timestamp: z.iso.datetime().default(() => nowIso()),
 });
