@@ -80,6 +80,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly runs = new Map<string, AbortController>();
   private flushing: Promise<void> | null = null;
   private flushAgain = false;
+  private claimed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -397,6 +398,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Records which tenant and conversation this object holds (first call wins). */
   private claim(scope: Scope): void {
+    if (this.claimed) return;
+    this.claimed = true;
     this.ctx.storage.sql.exec(
       "INSERT INTO meta (key, value) VALUES ('tenant', ?), ('context_id', ?) ON CONFLICT (key) DO NOTHING",
       scope.tenant,
