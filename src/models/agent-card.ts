@@ -92,6 +92,15 @@ export const SecurityScheme = z.discriminatedUnion("type", [
 ]);
 export type SecurityScheme = z.infer<typeof SecurityScheme>;
 
+/** An A2A extension the agent supports; `required` ones must be declared by clients. */
+export const AgentExtension = z.object({
+  uri: z.string().min(1),
+  description: z.string().optional(),
+  required: z.boolean().default(false),
+  params: JsonObject.optional(),
+});
+export type AgentExtension = z.infer<typeof AgentExtension>;
+
 /**
  * An agent's identity (A1). `url` may be left out: the server fills it from the origin of
  * each request, so the same worker is right under `wrangler dev` and in production.
@@ -110,6 +119,7 @@ export const AgentCard = z.object({
   securitySchemes: z.record(z.string(), SecurityScheme).default(() => ({})),
   role: AgentRole.default("worker"),
   tags: z.array(z.string()).default(() => []),
+  extensions: z.array(AgentExtension).default(() => []),
   provider: z.object({ organization: z.string(), url: z.string() }).optional(),
   documentationUrl: z.string().optional(),
   iconUrl: z.string().optional(),
@@ -209,7 +219,7 @@ export function cardToV1(card: AgentCard, f: ServedFeatures): JsonObject {
       streaming: f.streaming,
       pushNotifications: f.pushNotifications,
       extendedAgentCard: f.extendedAgentCard,
-      extensions: [profileExtension(withProfile)],
+      extensions: [...card.extensions.map((e) => compact({ ...e })), profileExtension(withProfile)],
     },
     securitySchemes: schemes.length
       ? Object.fromEntries(schemes.map(([k, s]) => [k, schemeToV1(s)]))
@@ -253,7 +263,7 @@ export function cardToV03(card: AgentCard, f: ServedFeatures): JsonObject {
       streaming: f.streaming,
       pushNotifications: f.pushNotifications,
       stateTransitionHistory: true,
-      extensions: [profileExtension(withProfile)],
+      extensions: [...card.extensions.map((e) => compact({ ...e })), profileExtension(withProfile)],
     },
     securitySchemes: schemes.length ? card.securitySchemes : undefined,
     security: schemes.length ? schemes.map(([k]) => ({ [k]: [] })) : undefined,
@@ -297,7 +307,8 @@ function schemeFromV1(wrapper: JsonObject): SecurityScheme | null {
 /** Reads an Edgelink card back from the v1 JSON it rendered, profile extension included. */
 export function cardFromV1(json: JsonObject): AgentCard {
   const caps = (json.capabilities ?? {}) as JsonObject;
-  const ext = ((caps.extensions ?? []) as JsonObject[]).find((e) => e.uri === PROFILE_EXTENSION);
+  const declared = (caps.extensions ?? []) as JsonObject[];
+  const ext = declared.find((e) => e.uri === PROFILE_EXTENSION);
   const params = (ext?.params ?? {}) as JsonObject;
   const skillExtras = (params.skills ?? {}) as Record<string, JsonObject>;
   const interfaces = (json.supportedInterfaces ?? []) as JsonObject[];
@@ -321,6 +332,7 @@ export function cardFromV1(json: JsonObject): AgentCard {
     outputFormats: json.defaultOutputModes,
     role: params.role,
     tags: params.tags,
+    extensions: declared.filter((e) => e.uri !== PROFILE_EXTENSION),
     securitySchemes: Object.fromEntries(
       Object.entries((json.securitySchemes ?? {}) as Record<string, JsonObject>).flatMap(
         ([name, wrapper]) => {

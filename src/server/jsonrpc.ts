@@ -5,6 +5,7 @@ import type { JsonObject } from "../models/json";
 import { type ProtocolVersion, parseList, parseSend, parseTaskId } from "../models/requests";
 import { readJson } from "./body";
 import { jsonRpcError, type RpcId, toA2AError } from "./errors";
+import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
 import { renderSendResult, renderTask, renderTaskList, SSE_HEADERS } from "./render";
 import { requestedVersion } from "./version";
@@ -110,6 +111,7 @@ export async function handleJsonRpc<Env>(
     // The version is checked once the id is known, so its error echoes the id.
     const asked = requestedVersion(request, new URL(request.url));
     const { operation, version } = resolveMethod(rpc.method, asked);
+    requireExtensions(request, agent as Agent<unknown>);
     const params = (rpc.params ?? {}) as JsonObject;
     const ops = opsFor(typeof params.tenant === "string" ? params.tenant : "");
     const format = { version, binding: "jsonrpc" as const, rpcId: id };

@@ -13,6 +13,7 @@ import { type JsonObject, newId } from "../models/json";
 import type { ListTasksParams, SendParams, TaskIdParams } from "../models/requests";
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
+import { requireInputFormats } from "./negotiation";
 
 /** The result of a ListTasks page, before rendering. */
 export interface TaskList {
@@ -93,12 +94,14 @@ export class Operations<Env> {
   }
 
   async sendMessage(params: SendParams): Promise<Task> {
+    requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
     const { stub, scope } = this.route(params);
     return unwrap(await stub.sendMessage(scope, params, { historyLength: params.historyLength }));
   }
 
   async streamMessage(params: SendParams, format: StreamFormat): Promise<ReadableStream> {
     this.requireStreaming();
+    requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
     const { stub, scope } = this.route(params);
     return unwrap(await stub.streamMessage(scope, params, format));
   }

@@ -6,6 +6,7 @@ import { type ProtocolVersion, parseList, parseSend, parseTaskId } from "../mode
 import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
 import { lastEventId } from "./jsonrpc";
+import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
 import { renderSendResult, renderTask, renderTaskList, SSE_HEADERS } from "./render";
 import { requestedVersion } from "./version";
@@ -113,6 +114,7 @@ export async function handleRest<Env>(
   try {
     const url = new URL(request.url);
     const version: ProtocolVersion = requestedVersion(request, url) ?? "1.0";
+    requireExtensions(request, agent as Agent<unknown>);
     const format = { version, binding: "rest" as const };
     const json = (value: unknown) =>
       Response.json(value, { headers: { "Content-Type": "application/json" } });

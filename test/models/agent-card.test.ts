@@ -88,6 +88,7 @@ describe("AgentCard (A1, A8)", () => {
       securitySchemes: {},
       role: "worker",
       tags: [],
+      extensions: [],
     });
   });
 
@@ -501,5 +502,24 @@ describe("cardToV03 (A2)", () => {
     expect(cardToV03(richCard(), served()).skills).toStrictEqual(
       cardToV1(richCard(), served()).skills,
     );
+  });
+});
+
+describe("declared A2A extensions", () => {
+  it("are rendered on both cards next to the profile and read back", () => {
+    const card = AgentCard.parse({
+      name: "X",
+      description: "d",
+      extensions: [{ uri: "https://ext.example/a", required: true, params: { k: 1 } }],
+    });
+    const v1 = cardToV1(card, served());
+    const uris = ((v1.capabilities as JsonObject).extensions as JsonObject[]).map((e) => e.uri);
+    expect(uris).toEqual(["https://ext.example/a", PROFILE_EXTENSION]);
+    expect(cardFromV1(wire(v1) as JsonObject).extensions).toEqual(card.extensions);
+    const v03 = cardToV03(card, served());
+    expect(((v03.capabilities as JsonObject).extensions as JsonObject[])[0]).toMatchObject({
+      uri: "https://ext.example/a",
+      required: true,
+    });
   });
 });
