@@ -1,4 +1,4 @@
-import { type Artifact, Artifact as ArtifactSchema } from "../models/artifact";
+import type { Artifact } from "../models/artifact";
 import { A2AError } from "../models/errors";
 import type { TaskEvent } from "../models/events";
 import type { JsonObject } from "../models/json";
@@ -270,15 +270,19 @@ export class TaskStore {
       list.push(JSON.parse(r.body) as Part);
       parts.set(r.artifact_id, list);
     }
-    return this.sql
-      .exec<{ artifact_id: string; header: string }>(
-        "SELECT artifact_id, header FROM artifacts WHERE task_id = ? ORDER BY seq",
-        taskId,
-      )
-      .toArray()
-      .map((r) =>
-        ArtifactSchema.parse({ ...JSON.parse(r.header), parts: parts.get(r.artifact_id) ?? [] }),
-      );
+    return (
+      this.sql
+        .exec<{ artifact_id: string; header: string }>(
+          "SELECT artifact_id, header FROM artifacts WHERE task_id = ? ORDER BY seq",
+          taskId,
+        )
+        .toArray()
+        // Rows this store wrote itself: rebuilt, not re-validated (hot path of every read).
+        .map((r) => ({
+          ...(JSON.parse(r.header) as Omit<Artifact, "parts">),
+          parts: parts.get(r.artifact_id) ?? [],
+        }))
+    );
   }
 
   /** The newest user message of a task (what a resumed run starts from). */

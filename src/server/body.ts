@@ -9,8 +9,11 @@ export async function readJson(request: Request, limit: number): Promise<unknown
     new A2AError("PayloadTooLarge", `Request body exceeds the limit of ${limit} bytes`, {
       limitBytes: String(limit),
     });
-  const declared = request.headers.get("Content-Length");
-  if (declared !== null && Number(declared) > limit) throw tooLarge();
+  const header = request.headers.get("Content-Length");
+  const declared = header !== null && /^\d+$/.test(header) ? Number(header) : null;
+  if (declared !== null && declared > limit) throw tooLarge();
+  // With a valid declared length the runtime holds the body to it: one read is enough.
+  if (declared !== null) return parse(await request.text());
   if (!request.body) return parse("");
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];

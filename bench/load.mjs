@@ -1,0 +1,209 @@
+/**
+ * The load generator: `concurrency` closed loops, each sending one JSON-RPC SendMessage
+ * at a time with Node's fetch (undici, keep-alive connections). A load runs in slices
+ * (warm-up or measured) so run.mjs can interleave scenarios. Every response is checked:
+ * HTTP 200, a JSON-RPC result holding a completed task in the right context with the
+ * echoed artifact. Bounded in time and in count; talks to 127.0.0.1 only.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+/** One v1 SendMessage request body, as all servers receive it. */
+export function sendMessageBody(id, contextId, text) {
+  return `{"jsonrpc":"2.0","id":${id},"method":"SendMessage","params":{"message":{"messageId":"${crypto.randomUUID()}","role":"ROLE_USER","contextId":"${contextId}","parts":[{"text":"${text}"}]}}}`;
+}
+
+/** Why a response is not a successful blocking SendMessage, or null if it is one. */
+export function checkResponse(status, text, contextId, expectedText) {
+  if (status !== 200) return `HTTP ${status}: ${text.slice(0, 200)}`;
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return `not JSON: ${text.slice(0, 200)}`;
+  }
+  if (body.error) return `JSON-RPC error ${JSON.stringify(body.error).slice(0, 300)}`;
+  const task = body.result?.task;
+  if (!task) return `no result.task: ${text.slice(0, 200)}`;
+  if (task.status?.state !== "TASK_STATE_COMPLETED") return `task is ${task.status?.state}`;
+  if (task.contextId !== contextId) return `task in context ${task.contextId}, not ${contextId}`;
+  const echoed = task.artifacts?.[0]?.parts?.[0]?.text;
+  if (echoed !== expectedText) return `artifact says ${JSON.stringify(echoed)}`;
+  return null;
+}
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** CPU seconds (user+system, all threads) a process has used, or null off Linux. */
+export function processCpuSeconds(pid) {
+  if (!pid) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds all processes on the machine have used (busy time of all cores). */
+export function machineCpuSeconds() {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n")[0];
+    const [user, nice, system, , , irq, softirq, steal] = line
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** Pids of this process's children named `name` (how we find Miniflare's workerd). */
+export function childPids(name) {
+  const pids = [];
+  try {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        if (ppid === process.pid && comm === name) pids.push(Number(entry));
+      } catch {}
+    }
+  } catch {}
+  return pids;
+}
+
+const ownCpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+/**
+ * A load against one server. `contextFor(client, seq)` names the contextId of a client's
+ * seq-th request (seq keeps counting across slices). Call `slice(ms, measured)` any
+ * number of times, then `result()`.
+ */
+export function createLoad({
+  url,
+  headers,
+  contextFor,
+  concurrency,
+  maxRequests,
+  timeoutMs,
+  serverPid,
+}) {
+  const seqs = new Array(concurrency).fill(0);
+  const latencies = [];
+  const errors = { measured: 0, unmeasured: 0, samples: [] };
+  const totals = { seconds: 0, serverCpu: 0, clientCpu: 0, machineCpu: 0, sent: 0 };
+  const sliceRps = [];
+  let rpcId = 0;
+
+  async function one(client) {
+    const seq = seqs[client]++;
+    const contextId = contextFor(client, seq);
+    const text = `hello ${client}-${seq}`;
+    const body = sendMessageBody(++rpcId, contextId, text);
+    totals.sent++;
+    try {
+      const response = await fetch(url, {
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const responseText = await response.text();
+      return checkResponse(response.status, responseText, contextId, `echo: ${text}`);
+    } catch (error) {
+      return `request failed: ${error?.message ?? error}`;
+    }
+  }
+
+  /** Runs the clients for `ms`; when `measured`, records what completes in that time. */
+  async function slice(ms, measured) {
+    const from = performance.now();
+    const to = from + ms;
+    const done0 = latencies.length;
+    const cpu0 = {
+      server: processCpuSeconds(serverPid),
+      client: ownCpuSeconds(),
+      machine: machineCpuSeconds(),
+    };
+    const loop = async (client) => {
+      while (performance.now() < to && totals.sent < maxRequests) {
+        const t0 = performance.now();
+        const problem = await one(client);
+        const t1 = performance.now();
+        const inWindow = measured && t1 <= to;
+        if (problem) {
+          if (inWindow) errors.measured++;
+          else errors.unmeasured++; // warm-up, or finished after its window
+          if (errors.samples.length < 3 && !errors.samples.includes(problem)) {
+            errors.samples.push(problem);
+          }
+        } else if (inWindow) {
+          latencies.push(t1 - t0);
+        }
+      }
+    };
+    let cpu1 = null;
+    // Read the counters at the end of the window, not after the last stragglers.
+    const timer = setTimeout(
+      () => {
+        cpu1 = {
+          server: processCpuSeconds(serverPid),
+          client: ownCpuSeconds(),
+          machine: machineCpuSeconds(),
+        };
+      },
+      Math.max(0, ms),
+    );
+    await Promise.all(Array.from({ length: concurrency }, (_, i) => loop(i)));
+    const end = performance.now();
+    clearTimeout(timer);
+    cpu1 ??= {
+      server: processCpuSeconds(serverPid),
+      client: ownCpuSeconds(),
+      machine: machineCpuSeconds(),
+    };
+    if (!measured) return;
+    const seconds = (Math.min(end, to) - from) / 1000;
+    totals.seconds += seconds;
+    sliceRps.push((latencies.length - done0) / seconds);
+    totals.clientCpu += cpu1.client - cpu0.client;
+    if (cpu0.server !== null && cpu1.server !== null) totals.serverCpu += cpu1.server - cpu0.server;
+    else totals.serverCpu = NaN;
+    if (cpu0.machine !== null && cpu1.machine !== null)
+      totals.machineCpu += cpu1.machine - cpu0.machine;
+    else totals.machineCpu = NaN;
+  }
+
+  function result() {
+    const sorted = [...latencies].sort((x, y) => x - y);
+    const pct = (p) => (sorted.length ? sorted[Math.floor(p * (sorted.length - 1))] : NaN);
+    const s = totals.seconds;
+    const other = totals.machineCpu - totals.serverCpu - totals.clientCpu;
+    return {
+      requests: sorted.length,
+      seconds: s,
+      rps: sorted.length / s,
+      sliceRpsMin: Math.min(...sliceRps),
+      sliceRpsMax: Math.max(...sliceRps),
+      p50: pct(0.5),
+      p99: pct(0.99),
+      errors,
+      totalSent: totals.sent,
+      cappedByCount: totals.sent >= maxRequests,
+      serverCpuPct: (totals.serverCpu / s) * 100,
+      serverCpuMsPerRequest: (totals.serverCpu * 1000) / sorted.length,
+      clientCpuPct: (totals.clientCpu / s) * 100,
+      otherCpuPct: (Math.max(0, other) / s) * 100,
+    };
+  }
+
+  return { slice, result };
+}

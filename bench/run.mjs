@@ -1,0 +1,408 @@
+/**
+ * `npm run bench`: SendMessage round-trip throughput of Edgelink against the platform
+ * floor and the official A2A JS SDK, one scenario after another. See bench/README.md.
+ *
+ * Env: BENCH_SECONDS (measured window per scenario, default 8), BENCH_WARMUP (default 2),
+ * BENCH_CONCURRENCY (default 16), BENCH_SCENARIOS (e.g. "a,b"; default all),
+ * BENCH_ROUNDS (slices the measured time is cut into, interleaving scenarios; default 8),
+ * BENCH_MAX_REQUESTS (per scenario, default 500000), BENCH_TMPDIR (where the Durable
+ * Objects' SQLite files go; default the OS temp dir).
+ */
+
+import { readFileSync } from "node:fs";
+import { cpus, release, totalmem } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { checkResponse, createLoad, sendMessageBody } from "./load.mjs";
+import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function envNumber(name, fallback, min, max) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min || n > max) {
+    throw new Error(`${name} must be a number between ${min} and ${max}, got ${raw}`);
+  }
+  return n;
+}
+
+const SECONDS = envNumber("BENCH_SECONDS", 8, 1, 120);
+const WARMUP = envNumber("BENCH_WARMUP", 2, 0, 60);
+const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 16, 1, 256);
+const MAX_REQUESTS = envNumber("BENCH_MAX_REQUESTS", 500_000, 100, 10_000_000);
+const ROUNDS = envNumber("BENCH_ROUNDS", 8, 1, 40);
+const TIMEOUT_MS = 10_000;
+/** Above this much CPU (% of one core) used by other processes, a run is flagged noisy. */
+const NOISY_CPU_PCT = 25;
+const RUN = Date.now().toString(36);
+
+const EDGELINK_DOS = { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" };
+const FLOOR_DOS = { FLOOR_CONTEXT: "FloorContext", FLOOR_INDEX: "FloorIndex" };
+const V1_HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+
+/** Each client keeps one context; its first (warm-up) message creates the object. */
+const ownContext = (client) => `bench-${RUN}-client-${client}`;
+/** Every request a context nobody used: a new Durable Object and SQLite database. */
+const newContext = (client, seq) => `bench-${RUN}-new-${client}-${seq}`;
+
+const SCENARIOS = [
+  {
+    key: "a",
+    label: "(a)  floor: bare Hono, same DO calls + SQLite rows",
+    start: () => startWorkerd("floor-worker.ts", FLOOR_DOS),
+    contextFor: ownContext,
+  },
+  {
+    key: "b",
+    label: "(b)  Edgelink, follow-ups in 16 existing contexts",
+    start: () => startWorkerd("echo-worker.ts", EDGELINK_DOS),
+    contextFor: ownContext,
+  },
+  {
+    key: "c",
+    label: "(c)  Edgelink, first message of a new context",
+    start: () => startWorkerd("echo-worker.ts", EDGELINK_DOS),
+    contextFor: newContext,
+  },
+  {
+    key: "a-new",
+    label: "(a') floor, first message of a new context",
+    start: () => startWorkerd("floor-worker.ts", FLOOR_DOS),
+    contextFor: newContext,
+  },
+  {
+    key: "d",
+    label: "(d)  @a2a-js/sdk + Express on Node, in-memory",
+    start: () => startSdkServer(),
+    contextFor: ownContext,
+  },
+];
+
+const packageVersion = (name) => {
+  try {
+    const file = join(here, "..", "node_modules", ...name.split("/"), "package.json");
+    return JSON.parse(readFileSync(file, "utf8")).version;
+  } catch {
+    return "?";
+  }
+};
+
+// ---- statement count: what one SendMessage does to SQLite, Edgelink vs floor ---------
+
+async function countStatements() {
+  const server = await startWorkerd("count-worker.ts", { ...EDGELINK_DOS, ...FLOOR_DOS });
+  try {
+    const result = {};
+    for (const [path, prefix] of [
+      ["edgelink", "EDGELINK"],
+      ["floor", "FLOOR"],
+    ]) {
+      const contextId = `count-${RUN}`;
+      const requests = [];
+      for (let i = 0; i < 2; i++) {
+        const response = await fetch(server.url + path, {
+          method: "POST",
+          headers: V1_HEADERS,
+          body: sendMessageBody(i, contextId, "count"),
+        });
+        const problem = checkResponse(
+          response.status,
+          await response.text(),
+          contextId,
+          "echo: count",
+        );
+        if (problem) throw new Error(`statement count: ${path} SendMessage failed: ${problem}`);
+        const log = async (ns, name) => {
+          const url = `${server.url}log?ns=${prefix}_${ns}&name=${encodeURIComponent(name)}`;
+          return (await fetch(url)).json();
+        };
+        requests.push({
+          context: await log("CONTEXT", `/${contextId}`),
+          index: await log("INDEX", "index/"),
+        });
+      }
+      if (requests.some((r) => r.context.length === 0 || r.index.length === 0)) {
+        throw new Error(
+          `statement count: no SQL log for ${path}'s objects; did the Durable Object naming in src/durable/ids.ts change?`,
+        );
+      }
+      result[path] = { first: requests[0], followUp: requests[1] };
+    }
+    return result;
+  } finally {
+    await server.stop();
+  }
+}
+
+const isTxn = (s) => s === "<transactionSync>";
+const describeLog = ({ context, index }) => {
+  const statements = context.filter((s) => !isTxn(s));
+  const writes = statements.filter((s) => !/^SELECT/i.test(s)).length;
+  return {
+    statements: statements.length,
+    writes,
+    reads: statements.length - writes,
+    txns: context.filter(isTxn).length,
+    indexStatements: index.filter((s) => !isTxn(s)).length,
+  };
+};
+const sameList = (x, y) => JSON.stringify(x) === JSON.stringify(y);
+
+// ---- output ---------------------------------------------------------------------------
+
+const HANG = " ".repeat(30);
+
+/** Prints `text` wrapped to the terminal's usual width. */
+function say(text, first = "  ", rest = first) {
+  const width = 100;
+  const words = text.split(" ");
+  let line = first;
+  let prefix = first;
+  for (const word of words) {
+    if (line.length + word.length + 1 > width && line.trim()) {
+      console.log(line.trimEnd());
+      prefix = rest;
+      line = prefix;
+    }
+    line += (line === prefix ? "" : " ") + word;
+  }
+  if (line.trim()) console.log(line.trimEnd());
+}
+
+const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+const pad = (s, n) => String(s).padEnd(n);
+const lpad = (s, n) => String(s).padStart(n);
+
+function printTable(rows) {
+  const cols = [
+    ["scenario", 49, (x) => x.scenario.label, pad],
+    ["rps", 7, (x) => fmt(x.r.rps, 0)],
+    ["slices", 12, (x) => `${fmt(x.r.sliceRpsMin, 0)}-${fmt(x.r.sliceRpsMax, 0)}`],
+    ["p50 ms", 8, (x) => fmt(x.r.p50)],
+    ["p99 ms", 8, (x) => fmt(x.r.p99)],
+    ["requests", 9, (x) => x.r.requests],
+    ["errors", 7, (x) => x.r.errors.measured + x.r.errors.unmeasured],
+    ["server CPU", 11, (x) => `${fmt(x.r.serverCpuPct, 0)}%`],
+    ["CPU ms/req", 11, (x) => fmt(x.r.serverCpuMsPerRequest, 2)],
+    ["client CPU", 11, (x) => `${fmt(x.r.clientCpuPct, 0)}%`],
+    ["other CPU", 10, (x) => `${fmt(x.r.otherCpuPct, 0)}%`],
+  ];
+  const line = (cells) => cells.map((c, i) => (cols[i][3] ?? lpad)(c, cols[i][1])).join("");
+  const head = line(cols.map((c) => c[0]));
+  console.log(head);
+  console.log("-".repeat(head.length));
+  for (const row of rows) console.log(line(cols.map((c) => c[2](row))));
+}
+
+async function main() {
+  const wanted = (process.env.BENCH_SCENARIOS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const scenarios = wanted.length ? SCENARIOS.filter((s) => wanted.includes(s.key)) : SCENARIOS;
+  if (scenarios.length === 0) throw new Error(`BENCH_SCENARIOS matched none of a,b,c,a-new,d`);
+
+  const cpu = cpus();
+  console.log("Edgelink SendMessage benchmark");
+  console.log(`  date      ${new Date().toISOString()}`);
+  console.log(
+    `  machine   ${cpu.length} cores (${cpu[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${process.platform} ${release()}`,
+  );
+  console.log(
+    `  software  Node ${process.version}, workerd via miniflare ${packageVersion("miniflare")}, hono ${packageVersion("hono")}, @a2a-js/sdk ${packageVersion("@a2a-js/sdk")}, express ${packageVersion("express")}`,
+  );
+  console.log(
+    `  load      ${CONCURRENCY} concurrent clients (closed loop, keep-alive fetch); per scenario ${WARMUP} s warm-up + ${SECONDS} s measured, in ${ROUNDS} interleaved slices; one scenario loaded at a time`,
+  );
+  console.log("  request   JSON-RPC SendMessage (v1, A2A-Version: 1.0), blocking, one text part\n");
+
+  let mirror = null;
+  let firstCall = null;
+  let counts = null;
+  if (scenarios.some((s) => s.key !== "d")) {
+    try {
+      counts = await countStatements();
+    } catch (error) {
+      console.log(`!!! Could not count the statements: ${error.message}\n`);
+      mirror = { followUp: false, first: false };
+    }
+  }
+  if (counts) {
+    const e = describeLog(counts.edgelink.followUp);
+    const ef = describeLog(counts.edgelink.first);
+    const f = describeLog(counts.floor.followUp);
+    firstCall = {
+      extra: ef.statements - e.statements,
+      ddl: counts.edgelink.first.context.filter((q) => /^CREATE /i.test(q)).length,
+    };
+    mirror = {
+      followUp: sameList(counts.edgelink.followUp, counts.floor.followUp),
+      first: sameList(counts.edgelink.first, counts.floor.first),
+    };
+    console.log("SQLite work of one SendMessage (counted by logging every sql.exec at run time)");
+    say(
+      `Edgelink, existing context: ${e.statements} statements in the context object (${e.writes} writes, ${e.reads} reads, ${e.txns} transactionSync), 1 RPC to the index object (${e.indexStatements} statement)`,
+      "  ",
+      HANG,
+    );
+    say(
+      `Edgelink, new context:      ${ef.statements} statements in ${ef.txns} transactionSync (the above, the claim of the object, and the new database's schema migration and restart check), index object ${ef.indexStatements} (its own migration)`,
+      "  ",
+      HANG,
+    );
+    say(
+      `floor:                      ${f.statements} statements, ${f.txns} transactionSync, index ${f.indexStatements}: ${mirror.followUp && mirror.first ? "identical statement lists to Edgelink's (SQL text and order)" : "DIFFERENT from Edgelink's statement list: the floor no longer mirrors it, update bench/floor-worker.ts"}`,
+      "  ",
+      HANG,
+    );
+    console.log("");
+  }
+
+  // All servers up front (idle ones use no CPU), then the load in interleaved slices, so
+  // background load on a shared machine spreads over all scenarios instead of hitting one.
+  const live = [];
+  const serverOutput = new Map();
+  try {
+    for (const scenario of scenarios) {
+      const server = await scenario.start();
+      const load = createLoad({
+        url: server.url,
+        headers: V1_HEADERS,
+        contextFor: scenario.contextFor,
+        concurrency: CONCURRENCY,
+        maxRequests: MAX_REQUESTS,
+        timeoutMs: TIMEOUT_MS,
+        serverPid: server.pid,
+      });
+      live.push({ scenario, server, load });
+    }
+    // Load order: the new-context scenarios write many new files and leave the disk busy
+    // for a moment, so they run next to each other and never right before (a) or (b).
+    const rank = { a: 0, b: 1, d: 2, c: 3, "a-new": 4 };
+    const order = [...live].sort((x, y) => rank[x.scenario.key] - rank[y.scenario.key]);
+    process.stdout.write("warming up");
+    for (const { scenario, load } of order) {
+      process.stdout.write(` ${scenario.key}`);
+      await load.slice(WARMUP * 1000, false);
+    }
+    process.stdout.write(`; measuring ${ROUNDS} rounds`);
+    for (let round = 1; round <= ROUNDS; round++) {
+      // Alternate the direction (… c a' then a' c …) so a steady drift favours no one.
+      const thisRound = round % 2 ? [...order].reverse() : order;
+      for (const { load } of thisRound) await load.slice((SECONDS * 1000) / ROUNDS, true);
+      process.stdout.write(".");
+    }
+    process.stdout.write("\n");
+  } finally {
+    for (const { scenario, server } of live) {
+      if (server.output) serverOutput.set(scenario.key, server.output());
+      await server.stop();
+    }
+  }
+  const rows = live.map(({ scenario, load }) => ({ scenario, r: load.result() }));
+
+  console.log("");
+  printTable(rows);
+  const by = Object.fromEntries(rows.map(({ scenario, r }) => [scenario.key, r]));
+  const ratio = (x, y) => (by[x] && by[y] ? by[x].rps / by[y].rps : NaN);
+
+  console.log("\nRatios");
+  if (by.b && by.a) {
+    const v = ratio("b", "a");
+    say(
+      `(b)/(a)  Edgelink vs platform floor: ${fmt(v, 2)} (target >= 0.80: ${v >= 0.8 ? "met" : "NOT MET"}). Per request Edgelink uses ${fmt(by.b.serverCpuMsPerRequest, 2)} ms of workerd CPU, the floor ${fmt(by.a.serverCpuMsPerRequest, 2)} ms: ${fmt(by.b.serverCpuMsPerRequest - by.a.serverCpuMsPerRequest, 2)} ms is Edgelink's own work (routing, validation, models, rendering), the rest is the shared SQLite and Durable Object I/O.`,
+      "  ",
+      "           ",
+    );
+  }
+  if (by.c && by.a) say(`(c)/(a)  Edgelink on new contexts vs floor: ${fmt(ratio("c", "a"), 2)}`);
+  if (by.c && by["a-new"]) {
+    say(`(c)/(a') the same, against the floor on new contexts: ${fmt(ratio("c", "a-new"), 2)}`);
+  }
+  if (by.b && by.d) say(`(b)/(d)  Edgelink vs @a2a-js/sdk: ${fmt(ratio("b", "d"), 2)}`);
+
+  if (by.c && by.b) {
+    const extra = by.c.serverCpuMsPerRequest - by.b.serverCpuMsPerRequest;
+    console.log("\nWhy (c) differs from (b)");
+    say(
+      `A first message has no Durable Object yet. workerd creates the object and a new SQLite database for it on disk (database file, WAL and shared-memory file); before the task's own statements the object runs the schema migration, the restart check and the claim of its tenant and context (${firstCall ? `${firstCall.extra} more statements, ${firstCall.ddl} of them CREATE TABLE/INDEX` : "see above"}), and its first commits write every page of the fresh schema. Here that is ${fmt(extra, 2)} ms more workerd CPU per request (${fmt(by.c.serverCpuMsPerRequest, 2)} vs ${fmt(by.b.serverCpuMsPerRequest, 2)} ms) plus file-system waits.`,
+    );
+    if (by.a && by["a-new"]) {
+      const floorExtra = by["a-new"].serverCpuMsPerRequest - by.a.serverCpuMsPerRequest;
+      const share = Math.max(0, Math.min(1, floorExtra / extra));
+      say(
+        `The floor pays it too: (a') costs ${fmt(floorExtra, 2)} ms more CPU per request than (a), and (c) reaches ${fmt(ratio("c", "a-new"), 2)} of (a'). So ${fmt(share * 100, 0)}% of the extra cost of a first message is the platform creating the object and its database${share >= 0.8 ? ", not Edgelink" : "; the rest is Edgelink's own first-call work"}.`,
+      );
+    }
+    say(
+      "In production a new object also has to be placed (possibly in another location than the Worker), so a conversation's first message stays the expensive one; follow-ups reuse the warm object.",
+    );
+  }
+
+  console.log("\nWhat limits these figures");
+  for (const line of [
+    "Local workerd is not production: one workerd process on this machine runs the Worker and all Durable Objects on one thread; SQLite commits go to the local disk, not to Cloudflare's replicated storage; there is no network between Worker and objects. Absolute figures say little about production; the ratios compare the same work on equal terms.",
+    "Requests go to a Miniflare direct socket into the worker (no wrangler dev proxy, no Miniflare entry worker), which is closer to production than mf.ready's URL.",
+    `One ${cpu.length}-core machine runs the load generator and the server under test, so they compete for CPU (CPU columns: 100% = one core; 'other CPU' is everything else running on the machine meanwhile).`,
+    "The SDK (d) keeps tasks in memory (InMemoryTaskStore) on Node and writes nothing to disk; Edgelink and the floor persist every task, message, artifact and event to SQLite and update a second object's index.",
+    "Closed-loop clients: throughput = concurrency / latency, and latency includes the client's own fetch and JSON work.",
+  ]) {
+    say(line, "  - ", "    ");
+  }
+  const noisy = rows.filter(({ r }) => r.otherCpuPct > NOISY_CPU_PCT);
+  if (noisy.length) {
+    console.log("");
+    say(
+      `!!! Other processes used more than ${NOISY_CPU_PCT}% of a core during ${noisy.map(({ scenario }) => scenario.key).join(", ")}: the machine was not quiet, so these figures are noisy. Rerun when it is idle.`,
+      "",
+      "    ",
+    );
+  }
+
+  const failed = rows.filter(({ r }) => r.errors.measured + r.errors.unmeasured > 0);
+  if (mirror && !(mirror.followUp && mirror.first)) {
+    console.log("\n!!! The floor's SQL no longer matches Edgelink's; (a) is not a fair floor. !!!");
+  }
+  if (failed.length) {
+    console.log(`\n${"!".repeat(78)}`);
+    console.log("!!! ERRORS: some requests failed; figures of these scenarios are not valid:");
+    for (const { scenario, r } of failed) {
+      console.log(
+        `!!!   ${scenario.label.trim()}: ${r.errors.measured} errors in measured windows + ${r.errors.unmeasured} in warm-up or straddling a window`,
+      );
+      for (const sample of r.errors.samples) console.log(`!!!     e.g. ${sample}`);
+      const said = serverOutput.get(scenario.key);
+      if (said)
+        console.log(
+          `!!!     server output: ${said.slice(0, 600).replaceAll("\n", "\n!!!       ")}`,
+        );
+    }
+    console.log("!".repeat(78));
+    process.exitCode = 1;
+  } else {
+    console.log(
+      `\nAll ${rows.reduce((n, { r }) => n + r.totalSent, 0)} responses checked: HTTP 200, completed task, echoed artifact. No errors.`,
+    );
+  }
+  if (rows.some(({ r }) => r.cappedByCount)) {
+    console.log(`(note: a scenario hit BENCH_MAX_REQUESTS=${MAX_REQUESTS} and stopped early)`);
+  }
+}
+
+const interrupt = () => {
+  cleanupTempDirs();
+  process.exit(130);
+};
+process.on("SIGINT", interrupt);
+process.on("SIGTERM", interrupt);
+
+try {
+  await main();
+} catch (error) {
+  console.error("\nbenchmark failed:", error);
+  process.exitCode = 1;
+} finally {
+  cleanupTempDirs();
+}

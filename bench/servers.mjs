@@ -1,0 +1,140 @@
+/**
+ * Starting and stopping the servers under test: a worker bundled with esbuild and run
+ * on workerd through Miniflare's own listener (not `wrangler dev`, whose proxy would be
+ * measured too), and the @a2a-js/sdk server as a child Node process.
+ */
+import { fork } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { childPids } from "./load.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const COMPATIBILITY_DATE = "2026-11-01";
+
+/** Every temp dir this process made, so an interrupted run still cleans up. */
+const tempDirs = new Set();
+export function cleanupTempDirs() {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
+/** Bundles a TS worker entry (relative to bench/) into one ESM module in `dir`. */
+async function bundle(entry, dir) {
+  const outfile = join(dir, "worker.mjs");
+  await build({
+    entryPoints: [join(here, entry)],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2023",
+    mainFields: ["module", "main"],
+    conditions: ["workerd", "worker", "browser"],
+    external: ["cloudflare:*", "node:*"],
+    minify: false,
+    logLevel: "error",
+  });
+  return outfile;
+}
+
+/**
+ * Runs `entry` on workerd with SQLite-backed Durable Objects persisted to a fresh temp
+ * dir (on disk, as `wrangler dev` keeps them). Returns { url, pid, stop, ... }.
+ * `durableObjects` maps binding name -> exported class name.
+ */
+export async function startWorkerd(entry, durableObjects, extraOptions = {}) {
+  const dir = mkdtempSync(join(process.env.BENCH_TMPDIR || tmpdir(), "edgelink-bench-"));
+  tempDirs.add(dir);
+  const scriptPath = await bundle(entry, dir);
+  const before = new Set(childPids("workerd"));
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port: 0,
+      modules: true,
+      modulesRoot: dir,
+      scriptPath,
+      compatibilityDate: COMPATIBILITY_DATE,
+      compatibilityFlags: ["nodejs_compat"],
+      durableObjects: Object.fromEntries(
+        Object.entries(durableObjects).map(([binding, className]) => [
+          binding,
+          { className, useSQLite: true },
+        ]),
+      ),
+      resourcePersistencePath: join(dir, "state"),
+      logRequests: false,
+      telemetry: { enabled: false },
+      // A socket straight into the worker: Miniflare's own entry worker (the hop behind
+      // `mf.ready`'s URL) costs ~0.3 ms of workerd CPU per request, which production
+      // does not have and which would dilute the Edgelink/floor comparison.
+      unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+      ...extraOptions,
+    }),
+  );
+  let url;
+  try {
+    await mf.ready;
+    url = await mf.unsafeGetDirectURL();
+  } catch (error) {
+    await mf.dispose().catch(() => {});
+    throw error;
+  }
+  return {
+    url: url.href,
+    pid: childPids("workerd").find((pid) => !before.has(pid)) ?? null,
+    miniflare: mf,
+    scriptPath,
+    stop: async () => {
+      await mf.dispose();
+      rmSync(dir, { recursive: true, force: true });
+      tempDirs.delete(dir);
+    },
+  };
+}
+
+/**
+ * Forks bench/sdk-server.mjs and waits for its port. Returns { url, pid, stop, output }.
+ * The server's own output is kept (its first 4 KB, see `output()`) rather than printed,
+ * so a failing run does not flood the terminal with one stack trace per request.
+ */
+export function startSdkServer() {
+  return new Promise((resolve, reject) => {
+    const child = fork(join(here, "sdk-server.mjs"), [], {
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+    });
+    let output = "";
+    const keep = (chunk) => {
+      if (output.length < 4096) output += chunk.toString().slice(0, 4096 - output.length);
+    };
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`the SDK server did not start within 15 s\n${output}`));
+    }, 15_000);
+    child.once("error", reject);
+    child.once("exit", (code) =>
+      reject(new Error(`the SDK server exited early (code ${code})\n${output}`)),
+    );
+    child.once("message", ({ port }) => {
+      clearTimeout(timer);
+      child.removeAllListeners("exit");
+      resolve({
+        url: `http://127.0.0.1:${port}/`,
+        pid: child.pid,
+        output: () => output,
+        stop: () =>
+          new Promise((done) => {
+            if (child.exitCode !== null) return done();
+            child.once("exit", () => done());
+            child.kill("SIGTERM");
+          }),
+      });
+    });
+  });
+}
