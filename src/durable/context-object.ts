@@ -6,7 +6,8 @@ import type { LoggedEvent, TaskEvent } from "../models/events";
 import { type JsonObject, newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
 import { Parts } from "../models/part";
-import type { ListTasksParams, SendParams } from "../models/requests";
+import { renderSendResult } from "../models/render";
+import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/requests";
 import { renderEvent, SSE_KEEP_ALIVE, type StreamFormat, sseFrame } from "../models/stream";
 import type { Task } from "../models/task";
 import { InvalidTransitionError, isTerminal } from "../models/task-state";
@@ -91,8 +92,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   // ---- RPC ---------------------------------------------------------------------------
 
-  /** SendMessage: blocking waits for a terminal or interrupted state (§3.2.2). */
-  sendMessage(scope: Scope, params: SendParams, options: ReadOptions = {}): Promise<Result<Task>> {
+  /**
+   * SendMessage: blocking waits for a terminal or interrupted state (§3.2.2). Answers the
+   * rendered JSON of the result: a string crosses the RPC boundary far cheaper than the
+   * task object it would otherwise be cloned from, then re-serialized by the Worker.
+   */
+  sendMessage(scope: Scope, params: SendParams, version: ProtocolVersion): Promise<Result<string>> {
     return attempt(async () => {
       const { taskId, run } = this.admit(scope, params.message);
       if (params.returnImmediately) {
@@ -101,7 +106,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         await run;
       }
       await this.flushIndex();
-      return this.read(taskId, options);
+      const task = this.read(taskId, { historyLength: params.historyLength });
+      return JSON.stringify(renderSendResult(task, version, params));
     });
   }
 

@@ -27,3 +27,9 @@ export function sseFrame(data: JsonObject, id?: number): string {
 
 /** An SSE comment line; keeps idle proxies from closing the connection. */
 export const SSE_KEEP_ALIVE = ": keep-alive\n\n";
+
+export const SSE_HEADERS = {
+  "Content-Type": "text/event-stream; charset=utf-8",
+  "Cache-Control": "no-cache, no-transform",
+  "X-Accel-Buffering": "no",
+} as const;

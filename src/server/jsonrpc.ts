@@ -2,12 +2,13 @@ import type { Agent } from "../agent/definition";
 import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
 import { A2AError } from "../models/errors";
 import type { JsonObject } from "../models/json";
+import { renderTask, renderTaskList } from "../models/render";
 import { type ProtocolVersion, parseList, parseSend, parseTaskId } from "../models/requests";
+import { SSE_HEADERS } from "../models/stream";
 import { readJson } from "./body";
 import { jsonRpcError, type RpcId, toA2AError } from "./errors";
 import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
-import { renderSendResult, renderTask, renderTaskList, SSE_HEADERS } from "./render";
 import { requestedVersion } from "./version";
 
 type Operation =
@@ -120,7 +121,10 @@ export async function handleJsonRpc<Env>(
     switch (operation) {
       case "send": {
         const p = parseSend(params, version);
-        return respond(renderSendResult(await ops.sendMessage(p), version, p));
+        const result = await ops.sendMessage(p, version);
+        return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`, {
+          headers: JSON_HEADERS,
+        });
       }
       case "stream": {
         const stream = await ops.streamMessage(parseSend(params, version), format);

@@ -10,18 +10,16 @@ import {
 import type { IndexRpc } from "../durable/index-object";
 import { A2AError } from "../models/errors";
 import { type JsonObject, newId } from "../models/json";
-import type { ListTasksParams, SendParams, TaskIdParams } from "../models/requests";
+import type { TaskList } from "../models/render";
+import type {
+  ListTasksParams,
+  ProtocolVersion,
+  SendParams,
+  TaskIdParams,
+} from "../models/requests";
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { requireInputFormats } from "./negotiation";
-
-/** The result of a ListTasks page, before rendering. */
-export interface TaskList {
-  tasks: Task[];
-  nextPageToken: string;
-  pageSize: number;
-  totalSize: number;
-}
 
 function unwrap<T>(result: Result<T>): T {
   if (!result.ok) throw A2AError.fromData(result.error);
@@ -93,10 +91,11 @@ export class Operations<Env> {
     return this.context(contextId ?? newId());
   }
 
-  async sendMessage(params: SendParams): Promise<Task> {
+  /** SendMessage; answers the result already rendered as JSON text for `version`. */
+  async sendMessage(params: SendParams, version: ProtocolVersion): Promise<string> {
     requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
     const { stub, scope } = this.route(params);
-    return unwrap(await stub.sendMessage(scope, params, { historyLength: params.historyLength }));
+    return unwrap(await stub.sendMessage(scope, params, version));
   }
 
   async streamMessage(params: SendParams, format: StreamFormat): Promise<ReadableStream> {

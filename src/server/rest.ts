@@ -2,13 +2,14 @@ import type { Agent } from "../agent/definition";
 import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
 import { A2AError } from "../models/errors";
 import type { JsonObject } from "../models/json";
+import { renderTask, renderTaskList } from "../models/render";
 import { type ProtocolVersion, parseList, parseSend, parseTaskId } from "../models/requests";
+import { SSE_HEADERS } from "../models/stream";
 import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
 import { lastEventId } from "./jsonrpc";
 import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
-import { renderSendResult, renderTask, renderTaskList, SSE_HEADERS } from "./render";
 import { requestedVersion } from "./version";
 
 type Route =
@@ -121,7 +122,9 @@ export async function handleRest<Env>(
     switch (route.op) {
       case "send": {
         const params = parseSend(await readJson(request, agent.maxBodyBytes), version);
-        return json(renderSendResult(await ops.sendMessage(params), version, params));
+        return new Response(await ops.sendMessage(params, version), {
+          headers: { "Content-Type": "application/json" },
+        });
       }
       case "stream": {
         const body = await readJson(request, agent.maxBodyBytes);

@@ -1,9 +1,16 @@
-import type { JsonObject } from "../models/json";
-import type { ProtocolVersion } from "../models/requests";
-import type { Task } from "../models/task";
-import { taskToV1 } from "../models/wire-v1";
-import { taskToV03 } from "../models/wire-v03";
-import type { TaskList } from "./operations";
+import type { JsonObject } from "./json";
+import type { ProtocolVersion } from "./requests";
+import type { Task } from "./task";
+import { taskToV1 } from "./wire-v1";
+import { taskToV03 } from "./wire-v03";
+
+/** A ListTasks page before rendering. */
+export interface TaskList {
+  tasks: Task[];
+  nextPageToken: string;
+  pageSize: number;
+  totalSize: number;
+}
 
 export interface RenderOptions {
   /** The request's historyLength: 0 omits `history` entirely (§3.2.4). */
@@ -38,9 +45,3 @@ export function renderTaskList(list: TaskList, version: ProtocolVersion, options
     totalSize: list.totalSize,
   };
 }
-
-export const SSE_HEADERS = {
-  "Content-Type": "text/event-stream; charset=utf-8",
-  "Cache-Control": "no-cache, no-transform",
-  "X-Accel-Buffering": "no",
-} as const;

@@ -1,0 +1,47 @@
+import type { ContentPart, MessageItem } from "../history/items";
+import { newId } from "../models/json";
+import { Message } from "../models/message";
+import { isKnownPart, Parts } from "../models/part";
+
+/**
+ * A2A messages and conversation items are one history: each task message is stored as a
+ * message item (what a model needs: role, text, images) that also carries the A2A message
+ * itself in `extra.a2a`, so GetTask gives back exactly what was sent.
+ */
+export function itemFromMessage(message: Message): MessageItem {
+  const content: ContentPart[] = [];
+  for (const part of message.parts) {
+    if (!isKnownPart(part)) continue;
+    if (part.type === "text") content.push(part.content);
+    else if (part.type === "file" && part.content.mediaType?.startsWith("image/")) {
+      const { url, bytes, mediaType } = part.content;
+      content.push(
+        url !== undefined
+          ? { type: "image", url, mediaType, detail: "auto" }
+          : { type: "image", bytes, mediaType, detail: "auto" },
+      );
+    }
+  }
+  return {
+    type: "message",
+    id: newId("msg_"),
+    createdAt: message.timestamp,
+    role: message.role === "agent" ? "assistant" : message.role,
+    content,
+    interrupted: false,
+    extra: { a2a: JSON.parse(JSON.stringify(message)) },
+  };
+}
+
+/** The A2A message an item stands for: the one it carries, or one built from its text. */
+export function messageFromItem(item: MessageItem, taskId?: string): Message {
+  const carried = Message.safeParse(item.extra.a2a);
+  if (carried.success) return carried.data;
+  return {
+    messageId: item.id,
+    role: item.role === "developer" ? "system" : item.role,
+    parts: item.content.flatMap((c) => (typeof c === "string" ? [Parts.text(c)] : [])),
+    taskId,
+    timestamp: item.createdAt,
+  };
+}

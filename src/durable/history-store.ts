@@ -1,0 +1,240 @@
+import { A2AError } from "../models/errors";
+
+/** What the store needs of a conversation item: a stable id and a type. */
+export interface StoredItem {
+  id: string;
+  type: string;
+}
+
+/** One row of the conversation: its position, the task it belongs to, the item. */
+export interface HistoryRow<T extends StoredItem = StoredItem> {
+  seq: number;
+  taskId: string | null;
+  item: T;
+}
+
+export interface HistoryPage<T extends StoredItem = StoredItem> {
+  rows: HistoryRow<T>[];
+  /** Pass back as `after` for the next page; null on the last page. */
+  next: number | null;
+  total: number;
+}
+
+/** A change computed by the history model: rows to delete, insert after a survivor, rewrite. */
+export interface HistoryDiff<T extends StoredItem = StoredItem> {
+  removed: string[];
+  added: { item: T; afterId: string | null }[];
+  changed: T[];
+}
+
+/** Default largest single item, in UTF-8 bytes (issue: 4 MiB). */
+export const DEFAULT_MAX_ITEM_BYTES = 4 * 1024 * 1024;
+/**
+ * Body characters per row. SQLite rows in Durable Objects are capped at 2 MB; a UTF-8
+ * character takes at most 3 bytes here (JSON escapes astral pairs as one 4-byte pair),
+ * so 256 Ki characters stay under 1 MB whatever the text.
+ */
+export const CHUNK_CHARS = 256 * 1024;
+
+interface Row {
+  id: string;
+  seq: number;
+  task_id: string | null;
+  body: string | null;
+  chunks: number;
+  [key: string]: SqlStorageValue;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The conversation of one context as SQLite rows, one per item, ordered by a sequence
+ * number (never by timestamp). Appends write one row whatever the length; an item too big
+ * for a row is split into chunk rows and put back together on read. Sequence numbers are
+ * REAL so an item inserted between two others needs no renumbering.
+ */
+export class HistoryStore<T extends StoredItem = StoredItem> {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly maxItemBytes = DEFAULT_MAX_ITEM_BYTES,
+  ) {}
+
+  private get sql(): SqlStorage {
+    return this.storage.sql;
+  }
+
+  /** Appends an item at the end; returns the rows SQLite wrote (for the benchmark). */
+  append(item: T, taskId: string | null = null): number {
+    const seq =
+      this.sql.exec<{ s: number | null }>("SELECT MAX(seq) AS s FROM history_items").one().s ?? 0;
+    return this.write(item, seq + 1, taskId);
+  }
+
+  /** Every row in order. Callers that only show history should page instead. */
+  all(): HistoryRow<T>[] {
+    return this.read("SELECT * FROM history_items ORDER BY seq");
+  }
+
+  /** A page of rows after position `after` (exclusive), oldest first. */
+  page(options: { after?: number; limit: number }): HistoryPage<T> {
+    const rows = this.read(
+      "SELECT * FROM history_items WHERE seq > ? ORDER BY seq LIMIT ?",
+      options.after ?? Number.NEGATIVE_INFINITY,
+      options.limit + 1,
+    );
+    const more = rows.length > options.limit;
+    const shown = rows.slice(0, options.limit);
+    return { rows: shown, next: more ? (shown.at(-1)?.seq ?? null) : null, total: this.count() };
+  }
+
+  /** The items of one task, oldest first; `last` keeps only the newest n. */
+  ofTask(taskId: string, last?: number): HistoryRow<T>[] {
+    if (last === 0) return [];
+    return last === undefined
+      ? this.read("SELECT * FROM history_items WHERE task_id = ? ORDER BY seq", taskId)
+      : this.read(
+          "SELECT * FROM (SELECT * FROM history_items WHERE task_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+          taskId,
+          last,
+        );
+  }
+
+  count(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM history_items").one().n;
+  }
+
+  /**
+   * Applies a diff in one transaction: deleted rows go, new items take a position between
+   * their survivor and the next row, changed items are rewritten in place. Nothing else
+   * is touched, so compacting a long history costs what it removes and adds.
+   */
+  apply(diff: HistoryDiff<T>, taskOf: (item: T) => string | null = () => null): number {
+    for (const item of [...diff.added.map((a) => a.item), ...diff.changed]) this.checkSize(item);
+    return this.storage.transactionSync(() => {
+      let written = 0;
+      for (const id of diff.removed) {
+        written += this.sql.exec("DELETE FROM history_items WHERE id = ?", id).rowsWritten;
+        written += this.sql.exec("DELETE FROM history_chunks WHERE item_id = ?", id).rowsWritten;
+      }
+      for (const item of diff.changed) {
+        const row = this.sql
+          .exec<{ seq: number; task_id: string | null }>(
+            "SELECT seq, task_id FROM history_items WHERE id = ?",
+            item.id,
+          )
+          .toArray()[0];
+        if (!row) continue;
+        written += this.sql.exec("DELETE FROM history_items WHERE id = ?", item.id).rowsWritten;
+        written += this.sql.exec(
+          "DELETE FROM history_chunks WHERE item_id = ?",
+          item.id,
+        ).rowsWritten;
+        written += this.write(item, row.seq, row.task_id);
+      }
+      // Consecutive additions after the same survivor keep their order.
+      const lastPlaced = new Map<string | null, number>();
+      for (const { item, afterId } of diff.added) {
+        const anchor =
+          lastPlaced.get(afterId) ??
+          (afterId === null
+            ? Number.NEGATIVE_INFINITY
+            : (this.sql
+                .exec<{ seq: number }>("SELECT seq FROM history_items WHERE id = ?", afterId)
+                .toArray()[0]?.seq ?? Number.NEGATIVE_INFINITY));
+        const next =
+          this.sql
+            .exec<{ seq: number | null }>(
+              "SELECT MIN(seq) AS seq FROM history_items WHERE seq > ?",
+              anchor,
+            )
+            .one().seq ?? null;
+        const seq =
+          anchor === Number.NEGATIVE_INFINITY
+            ? next === null
+              ? 1
+              : next - 1
+            : next === null
+              ? anchor + 1
+              : (anchor + next) / 2;
+        written += this.write(item, seq, taskOf(item));
+        lastPlaced.set(afterId, seq);
+      }
+      return written;
+    });
+  }
+
+  /** Removes every item (a context reset). */
+  clear(): void {
+    this.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM history_items");
+      this.sql.exec("DELETE FROM history_chunks");
+    });
+  }
+
+  private checkSize(item: T): number {
+    const bytes = encoder.encode(JSON.stringify(item)).byteLength;
+    if (bytes > this.maxItemBytes) {
+      throw new A2AError(
+        "InvalidParams",
+        `A conversation item of ${bytes} bytes exceeds the limit of ${this.maxItemBytes} bytes`,
+        { itemId: item.id, bytes: String(bytes), limitBytes: String(this.maxItemBytes) },
+      );
+    }
+    return bytes;
+  }
+
+  private write(item: T, seq: number, taskId: string | null): number {
+    this.checkSize(item);
+    const body = JSON.stringify(item);
+    if (body.length <= CHUNK_CHARS) {
+      return this.sql.exec(
+        "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, ?, ?, 0)",
+        item.id,
+        seq,
+        taskId,
+        item.type,
+        body,
+      ).rowsWritten;
+    }
+    let written = 0;
+    const chunks = Math.ceil(body.length / CHUNK_CHARS);
+    return this.storage.transactionSync(() => {
+      for (let i = 0; i < chunks; i++) {
+        written += this.sql.exec(
+          "INSERT INTO history_chunks (item_id, idx, data) VALUES (?, ?, ?)",
+          item.id,
+          i,
+          body.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS),
+        ).rowsWritten;
+      }
+      written += this.sql.exec(
+        "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, ?, NULL, ?)",
+        item.id,
+        seq,
+        taskId,
+        item.type,
+        chunks,
+      ).rowsWritten;
+      return written;
+    });
+  }
+
+  private read(query: string, ...args: SqlStorageValue[]): HistoryRow<T>[] {
+    return this.sql
+      .exec<Row>(query, ...args)
+      .toArray()
+      .map((row) => ({
+        seq: row.seq,
+        taskId: row.task_id,
+        item: JSON.parse(row.body ?? this.reassemble(row.id)) as T,
+      }));
+  }
+
+  private reassemble(id: string): string {
+    return this.sql
+      .exec<{ data: string }>("SELECT data FROM history_chunks WHERE item_id = ? ORDER BY idx", id)
+      .toArray()
+      .map((r) => r.data)
+      .join("");
+  }
+}

@@ -1,0 +1,738 @@
+import { compact, type JsonObject, type JsonValue, nowIso } from "../models/json";
+import {
+  type CompactionRequestInput,
+  type CompactionResult,
+  type CutBoundary,
+  compactHost,
+  keepRecentItems,
+} from "./compaction";
+import { type ActiveConfig, activeConfigAt, type ConfigTarget, providerItems } from "./config";
+import {
+  type ContextWindowPolicy,
+  type ContextWindowResult,
+  fitContextWindow,
+} from "./context-window";
+import {
+  type CopyFilters,
+  copyItems,
+  forkBriefItems,
+  forkFilteredItems,
+  lastAssistantCopy,
+  mergeItems,
+} from "./fork-merge";
+import {
+  assertUniqueIds,
+  ConfigUpdateItem,
+  type ContentPartInput,
+  type ConversationJson,
+  cloneItems,
+  FunctionCallItem,
+  FunctionOutputItem,
+  HandoffItem,
+  Item,
+  type ItemInput,
+  type ItemRole,
+  isUserMessage,
+  MessageItem,
+  parseItems,
+  timeOf,
+} from "./items";
+import {
+  fromLlmMessages,
+  type LlmMessage,
+  type LlmMessageInput,
+  toLlmMessages,
+} from "./llm-message";
+import { type ReadonlyConversation, ReadonlyConversationError } from "./readonly";
+import {
+  type ItemHost,
+  mergeSummaryHost,
+  type SummarizeOptions,
+  type SummarizeResult,
+  type Summarizer,
+  summarizeHost,
+} from "./summarize";
+import { estimateTokens } from "./tokens";
+import { type TruncateLimits, truncateItems } from "./truncate";
+
+/**
+ * Fields every `add*` method accepts besides the item's own.
+ * @example
+ * conversation.addHandoff({ toAgent: "b", id: "handoff_1", createdAt: new Date().toISOString() });
+ */
+export interface AddOptions {
+  /** Defaults to a fresh prefixed id; must not be in use. */
+  id?: string;
+  /** ISO-8601; defaults to now. */
+  createdAt?: string;
+  agentId?: string;
+}
+
+/**
+ * Options of `addMessage`: the message extras (F24) and `replace` (F3).
+ * @example
+ * conversation.addMessage("user", "hi", { agentId: "voice", confidence: 0.92 });
+ */
+export interface MessageOptions extends AddOptions {
+  /** With role "system": remove every system message (not developer ones) first. */
+  replace?: boolean;
+  name?: string;
+  interrupted?: boolean;
+  extra?: JsonObject;
+  confidence?: number;
+  metrics?: JsonObject;
+  audioInstructions?: string;
+  textInstructions?: string;
+}
+
+/**
+ * What `addFunctionCall` takes (F4).
+ * @example
+ * conversation.addFunctionCall({ name: "search", arguments: { q: "x" }, callId: "call_1" });
+ */
+export interface FunctionCallInput extends AddOptions {
+  name: string;
+  /** A JSON string kept verbatim; an object is serialized. Defaults to "{}". */
+  arguments?: string | JsonObject;
+  /** Defaults to a fresh "call_" id. */
+  callId?: string;
+  /** Provider data to keep with the call, e.g. `{ thoughtSignature }` for Gemini. */
+  metadata?: JsonObject;
+}
+
+/**
+ * What `addFunctionOutput` takes (F4).
+ * @example
+ * conversation.addFunctionOutput({ name: "search", callId: "call_1", output: "3 hits" });
+ */
+export interface FunctionOutputInput extends AddOptions {
+  name: string;
+  callId: string;
+  /** Kept verbatim when a string; anything else is serialized to JSON. */
+  output: string | JsonValue;
+  isError?: boolean;
+  metadata?: JsonObject;
+}
+
+/**
+ * What `addHandoff` takes (F20).
+ * @example
+ * conversation.addHandoff({ toAgent: "billing" });
+ */
+export interface HandoffInput extends AddOptions {
+  toAgent: string;
+  fromAgent?: string;
+  reason?: string;
+}
+
+/**
+ * What `addConfigUpdate` takes; an absent field is left as it was (F19).
+ * @example
+ * conversation.addConfigUpdate({ tools: [] }); // no tools from here on
+ */
+export interface ConfigUpdateInput extends AddOptions {
+  instructions?: string;
+  tools?: string[];
+}
+
+/**
+ * Construction options of a conversation.
+ * @example
+ * new Conversation({ systemPrompt: "Be kind.", items: stored.items });
+ */
+export interface ConversationInit {
+  /** Initial items, validated (unknown types are an error here, unlike `fromJSON`). */
+  items?: readonly ItemInput[];
+  /** Sets the leading system message, like `setSystem`; empty adds nothing (E2). */
+  systemPrompt?: string;
+}
+
+/**
+ * Shared by a conversation and its read-only views, so a view sees every change. The list
+ * is only ever appended to in place or swapped whole, and items are never edited in place,
+ * which lets a store diff snapshots by id (see `diffItems`).
+ */
+interface State {
+  items: Item[];
+  byId: Map<string, Item> | null;
+}
+
+/**
+ * An ordered conversation history: messages, tool calls and outputs, handoffs and config
+ * updates (E, F). Operations keep the ids of surviving items and give new items fresh ids,
+ * so a store can persist a conversation as one row per item and write only the
+ * difference. Items are plain JSON objects; treat the ones you get back as read-only.
+ * @example
+ * const conversation = new Conversation({ systemPrompt: "You are terse." });
+ * conversation.addMessage("user", "What's 2 + 2?");
+ * const call = conversation.addFunctionCall({ name: "add", arguments: { a: 2, b: 2 } });
+ * conversation.addFunctionOutput({ name: "add", callId: call.callId, output: "4" });
+ * conversation.addMessage("assistant", "4");
+ * conversation.truncate({ maxTokens: 4000 });
+ * await store.save(conversation.toJSON());
+ */
+export class Conversation {
+  #state: State;
+  #readonly = false;
+
+  constructor(init: ConversationInit = {}) {
+    const items = (init.items ?? []).map((item) => Item.parse(item));
+    assertUniqueIds(items);
+    this.#state = { items, byId: null };
+    if (init.systemPrompt) this.setSystem(init.systemPrompt);
+  }
+
+  /** Wraps items that are already valid and owned by nobody else. */
+  static #wrap(items: Item[]): Conversation {
+    const conversation = new Conversation();
+    conversation.#state.items = items;
+    return conversation;
+  }
+
+  /**
+   * Loads `{ items: [...] }` as written by `toJSON` (F23, E3). Items of unknown types are
+   * skipped; a malformed item or a duplicate id throws.
+   * @example
+   * const conversation = Conversation.fromJSON(JSON.parse(stored));
+   */
+  static fromJSON(json: unknown): Conversation {
+    return Conversation.#wrap(parseItems(itemsOf(json)));
+  }
+
+  /**
+   * Builds a conversation from LLM messages (E1); see `fromLlmMessages`.
+   * @example
+   * Conversation.fromLlmMessages([{ role: "user", content: "Hi" }]);
+   */
+  static fromLlmMessages(messages: readonly LlmMessageInput[]): Conversation {
+    const items = fromLlmMessages(messages);
+    assertUniqueIds(items);
+    return Conversation.#wrap(items);
+  }
+
+  // ---------------------------------------------------------------- reading
+
+  /**
+   * The items in order. Live: appends show up in it, so copy it (`[...conversation.items]`)
+   * to keep a snapshot, e.g. as the `before` of `diffItems`.
+   */
+  get items(): readonly Item[] {
+    return this.#state.items;
+  }
+
+  get length(): number {
+    return this.#state.items.length;
+  }
+
+  /** True for a view from `readonly()`. */
+  get isReadonly(): boolean {
+    return this.#readonly;
+  }
+
+  /**
+   * Only the chat messages, without tool traffic or structural items (F6).
+   * @example
+   * conversation.messages().filter((m) => m.role === "assistant");
+   */
+  messages(): MessageItem[] {
+    return this.#state.items.filter((item): item is MessageItem => item.type === "message");
+  }
+
+  /**
+   * Number of user turns: user messages (F6).
+   * @example
+   * if (conversation.turnCount() > 10) await conversation.summarize(summarizer);
+   */
+  turnCount(): number {
+    let turns = 0;
+    for (const item of this.#state.items) if (isUserMessage(item)) turns++;
+    return turns;
+  }
+
+  /**
+   * The item with this id, or null (F6).
+   * @example
+   * const call = conversation.getById(output.id);
+   */
+  getById(id: string): Item | null {
+    return this.#index().get(id) ?? null;
+  }
+
+  /**
+   * Estimated tokens of the whole conversation (F7, decision 5).
+   * @example
+   * if (conversation.estimatedTokens() > 8000) conversation.truncate({ maxTokens: 8000 });
+   */
+  estimatedTokens(): number {
+    return estimateTokens(this.#state.items);
+  }
+
+  /**
+   * Instructions and tools in force at a point (F19): null = the end, a number = an
+   * index, a string = an item id (unknown = the end).
+   * @example
+   * conversation.activeConfigAt(); // { instructions: "…", tools: ["search"] }
+   */
+  activeConfigAt(target: ConfigTarget = null): ActiveConfig {
+    return activeConfigAt(this.#state.items, target);
+  }
+
+  /**
+   * The items a model should see: no handoffs or config updates, resolved instructions
+   * (G7, F21). Provider converters start from this.
+   * @example
+   * const forModel = conversation.providerItems();
+   */
+  providerItems(): Item[] {
+    return providerItems(this.#state.items);
+  }
+
+  /**
+   * `{ items }`, deep-copied and JSON-serializable; `fromJSON` reads it back (F23).
+   * @example
+   * const stored = JSON.stringify(conversation); // calls toJSON
+   */
+  toJSON(): ConversationJson {
+    return { items: cloneItems(this.#state.items) };
+  }
+
+  /**
+   * The LLM-message view (E1); see `toLlmMessages`.
+   * @example
+   * const messages = conversation.toLlmMessages();
+   */
+  toLlmMessages(): LlmMessage[] {
+    return toLlmMessages(this.#state.items);
+  }
+
+  /**
+   * An editable deep copy keeping the items that pass the filters (F18).
+   * @example
+   * conversation.copy({ excludeInstructions: true, tools: [] }); // chat only
+   */
+  copy(filters: CopyFilters = {}): Conversation {
+    return Conversation.#wrap(copyItems(this.#state.items, filters));
+  }
+
+  /**
+   * An editable deep copy; changes to either never reach the other (F12).
+   * @example
+   * const sub = conversation.fork();
+   */
+  fork(): Conversation {
+    return Conversation.#wrap(cloneItems(this.#state.items));
+  }
+
+  /**
+   * A copy with the instructions and the `recentTurns` newest user turns (default 3),
+   * optionally keeping only some tools' calls and outputs (F13).
+   * @example
+   * const sub = conversation.forkFiltered({ recentTurns: 1, tools: ["search"] });
+   */
+  forkFiltered(
+    options: { recentTurns?: number; tools?: readonly string[] | null } = {},
+  ): Conversation {
+    return Conversation.#wrap(forkFilteredItems(this.#state.items, options));
+  }
+
+  /**
+   * A fresh conversation for a sub-agent: a system message with its instructions and an
+   * optional user brief, stamped with `agentId` (F14). Nothing of this history is copied.
+   * @example
+   * const sub = conversation.forkBrief({
+   *   instructions: "Research X",
+   *   brief: "Focus on 2024",
+   *   agentId: "researcher",
+   * });
+   */
+  forkBrief(options: { instructions: string; brief?: string; agentId?: string }): Conversation {
+    return Conversation.#wrap(forkBriefItems(options));
+  }
+
+  /**
+   * A live read-only view of this conversation (F22).
+   * @example
+   * await subAgent.run(conversation.readonly());
+   */
+  readonly(): ReadonlyConversation {
+    const view = new Conversation();
+    view.#state = this.#state;
+    view.#readonly = true;
+    return view;
+  }
+
+  // ---------------------------------------------------------------- adding
+
+  /**
+   * Appends a message; a string content becomes `[string]` (F3). With `replace: true` and
+   * role "system", every earlier system message (not developer ones) is removed first.
+   * @example
+   * conversation.addMessage("user", ["What is in this picture?", { type: "image", url }]);
+   */
+  addMessage(
+    role: ItemRole,
+    content: string | readonly ContentPartInput[],
+    options: MessageOptions = {},
+  ): MessageItem {
+    this.#writable("addMessage");
+    const { replace, ...fields } = options;
+    const message = MessageItem.parse(
+      compact({
+        type: "message",
+        role,
+        content: typeof content === "string" ? content : [...content],
+        ...fields,
+      }),
+    );
+    if (replace && role === "system") {
+      this.#checkFree(message.id);
+      const kept = this.#state.items.filter(
+        (item) => !(item.type === "message" && item.role === "system"),
+      );
+      kept.push(message);
+      this.#commit(kept);
+      return message;
+    }
+    return this.#append(message);
+  }
+
+  /**
+   * Appends a system message; an empty prompt adds nothing (E2).
+   * @example
+   * conversation.addSystem("The user is on the free plan.");
+   */
+  addSystem(text: string): MessageItem | null {
+    this.#writable("addSystem");
+    return text ? this.addMessage("system", text) : null;
+  }
+
+  /**
+   * Replaces the content of a leading system message (same id), or puts a new one first;
+   * an empty prompt removes the leading system message (E2). Later turns are untouched.
+   * @example
+   * conversation.setSystem("You are a pirate.");
+   */
+  setSystem(text: string): MessageItem | null {
+    this.#writable("setSystem");
+    const items = this.#state.items;
+    const first = items[0];
+    const leading = first?.type === "message" && first.role === "system" ? first : null;
+    if (!text) {
+      if (leading) this.#commit(items.slice(1));
+      return null;
+    }
+    if (leading) {
+      const replaced: MessageItem = { ...leading, content: [text] };
+      // Variants of the old prompt would otherwise win over the new one (F24).
+      delete replaced.audioInstructions;
+      delete replaced.textInstructions;
+      this.#commit([replaced, ...items.slice(1)]);
+      return replaced;
+    }
+    // Never newer than what follows, so inserts and merges keep it first.
+    const now = nowIso();
+    const createdAt = first && timeOf(first) < Date.parse(now) ? first.createdAt : now;
+    const message = MessageItem.parse({
+      type: "message",
+      role: "system",
+      content: text,
+      createdAt,
+    });
+    this.#commit([message, ...items]);
+    return message;
+  }
+
+  /**
+   * Clears everything and starts over with this system prompt; empty adds nothing (E2).
+   * @example
+   * conversation.resetToSystem("New session.");
+   */
+  resetToSystem(text: string): MessageItem | null {
+    this.#writable("resetToSystem");
+    this.#commit([]);
+    return this.addSystem(text);
+  }
+
+  /**
+   * Appends a function call (F4); `callId` is generated when absent.
+   * @example
+   * const call = conversation.addFunctionCall({ name: "search", arguments: { q: "zod" } });
+   */
+  addFunctionCall(input: FunctionCallInput): FunctionCallItem {
+    this.#writable("addFunctionCall");
+    const args = input.arguments;
+    return this.#append(
+      FunctionCallItem.parse(
+        compact({
+          ...input,
+          type: "function_call",
+          arguments: args === undefined || typeof args === "string" ? args : JSON.stringify(args),
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Appends the output of a call (F4).
+   * @example
+   * conversation.addFunctionOutput({ name: "search", callId: call.callId, output: { hits: 3 } });
+   */
+  addFunctionOutput(input: FunctionOutputInput): FunctionOutputItem {
+    this.#writable("addFunctionOutput");
+    const output = typeof input.output === "string" ? input.output : JSON.stringify(input.output);
+    return this.#append(
+      FunctionOutputItem.parse(compact({ ...input, type: "function_call_output", output })),
+    );
+  }
+
+  /**
+   * Records that control passed to another agent (F20).
+   * @example
+   * conversation.addHandoff({ fromAgent: "triage", toAgent: "billing", reason: "refund" });
+   */
+  addHandoff(input: HandoffInput): HandoffItem {
+    this.#writable("addHandoff");
+    return this.#append(HandoffItem.parse(compact({ ...input, type: "agent_handoff" })));
+  }
+
+  /**
+   * Records a change of instructions and/or tools from here on (F19, F21).
+   * @example
+   * conversation.addConfigUpdate({ instructions: "Be brief.", tools: ["search"] });
+   */
+  addConfigUpdate(input: ConfigUpdateInput = {}): ConfigUpdateItem {
+    this.#writable("addConfigUpdate");
+    return this.#append(ConfigUpdateItem.parse(compact({ ...input, type: "agent_config_update" })));
+  }
+
+  /**
+   * Inserts an item before the first item with a strictly later createdAt; equal times
+   * go after (F5).
+   * @example
+   * conversation.insert({ type: "message", role: "user", content: "late", createdAt });
+   */
+  insert(item: ItemInput): Item {
+    this.#writable("insert");
+    return this.insertMany([item])[0] as Item;
+  }
+
+  /**
+   * Inserts items by createdAt, sorting them first (F5). Same result as inserting them
+   * one by one in time order, in O(n + m log m).
+   * @example
+   * conversation.insertMany(itemsFromAnotherDevice);
+   */
+  insertMany(inputs: readonly ItemInput[]): Item[] {
+    this.#writable("insertMany");
+    const incoming = inputs.map((input) => Item.parse(input));
+    for (const item of incoming) this.#checkFree(item.id);
+    assertUniqueIds(incoming);
+    const sorted = incoming
+      .map((item, index) => ({ item, index, time: timeOf(item) }))
+      .sort((a, b) => a.time - b.time || a.index - b.index);
+    const existing = this.#state.items;
+    const out: Item[] = [];
+    // The first strictly later position only moves forward as the inserted time grows,
+    // even when the existing list is not sorted, so one forward scan serves all.
+    let at = 0;
+    for (const { item, time } of sorted) {
+      while (at < existing.length && timeOf(existing[at] as Item) <= time) {
+        out.push(existing[at] as Item);
+        at++;
+      }
+      out.push(item);
+    }
+    for (; at < existing.length; at++) out.push(existing[at] as Item);
+    this.#commit(out);
+    return incoming;
+  }
+
+  /**
+   * Replaces every item with validated ones, keeping this object (E3). Atomic: invalid
+   * input throws and changes nothing. Accepts `{ items }` or a plain array.
+   * @example
+   * conversation.replace(JSON.parse(stored));
+   */
+  replace(json: ConversationJson | { items: readonly unknown[] } | readonly unknown[]): void {
+    this.#writable("replace");
+    this.#commit(parseItems(itemsOf(json)));
+  }
+
+  /**
+   * Removes every item.
+   * @example
+   * conversation.clear();
+   */
+  clear(): void {
+    this.#writable("clear");
+    this.#commit([]);
+  }
+
+  // ---------------------------------------------------------------- shrinking
+
+  /**
+   * Removes the oldest unprotected items until at most `maxItems` items and `maxTokens`
+   * estimated tokens remain (F8–F10). Protected: the first system/developer message, the
+   * first summary, the last user message, handoffs, config updates and calls awaiting
+   * their output. Calls and outputs leave together; orphans are dropped. No limits, no
+   * change. Returns the removed items.
+   * @example
+   * conversation.truncate({ maxItems: 100, maxTokens: 8000 });
+   */
+  truncate(limits: TruncateLimits = {}): Item[] {
+    this.#writable("truncate");
+    const { kept, removed } = truncateItems(this.#state.items, limits);
+    if (removed.length > 0) this.#commit(kept);
+    return removed;
+  }
+
+  /**
+   * Keeps the first item plus the newest `maxMessages - 1` (E4; throws below 2), cutting
+   * only between user turns unless `boundary: "item"`. Returns the removed items.
+   * @example
+   * conversation.keepRecent(20);
+   */
+  keepRecent(maxMessages: number, options: { boundary?: CutBoundary } = {}): Item[] {
+    this.#writable("keepRecent");
+    const { kept, removed } = keepRecentItems(this.#state.items, maxMessages, options);
+    if (removed.length > 0) this.#commit(kept);
+    return removed;
+  }
+
+  /**
+   * Folds everything before the `keepRecentTurns` newest user turns into one summary
+   * message (F11). No change when there are no more turns than that, nothing to
+   * summarize, or the summary is empty; a summarizer error is rethrown, nothing changed.
+   * @example
+   * await conversation.summarize(summarizer, { keepRecentTurns: 2 });
+   */
+  async summarize(
+    summarizer: Summarizer,
+    options: SummarizeOptions = {},
+  ): Promise<SummarizeResult> {
+    this.#writable("summarize");
+    return summarizeHost(this.#host(), summarizer, options);
+  }
+
+  /**
+   * Runs a compaction request (E5–E9, E11): "recent" (default), "tokens" or "summary"
+   * (needs a summarizer). Bad request values throw before anything changes.
+   * @example
+   * const result = await conversation.compact({ strategy: "tokens", maxTokens: 2000 });
+   */
+  async compact(
+    request: CompactionRequestInput = {},
+    options: { summarizer?: Summarizer; signal?: AbortSignal } = {},
+  ): Promise<CompactionResult> {
+    this.#writable("compact");
+    return compactHost(this.#host(), request, options);
+  }
+
+  /**
+   * Summarize-then-truncate to fit a context window (F25).
+   * @example
+   * await conversation.fitContextWindow({ maxTokens: 8000, summarizer });
+   */
+  async fitContextWindow(policy: ContextWindowPolicy): Promise<ContextWindowResult> {
+    this.#writable("fitContextWindow");
+    return fitContextWindow(this, policy);
+  }
+
+  // ---------------------------------------------------------------- merging
+
+  /**
+   * Adds copies of the other conversation's items whose ids are not here yet, then
+   * stably sorts everything by createdAt (F15). Merging again changes nothing. Returns
+   * the added items.
+   * @example
+   * const sub = conversation.fork(); await runSubAgent(sub); conversation.merge(sub);
+   */
+  merge(other: { readonly items: readonly Item[] }): Item[] {
+    this.#writable("merge");
+    const before = this.#state.items;
+    const merged = mergeItems(before, other.items);
+    if (merged.length === before.length && merged.every((item, i) => item === before[i])) return [];
+    const known = this.#index();
+    this.#commit(merged);
+    return merged.filter((item) => !known.has(item.id));
+  }
+
+  /**
+   * Appends a copy of the other conversation's last assistant message, attributed to
+   * `agentId` when given (F16); null when it has none. The copy keeps its id unless that
+   * id is already used here.
+   * @example
+   * conversation.mergeResult(sub, { agentId: "researcher" });
+   */
+  mergeResult(
+    other: { readonly items: readonly Item[] },
+    options: { agentId?: string } = {},
+  ): MessageItem | null {
+    this.#writable("mergeResult");
+    const index = this.#index();
+    const copy = lastAssistantCopy(other.items, (id) => index.has(id), options.agentId);
+    return copy ? this.#append(copy) : null;
+  }
+
+  /**
+   * Appends a flagged summary of the other conversation, written by one summarizer call
+   * (F17); null and no change when there is nothing to summarize or the summary is empty.
+   * @example
+   * await conversation.mergeWithSummary(sub, { summarizer, agentId: "researcher" });
+   */
+  async mergeWithSummary(
+    other: { readonly items: readonly Item[] },
+    options: { summarizer: Summarizer; agentId?: string; maxTokens?: number; signal?: AbortSignal },
+  ): Promise<MessageItem | null> {
+    this.#writable("mergeWithSummary");
+    const { summarizer, ...rest } = options;
+    return mergeSummaryHost(this.#host(), other.items, summarizer, rest);
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  #writable(method: string): void {
+    if (this.#readonly) throw new ReadonlyConversationError(method);
+  }
+
+  #index(): Map<string, Item> {
+    if (!this.#state.byId) {
+      this.#state.byId = new Map(this.#state.items.map((item) => [item.id, item]));
+    }
+    return this.#state.byId;
+  }
+
+  #checkFree(id: string): void {
+    if (this.#index().has(id)) throw new Error(`conversation item id "${id}" is already used`);
+  }
+
+  #append<T extends Item>(item: T): T {
+    this.#checkFree(item.id);
+    this.#state.items.push(item);
+    this.#index().set(item.id, item);
+    return item;
+  }
+
+  /** Swaps in a new list; never edits the old one, so snapshots of it stay valid. */
+  #commit(items: Item[]): void {
+    this.#state.items = items;
+    this.#state.byId = null;
+  }
+
+  #host(): ItemHost {
+    const state = this.#state;
+    return {
+      get items() {
+        return state.items;
+      },
+      replaceItems: (items) => this.#commit(items),
+    };
+  }
+}
+
+function itemsOf(json: unknown): readonly unknown[] {
+  if (Array.isArray(json)) return json;
+  const items = (json as { items?: unknown } | null)?.items;
+  if (!Array.isArray(items)) throw new TypeError("a conversation is { items: [...] }");
+  return items;
+}
