@@ -5,11 +5,19 @@
  * - any text: echoed back, streamed word by word into an artifact
  * - "hello": asks for your name (input-required); answer in the same task
  * - "count 5": counts to 5, one number a second (try cancel and subscribe on it)
+ * - "recap": lists what you said earlier in this conversation (its history)
  * - "fail": fails the task on purpose
  * - a tool_call part (add, reverse, wordCount): run by the default execution
  */
 import { z } from "zod";
-import { defineAgent, runDefaultExecution, type TaskContext, textOf, tool } from "../src/index";
+import {
+  defineAgent,
+  messageText,
+  runDefaultExecution,
+  type TaskContext,
+  textOf,
+  tool,
+} from "../src/index";
 
 interface Env {
   /** Pause between streamed words, in milliseconds (wrangler.toml sets it). */
@@ -78,6 +86,13 @@ const worker = defineAgent<Env>({
         examples: ["hello"],
       },
       {
+        id: "recap",
+        name: "Recap",
+        description: "Recalls what you said earlier in the same context",
+        tags: ["history"],
+        examples: ["recap"],
+      },
+      {
         id: "count",
         name: "Count",
         description: "Counts slowly; cancel it or subscribe to it",
@@ -106,6 +121,17 @@ const worker = defineAgent<Env>({
     }
     if (/^(hello|hi|hey)\b/i.test(text)) return ctx.requestInput("Hi! What's your name?");
     if (/^fail\b/i.test(text)) throw new Error("You asked me to fail, so I did.");
+    if (/^recap$/i.test(text)) {
+      // Every user turn of this context except this "recap" itself.
+      const earlier = ctx.conversation
+        .messages()
+        .filter((m) => m.role === "user")
+        .slice(0, -1)
+        .map((m) => messageText(m));
+      return earlier.length
+        ? `Earlier in this conversation you said: ${earlier.join(" / ")}`
+        : "This is the start of our conversation.";
+    }
     const count = /^count\s+(\d{1,3})$/i.exec(text);
     if (count) {
       const n = Number(count[1]);

@@ -8,6 +8,7 @@ export type { Agent, AgentConfig, InferFn } from "./agent/definition";
 export { type Tool, type Tools, tool } from "./agent/tools";
 export { ContextObject, RESTART_REASON } from "./durable/context-object";
 export { IndexObject } from "./durable/index-object";
+export * from "./history/index";
 export * from "./models/agent-card";
 export * from "./models/artifact";
 export * from "./models/errors";

@@ -1,3 +1,4 @@
+import type { ReadonlyConversation } from "../history/readonly";
 import type { JsonObject } from "../models/json";
 import type { Message } from "../models/message";
 import type { Part } from "../models/part";
@@ -30,6 +31,11 @@ export interface TaskContext<Env = unknown> {
   readonly history: readonly Message[];
   /** Snapshot of the task when the run started. */
   readonly task: Task;
+  /**
+   * The whole conversation of this context (every earlier task's turns too), read-only,
+   * loaded on first use.
+   */
+  readonly conversation: ReadonlyConversation;
   /** Aborted when the task is canceled; pass it to fetch and check it in loops (B9). */
   readonly signal: AbortSignal;
   /** The worker's bindings and secrets. */

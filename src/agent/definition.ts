@@ -1,3 +1,4 @@
+import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";
 import type { InferPart } from "../models/part";
@@ -40,6 +41,10 @@ export interface AgentConfig<Env = unknown> {
   keepAliveMs?: number;
   /** Durable Object binding names in wrangler.toml. */
   bindings?: { context?: string; index?: string };
+  /** Model call that writes summaries, for `summary` compaction of a conversation. */
+  summarizer?: Summarizer;
+  /** Largest single conversation item, in UTF-8 bytes; bigger ones are refused. Default 4 MiB. */
+  maxHistoryItemBytes?: number;
 }
 
 /** A validated agent configuration with every default applied. */
@@ -55,11 +60,15 @@ export interface Agent<Env = unknown> {
   streaming: boolean;
   keepAliveMs: number;
   bindings: { context: string; index: string };
+  summarizer: Summarizer | null;
+  maxHistoryItemBytes: number;
   /** When this definition was loaded; the card's Last-Modified. */
   loadedAt: Date;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** Largest conversation item by default (4 MiB). */
+export const DEFAULT_MAX_ITEM_BYTES = 4 * 1024 * 1024;
 
 /** Validates a configuration; throws a clear error naming the bad field. */
 export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
@@ -88,6 +97,12 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       context: config.bindings?.context ?? "EDGELINK_CONTEXT",
       index: config.bindings?.index ?? "EDGELINK_INDEX",
     },
+    summarizer: config.summarizer ?? null,
+    maxHistoryItemBytes: positive(
+      "maxHistoryItemBytes",
+      config.maxHistoryItemBytes,
+      DEFAULT_MAX_ITEM_BYTES,
+    ),
     loadedAt: new Date(),
   };
 }

@@ -1,7 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { runDefaultExecution } from "../agent/default-execution";
 import type { Agent } from "../agent/definition";
-import { A2AError, type ErrorData } from "../models/errors";
+import { CompactionRequest, type CompactionResult } from "../history/compaction";
+import { Conversation } from "../history/conversation";
+import { diffItems } from "../history/diff";
+import type { Item } from "../history/items";
+import { A2AError, type ErrorData, invalidParams } from "../models/errors";
 import type { LoggedEvent, TaskEvent } from "../models/events";
 import { type JsonObject, newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
@@ -12,6 +16,7 @@ import { renderEvent, SSE_KEEP_ALIVE, type StreamFormat, sseFrame } from "../mod
 import type { Task } from "../models/task";
 import { InvalidTransitionError, isTerminal } from "../models/task-state";
 import { EventHub } from "./event-hub";
+import { type HistoryPage, HistoryStore } from "./history-store";
 import { indexObjectName, newTaskId } from "./ids";
 import type { IndexRow, IndexRpc } from "./index-object";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
@@ -46,6 +51,8 @@ export type ContextRpc = Pick<
   | "listTasks"
   | "cancelTask"
   | "subscribe"
+  | "getHistory"
+  | "compactHistory"
 >;
 
 /** Reason recorded on a task whose run was cut off by an object restart. */
@@ -85,7 +92,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.store = new TaskStore(ctx.storage);
+    this.store = new TaskStore(
+      ctx.storage,
+      // The subclass supplies `agent` as a prototype getter, so it is readable here.
+      new HistoryStore<Item>(
+        ctx.storage,
+        (this as unknown as { agent: Agent<Env> }).agent.maxHistoryItemBytes,
+      ),
+    );
     migrate(ctx.storage, CONTEXT_MIGRATIONS);
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
@@ -217,6 +231,47 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
+  /** A page of this conversation's history, oldest first (paged by position). */
+  getHistory(
+    scope: Scope,
+    page: { after?: number; limit: number },
+  ): Promise<Result<HistoryPage<Item>>> {
+    return attempt(() => {
+      this.requireContext(scope);
+      return this.store.history.page(page);
+    });
+  }
+
+  /**
+   * Compacts this conversation (E5–E9, E11) as a control call: the history model plans
+   * the change, then only the rows it removes or adds are written, in one transaction.
+   * A bad request, an unknown context or a failing summarizer changes nothing.
+   */
+  compactHistory(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {
+    return attempt(async () => {
+      const parsed = CompactionRequest.safeParse(input ?? {});
+      if (!parsed.success) throw invalidParams(parsed.error.issues, "params");
+      this.requireContext(scope);
+      const summarizer = this.agent.summarizer;
+      if (parsed.data.strategy === "summary" && !summarizer) {
+        throw new A2AError(
+          "UnsupportedOperation",
+          "Summary compaction needs a summarizer; configure `summarizer` in defineAgent",
+        );
+      }
+      const rows = this.store.history.all();
+      const before = rows.map((r) => r.item);
+      const taskOf = new Map(rows.map((r) => [r.item.id, r.taskId]));
+      const conversation = new Conversation({ items: before });
+      const result = await conversation.compact(parsed.data, {
+        summarizer: summarizer ?? undefined,
+      });
+      const diff = diffItems(before, [...conversation.items]);
+      this.store.history.apply(diff, (item) => taskOf.get(item.id) ?? null);
+      return result;
+    });
+  }
+
   /** Retries index updates that could not be delivered. */
   override async alarm(): Promise<void> {
     await this.flushIndex();
@@ -338,6 +393,19 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       else this.failTask(taskId, RESTART_REASON);
     }
     await this.flushIndex();
+  }
+
+  /** A conversation exists once it has a task or a history item. */
+  private requireContext(scope: Scope): void {
+    const known =
+      this.ctx.storage.sql.exec("SELECT 1 FROM tasks LIMIT 1").toArray().length > 0 ||
+      this.store.history.count() > 0;
+    if (!known) {
+      throw new A2AError("ContextNotFound", `Context ${scope.contextId} not found`, {
+        contextId: scope.contextId,
+      });
+    }
+    this.claim(scope);
   }
 
   private read(taskId: string, options: ReadOptions = {}): Task {

@@ -27,8 +27,6 @@ export interface HistoryDiff<T extends StoredItem = StoredItem> {
   changed: T[];
 }
 
-/** Default largest single item, in UTF-8 bytes (issue: 4 MiB). */
-export const DEFAULT_MAX_ITEM_BYTES = 4 * 1024 * 1024;
 /**
  * Body characters per row. SQLite rows in Durable Objects are capped at 2 MB; a UTF-8
  * character takes at most 3 bytes here (JSON escapes astral pairs as one 4-byte pair),
@@ -56,7 +54,7 @@ const encoder = new TextEncoder();
 export class HistoryStore<T extends StoredItem = StoredItem> {
   constructor(
     private readonly storage: DurableObjectStorage,
-    private readonly maxItemBytes = DEFAULT_MAX_ITEM_BYTES,
+    private readonly maxItemBytes = 4 * 1024 * 1024,
   ) {}
 
   private get sql(): SqlStorage {

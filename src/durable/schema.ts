@@ -1,9 +1,13 @@
+import type { Message } from "../models/message";
+import { itemFromMessage } from "./conversation-bridge";
+
 /**
  * SQLite schemas, as ordered migrations. Each object records the version it reached in
  * `meta`; on start it applies only the later steps, inside one transaction, so a restart
  * mid-migration re-runs cleanly and running twice changes nothing.
  */
-export type Migration = readonly string[];
+export type MigrationStep = string | ((sql: SqlStorage) => void);
+export type Migration = readonly MigrationStep[];
 
 export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   [
@@ -63,7 +67,58 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
       updated_at TEXT NOT NULL
     )`,
   ],
+  // v2: the conversation history, one row per item. A2A task messages move here, tagged
+  // with their task, so a context has one history that every task and model sees.
+  // Positions are REAL so an item can go between two others without renumbering;
+  // items too big for one row keep their JSON in chunk rows.
+  [
+    `CREATE TABLE IF NOT EXISTS history_items (
+      id TEXT PRIMARY KEY,
+      seq REAL NOT NULL,
+      task_id TEXT,
+      type TEXT NOT NULL,
+      body TEXT,
+      chunks INTEGER NOT NULL DEFAULT 0
+    )`,
+    "CREATE UNIQUE INDEX IF NOT EXISTS history_by_seq ON history_items (seq)",
+    "CREATE INDEX IF NOT EXISTS history_by_task ON history_items (task_id, seq)",
+    `CREATE TABLE IF NOT EXISTS history_chunks (
+      item_id TEXT NOT NULL,
+      idx INTEGER NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (item_id, idx)
+    )`,
+    moveMessagesToHistory,
+    "DROP TABLE IF EXISTS messages",
+  ],
 ];
+
+/** Copies v1 task messages into history rows, oldest first, as the bridge maps them. */
+function moveMessagesToHistory(sql: SqlStorage): void {
+  const exists = sql
+    .exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'messages'")
+    .toArray().length;
+  if (!exists) return;
+  let seq = 0;
+  const rows = sql
+    .exec<{ task_id: string; body: string; created: string }>(
+      `SELECT m.task_id, m.body, t.created_at AS created FROM messages m
+       JOIN tasks t ON t.id = m.task_id ORDER BY t.created_at, m.task_id, m.seq`,
+    )
+    .toArray();
+  for (const row of rows) {
+    const item = itemFromMessage(JSON.parse(row.body) as Message);
+    seq += 1;
+    sql.exec(
+      "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, ?, ?, 0)",
+      item.id,
+      seq,
+      row.task_id,
+      item.type,
+      JSON.stringify(item),
+    );
+  }
+}
 
 export const INDEX_MIGRATIONS: readonly Migration[] = [
   [
@@ -87,7 +142,10 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
       .toArray()[0];
     const current = row ? Number(row.value) : 0;
     for (let v = current; v < migrations.length; v++) {
-      for (const statement of migrations[v] ?? []) storage.sql.exec(statement);
+      for (const step of migrations[v] ?? []) {
+        if (typeof step === "string") storage.sql.exec(step);
+        else step(storage.sql);
+      }
     }
     storage.sql.exec(
       "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",

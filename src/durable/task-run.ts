@@ -1,4 +1,6 @@
 import type { ArtifactUpdate, TaskContext } from "../agent/context";
+import { Conversation } from "../history/conversation";
+import type { ReadonlyConversation } from "../history/readonly";
 import { Artifact } from "../models/artifact";
 import type { LoggedEvent } from "../models/events";
 import { newId, nowIso } from "../models/json";
@@ -28,6 +30,15 @@ export class TaskRun<Env> implements TaskContext<Env> {
     this.taskId = task.id;
     this.contextId = task.contextId;
     this.history = task.history;
+  }
+
+  private loaded: ReadonlyConversation | null = null;
+
+  get conversation(): ReadonlyConversation {
+    this.loaded ??= new Conversation({
+      items: this.store.history.all().map((row) => row.item),
+    }).readonly();
+    return this.loaded;
   }
 
   private agentMessage(content: string | Part[]): Message {

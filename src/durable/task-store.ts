@@ -1,3 +1,4 @@
+import type { Item } from "../history/items";
 import type { Artifact } from "../models/artifact";
 import { A2AError } from "../models/errors";
 import type { TaskEvent } from "../models/events";
@@ -6,6 +7,8 @@ import type { Message } from "../models/message";
 import type { Part } from "../models/part";
 import type { StateChange, Task, TaskStatus } from "../models/task";
 import { isInterrupted, isTerminal, planTransition, type TaskState } from "../models/task-state";
+import { itemFromMessage, messageFromItem } from "./conversation-bridge";
+import type { HistoryStore } from "./history-store";
 import { type Page, type PageQuery, queryPage } from "./paging";
 
 interface TaskRow {
@@ -31,7 +34,11 @@ export interface ReadOptions {
  * change and the event that announces it are written together in one transaction.
  */
 export class TaskStore {
-  constructor(private readonly storage: DurableObjectStorage) {}
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    /** The context's conversation, where task messages are kept. */
+    readonly history: HistoryStore<Item>,
+  ) {}
 
   private get sql(): SqlStorage {
     return this.storage.sql;
@@ -67,14 +74,9 @@ export class TaskStore {
     });
   }
 
+  /** A task message joins the context's conversation history, tagged with its task. */
   appendMessage(taskId: string, message: Message): void {
-    this.sql.exec(
-      `INSERT INTO messages (task_id, seq, body)
-       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE task_id = ?), ?)`,
-      taskId,
-      taskId,
-      JSON.stringify(message),
-    );
+    this.history.append(itemFromMessage(message), taskId);
   }
 
   /**
@@ -218,18 +220,7 @@ export class TaskStore {
     const row = this.sql.exec<TaskRow>("SELECT * FROM tasks WHERE id = ?", taskId).toArray()[0];
     if (!row) return null;
     const { historyLength, includeArtifacts = true } = options;
-    const history =
-      historyLength === 0
-        ? []
-        : this.sql
-            .exec<{ body: string }>(
-              historyLength === undefined
-                ? "SELECT body FROM messages WHERE task_id = ? ORDER BY seq"
-                : "SELECT body FROM (SELECT seq, body FROM messages WHERE task_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
-              ...(historyLength === undefined ? [taskId] : [taskId, historyLength]),
-            )
-            .toArray()
-            .map((r) => JSON.parse(r.body) as Message);
+    const history = this.messagesOf(taskId, historyLength);
     const stateHistory = this.sql
       .exec<{ previous_state: string; new_state: string; timestamp: string }>(
         "SELECT previous_state, new_state, timestamp FROM state_history WHERE task_id = ? ORDER BY seq",
@@ -285,16 +276,16 @@ export class TaskStore {
     );
   }
 
+  /** A task's messages from the conversation history; `last` keeps the newest n. */
+  messagesOf(taskId: string, last?: number): Message[] {
+    return this.history
+      .ofTask(taskId, last)
+      .flatMap((row) => (row.item.type === "message" ? [messageFromItem(row.item, taskId)] : []));
+  }
+
   /** The newest user message of a task (what a resumed run starts from). */
   lastUserMessage(taskId: string): Message | null {
-    for (const r of this.sql.exec<{ body: string }>(
-      "SELECT body FROM messages WHERE task_id = ? ORDER BY seq DESC",
-      taskId,
-    )) {
-      const m = JSON.parse(r.body) as Message;
-      if (m.role === "user") return m;
-    }
-    return null;
+    return this.messagesOf(taskId).findLast((m) => m.role === "user") ?? null;
   }
 
   /** Tasks in the given states (used on wake to find interrupted runs). */

@@ -54,6 +54,13 @@ export const ERROR_TABLE = {
     status: "FAILED_PRECONDITION",
     reason: "VERSION_NOT_SUPPORTED",
   },
+  /** Edgelink's own: a conversation that has no tasks and no history (custom server code). */
+  ContextNotFound: {
+    code: -32050,
+    http: 404,
+    status: "NOT_FOUND",
+    reason: "CONTEXT_NOT_FOUND",
+  },
   JSONParse: { code: -32700, http: 400, status: "INVALID_ARGUMENT", reason: "INVALID_JSON" },
   InvalidRequest: {
     code: -32600,

@@ -141,3 +141,57 @@ export function parseList(params: unknown): ListTasksParams {
     includeArtifacts: p.includeArtifacts ?? false,
   };
 }
+
+/** Paging of a conversation's history (Edgelink's history API). */
+export interface HistoryParams {
+  contextId: string;
+  pageSize: number;
+  /** Position after which the page starts (decoded from the opaque page token). */
+  after?: number;
+}
+
+export const DEFAULT_HISTORY_PAGE_SIZE = 100;
+export const MAX_HISTORY_PAGE_SIZE = 1000;
+
+const History = z.object({
+  tenant,
+  contextId: z.string().min(1, "contextId is required"),
+  pageSize: z
+    .number()
+    .int()
+    .min(1, `pageSize must be between 1 and ${MAX_HISTORY_PAGE_SIZE}`)
+    .max(MAX_HISTORY_PAGE_SIZE, `pageSize must be between 1 and ${MAX_HISTORY_PAGE_SIZE}`)
+    .optional(),
+  pageToken: z.string().optional(),
+});
+
+/** History page tokens are the base64 of the last position shown. */
+export function encodeHistoryToken(seq: number): string {
+  return btoa(`h${seq}`);
+}
+
+export function parseHistory(params: unknown): HistoryParams {
+  const p = parse(History, params);
+  let after: number | undefined;
+  if (p.pageToken) {
+    let decoded = "";
+    try {
+      decoded = atob(p.pageToken);
+    } catch {}
+    after = decoded.startsWith("h") ? Number(decoded.slice(1)) : Number.NaN;
+    if (!Number.isFinite(after)) {
+      throw invalidParams([{ path: ["pageToken"], message: "unknown page token" }], "params");
+    }
+  }
+  return { contextId: p.contextId, pageSize: p.pageSize ?? DEFAULT_HISTORY_PAGE_SIZE, after };
+}
+
+/** The context a compaction targets; the rest of the body is the compaction request. */
+export function parseCompact(params: unknown): { contextId: string; request: JsonObject } {
+  const p = parse(
+    z.looseObject({ tenant, contextId: z.string().min(1, "contextId is required") }),
+    params,
+  );
+  const { contextId, tenant: _tenant, ...request } = p;
+  return { contextId, request: request as JsonObject };
+}

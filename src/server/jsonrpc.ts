@@ -3,7 +3,14 @@ import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
 import { A2AError } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import { renderTask, renderTaskList } from "../models/render";
-import { type ProtocolVersion, parseList, parseSend, parseTaskId } from "../models/requests";
+import {
+  type ProtocolVersion,
+  parseCompact,
+  parseHistory,
+  parseList,
+  parseSend,
+  parseTaskId,
+} from "../models/requests";
 import { SSE_HEADERS } from "../models/stream";
 import { readJson } from "./body";
 import { jsonRpcError, type RpcId, toA2AError } from "./errors";
@@ -19,7 +26,15 @@ type Operation =
   | "cancel"
   | "subscribe"
   | "push"
-  | "extendedCard";
+  | "extendedCard"
+  | "history"
+  | "compact";
+
+/** Edgelink's own methods, the same under every protocol version. */
+const EDGELINK_METHODS: Record<string, Operation> = {
+  GetContextHistory: "history",
+  CompactContextHistory: "compact",
+};
 
 /** Method names per protocol version (§5.3 for v1; the v0.3 names for older clients). */
 const METHODS: Record<ProtocolVersion, Record<string, Operation>> = {
@@ -68,7 +83,7 @@ function resolveMethod(
 ): { operation: Operation; version: ProtocolVersion } {
   const candidates: ProtocolVersion[] = asked ? [asked] : ["1.0", "0.3"];
   for (const version of candidates) {
-    const operation = METHODS[version][method];
+    const operation = METHODS[version][method] ?? EDGELINK_METHODS[method];
     if (operation) return { operation, version };
   }
   const other = asked === "1.0" ? "0.3" : asked === "0.3" ? "1.0" : null;
@@ -149,6 +164,12 @@ export async function handleJsonRpc<Env>(
       case "extendedCard": {
         const card = ops.extendedCard();
         return respond(version === "1.0" ? cardToV1(card, features) : cardToV03(card, features));
+      }
+      case "history":
+        return respond(await ops.history(parseHistory(params)));
+      case "compact": {
+        const { contextId, request } = parseCompact(params);
+        return respond(await ops.compact(contextId, request));
       }
     }
   } catch (error) {

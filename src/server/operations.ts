@@ -11,11 +11,13 @@ import type { IndexRpc } from "../durable/index-object";
 import { A2AError } from "../models/errors";
 import { type JsonObject, newId } from "../models/json";
 import type { TaskList } from "../models/render";
-import type {
-  ListTasksParams,
-  ProtocolVersion,
-  SendParams,
-  TaskIdParams,
+import {
+  encodeHistoryToken,
+  type HistoryParams,
+  type ListTasksParams,
+  type ProtocolVersion,
+  type SendParams,
+  type TaskIdParams,
 } from "../models/requests";
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
@@ -169,6 +171,25 @@ export class Operations<Env> {
       pageSize: params.pageSize,
       totalSize: page.totalSize,
     };
+  }
+
+  /** A page of a conversation's history. */
+  async history(params: HistoryParams) {
+    const { stub, scope } = this.context(params.contextId);
+    const page = unwrap(
+      await stub.getHistory(scope, { after: params.after, limit: params.pageSize }),
+    );
+    return {
+      items: page.rows.map((r) => r.item),
+      nextPageToken: page.next === null ? "" : encodeHistoryToken(page.next),
+      totalSize: page.total,
+    };
+  }
+
+  /** Compacts a conversation's history (E10: a control call, never a task part). */
+  async compact(contextId: string, request: JsonObject) {
+    const { stub, scope } = this.context(contextId);
+    return unwrap(await stub.compactHistory(scope, request));
   }
 
   extendedCard() {

@@ -3,7 +3,13 @@ import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
 import { A2AError } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import { renderTask, renderTaskList } from "../models/render";
-import { type ProtocolVersion, parseList, parseSend, parseTaskId } from "../models/requests";
+import {
+  type ProtocolVersion,
+  parseHistory,
+  parseList,
+  parseSend,
+  parseTaskId,
+} from "../models/requests";
 import { SSE_HEADERS } from "../models/stream";
 import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
@@ -15,7 +21,8 @@ import { requestedVersion } from "./version";
 type Route =
   | { op: "send" | "stream" | "list" | "extendedCard" }
   | { op: "get" | "cancel" | "subscribe" | "pushConfigs"; id: string }
-  | { op: "pushConfig"; id: string; configId: string };
+  | { op: "pushConfig"; id: string; configId: string }
+  | { op: "history" | "compact"; contextId: string };
 
 // Every route may carry a `/{tenant}` prefix (§11.3, a2a.proto additional_bindings).
 const ROUTES: { pattern: RegExp; methods: string[]; route: (m: string[]) => Route }[] = [
@@ -47,6 +54,17 @@ const ROUTES: { pattern: RegExp; methods: string[]; route: (m: string[]) => Rout
     pattern: /^\/tasks\/([^/:]+)$/,
     methods: ["GET"],
     route: (m) => ({ op: "get", id: m[0] ?? "" }),
+  },
+  // Edgelink's conversation history API.
+  {
+    pattern: /^\/contexts\/([^/:]+)\/history$/,
+    methods: ["GET"],
+    route: (m) => ({ op: "history", contextId: m[0] ?? "" }),
+  },
+  {
+    pattern: /^\/contexts\/([^/:]+)\/history:compact$/,
+    methods: ["POST"],
+    route: (m) => ({ op: "compact", contextId: m[0] ?? "" }),
   },
 ];
 
@@ -166,6 +184,14 @@ export async function handleRest<Env>(
       case "pushConfigs":
       case "pushConfig":
         return ops.pushConfig({ taskId: route.id });
+      case "history": {
+        const query = listQuery(url);
+        return json(await ops.history(parseHistory({ ...query, contextId: route.contextId })));
+      }
+      case "compact": {
+        const body = await optionalBody(request, agent.maxBodyBytes);
+        return json(await ops.compact(route.contextId, body));
+      }
       case "extendedCard": {
         const card = ops.extendedCard();
         return json(version === "1.0" ? cardToV1(card, features) : cardToV03(card, features));

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ArtifactUpdate, TaskContext } from "../../src/agent/context";
 import { runDefaultExecution } from "../../src/agent/default-execution";
 import { tool } from "../../src/agent/tools";
+import { Conversation } from "../../src/history/conversation";
 import { Artifacts } from "../../src/models/artifact";
 import { Messages } from "../../src/models/message";
 import { type Part, Parts } from "../../src/models/part";
@@ -19,6 +20,7 @@ function contextFor(parts: Part[], signal = new AbortController().signal) {
     message,
     history: task.history,
     task,
+    conversation: new Conversation().readonly(),
     signal,
     env: {},
     status: () => {},

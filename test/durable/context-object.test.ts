@@ -1,8 +1,11 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type ContextRpc, RESTART_REASON } from "../../src/durable/context-object";
+import { itemFromMessage } from "../../src/durable/conversation-bridge";
+import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName, contextOfTaskId, indexObjectName } from "../../src/durable/ids";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { Message } from "../../src/models/message";
 import { artifactText, rpc, send, sleep, waitForState } from "../helpers";
 
 type Json = Record<string, unknown>;
@@ -31,7 +34,7 @@ describe("conversation Durable Object storage", () => {
         tasks: state.storage.sql
           .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE id = ?", task.id as string)
           .one().n,
-        messages: count("messages"),
+        messages: count("history_items"),
         artifacts: count("artifacts"),
         parts: count("artifact_parts"),
         history: count("state_history"),
@@ -174,11 +177,7 @@ describe("white-box: streams and recovery", () => {
         now,
         now,
       );
-      state.storage.sql.exec(
-        "INSERT INTO messages (task_id, seq, body) VALUES (?, 1, ?)",
-        orphanId,
-        JSON.stringify(message),
-      );
+      new HistoryStore(state.storage).append(itemFromMessage(Message.parse(message)), orphanId);
       const agent = (instance as unknown as { agent: object }).agent;
       Object.defineProperty(instance, "agent", { value: { ...agent, resumeOnRestart: true } });
       await (instance as unknown as { recover(): Promise<void> }).recover();

@@ -133,7 +133,13 @@ describe("agent cards (A2)", () => {
     expect(card.capabilities.streaming).toBe(true);
     expect(card.capabilities.pushNotifications).toBe(false);
     expect(card.supportsAuthenticatedExtendedCard).toBe(false);
-    expect(card.skills.map((s: Json) => s.id)).toEqual(["echo", "greet", "count", "tools"]);
+    expect(card.skills.map((s: Json) => s.id)).toEqual([
+      "echo",
+      "greet",
+      "recap",
+      "count",
+      "tools",
+    ]);
     // v1-only fields stay out of the v0.3 card.
     expect(card.supportedInterfaces).toBeUndefined();
   });

@@ -14,9 +14,15 @@ describe("agent card (A2, A3)", () => {
       { url: "https://my-agent.example.com/", protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url: "https://my-agent.example.com", protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
     ]);
-    expect((card.skills as Json[]).map((s) => s.id)).toEqual(["echo", "greet", "count", "tools"]);
+    expect((card.skills as Json[]).map((s) => s.id)).toEqual([
+      "echo",
+      "greet",
+      "recap",
+      "count",
+      "tools",
+    ]);
     // Non-string skill examples travel as JSON text (A4).
-    expect((card.skills as Json[])[3]?.examples).toEqual([
+    expect((card.skills as Json[])[4]?.examples).toEqual([
       '{"toolName":"add","args":{"a":2,"b":3}}',
     ]);
   });
