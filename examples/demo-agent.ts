@@ -109,6 +109,11 @@ const worker = defineAgent<Env>({
     ],
   },
   tools,
+  // Keyless and deterministic: a real agent would ask a model for this.
+  summarizer: async (transcript) => {
+    const words = transcript.split(/\s+/).filter(Boolean);
+    return `Summary of ${words.length} words: ${words.slice(0, 12).join(" ")}${words.length > 12 ? " …" : ""}`;
+  },
   async handler(ctx) {
     if (ctx.message.parts.some((p) => p.type === "tool_call")) {
       return runDefaultExecution(ctx, { tools, infer: null });

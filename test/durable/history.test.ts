@@ -105,9 +105,12 @@ describe("conversation history in the context object", () => {
     const tooSmall = await rest("POST", `${path}:compact`, { maxMessages: 1 });
     expect(tooSmall.status).toBe(400);
     expect(JSON.stringify(tooSmall.body)).toContain("params.maxMessages");
-    const summary = await rest("POST", `${path}:compact`, { strategy: "summary" });
+    const summary = await rest("POST", `${path}:compact`, {
+      strategy: "summary",
+      preserveRecent: -1,
+    });
     expect(summary.status).toBe(400);
-    expect(JSON.stringify(summary.body)).toContain("summarizer");
+    expect(JSON.stringify(summary.body)).toContain("params.preserveRecent");
     expect(((await rest("GET", path)).body.items as Json[]).length).toBe(1);
 
     const missing = await rest("GET", "/contexts/no-such-context/history");
@@ -117,6 +120,31 @@ describe("conversation history in the context object", () => {
     expect(missingRpc.body.error).toMatchObject({ code: -32050 });
     const badToken = await rest("GET", `${path}?pageToken=@@`);
     expect(badToken.status).toBe(400);
+  });
+
+  it("summary compaction replaces older turns with one flagged summary (E8)", async () => {
+    const first = await send("first topic");
+    for (const word of ["second", "third", "fourth", "fifth"]) {
+      await send(word, { contextId: first.contextId });
+    }
+    const path = `/contexts/${encodeURIComponent(first.contextId as string)}/history`;
+    const result = await rest("POST", `${path}:compact`, {
+      strategy: "summary",
+      preserveRecent: 2,
+    });
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ strategy: "summary", summaryCreated: true });
+    const items = (await rest("GET", path)).body.items as {
+      role: string;
+      content: string[];
+      extra: Json;
+    }[];
+    expect(items[0]?.role).toBe("assistant");
+    expect(items[0]?.extra.summary).toBe(true);
+    expect(items[0]?.content[0]).toBe(
+      "Summary of the earlier conversation:\nSummary of 7 words: user: first topic user: second user: third",
+    );
+    expect(items.slice(1).map((i) => i.content[0])).toEqual(["fourth", "fifth"]);
   });
 
   it("history survives an object restart", async () => {
