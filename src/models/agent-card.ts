@@ -155,6 +155,19 @@ function profileExtension(card: AgentCard): JsonObject {
 
 const exampleText = (e: JsonValue): string => (typeof e === "string" ? e : JSON.stringify(e));
 
+/** A skill as both card versions show it: A2A examples are strings, so others go as JSON. */
+function skillToWire(s: AgentSkill): JsonObject {
+  return compact({
+    id: s.id,
+    name: s.name ?? s.id,
+    description: s.description,
+    tags: s.tags,
+    examples: s.examples.length ? s.examples.map(exampleText) : undefined,
+    inputModes: s.inputModes,
+    outputModes: s.outputModes,
+  });
+}
+
 function schemeToV1(s: SecurityScheme): JsonObject {
   switch (s.type) {
     case "apiKey":
@@ -229,17 +242,7 @@ export function cardToV1(card: AgentCard, f: ServedFeatures): JsonObject {
       : undefined,
     defaultInputModes: card.inputFormats,
     defaultOutputModes: card.outputFormats,
-    skills: card.skills.map((s) =>
-      compact({
-        id: s.id,
-        name: s.name ?? s.id,
-        description: s.description,
-        tags: s.tags,
-        examples: s.examples.length ? s.examples.map(exampleText) : undefined,
-        inputModes: s.inputModes,
-        outputModes: s.outputModes,
-      }),
-    ),
+    skills: card.skills.map(skillToWire),
     iconUrl: card.iconUrl,
   });
 }
@@ -269,17 +272,7 @@ export function cardToV03(card: AgentCard, f: ServedFeatures): JsonObject {
     security: schemes.length ? schemes.map(([k]) => ({ [k]: [] })) : undefined,
     defaultInputModes: card.inputFormats,
     defaultOutputModes: card.outputFormats,
-    skills: card.skills.map((s) =>
-      compact({
-        id: s.id,
-        name: s.name ?? s.id,
-        description: s.description,
-        tags: s.tags,
-        examples: s.examples.length ? s.examples.map(exampleText) : undefined,
-        inputModes: s.inputModes,
-        outputModes: s.outputModes,
-      }),
-    ),
+    skills: card.skills.map(skillToWire),
     supportsAuthenticatedExtendedCard: f.extendedAgentCard,
   }) as JsonObject;
 }

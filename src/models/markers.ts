@@ -1,4 +1,6 @@
-import type { JsonObject, JsonValue } from "./json";
+import type { Artifact } from "./artifact";
+import { compact, type JsonObject, type JsonValue, nowIso } from "./json";
+import type { Task } from "./task";
 
 /**
  * Metadata keys that carry Edgelink fields A2A has no slot for, so every model survives
@@ -37,4 +39,44 @@ export function splitMarks(metadata: JsonObject | undefined): {
     else user[k] = v;
   }
   return { metadata: Object.keys(user).length ? user : undefined, marks };
+}
+
+/** The artifact fields A2A has no slot for, as one marker value. */
+export function artifactMark(a: Artifact): JsonObject {
+  return compact({
+    kind: a.kind,
+    timestamp: a.timestamp,
+    uri: a.uri ?? undefined,
+    mediaType: a.mediaType ?? undefined,
+    actionId: a.actionId ?? undefined,
+  });
+}
+
+/** The artifact fields read back from a marker, with their defaults when absent. */
+export function artifactFieldsOf(
+  marks: JsonObject,
+): Pick<Artifact, "kind" | "timestamp" | "uri" | "mediaType" | "actionId"> {
+  const d = (marks[MARK.artifact] ?? {}) as Record<string, JsonValue>;
+  const text = (v: JsonValue | undefined) => (typeof v === "string" ? v : null);
+  return {
+    kind: text(d.kind) ?? "result",
+    timestamp: text(d.timestamp) ?? nowIso(),
+    uri: text(d.uri),
+    mediaType: text(d.mediaType),
+    actionId: text(d.actionId),
+  };
+}
+
+/** The task fields A2A has no slot for. */
+export function taskMarks(t: Task): Record<string, JsonValue> {
+  return {
+    [MARK.stateHistory]: t.stateHistory as unknown as JsonValue,
+    [MARK.createdAt]: t.createdAt,
+  };
+}
+
+/** History as `historyLength` asks (§3.2.4): all, none (field omitted), or the newest n. */
+export function trimHistory<T>(history: T[], historyLength: number | undefined): T[] | undefined {
+  if (historyLength === undefined) return history;
+  return historyLength === 0 ? undefined : history.slice(-historyLength);
 }

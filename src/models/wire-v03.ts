@@ -2,7 +2,15 @@ import { z } from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, type JsonValue, nowIso } from "./json";
-import { MARK, splitMarks, withMarks } from "./markers";
+import {
+  artifactFieldsOf,
+  artifactMark,
+  MARK,
+  splitMarks,
+  taskMarks,
+  trimHistory,
+  withMarks,
+} from "./markers";
 import type { Message, Role } from "./message";
 import { isKnownPart, Part } from "./part";
 import { StateChange, type Task, type TaskStatus } from "./task";
@@ -131,19 +139,12 @@ export function messageToV03(m: Message): JsonObject {
 }
 
 export function artifactToV03(a: Artifact): JsonObject {
-  const descriptor = compact({
-    kind: a.kind,
-    timestamp: a.timestamp,
-    uri: a.uri ?? undefined,
-    mediaType: a.mediaType ?? undefined,
-    actionId: a.actionId ?? undefined,
-  });
   return compact({
     artifactId: a.artifactId,
     name: a.name ?? undefined,
     description: a.description ?? undefined,
     parts: a.parts.map(partToV03),
-    metadata: withMarks(a.metadata, { [MARK.artifact]: descriptor }),
+    metadata: withMarks(a.metadata, { [MARK.artifact]: artifactMark(a) }),
     extensions: a.extensions,
   });
 }
@@ -161,12 +162,7 @@ export function taskToV03(
   options: { historyLength?: number; includeArtifacts?: boolean } = {},
 ): JsonObject {
   const { historyLength, includeArtifacts = true } = options;
-  const history =
-    historyLength === undefined
-      ? t.history
-      : historyLength === 0
-        ? undefined
-        : t.history.slice(-historyLength);
+  const history = trimHistory(t.history, historyLength);
   return compact({
     kind: "task",
     id: t.id,
@@ -174,10 +170,7 @@ export function taskToV03(
     status: statusToV03(t.status),
     history: history?.map(messageToV03),
     artifacts: includeArtifacts ? t.artifacts.map(artifactToV03) : undefined,
-    metadata: withMarks(t.metadata, {
-      [MARK.stateHistory]: t.stateHistory as unknown as JsonValue,
-      [MARK.createdAt]: t.createdAt,
-    }),
+    metadata: withMarks(t.metadata, taskMarks(t)),
   });
 }
 
@@ -275,7 +268,6 @@ export function taskFromV03(t: z.output<typeof V03Task>): Task {
     history: (t.history ?? []).map(messageFromV03),
     artifacts: (t.artifacts ?? []).map((a) => {
       const split = splitMarks(a.metadata);
-      const d = (split.marks[MARK.artifact] ?? {}) as Record<string, JsonValue>;
       return Artifact.parse({
         artifactId: a.artifactId,
         name: a.name ?? null,
@@ -283,11 +275,7 @@ export function taskFromV03(t: z.output<typeof V03Task>): Task {
         parts: a.parts.map(partFromV03),
         metadata: split.metadata ?? {},
         extensions: a.extensions,
-        kind: d.kind ?? "result",
-        timestamp: d.timestamp ?? nowIso(),
-        uri: d.uri ?? null,
-        mediaType: d.mediaType ?? null,
-        actionId: d.actionId ?? null,
+        ...artifactFieldsOf(split.marks),
       });
     }),
     metadata: metadata ?? {},

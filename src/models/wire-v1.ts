@@ -2,7 +2,15 @@ import { z } from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, JsonValue, newId, nowIso } from "./json";
-import { MARK, splitMarks, withMarks } from "./markers";
+import {
+  artifactFieldsOf,
+  artifactMark,
+  MARK,
+  splitMarks,
+  taskMarks,
+  trimHistory,
+  withMarks,
+} from "./markers";
 import type { Message, Role } from "./message";
 import { isKnownPart, Part } from "./part";
 import { StateChange, type Task, type TaskStatus } from "./task";
@@ -153,19 +161,12 @@ export function messageToV1(m: Message): JsonObject {
 }
 
 export function artifactToV1(a: Artifact): JsonObject {
-  const descriptor = compact({
-    kind: a.kind,
-    timestamp: a.timestamp,
-    uri: a.uri ?? undefined,
-    mediaType: a.mediaType ?? undefined,
-    actionId: a.actionId ?? undefined,
-  });
   return compact({
     artifactId: a.artifactId,
     name: a.name ?? undefined,
     description: a.description ?? undefined,
     parts: a.parts.map(partToV1),
-    metadata: withMarks(a.metadata, { [MARK.artifact]: descriptor }),
+    metadata: withMarks(a.metadata, { [MARK.artifact]: artifactMark(a) }),
     extensions: a.extensions,
   });
 }
@@ -184,22 +185,14 @@ export function taskToV1(
   options: { historyLength?: number; includeArtifacts?: boolean } = {},
 ): JsonObject {
   const { historyLength, includeArtifacts = true } = options;
-  const history =
-    historyLength === undefined
-      ? t.history
-      : historyLength === 0
-        ? undefined
-        : t.history.slice(-historyLength);
+  const history = trimHistory(t.history, historyLength);
   return compact({
     id: t.id,
     contextId: t.contextId,
     status: statusToV1(t.status),
     artifacts: includeArtifacts ? t.artifacts.map(artifactToV1) : undefined,
     history: history?.map(messageToV1),
-    metadata: withMarks(t.metadata, {
-      [MARK.stateHistory]: t.stateHistory as unknown as JsonValue,
-      [MARK.createdAt]: t.createdAt,
-    }),
+    metadata: withMarks(t.metadata, taskMarks(t)),
   });
 }
 
@@ -275,7 +268,6 @@ export function messageFromV1(m: z.output<typeof V1Message>): Message {
 
 export function artifactFromV1(a: z.output<typeof V1Artifact>): Artifact {
   const { metadata, marks } = splitMarks(a.metadata);
-  const d = (marks[MARK.artifact] ?? {}) as Record<string, JsonValue>;
   return Artifact.parse({
     artifactId: a.artifactId,
     name: a.name ?? null,
@@ -283,11 +275,7 @@ export function artifactFromV1(a: z.output<typeof V1Artifact>): Artifact {
     parts: a.parts.map(partFromV1),
     metadata: metadata ?? {},
     extensions: a.extensions,
-    kind: d.kind ?? "result",
-    timestamp: d.timestamp ?? nowIso(),
-    uri: d.uri ?? null,
-    mediaType: d.mediaType ?? null,
-    actionId: d.actionId ?? null,
+    ...artifactFieldsOf(marks),
   });
 }
 
