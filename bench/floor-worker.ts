@@ -10,11 +10,12 @@
  *   Context object, 36 statements in 4 transactionSync blocks (37 on an object's first
  *   call, which also claims it for its tenant and context):
  *     claim (once)     1  INSERT meta (tenant, context_id) ON CONFLICT DO NOTHING
- *     create (txn)     3  INSERT tasks / INSERT messages / INSERT index_outbox..SELECT
+ *     create (txn)     4  INSERT tasks / SELECT MAX(seq) history_items /
+ *                         INSERT history_items / INSERT index_outbox..SELECT
  *     ->working        1  SELECT * tasks
  *              (txn)   4  INSERT state_history / UPDATE tasks / INSERT events RETURNING /
  *                         INSERT index_outbox..SELECT
- *     run: read task   5  SELECT tasks, messages, state_history, artifact_parts, artifacts
+ *     run: read task   5  SELECT tasks, history_items, state_history, artifact_parts, artifacts
  *     after handler    1  SELECT state
  *     artifact guard   1  SELECT state
  *     putArtifact      1  SELECT * tasks
@@ -28,7 +29,7 @@
  *     -> index object: 1 RPC, 1 statement in 1 transactionSync (INSERT task_index ON
  *                         CONFLICT DO UPDATE)
  *     acknowledge      1  DELETE index_outbox
- *     read-back        5  SELECT tasks, messages, state_history, artifact_parts, artifacts
+ *     read-back        5  SELECT tasks, history_items, state_history, artifact_parts, artifacts
  *   A new object first runs the schema migration (12 statements, 10 of them CREATE TABLE/
  *   INDEX, in 1 transactionSync) and the restart check (SELECT id FROM tasks WHERE state
  *   IN ...), as Edgelink's does; a new index object, its own migration (5 statements).
@@ -43,7 +44,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { Hono } from "hono";
 // The table definitions only (plain SQL strings), so both write into identical tables.
-import { CONTEXT_MIGRATIONS, INDEX_MIGRATIONS } from "../src/durable/schema";
+// The real migration runner too: schema work is the platform's cost, not the framework's.
+import { CONTEXT_MIGRATIONS, INDEX_MIGRATIONS, migrate } from "../src/durable/schema";
 
 interface Env {
   FLOOR_CONTEXT: DurableObjectNamespace<FloorContext>;
@@ -58,32 +60,15 @@ interface IndexRow {
   updatedAt: string;
 }
 
-/** Same statements as src/durable/schema.ts `migrate`. */
-function migrate(storage: DurableObjectStorage, migrations: readonly (readonly string[])[]) {
-  storage.transactionSync(() => {
-    storage.sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-    const row = storage.sql
-      .exec<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'")
-      .toArray()[0];
-    const current = row ? Number(row.value) : 0;
-    for (let v = current; v < migrations.length; v++) {
-      for (const statement of migrations[v] ?? []) storage.sql.exec(statement);
-    }
-    storage.sql.exec(
-      "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      String(migrations.length),
-    );
-  });
-}
-
 // The SQL text below is copied from src/durable/task-store.ts and context-object.ts.
 const Q = {
   claim:
     "INSERT INTO meta (key, value) VALUES ('tenant', ?), ('context_id', ?) ON CONFLICT (key) DO NOTHING",
   insertTask: `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, created_at, updated_at)
          VALUES (?, ?, ?, NULL, ?, ?, ?, ?)`,
-  insertMessage: `INSERT INTO messages (task_id, seq, body)
-       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE task_id = ?), ?)`,
+  lastSeq: "SELECT MAX(seq) AS s FROM history_items",
+  insertItem:
+    "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, ?, ?, 0)",
   touchIndex: `INSERT INTO index_outbox (task_id, state, created_at, updated_at)
        SELECT id, state, created_at, updated_at FROM tasks WHERE id = ?
        ON CONFLICT (task_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
@@ -94,7 +79,7 @@ const Q = {
   setStatus:
     "UPDATE tasks SET state = ?, status_message = ?, status_timestamp = ?, updated_at = ? WHERE id = ?",
   logEvent: "INSERT INTO events (task_id, body) VALUES (?, ?) RETURNING seq",
-  readMessages: "SELECT body FROM messages WHERE task_id = ? ORDER BY seq",
+  readMessages: "SELECT * FROM history_items WHERE task_id = ? ORDER BY seq",
   readHistory:
     "SELECT previous_state, new_state, timestamp FROM state_history WHERE task_id = ? ORDER BY seq",
   readParts:
@@ -144,7 +129,10 @@ export class FloorContext extends DurableObject<Env> {
     const created = new Date().toISOString();
     storage.transactionSync(() => {
       sql.exec(Q.insertTask, taskId, contextId, "submitted", created, "{}", created, created);
-      sql.exec(Q.insertMessage, taskId, taskId, messageBody);
+      const seq = (sql.exec<{ s: number | null }>(Q.lastSeq).one().s ?? 0) + 1;
+      const itemId = `msg_${crypto.randomUUID()}`;
+      const item = `{"type":"message","id":"${itemId}","createdAt":"${created}","role":"user","content":[${JSON.stringify(textOf(message))}],"interrupted":false,"extra":{"a2a":${messageBody}}}`;
+      sql.exec(Q.insertItem, itemId, seq, taskId, "message", item);
       sql.exec(Q.touchIndex, taskId);
     });
 
@@ -208,7 +196,7 @@ export class FloorContext extends DurableObject<Env> {
 
     const t = readTask();
     const row = t.row as Record<string, string>;
-    return `{"id":"${taskId}","contextId":"${contextId}","status":{"state":"TASK_STATE_${row.state.toUpperCase()}","timestamp":"${row.status_timestamp}"},"artifacts":[{"artifactId":"${artifactId}","name":"result","parts":[{"text":${JSON.stringify(`echo: ${textOf(message)}`)}}]}],"history":[${t.history.map((h) => h.body).join(",")}]}`;
+    return `{"id":"${taskId}","contextId":"${contextId}","status":{"state":"TASK_STATE_${row.state.toUpperCase()}","timestamp":"${row.status_timestamp}"},"artifacts":[{"artifactId":"${artifactId}","name":"result","parts":[{"text":${JSON.stringify(`echo: ${textOf(message)}`)}}]}],"history":[${t.history.map((h) => JSON.stringify(JSON.parse(h.body as string).extra.a2a)).join(",")}]}`;
   }
 }
 

@@ -2,8 +2,10 @@
  * `npm run bench`: SendMessage round-trip throughput of Edgelink against the platform
  * floor and the official A2A JS SDK, one scenario after another. See bench/README.md.
  *
+ * Then the conversation-history benchmark (bench/history.mjs, scenario key `history`).
+ *
  * Env: BENCH_SECONDS (measured window per scenario, default 8), BENCH_WARMUP (default 2),
- * BENCH_CONCURRENCY (default 16), BENCH_SCENARIOS (e.g. "a,b"; default all),
+ * BENCH_CONCURRENCY (default 16), BENCH_SCENARIOS (e.g. "a,b" or "history"; default all),
  * BENCH_ROUNDS (slices the measured time is cut into, interleaving scenarios; default 8),
  * BENCH_MAX_REQUESTS (per scenario, default 500000), BENCH_TMPDIR (where the Durable
  * Objects' SQLite files go; default the OS temp dir).
@@ -13,6 +15,7 @@ import { readFileSync } from "node:fs";
 import { cpus, release, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cleanupHistoryTemp, runHistoryBench } from "./history.mjs";
 import { checkResponse, createLoad, sendMessageBody } from "./load.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
 
@@ -201,11 +204,16 @@ async function main() {
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
+  const keys = [...SCENARIOS.map((s) => s.key), "history"];
+  const unknown = wanted.filter((key) => !keys.includes(key));
+  if (unknown.length) {
+    throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(", ")}; known: ${keys.join(", ")}`);
+  }
   const scenarios = wanted.length ? SCENARIOS.filter((s) => wanted.includes(s.key)) : SCENARIOS;
-  if (scenarios.length === 0) throw new Error(`BENCH_SCENARIOS matched none of a,b,c,a-new,d`);
+  const history = wanted.length === 0 || wanted.includes("history");
 
   const cpu = cpus();
-  console.log("Edgelink SendMessage benchmark");
+  console.log("Edgelink benchmark");
   console.log(`  date      ${new Date().toISOString()}`);
   console.log(
     `  machine   ${cpu.length} cores (${cpu[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${process.platform} ${release()}`,
@@ -213,6 +221,28 @@ async function main() {
   console.log(
     `  software  Node ${process.version}, workerd via miniflare ${packageVersion("miniflare")}, hono ${packageVersion("hono")}, @a2a-js/sdk ${packageVersion("@a2a-js/sdk")}, express ${packageVersion("express")}`,
   );
+  if (scenarios.length) {
+    try {
+      await sendMessageBench(scenarios, cpu);
+    } catch (error) {
+      console.error("\nSendMessage benchmark failed:", error);
+      process.exitCode = 1;
+    }
+  }
+  if (history) {
+    try {
+      // Unmet targets are printed (as for (b)/(a)); only a failure to measure fails the run.
+      await runHistoryBench();
+    } catch (error) {
+      console.error("\nhistory benchmark failed:", error);
+      process.exitCode = 1;
+    }
+  }
+}
+
+/** Scenarios a-d: SendMessage throughput, interleaved. */
+async function sendMessageBench(scenarios, cpu) {
+  console.log("\nSendMessage throughput");
   console.log(
     `  load      ${CONCURRENCY} concurrent clients (closed loop, keep-alive fetch); per scenario ${WARMUP} s warm-up + ${SECONDS} s measured, in ${ROUNDS} interleaved slices; one scenario loaded at a time`,
   );
@@ -393,6 +423,7 @@ async function main() {
 
 const interrupt = () => {
   cleanupTempDirs();
+  cleanupHistoryTemp();
   process.exit(130);
 };
 process.on("SIGINT", interrupt);
@@ -405,4 +436,5 @@ try {
   process.exitCode = 1;
 } finally {
   cleanupTempDirs();
+  cleanupHistoryTemp();
 }

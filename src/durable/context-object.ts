@@ -262,7 +262,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       const rows = this.store.history.all();
       const before = rows.map((r) => r.item);
       const taskOf = new Map(rows.map((r) => [r.item.id, r.taskId]));
-      const conversation = new Conversation({ items: before });
+      const conversation = Conversation.fromStored([...before]);
       const result = await conversation.compact(parsed.data, {
         summarizer: summarizer ?? undefined,
       });

@@ -217,15 +217,17 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     });
   }
 
+  /** Parses row by row off the cursor, so raw rows and items are never all alive at once. */
   private read(query: string, ...args: SqlStorageValue[]): HistoryRow<T>[] {
-    return this.sql
-      .exec<Row>(query, ...args)
-      .toArray()
-      .map((row) => ({
+    const rows: HistoryRow<T>[] = [];
+    for (const row of this.sql.exec<Row>(query, ...args)) {
+      rows.push({
         seq: row.seq,
         taskId: row.task_id,
         item: JSON.parse(row.body ?? this.reassemble(row.id)) as T,
-      }));
+      });
+    }
+    return rows;
   }
 
   private reassemble(id: string): string {

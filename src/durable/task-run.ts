@@ -35,9 +35,9 @@ export class TaskRun<Env> implements TaskContext<Env> {
   private loaded: ReadonlyConversation | null = null;
 
   get conversation(): ReadonlyConversation {
-    this.loaded ??= new Conversation({
-      items: this.store.history.all().map((row) => row.item),
-    }).readonly();
+    this.loaded ??= Conversation.fromStored(
+      this.store.history.all().map((row) => row.item),
+    ).readonly();
     return this.loaded;
   }
 

@@ -182,6 +182,17 @@ export class Conversation {
     if (init.systemPrompt) this.setSystem(init.systemPrompt);
   }
 
+  /**
+   * Wraps items a store wrote itself and reads back, without validating them again: on
+   * a long history the check costs more time and memory than the load. Do not use it
+   * for input from outside.
+   * @example
+   * const conversation = Conversation.fromStored(rows.map((r) => r.item));
+   */
+  static fromStored(items: Item[]): Conversation {
+    return Conversation.#wrap(items);
+  }
+
   /** Wraps items that are already valid and owned by nobody else. */
   static #wrap(items: Item[]): Conversation {
     const conversation = new Conversation();

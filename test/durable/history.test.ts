@@ -173,15 +173,18 @@ describe("HistoryStore rows", () => {
     const big = "é".repeat(CHUNK_CHARS * 2 + 10);
     const result = await runInDurableObject(stubOf("chunked"), (_i, state) => {
       const store = new HistoryStore(state.storage);
+      store.append(userText("before"));
       store.append(userText(big));
+      store.append(userText("after"));
       const chunks = state.storage.sql
         .exec<{ n: number }>("SELECT COUNT(*) AS n FROM history_chunks")
         .one().n;
-      const back = store.all()[0]?.item as unknown as { content: string[] };
-      return { chunks, length: back.content[0]?.length };
+      const back = store.all().map((r) => (r.item as unknown as { content: string[] }).content[0]);
+      return { chunks, lengths: back.map((t) => t?.length), ends: [back[0], back[2]] };
     });
     expect(result.chunks).toBe(3);
-    expect(result.length).toBe(big.length);
+    expect(result.lengths).toEqual([6, big.length, 5]);
+    expect(result.ends).toEqual(["before", "after"]);
   });
 
   it("an item over the cap is refused and nothing is written", async () => {

@@ -1,0 +1,142 @@
+/**
+ * The Node side of the history benchmark. bench/history.mjs bundles this file with
+ * esbuild and runs it in child processes, one mode each, so every measurement starts
+ * from a fresh heap; the result is one JSON line on stdout.
+ *
+ *   cpu PLAN R  history-work.ts's runPlan(PLAN, R): Edgelink's truncate and compaction and
+ *               the naive truncate, the same code the Durable Object runs in workerd
+ *   heap N      (needs --expose-gc) the live heap of loading an N-item history the way a
+ *               task run does (src/durable/task-run.ts): SQLite rows with JSON bodies ->
+ *               parsed items (HistoryStore.read) -> a zod-validated Conversation, with
+ *               two full collections before each reading and every stage dropped when
+ *               the real code drops it
+ *   cap N       the same load under a hard heap limit (run with --max-heap-size); V8
+ *               aborts the process if the load ever needs more
+ */
+import { Conversation } from "../src/history/conversation";
+import type { Item } from "../src/history/items";
+import { makeItems } from "./history-items";
+import { type PlanEntry, runPlan } from "./history-work";
+
+interface SqlRow {
+  id: string;
+  seq: number;
+  task_id: string | null;
+  type: string;
+  body: string | null;
+  chunks: number;
+}
+
+interface ReadRow {
+  seq: number;
+  taskId: string | null;
+  item: Item;
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * What SQLite hands HistoryStore.read for n rows: one object per row, whose strings are
+ * decoded from UTF-8 like workerd's (a string straight from JSON.stringify can carry
+ * spare capacity and would overstate the rows' size).
+ */
+function sqlRows(n: number): SqlRow[] {
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  const copy = (text: string) => decoder.decode(encoder.encode(text));
+  const rows: SqlRow[] = [];
+  // Generated 5,000 at a time, so the generator's own garbage stays small.
+  for (let offset = 0; offset < n; offset += 5000) {
+    const batch = makeItems(Math.min(5000, n - offset), {
+      seed: offset + 1,
+      offset,
+      system: offset === 0,
+    });
+    for (const item of batch) {
+      const i = rows.length;
+      rows.push({
+        id: copy(item.id),
+        seq: i + 1,
+        task_id: copy(`task-${Math.floor(i / 10)}`),
+        type: copy(item.type),
+        body: copy(JSON.stringify(item)),
+        chunks: 0,
+      });
+    }
+  }
+  return rows;
+}
+
+/** HistoryStore.read's mapping of rows to { seq, taskId, item }. */
+function readRows(rows: SqlRow[]): ReadRow[] {
+  return rows.map((row) => ({
+    seq: row.seq,
+    taskId: row.task_id,
+    item: JSON.parse(row.body as string) as Item,
+  }));
+}
+
+/** task-run.ts: `new Conversation({ items: history.all().map((row) => row.item) })`. */
+const toConversation = (rows: ReadRow[]) => new Conversation({ items: rows.map((r) => r.item) });
+
+function heap(n: number) {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error("heap mode needs node --expose-gc");
+  const used = () => {
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  let highWater = 0;
+  const sample = () => {
+    highWater = Math.max(highWater, process.memoryUsage().heapUsed);
+  };
+  const base = used();
+  let rows: SqlRow[] | null = sqlRows(n);
+  let bodyChars = 0;
+  for (const row of rows) bodyChars += (row.body as string).length;
+  const rowsOnly = used() - base;
+
+  // HistoryStore.read: the rows and the parsed items coexist until read returns.
+  let t = performance.now();
+  let parsed: ReadRow[] | null = readRows(rows);
+  const parseMs = performance.now() - t;
+  sample();
+  const rowsAndParsed = used() - base;
+  rows = null;
+
+  // new Conversation: the parsed items and zod's validated copies coexist.
+  t = performance.now();
+  const conversation = toConversation(parsed);
+  const validateMs = performance.now() - t;
+  sample();
+  const parsedAndConversation = used() - base;
+  parsed = null;
+  const conversationOnly = used() - base;
+  return {
+    n,
+    items: conversation.length,
+    bodyMB: bodyChars / MB,
+    rowsMB: rowsOnly / MB,
+    rowsAndParsedMB: rowsAndParsed / MB,
+    parsedAndConversationMB: parsedAndConversation / MB,
+    conversationMB: conversationOnly / MB,
+    peakLiveMB: Math.max(rowsAndParsed, parsedAndConversation) / MB,
+    highWaterMB: (highWater - base) / MB,
+    parseMs,
+    validateMs,
+  };
+}
+
+function cap(n: number) {
+  const conversation = toConversation(readRows(sqlRows(n)));
+  return { n, items: conversation.length };
+}
+
+const [mode, arg, rounds] = process.argv.slice(2);
+let result: unknown;
+if (mode === "cpu") result = runPlan(JSON.parse(arg as string) as PlanEntry[], Number(rounds ?? 1));
+else if (mode === "heap") result = heap(Number(arg));
+else if (mode === "cap") result = cap(Number(arg));
+else throw new Error(`unknown mode ${mode}`);
+process.stdout.write(`${JSON.stringify(result)}\n`);
