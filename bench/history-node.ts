@@ -6,10 +6,10 @@
  *   cpu PLAN R  history-work.ts's runPlan(PLAN, R): Edgelink's truncate and compaction and
  *               the naive truncate, the same code the Durable Object runs in workerd
  *   heap N      (needs --expose-gc) the live heap of loading an N-item history the way a
- *               task run does (src/durable/task-run.ts): SQLite rows with JSON bodies ->
- *               parsed items (HistoryStore.read) -> a zod-validated Conversation, with
- *               two full collections before each reading and every stage dropped when
- *               the real code drops it
+ *               task run does (src/durable/task-run.ts): HistoryStore.read parses each
+ *               SQLite row as the cursor yields it (so only one raw row is alive at a
+ *               time) -> Conversation.fromStored (the store's own rows, not re-validated),
+ *               with two full collections before each reading
  *   cap N       the same load under a hard heap limit (run with --max-heap-size); V8
  *               aborts the process if the load ever needs more
  */
@@ -40,11 +40,11 @@ const MB = 1024 * 1024;
  * decoded from UTF-8 like workerd's (a string straight from JSON.stringify can carry
  * spare capacity and would overstate the rows' size).
  */
-function sqlRows(n: number): SqlRow[] {
+function* sqlRows(n: number): Generator<SqlRow> {
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
   const copy = (text: string) => decoder.decode(encoder.encode(text));
-  const rows: SqlRow[] = [];
+  let i = 0;
   // Generated 5,000 at a time, so the generator's own garbage stays small.
   for (let offset = 0; offset < n; offset += 5000) {
     const batch = makeItems(Math.min(5000, n - offset), {
@@ -53,31 +53,30 @@ function sqlRows(n: number): SqlRow[] {
       system: offset === 0,
     });
     for (const item of batch) {
-      const i = rows.length;
-      rows.push({
+      yield {
         id: copy(item.id),
         seq: i + 1,
         task_id: copy(`task-${Math.floor(i / 10)}`),
         type: copy(item.type),
         body: copy(JSON.stringify(item)),
         chunks: 0,
-      });
+      };
+      i += 1;
     }
   }
-  return rows;
 }
 
-/** HistoryStore.read's mapping of rows to { seq, taskId, item }. */
-function readRows(rows: SqlRow[]): ReadRow[] {
-  return rows.map((row) => ({
-    seq: row.seq,
-    taskId: row.task_id,
-    item: JSON.parse(row.body as string) as Item,
-  }));
+/** HistoryStore.read: each row parsed as the cursor yields it. */
+function readRows(rows: Iterable<SqlRow>): ReadRow[] {
+  const out: ReadRow[] = [];
+  for (const row of rows) {
+    out.push({ seq: row.seq, taskId: row.task_id, item: JSON.parse(row.body as string) as Item });
+  }
+  return out;
 }
 
-/** task-run.ts: `new Conversation({ items: history.all().map((row) => row.item) })`. */
-const toConversation = (rows: ReadRow[]) => new Conversation({ items: rows.map((r) => r.item) });
+/** task-run.ts: `Conversation.fromStored(history.all().map((row) => row.item))`. */
+const toConversation = (rows: ReadRow[]) => Conversation.fromStored(rows.map((r) => r.item));
 
 function heap(n: number) {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -92,20 +91,17 @@ function heap(n: number) {
     highWater = Math.max(highWater, process.memoryUsage().heapUsed);
   };
   const base = used();
-  let rows: SqlRow[] | null = sqlRows(n);
   let bodyChars = 0;
-  for (const row of rows) bodyChars += (row.body as string).length;
-  const rowsOnly = used() - base;
+  for (const row of sqlRows(n)) bodyChars += (row.body as string).length;
 
-  // HistoryStore.read: the rows and the parsed items coexist until read returns.
+  // HistoryStore.read: rows parsed one by one off the cursor.
   let t = performance.now();
-  let parsed: ReadRow[] | null = readRows(rows);
+  let parsed: ReadRow[] | null = readRows(sqlRows(n));
   const parseMs = performance.now() - t;
   sample();
   const rowsAndParsed = used() - base;
-  rows = null;
 
-  // new Conversation: the parsed items and zod's validated copies coexist.
+  // Conversation.fromStored: the parsed items themselves, no validated copies.
   t = performance.now();
   const conversation = toConversation(parsed);
   const validateMs = performance.now() - t;
@@ -117,7 +113,6 @@ function heap(n: number) {
     n,
     items: conversation.length,
     bodyMB: bodyChars / MB,
-    rowsMB: rowsOnly / MB,
     rowsAndParsedMB: rowsAndParsed / MB,
     parsedAndConversationMB: parsedAndConversation / MB,
     conversationMB: conversationOnly / MB,

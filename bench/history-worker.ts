@@ -156,7 +156,7 @@ export class HistoryBench extends DurableObject<Env> {
    */
   load() {
     const start = performance.now();
-    const conversation = new Conversation({ items: this.store.all().map((row) => row.item) });
+    const conversation = Conversation.fromStored(this.store.all().map((row) => row.item));
     return { items: conversation.length, ms: performance.now() - start };
   }
 }
