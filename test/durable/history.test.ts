@@ -147,12 +147,21 @@ describe("conversation history in the context object", () => {
     expect(items.slice(1).map((i) => i.content[0])).toEqual(["fourth", "fifth"]);
   });
 
-  it("history survives an object restart", async () => {
+  it("history survives object restarts: append, compact, read", async () => {
     const first = await send("remember this");
-    await evictDurableObject(stubOf(first.contextId as string));
-    const path = `/contexts/${encodeURIComponent(first.contextId as string)}/history`;
-    const items = (await rest("GET", path)).body.items as { content: string[] }[];
-    expect(items.map((i) => i.content[0])).toEqual(["remember this"]);
+    const contextId = first.contextId as string;
+    await send("and this", { contextId });
+    await evictDurableObject(stubOf(contextId));
+    await send("and finally this", { contextId });
+    const path = `/contexts/${encodeURIComponent(contextId)}/history`;
+    const texts = async () =>
+      ((await rest("GET", path)).body.items as { content: string[] }[]).map((i) => i.content[0]);
+    expect(await texts()).toEqual(["remember this", "and this", "and finally this"]);
+    await evictDurableObject(stubOf(contextId));
+    const compacted = await rest("POST", `${path}:compact`, { maxMessages: 2 });
+    expect(compacted.body).toMatchObject({ removed: 1, afterMessages: 2 });
+    await evictDurableObject(stubOf(contextId));
+    expect(await texts()).toEqual(["and this", "and finally this"]);
   });
 });
 
