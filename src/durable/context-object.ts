@@ -6,22 +6,24 @@ import { Conversation } from "../history/conversation";
 import { diffItems } from "../history/diff";
 import type { Item } from "../history/items";
 import { A2AError, type ErrorData, invalidParams } from "../models/errors";
-import type { LoggedEvent, TaskEvent } from "../models/events";
+import type { LoggedEvent } from "../models/events";
 import { type JsonObject, newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
 import { Parts } from "../models/part";
 import { renderSendResult } from "../models/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/requests";
-import { renderEvent, SSE_KEEP_ALIVE, type StreamFormat, sseFrame } from "../models/stream";
+import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { InvalidTransitionError, isTerminal } from "../models/task-state";
 import { EventHub } from "./event-hub";
 import { type HistoryPage, HistoryStore } from "./history-store";
 import { indexObjectName, newTaskId } from "./ids";
-import type { IndexRow, IndexRpc } from "./index-object";
+import type { IndexRpc } from "./index-object";
+import { IndexOutbox } from "./index-outbox";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ReadOptions, TaskStore } from "./task-store";
+import { openTaskStream, type StreamStart } from "./task-stream";
 
 /** Outcome of an RPC: errors cross the Durable Object boundary as plain data. */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorData };
@@ -59,8 +61,6 @@ export type ContextRpc = Pick<
 export const RESTART_REASON =
   "The agent restarted while this task was running, and the run could not be resumed";
 
-const isFinal = (e: TaskEvent): boolean => e.kind === "status-update" && e.final;
-
 async function attempt<T>(fn: () => T | Promise<T>): Promise<Result<T>> {
   try {
     return { ok: true, value: await fn() };
@@ -86,8 +86,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly store: TaskStore;
   private readonly hub = new EventHub();
   private readonly runs = new Map<string, AbortController>();
-  private flushing: Promise<void> | null = null;
-  private flushAgain = false;
+  private readonly outbox: IndexOutbox;
   private claimed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -99,6 +98,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         ctx.storage,
         (this as unknown as { agent: Agent<Env> }).agent.maxHistoryItemBytes,
       ),
+    );
+    this.outbox = new IndexOutbox(
+      this.store,
+      () => this.indexTarget(),
+      () => ctx.storage.setAlarm(Date.now() + 1_000),
     );
     migrate(ctx.storage, CONTEXT_MIGRATIONS);
     void ctx.blockConcurrencyWhile(() => this.recover());
@@ -418,56 +422,6 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     if (events.length) this.hub.emit(taskId, events);
   }
 
-  // ---- streams -----------------------------------------------------------------------
-
-  private openStream(
-    taskId: string,
-    format: StreamFormat,
-    from: { snapshot: true } | { snapshot: false; afterSeq: number },
-  ): ReadableStream<Uint8Array> {
-    const encoder = new TextEncoder();
-    const keepAliveMs = this.agent.keepAliveMs;
-    let stop = () => {};
-    return new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        let closed = false;
-        let unsubscribe = () => {};
-        let timer: ReturnType<typeof setInterval> | undefined;
-        stop = () => {
-          closed = true;
-          unsubscribe();
-          if (timer !== undefined) clearInterval(timer);
-        };
-        const send = (event: TaskEvent, seq: number) =>
-          controller.enqueue(encoder.encode(sseFrame(renderEvent(event, format), seq)));
-        const close = () => {
-          if (closed) return;
-          stop();
-          controller.close();
-        };
-        // Snapshot or backlog, then live events, all in this one synchronous turn.
-        if (from.snapshot) {
-          send({ kind: "task", task: this.read(taskId) }, this.store.lastSeq(taskId));
-        } else {
-          const backlog = this.store.eventsAfter(taskId, from.afterSeq);
-          for (const { seq, event } of backlog) send(event, seq);
-          const last = backlog.at(-1);
-          const state = this.store.state(taskId);
-          if ((last && isFinal(last.event)) || (state && isTerminal(state))) return close();
-        }
-        unsubscribe = this.hub.on(taskId, ({ seq, event }) => {
-          send(event, seq);
-          if (isFinal(event)) close();
-        });
-        timer = setInterval(() => {
-          if (!closed) controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
-        }, keepAliveMs);
-      },
-      // The client went away: stop sending to it. The task itself keeps running.
-      cancel: () => stop(),
-    });
-  }
-
   // ---- tenant index ------------------------------------------------------------------
 
   /** Records which tenant and conversation this object holds (first call wins). */
@@ -488,43 +442,32 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return row ? row.value : null;
   }
 
-  /**
-   * Sends pending index rows to the tenant's index object. Concurrent callers share one
-   * flush; a failed flush leaves the rows in the outbox and retries from an alarm.
-   */
-  private flushIndex(): Promise<void> {
-    if (this.flushing) {
-      this.flushAgain = true;
-      return this.flushing;
-    }
-    this.flushing = (async () => {
-      try {
-        do {
-          this.flushAgain = false;
-          await this.sendOutbox();
-        } while (this.flushAgain);
-      } catch (error) {
-        console.error("edgelink: task index update failed; retrying", error);
-        await this.ctx.storage.setAlarm(Date.now() + 1_000);
-      } finally {
-        this.flushing = null;
-      }
-    })();
-    return this.flushing;
-  }
-
-  private async sendOutbox(): Promise<void> {
-    const rows = this.store.outbox();
+  /** Where this conversation's index rows go, once the object knows its tenant. */
+  private indexTarget(): { index: IndexRpc; contextId: string } | null {
     const tenant = this.meta("tenant");
     const contextId = this.meta("context_id");
-    if (rows.length === 0 || tenant === null || contextId === null) return;
+    if (tenant === null || contextId === null) return null;
     const binding = (this.env as Record<string, unknown>)[this.agent.bindings.index] as
       | DurableObjectNamespace
       | undefined;
     if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
-    const stub = binding.get(binding.idFromName(indexObjectName(tenant))) as unknown as IndexRpc;
-    const indexRows: IndexRow[] = rows.map((r) => ({ ...r, contextId }));
-    await stub.upsert(indexRows);
-    this.store.acknowledge(rows);
+    const index = binding.get(binding.idFromName(indexObjectName(tenant))) as unknown as IndexRpc;
+    return { index, contextId };
+  }
+
+  private flushIndex(): Promise<void> {
+    return this.outbox.flush();
+  }
+
+  private openStream(taskId: string, format: StreamFormat, from: StreamStart) {
+    return openTaskStream({
+      taskId,
+      format,
+      from,
+      store: this.store,
+      hub: this.hub,
+      snapshot: () => this.read(taskId),
+      keepAliveMs: this.agent.keepAliveMs,
+    });
   }
 }
