@@ -20,5 +20,6 @@ export * from "./models/task";
 export * from "./models/task-state";
 export * from "./models/wire-v1";
 export * from "./models/wire-v03";
+export * from "./push/index";
 export { createApp } from "./server/app";
 export { defineAgent, type EdgelinkWorker } from "./worker";
