@@ -109,6 +109,8 @@ const worker = defineAgent<Env>({
     ],
   },
   tools,
+  // Webhooks; signed with PUSH_SIGNING_KEYS when set, an ephemeral key under wrangler dev.
+  push: {},
   // Keyless and deterministic: a real agent would ask a model for this.
   summarizer: async (transcript) => {
     const words = transcript.split(/\s+/).filter(Boolean);

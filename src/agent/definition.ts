@@ -45,6 +45,26 @@ export interface AgentConfig<Env = unknown> {
   summarizer?: Summarizer;
   /** Largest single conversation item, in UTF-8 bytes; bigger ones are refused. Default 4 MiB. */
   maxHistoryItemBytes?: number;
+  /**
+   * Webhook push notifications. Set (even to `{}`) to serve them; the card then says
+   * `pushNotifications: true`. Deliveries are signed with the private JWK(s) in the
+   * `PUSH_SIGNING_KEYS` secret.
+   */
+  push?: PushOptions;
+}
+
+/** Push notification settings. */
+export interface PushOptions {
+  /**
+   * Accept `http://localhost` and `127.0.0.1` webhooks (for local development and
+   * conformance suites). Default: on when the agent itself is served from localhost
+   * (`wrangler dev`), off when deployed.
+   */
+  allowLocalhost?: boolean;
+  /** Give up on a delivery after this long (ms). Default 24 h. */
+  horizonMs?: number;
+  /** Give up on a delivery after this many attempts. Default 12. */
+  maxAttempts?: number;
 }
 
 /** A validated agent configuration with every default applied. */
@@ -62,6 +82,7 @@ export interface Agent<Env = unknown> {
   bindings: { context: string; index: string };
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
+  push: PushOptions | null;
   /** When this definition was loaded; the card's Last-Modified. */
   loadedAt: Date;
 }
@@ -98,6 +119,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       index: config.bindings?.index ?? "EDGELINK_INDEX",
     },
     summarizer: config.summarizer ?? null,
+    push: config.push ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",
       config.maxHistoryItemBytes,

@@ -15,11 +15,14 @@ import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/req
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { InvalidTransitionError, isTerminal } from "../models/task-state";
+import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
 import { EventHub } from "./event-hub";
 import { type HistoryPage, HistoryStore } from "./history-store";
 import { indexObjectName, newTaskId } from "./ids";
 import type { IndexRpc } from "./index-object";
 import { IndexOutbox } from "./index-outbox";
+import { PushDispatcher } from "./push-dispatcher";
+import { PushStore } from "./push-store";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ReadOptions, TaskStore } from "./task-store";
@@ -27,6 +30,13 @@ import { openTaskStream, type StreamStart } from "./task-stream";
 
 /** Outcome of an RPC: errors cross the Durable Object boundary as plain data. */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorData };
+
+/** A webhook registered inside SendMessage, already checked by the server. */
+export interface InlinePush {
+  config: PushConfigInput;
+  /** The agent's origin: the `iss` of delivery signatures. */
+  issuer: string;
+}
 
 /** Which tenant and conversation an object holds; sent with every call. */
 export interface Scope {
@@ -55,6 +65,10 @@ export type ContextRpc = Pick<
   | "subscribe"
   | "getHistory"
   | "compactHistory"
+  | "createPushConfig"
+  | "getPushConfig"
+  | "listPushConfigs"
+  | "deletePushConfig"
 >;
 
 /** Reason recorded on a task whose run was cut off by an object restart. */
@@ -87,23 +101,35 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly hub = new EventHub();
   private readonly runs = new Map<string, AbortController>();
   private readonly outbox: IndexOutbox;
+  private readonly pushStore: PushStore | null;
+  private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // The subclass supplies `agent` as a prototype getter, so it is readable here.
+    const agent = (this as unknown as { agent: Agent<Env> }).agent;
+    this.pushStore = agent.push ? new PushStore(ctx.storage.sql) : null;
     this.store = new TaskStore(
       ctx.storage,
-      // The subclass supplies `agent` as a prototype getter, so it is readable here.
-      new HistoryStore<Item>(
-        ctx.storage,
-        (this as unknown as { agent: Agent<Env> }).agent.maxHistoryItemBytes,
-      ),
+      new HistoryStore<Item>(ctx.storage, agent.maxHistoryItemBytes),
+      this.pushStore,
     );
     this.outbox = new IndexOutbox(
       this.store,
       () => this.indexTarget(),
-      () => ctx.storage.setAlarm(Date.now() + 1_000),
+      () => this.wakeAt(Date.now() + 1_000),
     );
+    this.dispatcher = this.pushStore
+      ? new PushDispatcher(
+          this.pushStore,
+          this.store,
+          agent as Agent<unknown>,
+          env,
+          () => this.meta("push_issuer") ?? agent.card.url ?? "edgelink",
+          (taskId) => this.read(taskId),
+        )
+      : null;
     migrate(ctx.storage, CONTEXT_MIGRATIONS);
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
@@ -115,9 +141,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * rendered JSON of the result: a string crosses the RPC boundary far cheaper than the
    * task object it would otherwise be cloned from, then re-serialized by the Worker.
    */
-  sendMessage(scope: Scope, params: SendParams, version: ProtocolVersion): Promise<Result<string>> {
+  sendMessage(
+    scope: Scope,
+    params: SendParams,
+    version: ProtocolVersion,
+    push?: InlinePush,
+  ): Promise<Result<string>> {
     return attempt(async () => {
-      const { taskId, run } = this.admit(scope, params.message);
+      const { taskId, run } = this.admit(scope, params.message, undefined, push);
       if (params.returnImmediately) {
         this.ctx.waitUntil(run.then(() => this.flushIndex()));
       } else {
@@ -134,10 +165,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     scope: Scope,
     params: SendParams,
     format: StreamFormat,
+    push?: InlinePush,
   ): Promise<Result<ReadableStream<Uint8Array>>> {
     return attempt(async () => {
-      const stream = this.admit(scope, params.message, (taskId) =>
-        this.openStream(taskId, format, { snapshot: true }),
+      const stream = this.admit(
+        scope,
+        params.message,
+        (taskId) => this.openStream(taskId, format, { snapshot: true }),
+        push,
       );
       this.ctx.waitUntil(stream.run.then(() => this.flushIndex()));
       await this.flushIndex();
@@ -279,6 +314,101 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   /** Retries index updates that could not be delivered. */
   override async alarm(): Promise<void> {
     await this.flushIndex();
+    await this.deliverPush();
+  }
+
+  // ---- push notifications ------------------------------------------------------------
+
+  /** Registers a webhook for a task; its first delivery is the task as it is now. */
+  createPushConfig(
+    scope: Scope,
+    taskId: string,
+    input: PushConfigInput,
+    issuer: string,
+  ): Promise<Result<PushConfig>> {
+    return attempt(async () => {
+      const push = this.requirePush(scope, taskId);
+      const config = resolvePushConfig(input, { taskId });
+      this.ctx.storage.transactionSync(() => {
+        push.saveConfig(config);
+        push.enqueue(taskId, null, Date.now(), config.id);
+        this.ctx.storage.sql.exec(
+          "INSERT INTO meta (key, value) VALUES ('push_issuer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+          issuer,
+        );
+      });
+      await this.wakeAt(Date.now());
+      return config;
+    });
+  }
+
+  getPushConfig(scope: Scope, taskId: string, id: string): Promise<Result<PushConfig>> {
+    return attempt(() => {
+      const config = this.requirePush(scope, taskId).config(taskId, id);
+      if (!config) {
+        throw new A2AError("TaskNotFound", `Push notification config ${id} not found`, {
+          taskId,
+          configId: id,
+        });
+      }
+      return config;
+    });
+  }
+
+  listPushConfigs(
+    scope: Scope,
+    taskId: string,
+    page: { pageSize: number; pageToken?: string },
+  ): Promise<Result<{ configs: PushConfig[]; nextPageToken: string }>> {
+    return attempt(() => {
+      const rows = this.requirePush(scope, taskId).configs(taskId, {
+        after: page.pageToken,
+        limit: page.pageSize + 1,
+      });
+      const configs = rows.slice(0, page.pageSize);
+      const more = rows.length > page.pageSize;
+      return { configs, nextPageToken: more ? (configs.at(-1)?.id ?? "") : "" };
+    });
+  }
+
+  /** Idempotent: deleting a config that is not there succeeds. */
+  deletePushConfig(scope: Scope, taskId: string, id: string): Promise<Result<null>> {
+    return attempt(() => {
+      this.requirePush(scope, taskId).deleteConfig(taskId, id);
+      return null;
+    });
+  }
+
+  private requirePush(scope: Scope, taskId: string): PushStore {
+    this.claim(scope);
+    if (!this.pushStore) {
+      throw new A2AError(
+        "PushNotificationNotSupported",
+        "This agent does not send push notifications",
+      );
+    }
+    if (this.store.state(taskId) === null) {
+      throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+    }
+    return this.pushStore;
+  }
+
+  private async deliverPush(): Promise<void> {
+    if (!this.dispatcher) return;
+    try {
+      const next = await this.dispatcher.run();
+      if (next !== null) await this.wakeAt(next);
+    } catch (error) {
+      // Never left to the platform's alarm retries: log, and try again shortly.
+      console.error("edgelink: push delivery failed; retrying", error);
+      await this.wakeAt(Date.now() + 5_000);
+    }
+  }
+
+  /** One alarm serves the index retry and push: keep the earliest wake-up asked for. */
+  private async wakeAt(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || at < current) await this.ctx.storage.setAlarm(at);
   }
 
   // ---- tasks and runs ----------------------------------------------------------------
@@ -292,6 +422,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     scope: Scope,
     input: Message,
     beforeRun?: (taskId: string) => T,
+    push?: InlinePush,
   ): { taskId: string; run: Promise<void>; opened?: T } {
     this.claim(scope);
     const message: Message = { ...input, contextId: scope.contextId };
@@ -331,8 +462,27 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         flowState: {},
       });
     }
+    if (push) this.registerInline(taskId, push.config, push.issuer);
     const opened = beforeRun?.(taskId);
     return { taskId, run: this.start(taskId, message), opened };
+  }
+
+  /** A config sent inside SendMessage: saved before the run starts, so no event is missed. */
+  private registerInline(taskId: string, input: PushConfigInput, issuer: string): void {
+    if (!this.pushStore) {
+      throw new A2AError(
+        "PushNotificationNotSupported",
+        "This agent does not send push notifications",
+      );
+    }
+    const config = resolvePushConfig(input, { taskId });
+    this.pushStore.saveConfig(config);
+    this.pushStore.enqueue(taskId, null, Date.now(), config.id);
+    this.ctx.storage.sql.exec(
+      "INSERT INTO meta (key, value) VALUES ('push_issuer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      issuer,
+    );
+    this.store.pushQueued = true;
   }
 
   private start(taskId: string, message: Message): Promise<void> {
@@ -420,6 +570,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   private publish(taskId: string, events: LoggedEvent[]): void {
     if (events.length) this.hub.emit(taskId, events);
+    if (this.store.pushQueued) {
+      this.store.pushQueued = false;
+      this.wakeAt(Date.now()).catch((error) =>
+        console.error("edgelink: could not schedule push delivery", error),
+      );
+    }
   }
 
   // ---- tenant index ------------------------------------------------------------------

@@ -91,6 +91,29 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
     moveMessagesToHistory,
     "DROP TABLE IF EXISTS messages",
   ],
+  // v3: webhook push. Configs per task, and a delivery outbox: one row per event and
+  // config, written in the same transaction as the event, delivered in order by the alarm.
+  [
+    `CREATE TABLE IF NOT EXISTS push_configs (
+      task_id TEXT NOT NULL,
+      id TEXT NOT NULL,
+      body TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      PRIMARY KEY (task_id, id)
+    )`,
+    `CREATE TABLE IF NOT EXISTS push_deliveries (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      task_id TEXT NOT NULL,
+      config_id TEXT NOT NULL,
+      event_seq INTEGER,
+      state TEXT NOT NULL DEFAULT 'pending',
+      attempts INTEGER NOT NULL DEFAULT 0,
+      first_attempt_at INTEGER,
+      next_at INTEGER NOT NULL,
+      last_error TEXT
+    )`,
+    "CREATE INDEX IF NOT EXISTS push_pending ON push_deliveries (state, task_id, config_id, seq)",
+  ],
 ];
 
 /** Copies v1 task messages into history rows, oldest first, as the bridge maps them. */

@@ -10,6 +10,7 @@ import { isInterrupted, isTerminal, planTransition, type TaskState } from "../mo
 import { itemFromMessage, messageFromItem } from "./conversation-bridge";
 import type { HistoryStore } from "./history-store";
 import { type Page, type PageQuery, queryPage } from "./paging";
+import type { PushStore } from "./push-store";
 
 interface TaskRow {
   id: string;
@@ -38,7 +39,12 @@ export class TaskStore {
     private readonly storage: DurableObjectStorage,
     /** The context's conversation, where task messages are kept. */
     readonly history: HistoryStore<Item>,
+    /** Webhook configs and their delivery outbox; null when the agent has push off. */
+    readonly push: PushStore | null = null,
   ) {}
+
+  /** Set when an event was queued for a webhook, so the object can wake its alarm. */
+  pushQueued = false;
 
   private get sql(): SqlStorage {
     return this.storage.sql;
@@ -392,7 +398,17 @@ export class TaskStore {
         JSON.stringify(event),
       )
       .one().seq;
+    // Same transaction as the event: a delivery can never be lost or exist without it.
+    if (this.push && this.push.enqueue(taskId, seq, Date.now()) > 0) this.pushQueued = true;
     return { seq, event };
+  }
+
+  /** One logged event by its sequence number. */
+  event(seq: number): TaskEvent | null {
+    const row = this.sql
+      .exec<{ body: string }>("SELECT body FROM events WHERE seq = ?", seq)
+      .toArray()[0];
+    return row ? (JSON.parse(row.body) as TaskEvent) : null;
   }
 
   private touchIndex(taskId: string): void {

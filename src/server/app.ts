@@ -1,6 +1,9 @@
 import { Hono } from "hono";
 import type { Agent } from "../agent/definition";
+import { signingKeys } from "../durable/push-keys";
 import { A2AError } from "../models/errors";
+import { JWKS_PATH } from "../push/headers";
+import { publicJwks } from "../push/signing";
 import { serveCard, servedFeatures } from "./card";
 import { restError } from "./errors";
 import { handleJsonRpc } from "./jsonrpc";
@@ -18,13 +21,23 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
   app.get("/.well-known/agent-card.json", (c) => serveCard(c.req.raw, anyAgent, "1.0"));
   app.get("/.well-known/agent.json", (c) => serveCard(c.req.raw, anyAgent, "0.3"));
 
+  // The public keys that verify webhook signatures (served only when push is on).
+  app.get(JWKS_PATH, async (c) => {
+    if (!agent.push) {
+      return restError(new A2AError("MethodNotFound", `No endpoint at ${JWKS_PATH}`));
+    }
+    return Response.json(publicJwks(await signingKeys(c.env)), {
+      headers: { "Cache-Control": "public, max-age=300" },
+    });
+  });
+
   app.post("/", (c) => {
-    const features = servedFeatures(anyAgent, new URL(c.req.url).origin);
+    const origin = new URL(c.req.url).origin;
     return handleJsonRpc(
       c.req.raw,
       agent,
-      (tenant) => new Operations(agent, c.env, tenant),
-      features,
+      (tenant) => new Operations(agent, c.env, tenant, origin),
+      servedFeatures(anyAgent, origin),
     );
   });
 
@@ -41,7 +54,7 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
       response.headers.set("Allow", match.allowed.join(", "));
       return response;
     }
-    const ops = new Operations(agent, c.env, match.tenant);
+    const ops = new Operations(agent, c.env, match.tenant, url.origin);
     const features = servedFeatures(anyAgent, url.origin);
     return handleRest(c.req.raw, match.route, agent, ops, features);
   });

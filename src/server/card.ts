@@ -6,7 +6,7 @@ export function servedFeatures(agent: Agent<unknown>, baseUrl: string): ServedFe
   return {
     baseUrl,
     streaming: agent.streaming,
-    pushNotifications: false,
+    pushNotifications: agent.push !== null,
     extendedAgentCard: agent.extendedCard !== null,
   };
 }

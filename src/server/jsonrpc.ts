@@ -16,6 +16,7 @@ import { readJson } from "./body";
 import { jsonRpcError, type RpcId, toA2AError } from "./errors";
 import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
+import { type PushOperation, runPushOperation } from "./push-api";
 import { requestedVersion } from "./version";
 
 type Operation =
@@ -25,7 +26,7 @@ type Operation =
   | "list"
   | "cancel"
   | "subscribe"
-  | "push"
+  | PushOperation
   | "extendedCard"
   | "history"
   | "compact";
@@ -45,10 +46,10 @@ const METHODS: Record<ProtocolVersion, Record<string, Operation>> = {
     ListTasks: "list",
     CancelTask: "cancel",
     SubscribeToTask: "subscribe",
-    CreateTaskPushNotificationConfig: "push",
-    GetTaskPushNotificationConfig: "push",
-    ListTaskPushNotificationConfigs: "push",
-    DeleteTaskPushNotificationConfig: "push",
+    CreateTaskPushNotificationConfig: "pushCreate",
+    GetTaskPushNotificationConfig: "pushGet",
+    ListTaskPushNotificationConfigs: "pushList",
+    DeleteTaskPushNotificationConfig: "pushDelete",
     GetExtendedAgentCard: "extendedCard",
   },
   "0.3": {
@@ -58,10 +59,10 @@ const METHODS: Record<ProtocolVersion, Record<string, Operation>> = {
     "tasks/list": "list",
     "tasks/cancel": "cancel",
     "tasks/resubscribe": "subscribe",
-    "tasks/pushNotificationConfig/set": "push",
-    "tasks/pushNotificationConfig/get": "push",
-    "tasks/pushNotificationConfig/list": "push",
-    "tasks/pushNotificationConfig/delete": "push",
+    "tasks/pushNotificationConfig/set": "pushCreate",
+    "tasks/pushNotificationConfig/get": "pushGet",
+    "tasks/pushNotificationConfig/list": "pushList",
+    "tasks/pushNotificationConfig/delete": "pushDelete",
     "agent/getAuthenticatedExtendedCard": "extendedCard",
   },
 };
@@ -159,8 +160,11 @@ export async function handleJsonRpc<Env>(
         const stream = await ops.subscribe(parseTaskId(params), format, lastEventId(request));
         return new Response(stream, { headers: SSE_HEADERS });
       }
-      case "push":
-        return ops.pushConfig(params);
+      case "pushCreate":
+      case "pushGet":
+      case "pushList":
+      case "pushDelete":
+        return respond(await runPushOperation(ops, operation, params, version));
       case "extendedCard": {
         const card = ops.extendedCard();
         return respond(version === "1.0" ? cardToV1(card, features) : cardToV03(card, features));

@@ -21,6 +21,7 @@ import {
 } from "../models/requests";
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
+import { type PushConfig, parsePushConfig } from "../push/config";
 import { requireInputFormats } from "./negotiation";
 
 function unwrap<T>(result: Result<T>): T {
@@ -37,6 +38,8 @@ export class Operations<Env> {
     private readonly agent: Agent<Env>,
     private readonly env: Env,
     private readonly tenant: string,
+    /** The request's origin: the issuer of push signatures, and how dev is recognized. */
+    private readonly origin = "",
   ) {}
 
   private namespace(name: string): DurableObjectNamespace {
@@ -94,17 +97,25 @@ export class Operations<Env> {
   }
 
   /** SendMessage; answers the result already rendered as JSON text for `version`. */
-  async sendMessage(params: SendParams, version: ProtocolVersion): Promise<string> {
+  async sendMessage(
+    params: SendParams & { pushConfig?: JsonObject },
+    version: ProtocolVersion,
+  ): Promise<string> {
     requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
+    const push = this.inlinePush(params.pushConfig, version);
     const { stub, scope } = this.route(params);
-    return unwrap(await stub.sendMessage(scope, params, version));
+    return unwrap(await stub.sendMessage(scope, params, version, push));
   }
 
-  async streamMessage(params: SendParams, format: StreamFormat): Promise<ReadableStream> {
+  async streamMessage(
+    params: SendParams & { pushConfig?: JsonObject },
+    format: StreamFormat,
+  ): Promise<ReadableStream> {
     this.requireStreaming();
     requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
+    const push = this.inlinePush(params.pushConfig, format.version);
     const { stub, scope } = this.route(params);
-    return unwrap(await stub.streamMessage(scope, params, format));
+    return unwrap(await stub.streamMessage(scope, params, format, push));
   }
 
   async getTask(params: TaskIdParams): Promise<Task> {
@@ -202,12 +213,79 @@ export class Operations<Env> {
     return this.agent.extendedCard;
   }
 
-  /** Push notifications arrive with their own issue; until then the card says false. */
-  pushConfig(_params: JsonObject): never {
-    throw new A2AError(
-      "PushNotificationNotSupported",
-      "This agent does not support push notifications (capabilities.pushNotifications is false)",
-    );
+  // ---- push notifications (§3.1.7–3.1.10) -------------------------------------------
+
+  /**
+   * `http://localhost` webhooks are for development: allowed when configured, or by
+   * default when this agent is itself served from localhost (`wrangler dev`).
+   */
+  private get allowLocalhost(): boolean {
+    const configured = this.agent.push?.allowLocalhost;
+    if (configured !== undefined) return configured;
+    try {
+      return ["localhost", "127.0.0.1", "[::1]"].includes(new URL(this.origin).hostname);
+    } catch {
+      return false;
+    }
+  }
+
+  private requirePush(): void {
+    if (!this.agent.push) {
+      throw new A2AError(
+        "PushNotificationNotSupported",
+        "This agent does not support push notifications (capabilities.pushNotifications is false)",
+      );
+    }
+  }
+
+  private inlinePush(raw: JsonObject | undefined, version: ProtocolVersion) {
+    if (raw === undefined) return undefined;
+    this.requirePush();
+    const config = parsePushConfig(raw, {
+      version,
+      allowLocalhost: this.allowLocalhost,
+      inline: true,
+      prefix:
+        version === "1.0"
+          ? "params.configuration.taskPushNotificationConfig"
+          : "params.configuration.pushNotificationConfig",
+    });
+    return { config, issuer: this.origin };
+  }
+
+  async createPushConfig(
+    taskId: string,
+    raw: unknown,
+    version: ProtocolVersion,
+    prefix: string,
+  ): Promise<PushConfig> {
+    this.requirePush();
+    const input = parsePushConfig(raw, {
+      version,
+      allowLocalhost: this.allowLocalhost,
+      taskId,
+      prefix,
+    });
+    const { stub, scope } = this.contextOfTask(taskId);
+    return unwrap(await stub.createPushConfig(scope, taskId, input, this.origin));
+  }
+
+  async getPushConfig(taskId: string, id: string): Promise<PushConfig> {
+    this.requirePush();
+    const { stub, scope } = this.contextOfTask(taskId);
+    return unwrap(await stub.getPushConfig(scope, taskId, id));
+  }
+
+  async listPushConfigs(taskId: string, page: { pageSize: number; pageToken?: string }) {
+    this.requirePush();
+    const { stub, scope } = this.contextOfTask(taskId);
+    return unwrap(await stub.listPushConfigs(scope, taskId, page));
+  }
+
+  async deletePushConfig(taskId: string, id: string): Promise<void> {
+    this.requirePush();
+    const { stub, scope } = this.contextOfTask(taskId);
+    unwrap(await stub.deletePushConfig(scope, taskId, id));
   }
 
   private requireStreaming(): void {

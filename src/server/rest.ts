@@ -16,6 +16,7 @@ import { restError, toA2AError } from "./errors";
 import { lastEventId } from "./jsonrpc";
 import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
+import { runPushOperation } from "./push-api";
 import { requestedVersion } from "./version";
 
 type Route =
@@ -181,9 +182,26 @@ export async function handleRest<Env>(
         );
         return new Response(stream, { headers: SSE_HEADERS });
       }
-      case "pushConfigs":
-      case "pushConfig":
-        return ops.pushConfig({ taskId: route.id });
+      case "pushConfigs": {
+        if (request.method === "POST") {
+          const body = await optionalBody(request, agent.maxBodyBytes);
+          return json(
+            await runPushOperation(ops, "pushCreate", { ...body, taskId: route.id }, version),
+          );
+        }
+        const query = listQuery(url);
+        return json(
+          await runPushOperation(ops, "pushList", { ...query, taskId: route.id }, version),
+        );
+      }
+      case "pushConfig": {
+        const op = request.method === "DELETE" ? "pushDelete" : "pushGet";
+        const params: JsonObject =
+          version === "1.0"
+            ? { taskId: route.id, id: route.configId }
+            : { id: route.id, pushNotificationConfigId: route.configId };
+        return json(await runPushOperation(ops, op, params, version));
+      }
       case "history": {
         const query = listQuery(url);
         return json(await ops.history(parseHistory({ ...query, contextId: route.contextId })));

@@ -99,7 +99,7 @@ describe.each(BINDINGS)("A2A v1.0 SDK client over $binding", ({ binding, tag }) 
     ]);
     // A3: the A2A flags say what is really served.
     expect(card.capabilities?.streaming).toBe(true);
-    expect(card.capabilities?.pushNotifications).toBe(false);
+    expect(card.capabilities?.pushNotifications).toBe(true);
     expect(card.capabilities?.extendedAgentCard).toBe(false);
     expect(card.skills.map((s) => s.id)).toEqual(["echo", "greet", "recap", "count", "tools"]);
     expect(card.defaultInputModes).toEqual(["text/plain"]);

@@ -131,7 +131,7 @@ describe("agent cards (A2)", () => {
     expect(card.url).toBe(`${agent.baseUrl}/`);
     expect(card.preferredTransport).toBe("JSONRPC");
     expect(card.capabilities.streaming).toBe(true);
-    expect(card.capabilities.pushNotifications).toBe(false);
+    expect(card.capabilities.pushNotifications).toBe(true);
     expect(card.supportsAuthenticatedExtendedCard).toBe(false);
     expect(card.skills.map((s: Json) => s.id)).toEqual([
       "echo",
@@ -360,7 +360,7 @@ describe("protocol errors on the wire", () => {
     expect(json.error.message).toMatch(/message\/send/);
   });
 
-  it("A3 push-config methods are PushNotificationNotSupported, as the card says", async () => {
+  it("A3 push-config methods are served, as the card says: an unknown task is TaskNotFound", async () => {
     const { json } = await rpc({
       jsonrpc: "2.0",
       id: "p-1",
@@ -368,8 +368,7 @@ describe("protocol errors on the wire", () => {
       params: { taskId: "t", url: "https://example.com/hook" },
     });
     expect(json.id).toBe("p-1");
-    expect(json.error.code).toBe(-32003);
-    expect(errorInfo(json.error.data)?.reason).toBe("PUSH_NOTIFICATION_NOT_SUPPORTED");
+    expect(json.error.code).toBe(-32001);
   });
 
   it("A3 GetExtendedAgentCard is UnsupportedOperation when the card says extendedAgentCard: false", async () => {

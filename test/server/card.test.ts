@@ -27,12 +27,12 @@ describe("agent card (A2, A3)", () => {
     ]);
   });
 
-  it("declares exactly what is served: streaming on, push off, no extended card (A3)", async () => {
+  it("declares exactly what is served: streaming on, push on, no extended card (A3)", async () => {
     const card = (await (await SELF.fetch(`${BASE}/.well-known/agent-card.json`)).json()) as Json;
     const caps = card.capabilities as Json;
     expect(caps).toMatchObject({
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: true,
       extendedAgentCard: false,
     });
     const profile = (caps.extensions as Json[])[0]?.params as Json;
@@ -40,10 +40,10 @@ describe("agent card (A2, A3)", () => {
       role: "worker",
       capabilities: { toolCalling: true, delegation: true },
     });
-    // The declaration holds: push config is refused, streaming works.
+    // The declaration holds: push configs are served (an unknown task is the only error).
     expect(
       ((await rpc("ListTaskPushNotificationConfigs", { taskId: "x" })).body.error as Json).code,
-    ).toBe(-32003);
+    ).toBe(-32001);
   });
 
   it("has caching headers and answers If-None-Match with 304", async () => {
@@ -68,7 +68,7 @@ describe("agent card (A2, A3)", () => {
       protocolVersion: "0.3.0",
       url: `${BASE}/`,
       preferredTransport: "JSONRPC",
-      capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: true },
+      capabilities: { streaming: true, pushNotifications: true, stateTransitionHistory: true },
     });
   });
 });

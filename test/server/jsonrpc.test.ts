@@ -236,15 +236,19 @@ describe("protocol errors", () => {
     expect(((await response.json()) as Json).error).toMatchObject({ code: -32600 });
   });
 
-  it("push config methods answer PushNotificationNotSupported (-32003)", async () => {
-    for (const method of [
-      "CreateTaskPushNotificationConfig",
-      "GetTaskPushNotificationConfig",
-      "ListTaskPushNotificationConfigs",
-      "DeleteTaskPushNotificationConfig",
-    ]) {
-      expect(errorOf((await rpc(method, { taskId: "t" })).body).code).toBe(-32003);
+  it("push config methods on an unknown task are TaskNotFound; bad params name the field", async () => {
+    for (const [method, params] of [
+      ["CreateTaskPushNotificationConfig", { taskId: "nope", url: "https://hooks.example.com/a" }],
+      ["GetTaskPushNotificationConfig", { taskId: "nope", id: "c1" }],
+      ["ListTaskPushNotificationConfigs", { taskId: "nope" }],
+      ["DeleteTaskPushNotificationConfig", { taskId: "nope", id: "c1" }],
+    ] as const) {
+      expect(errorOf((await rpc(method, params)).body).code).toBe(-32001);
     }
+    const task = await send("hook me");
+    const bad = await rpc("CreateTaskPushNotificationConfig", { taskId: task.id, url: "ftp://x" });
+    expect(errorOf(bad.body).code).toBe(-32602);
+    expect(errorOf(bad.body).message).toContain("url");
   });
 
   it("GetExtendedAgentCard without an extended card is UnsupportedOperation (-32004)", async () => {

@@ -59,8 +59,8 @@ describe("HTTP+JSON binding", () => {
     expect(JSON.stringify(version.body)).toContain("VERSION_NOT_SUPPORTED");
 
     const push = await rest("GET", "/tasks/abc/pushNotificationConfigs");
-    expect(push.status).toBe(400);
-    expect(JSON.stringify(push.body)).toContain("PUSH_NOTIFICATION_NOT_SUPPORTED");
+    expect(push.status).toBe(404);
+    expect(JSON.stringify(push.body)).toContain("TASK_NOT_FOUND");
 
     const card = await rest("GET", "/extendedAgentCard");
     expect(card.status).toBe(400);

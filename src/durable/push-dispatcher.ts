@@ -1,0 +1,69 @@
+import type { Agent } from "../agent/definition";
+import type { TaskEvent } from "../models/events";
+import { compact } from "../models/json";
+import type { Task } from "../models/task";
+import { nextDelay } from "../push/backoff";
+import { buildDelivery, deliver } from "../push/delivery";
+import { signingKeys } from "./push-keys";
+import type { DeliveryRow, PushStore } from "./push-store";
+import type { TaskStore } from "./task-store";
+
+/**
+ * Sends a conversation's queued webhook deliveries from the object's alarm: for each
+ * config only its oldest pending delivery, so events arrive in order; configs in
+ * parallel. Every outcome is written before the next attempt, so a restart between
+ * attempts repeats at most the one in flight (at least once, same event id).
+ */
+export class PushDispatcher {
+  constructor(
+    private readonly push: PushStore,
+    private readonly store: TaskStore,
+    private readonly agent: Agent<unknown>,
+    private readonly env: unknown,
+    private readonly issuer: () => string,
+    private readonly snapshot: (taskId: string) => Task,
+    private readonly fetchFn: typeof fetch = (input, init) => fetch(input, init),
+  ) {}
+
+  /** Delivers everything due now; returns when the next delivery is due, or null. */
+  async run(now = Date.now()): Promise<number | null> {
+    for (;;) {
+      const due = this.push.heads().filter((d) => d.nextAt <= now);
+      if (due.length === 0) break;
+      await Promise.all(due.map((d) => this.attempt(d, now)));
+      now = Date.now();
+    }
+    return this.push.nextDue();
+  }
+
+  private async attempt(row: DeliveryRow, now: number): Promise<void> {
+    const config = this.push.config(row.taskId, row.configId);
+    if (!config) return this.push.markDead(row.seq, row.attempts, "config deleted");
+    const event: TaskEvent | null =
+      row.eventSeq === null
+        ? { kind: "task", task: this.snapshot(row.taskId) }
+        : this.store.event(row.eventSeq);
+    if (!event) return this.push.markDead(row.seq, row.attempts, "event no longer stored");
+    const [key] = await signingKeys(this.env);
+    const delivery = await buildDelivery({
+      config,
+      event,
+      // Stable across retries and restarts: receivers drop duplicates by it.
+      eventId: `${row.taskId}~${row.seq}`,
+      signingKey: key,
+      issuer: this.issuer(),
+    });
+    const result = await deliver(this.fetchFn, delivery);
+    const attempts = row.attempts + 1;
+    if (result.outcome === "delivered") return this.push.markDelivered(row.seq);
+    const reason = result.reason ?? `HTTP ${result.status ?? "error"}`;
+    if (result.outcome === "permanent") return this.push.markDead(row.seq, attempts, reason);
+    const firstAttemptAt = row.firstAttemptAt ?? now;
+    const delay = nextDelay(
+      { attempts, firstAttemptAt, now, retryAfterMs: result.retryAfterMs },
+      compact({ horizonMs: this.agent.push?.horizonMs, maxAttempts: this.agent.push?.maxAttempts }),
+    );
+    if (delay === null) return this.push.markDead(row.seq, attempts, reason);
+    this.push.reschedule(row.seq, attempts, firstAttemptAt, now + delay, reason);
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Webhook push end to end (issue 5): the demo agent on wrangler's local runtime, a real
+ * HTTP receiver on 127.0.0.1, the config registered with the official @a2a-js/sdk client,
+ * and every delivery checked with the public receiver helper against the agent's JWKS.
+ */
+// @ts-nocheck -- Node-only test (the repository has no @types/node).
+import { createServer } from "node:http";
+import { TaskPushNotificationConfig } from "@a2a-js/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyPushNotification } from "../../src/push/verify";
+import { sdkClient, sendRequest } from "./support/sdk";
+import { type DemoAgent, startDemoAgent } from "./support/worker";
+
+interface Received {
+  headers: Record<string, string>;
+  body: string;
+}
+
+let agent: DemoAgent;
+let server: ReturnType<typeof createServer>;
+let hookUrl: string;
+const received: Received[] = [];
+
+beforeAll(async () => {
+  agent = await startDemoAgent();
+  server = createServer((req, res) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => {
+      body += chunk;
+    });
+    req.on("end", () => {
+      received.push({ headers: req.headers as Record<string, string>, body });
+      res.statusCode = 200;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  hookUrl = `http://127.0.0.1:${server.address().port}/hook`;
+});
+
+afterAll(async () => {
+  await agent?.stop();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+async function until<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting for webhook deliveries");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("push notifications to a real receiver", () => {
+  it("a webhook registered with the SDK receives the task's events in order, signed", async () => {
+    const client = await sdkClient(agent.baseUrl, "JSONRPC");
+    const started = await client.sendMessage(
+      sendRequest([{ text: "count 2" }], { returnImmediately: true }),
+    );
+    const taskId = started.id as string;
+    const config = await client.createTaskPushNotificationConfig(
+      TaskPushNotificationConfig.fromJSON({ taskId, url: hookUrl, token: "e2e-token" }),
+    );
+    expect(config.taskId).toBe(taskId);
+    expect(config.id).not.toBe("");
+
+    const mine = () => received.filter((r) => r.body.includes(taskId));
+    await until(() =>
+      mine().some((r) => r.body.includes("TASK_STATE_COMPLETED")) ? true : undefined,
+    );
+
+    const events = [];
+    for (const delivery of mine()) {
+      expect(delivery.headers["content-type"]).toBe("application/a2a+json");
+      expect(delivery.headers["x-a2a-notification-token"]).toBe("e2e-token");
+      const request = new Request(hookUrl, {
+        method: "POST",
+        headers: delivery.headers,
+        body: delivery.body,
+      });
+      const verified = await verifyPushNotification(request, {
+        jwksUrl: `${agent.baseUrl}/.well-known/jwks.json`,
+        audience: hookUrl,
+      });
+      expect(verified.taskId).toBe(taskId);
+      events.push(verified.event);
+    }
+    // The first delivery is the task itself; the stream of its events follows in order.
+    expect(events[0]?.kind).toBe("task");
+    const states = events.filter((e) => e.kind === "status-update").map((e) => e.status.state);
+    expect(states.at(-1)).toBe("completed");
+    const texts = events
+      .filter((e) => e.kind === "status-update" && e.status.message)
+      .map((e) => e.status.message.parts[0].content);
+    expect(texts).toEqual(["1…", "2…"]);
+    const ids = mine().map((d) => d.headers["x-a2a-event-id"]);
+    expect(new Set(ids).size).toBe(ids.length);
+
+    const listed = await client.listTaskPushNotificationConfig({
+      tenant: "",
+      taskId,
+      pageSize: 10,
+      pageToken: "",
+    });
+    expect(listed.configs.map((c) => c.id)).toEqual([config.id]);
+  });
+});
