@@ -22,7 +22,7 @@ import { indexObjectName, newTaskId } from "./ids";
 import type { IndexRpc } from "./index-object";
 import { IndexOutbox } from "./index-outbox";
 import { PushDispatcher } from "./push-dispatcher";
-import { PushStore } from "./push-store";
+import { type DeliveryRow, PushStore } from "./push-store";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ReadOptions, TaskStore } from "./task-store";
@@ -69,6 +69,8 @@ export type ContextRpc = Pick<
   | "getPushConfig"
   | "listPushConfigs"
   | "deletePushConfig"
+  | "deadDeliveries"
+  | "redeliver"
 >;
 
 /** Reason recorded on a task whose run was cut off by an object restart. */
@@ -376,6 +378,21 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return attempt(() => {
       this.requirePush(scope, taskId).deleteConfig(taskId, id);
       return null;
+    });
+  }
+
+  /** A task's dead-lettered webhook deliveries. */
+  deadDeliveries(scope: Scope, taskId: string): Promise<Result<DeliveryRow[]>> {
+    return attempt(() => this.requirePush(scope, taskId).dead(taskId));
+  }
+
+  /** Queues a task's dead-lettered deliveries again; answers how many. */
+  redeliver(scope: Scope, taskId: string): Promise<Result<number>> {
+    return attempt(async () => {
+      const count = this.requirePush(scope, taskId).redeliver(taskId, Date.now());
+      this.store.mergeMetadata(taskId, { pushDeadLetters: 0 });
+      if (count > 0) await this.wakeAt(Date.now());
+      return count;
     });
   }
 

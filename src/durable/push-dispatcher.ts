@@ -36,14 +36,20 @@ export class PushDispatcher {
     return this.push.nextDue();
   }
 
+  /** Dead letters are visible in the task's metadata as well as through the API. */
+  private deadLetter(row: DeliveryRow, attempts: number, reason: string): void {
+    this.push.markDead(row.seq, attempts, reason);
+    this.store.mergeMetadata(row.taskId, { pushDeadLetters: this.push.dead(row.taskId).length });
+  }
+
   private async attempt(row: DeliveryRow, now: number): Promise<void> {
     const config = this.push.config(row.taskId, row.configId);
-    if (!config) return this.push.markDead(row.seq, row.attempts, "config deleted");
+    if (!config) return this.deadLetter(row, row.attempts, "config deleted");
     const event: TaskEvent | null =
       row.eventSeq === null
         ? { kind: "task", task: this.snapshot(row.taskId) }
         : this.store.event(row.eventSeq);
-    if (!event) return this.push.markDead(row.seq, row.attempts, "event no longer stored");
+    if (!event) return this.deadLetter(row, row.attempts, "event no longer stored");
     const [key] = await signingKeys(this.env);
     const delivery = await buildDelivery({
       config,
@@ -57,13 +63,13 @@ export class PushDispatcher {
     const attempts = row.attempts + 1;
     if (result.outcome === "delivered") return this.push.markDelivered(row.seq);
     const reason = result.reason ?? `HTTP ${result.status ?? "error"}`;
-    if (result.outcome === "permanent") return this.push.markDead(row.seq, attempts, reason);
+    if (result.outcome === "permanent") return this.deadLetter(row, attempts, reason);
     const firstAttemptAt = row.firstAttemptAt ?? now;
     const delay = nextDelay(
       { attempts, firstAttemptAt, now, retryAfterMs: result.retryAfterMs },
       compact({ horizonMs: this.agent.push?.horizonMs, maxAttempts: this.agent.push?.maxAttempts }),
     );
-    if (delay === null) return this.push.markDead(row.seq, attempts, reason);
+    if (delay === null) return this.deadLetter(row, attempts, reason);
     this.push.reschedule(row.seq, attempts, firstAttemptAt, now + delay, reason);
   }
 }

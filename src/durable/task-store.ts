@@ -373,7 +373,8 @@ export class TaskStore {
     );
   }
 
-  private mergeMetadata(taskId: string, patch: JsonObject): void {
+  /** Merges keys into a task's metadata (JSON merge patch; null removes a key). */
+  mergeMetadata(taskId: string, patch: JsonObject): void {
     this.sql.exec(
       "UPDATE tasks SET metadata = json_patch(metadata, ?) WHERE id = ?",
       JSON.stringify(patch),

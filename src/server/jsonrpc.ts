@@ -29,12 +29,16 @@ type Operation =
   | PushOperation
   | "extendedCard"
   | "history"
-  | "compact";
+  | "compact"
+  | "deadLetters"
+  | "redeliver";
 
 /** Edgelink's own methods, the same under every protocol version. */
 const EDGELINK_METHODS: Record<string, Operation> = {
   GetContextHistory: "history",
   CompactContextHistory: "compact",
+  ListDeadPushDeliveries: "deadLetters",
+  RedeliverPushDeliveries: "redeliver",
 };
 
 /** Method names per protocol version (§5.3 for v1; the v0.3 names for older clients). */
@@ -171,6 +175,10 @@ export async function handleJsonRpc<Env>(
       }
       case "history":
         return respond(await ops.history(parseHistory(params)));
+      case "deadLetters":
+        return respond({ deliveries: await ops.deadDeliveries(parseTaskId(params).id) });
+      case "redeliver":
+        return respond({ redelivered: await ops.redeliver(parseTaskId(params).id) });
       case "compact": {
         const { contextId, request } = parseCompact(params);
         return respond(await ops.compact(contextId, request));

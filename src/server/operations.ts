@@ -282,6 +282,19 @@ export class Operations<Env> {
     return unwrap(await stub.listPushConfigs(scope, taskId, page));
   }
 
+  /** Dead-lettered deliveries of a task (the push outbox's give-ups). */
+  async deadDeliveries(taskId: string) {
+    this.requirePush();
+    const { stub, scope } = this.contextOfTask(taskId);
+    return unwrap(await stub.deadDeliveries(scope, taskId));
+  }
+
+  async redeliver(taskId: string): Promise<number> {
+    this.requirePush();
+    const { stub, scope } = this.contextOfTask(taskId);
+    return unwrap(await stub.redeliver(scope, taskId));
+  }
+
   async deletePushConfig(taskId: string, id: string): Promise<void> {
     this.requirePush();
     const { stub, scope } = this.contextOfTask(taskId);

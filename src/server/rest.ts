@@ -23,7 +23,8 @@ type Route =
   | { op: "send" | "stream" | "list" | "extendedCard" }
   | { op: "get" | "cancel" | "subscribe" | "pushConfigs"; id: string }
   | { op: "pushConfig"; id: string; configId: string }
-  | { op: "history" | "compact"; contextId: string };
+  | { op: "history" | "compact"; contextId: string }
+  | { op: "deadLetters" | "redeliver"; id: string };
 
 // Every route may carry a `/{tenant}` prefix (§11.3, a2a.proto additional_bindings).
 const ROUTES: { pattern: RegExp; methods: string[]; route: (m: string[]) => Route }[] = [
@@ -55,6 +56,17 @@ const ROUTES: { pattern: RegExp; methods: string[]; route: (m: string[]) => Rout
     pattern: /^\/tasks\/([^/:]+)$/,
     methods: ["GET"],
     route: (m) => ({ op: "get", id: m[0] ?? "" }),
+  },
+  // Edgelink's dead-letter API for webhook deliveries.
+  {
+    pattern: /^\/tasks\/([^/:]+)\/deadLetters$/,
+    methods: ["GET"],
+    route: (m) => ({ op: "deadLetters", id: m[0] ?? "" }),
+  },
+  {
+    pattern: /^\/tasks\/([^/:]+)\/deadLetters:redeliver$/,
+    methods: ["POST"],
+    route: (m) => ({ op: "redeliver", id: m[0] ?? "" }),
   },
   // Edgelink's conversation history API.
   {
@@ -202,6 +214,10 @@ export async function handleRest<Env>(
             : { id: route.id, pushNotificationConfigId: route.configId };
         return json(await runPushOperation(ops, op, params, version));
       }
+      case "deadLetters":
+        return json({ deliveries: await ops.deadDeliveries(route.id) });
+      case "redeliver":
+        return json({ redelivered: await ops.redeliver(route.id) });
       case "history": {
         const query = listQuery(url);
         return json(await ops.history(parseHistory({ ...query, contextId: route.contextId })));

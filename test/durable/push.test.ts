@@ -8,7 +8,7 @@ import { PushStore } from "../../src/durable/push-store";
 import { TaskStore } from "../../src/durable/task-store";
 import { Messages } from "../../src/models/message";
 import { verifyPushNotification } from "../../src/push/verify";
-import { rest, send, userMessage } from "../helpers";
+import { rest, rpc, send, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;
 const HOOK = "https://hooks.example.com/a2a";
@@ -128,10 +128,18 @@ describe("webhook delivery (issue 5)", () => {
       }
       const dead = push.dead("t1");
       const taskState = store.state("t1");
+      const metadata = store.read("t1")?.metadata;
       const again = push.redeliver("t1", Date.now());
       const retry = receiver([200]);
       await dispatcher(retry.fetchFn).run();
-      return { dead, taskState, again, redelivered: retry.got.length, after: push.dead("t1") };
+      return {
+        dead,
+        taskState,
+        metadata,
+        again,
+        redelivered: retry.got.length,
+        after: push.dead("t1"),
+      };
     });
     expect(result.dead).toHaveLength(1);
     expect(result.dead[0]).toMatchObject({
@@ -139,6 +147,7 @@ describe("webhook delivery (issue 5)", () => {
       lastError: expect.stringContaining("500"),
     });
     expect(result.taskState).toBe("completed");
+    expect(result.metadata).toMatchObject({ pushDeadLetters: 1 });
     expect(result.again).toBe(1);
     expect(result.redelivered).toBe(1);
     expect(result.after).toEqual([]);
@@ -205,6 +214,18 @@ describe("push config API", () => {
     expect((await rest("DELETE", `${base}/${id}`)).status).toBe(200);
     expect((await rest("DELETE", `${base}/${id}`)).status).toBe(200);
     expect((await rest("GET", `${base}/${id}`)).status).toBe(404);
+  });
+
+  it("lists and redelivers dead letters (JSON-RPC and HTTP+JSON)", async () => {
+    const task = await send("no dead letters yet");
+    const listed = await rest("GET", `/tasks/${task.id}/deadLetters`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual({ deliveries: [] });
+    const again = await rest("POST", `/tasks/${task.id}/deadLetters:redeliver`);
+    expect(again.body).toEqual({ redelivered: 0 });
+    const viaRpc = await rpc("ListDeadPushDeliveries", { id: task.id });
+    expect(viaRpc.body.result).toEqual({ deliveries: [] });
+    expect((await rest("GET", "/tasks/nope/deadLetters")).status).toBe(404);
   });
 
   it("accepts a config inline in SendMessage (v1 taskPushNotificationConfig)", async () => {
