@@ -153,6 +153,38 @@ describe("webhook delivery (issue 5)", () => {
     expect(result.after).toEqual([]);
   });
 
+  it("a restart between attempts loses nothing: a new object resumes the outbox, same event ids", async () => {
+    const result = await runInDurableObject(stubOf("push-restart"), async (_i, state) => {
+      const first = setUp(state);
+      const failing = receiver([500]);
+      await first.dispatcher(failing.fetchFn).run();
+      const failedId = failing.got[0]?.headers.get("x-a2a-event-id");
+      // What a fresh instance after a restart has: only the storage.
+      const push = new PushStore(state.storage.sql);
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage), push);
+      const agent = resolveAgent({ card: { name: "p", description: "" }, push: {} });
+      const later = receiver([200, 200]);
+      const fresh = new PushDispatcher(
+        push,
+        store,
+        agent,
+        {},
+        () => "https://agent.example.com",
+        (id) => store.read(id) as never,
+        later.fetchFn,
+      );
+      await fresh.run(Date.now() + 7 * 60 * 60_000);
+      return {
+        failedId,
+        ids: later.got.map((r) => r.headers.get("x-a2a-event-id")),
+        pending: push.nextDue(),
+      };
+    });
+    expect(result.ids).toHaveLength(2);
+    expect(result.ids[0]).toBe(result.failedId);
+    expect(result.pending).toBeNull();
+  });
+
   it("a 410 Gone is permanent: dead-lettered at once", async () => {
     const dead = await runInDurableObject(stubOf("push-gone"), async (_i, state) => {
       const { push, dispatcher } = setUp(state);
