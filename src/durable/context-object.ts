@@ -330,15 +330,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   ): Promise<Result<PushConfig>> {
     return attempt(async () => {
       const push = this.requirePush(scope, taskId);
-      const config = resolvePushConfig(input, { taskId });
-      this.ctx.storage.transactionSync(() => {
-        push.saveConfig(config);
-        push.enqueue(taskId, null, Date.now(), config.id);
-        this.ctx.storage.sql.exec(
-          "INSERT INTO meta (key, value) VALUES ('push_issuer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-          issuer,
-        );
-      });
+      const config = this.ctx.storage.transactionSync(() =>
+        this.registerConfig(push, taskId, input, issuer),
+      );
       await this.wakeAt(Date.now());
       return config;
     });
@@ -492,14 +486,25 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         "This agent does not send push notifications",
       );
     }
+    this.registerConfig(this.pushStore, taskId, input, issuer);
+    this.store.pushQueued = true;
+  }
+
+  /** Saves a config and queues the task snapshot as its first delivery. */
+  private registerConfig(
+    push: PushStore,
+    taskId: string,
+    input: PushConfigInput,
+    issuer: string,
+  ): PushConfig {
     const config = resolvePushConfig(input, { taskId });
-    this.pushStore.saveConfig(config);
-    this.pushStore.enqueue(taskId, null, Date.now(), config.id);
+    push.saveConfig(config);
+    push.enqueue(taskId, null, Date.now(), config.id);
     this.ctx.storage.sql.exec(
       "INSERT INTO meta (key, value) VALUES ('push_issuer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       issuer,
     );
-    this.store.pushQueued = true;
+    return config;
   }
 
   private start(taskId: string, message: Message): Promise<void> {
