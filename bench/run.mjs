@@ -2,10 +2,11 @@
  * `npm run bench`: SendMessage round-trip throughput of Edgelink against the platform
  * floor and the official A2A JS SDK, one scenario after another. See bench/README.md.
  *
- * Then the conversation-history benchmark (bench/history.mjs, scenario key `history`).
+ * Then the conversation-history benchmark (bench/history.mjs, scenario key `history`) and
+ * the webhook push benchmark (bench/push.mjs, scenario key `push`).
  *
  * Env: BENCH_SECONDS (measured window per scenario, default 8), BENCH_WARMUP (default 2),
- * BENCH_CONCURRENCY (default 16), BENCH_SCENARIOS (e.g. "a,b" or "history"; default all),
+ * BENCH_CONCURRENCY (default 16), BENCH_SCENARIOS (e.g. "a,b", "history" or "push"; default all),
  * BENCH_ROUNDS (slices the measured time is cut into, interleaving scenarios; default 8),
  * BENCH_MAX_REQUESTS (per scenario, default 500000), BENCH_TMPDIR (where the Durable
  * Objects' SQLite files go; default the OS temp dir).
@@ -17,6 +18,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cleanupHistoryTemp, runHistoryBench } from "./history.mjs";
 import { checkResponse, createLoad, sendMessageBody } from "./load.mjs";
+import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -204,13 +206,14 @@ async function main() {
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  const keys = [...SCENARIOS.map((s) => s.key), "history"];
+  const keys = [...SCENARIOS.map((s) => s.key), "history", "push"];
   const unknown = wanted.filter((key) => !keys.includes(key));
   if (unknown.length) {
     throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(", ")}; known: ${keys.join(", ")}`);
   }
   const scenarios = wanted.length ? SCENARIOS.filter((s) => wanted.includes(s.key)) : SCENARIOS;
   const history = wanted.length === 0 || wanted.includes("history");
+  const push = wanted.length === 0 || wanted.includes("push");
 
   const cpu = cpus();
   console.log("Edgelink benchmark");
@@ -235,6 +238,15 @@ async function main() {
       await runHistoryBench();
     } catch (error) {
       console.error("\nhistory benchmark failed:", error);
+      process.exitCode = 1;
+    }
+  }
+  if (push) {
+    try {
+      // Missing, duplicated or out-of-order deliveries fail the run (printed loudly).
+      if (!(await runPushBench())) process.exitCode = 1;
+    } catch (error) {
+      console.error("\npush benchmark failed:", error);
       process.exitCode = 1;
     }
   }
