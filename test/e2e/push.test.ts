@@ -14,12 +14,15 @@ import { type DemoAgent, startDemoAgent } from "./support/worker";
 interface Received {
   headers: Record<string, string>;
   body: string;
+  path: string;
 }
 
 let agent: DemoAgent;
 let server: ReturnType<typeof createServer>;
 let hookUrl: string;
 const received: Received[] = [];
+/** How many more requests the receiver's /flaky path answers with 500 (Retry-After: 0). */
+let failuresLeft = 0;
 
 beforeAll(async () => {
   agent = await startDemoAgent();
@@ -30,8 +33,14 @@ beforeAll(async () => {
       body += chunk;
     });
     req.on("end", () => {
-      received.push({ headers: req.headers as Record<string, string>, body });
-      res.statusCode = 200;
+      received.push({ headers: req.headers as Record<string, string>, body, path: req.url });
+      if (req.url === "/flaky" && failuresLeft > 0) {
+        failuresLeft -= 1;
+        res.statusCode = 500;
+        res.setHeader("Retry-After", "0");
+      } else {
+        res.statusCode = 200;
+      }
       res.end();
     });
   });
@@ -106,5 +115,57 @@ describe("push notifications to a real receiver", () => {
       pageToken: "",
     });
     expect(listed.configs.map((c) => c.id)).toEqual([config.id]);
+  });
+
+  it("a receiver failing 3 times gets the same event again until it answers, then once", async () => {
+    const client = await sdkClient(agent.baseUrl, "HTTP+JSON");
+    const done = await client.sendMessage(sendRequest([{ text: "flaky receiver" }]));
+    const taskId = done.id as string;
+    failuresLeft = 3;
+    const flakyUrl = hookUrl.replace("/hook", "/flaky");
+    await client.createTaskPushNotificationConfig(
+      TaskPushNotificationConfig.fromJSON({ taskId, url: flakyUrl }),
+    );
+    const mine = () => received.filter((r) => r.path === "/flaky" && r.body.includes(taskId));
+    await until(() => (mine().length >= 4 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 300));
+    const ids = mine().map((r) => r.headers["x-a2a-event-id"]);
+    expect(ids).toHaveLength(4);
+    expect(new Set(ids).size).toBe(1);
+  });
+
+  it("a receiver down past the attempts dead-letters the delivery; redelivery reaches it", async () => {
+    const client = await sdkClient(agent.baseUrl, "JSONRPC");
+    const done = await client.sendMessage(sendRequest([{ text: "down receiver" }]));
+    const taskId = done.id as string;
+    failuresLeft = 12; // every attempt of the default 12 fails
+    const flakyUrl = hookUrl.replace("/hook", "/flaky");
+    await client.createTaskPushNotificationConfig(
+      TaskPushNotificationConfig.fromJSON({ taskId, url: flakyUrl }),
+    );
+    const deadLetters = async () =>
+      (await (await fetch(`${agent.baseUrl}/tasks/${taskId}/deadLetters`)).json()).deliveries;
+    let letters: unknown[] = [];
+    for (let i = 0; i < 100 && letters.length === 0; i++) {
+      letters = await deadLetters();
+      if (letters.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(letters).toHaveLength(1);
+    expect(letters[0]).toMatchObject({ attempts: 12, state: "dead" });
+    const task = await (await fetch(`${agent.baseUrl}/tasks/${taskId}`)).json();
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(task.metadata.pushDeadLetters).toBe(1);
+
+    const before = received.filter((r) => r.path === "/flaky" && r.body.includes(taskId)).length;
+    const again = await fetch(`${agent.baseUrl}/tasks/${taskId}/deadLetters:redeliver`, {
+      method: "POST",
+    });
+    expect(await again.json()).toEqual({ redelivered: 1 });
+    await until(() =>
+      received.filter((r) => r.path === "/flaky" && r.body.includes(taskId)).length > before
+        ? true
+        : undefined,
+    );
+    expect(await deadLetters()).toEqual([]);
   });
 });
