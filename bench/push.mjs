@@ -18,21 +18,12 @@
  */
 import { createServer } from "node:http";
 import { pathToFileURL } from "node:url";
+import { envNumber } from "./env.mjs";
 import { machineCpuSeconds, processCpuSeconds } from "./load.mjs";
 import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
-function envNumber(name, fallback, min, max) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new Error(`${name} must be an integer between ${min} and ${max}, got ${raw}`);
-  }
-  return n;
-}
-
-const BURST = envNumber("BENCH_PUSH_EVENTS", 500, 10, 20_000);
-const BURST_ROUNDS = envNumber("BENCH_PUSH_ROUNDS", 3, 1, 20);
+const BURST = envNumber("BENCH_PUSH_EVENTS", 500, 10, 20_000, { integer: true });
+const BURST_ROUNDS = envNumber("BENCH_PUSH_ROUNDS", 3, 1, 20, { integer: true });
 const PACED = 200;
 const PACED_GAP_MS = 20;
 const WAIT_MS = 120_000;

@@ -16,22 +16,13 @@ import { readFileSync } from "node:fs";
 import { cpus, release, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { envNumber } from "./env.mjs";
 import { cleanupHistoryTemp, runHistoryBench } from "./history.mjs";
 import { checkResponse, createLoad, sendMessageBody } from "./load.mjs";
 import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-
-function envNumber(name, fallback, min, max) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min || n > max) {
-    throw new Error(`${name} must be a number between ${min} and ${max}, got ${raw}`);
-  }
-  return n;
-}
 
 const SECONDS = envNumber("BENCH_SECONDS", 8, 1, 120);
 const WARMUP = envNumber("BENCH_WARMUP", 2, 0, 60);
