@@ -1,11 +1,15 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
 
 export default defineConfig({
   test: {
     projects: [
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        plugins: [
+          cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } }),
+          providerFixtures(),
+        ],
         test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**"] },
       },
       {

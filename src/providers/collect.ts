@@ -1,0 +1,151 @@
+import { ProviderError } from "./errors";
+import {
+  type CallOptions,
+  type Model,
+  ModelRequest,
+  type ModelRequestInput,
+  type ModelResponse,
+  type StreamEvent,
+} from "./types";
+
+/**
+ * The events of one call, one at a time.
+ * @example
+ * for await (const event of streamEvents(model, { messages: [{ role: "user", content: "Hi" }] })) {
+ *   if (event.type === "text_delta") console.log(event.text);
+ * }
+ */
+export async function* streamEvents(
+  model: Model,
+  request: ModelRequestInput,
+  options: CallOptions = {},
+): AsyncGenerator<StreamEvent> {
+  for await (const batch of model.streamBatches(ModelRequest.parse(request), options)) yield* batch;
+}
+
+/**
+ * Runs a call to the end and returns what it added up to (G10, G15): the text, tool calls,
+ * usage, cost, stop reason, latency and time to first token.
+ * @example
+ * const response = await generate(openai({ model: "gpt-4o-mini" }), {
+ *   messages: [{ role: "user", content: "Capital of France?" }],
+ * }, { env });
+ * response.text; // "Paris."
+ */
+export async function generate(
+  model: Model,
+  request: ModelRequestInput,
+  options: CallOptions & { now?: () => number } = {},
+): Promise<ModelResponse> {
+  const parsed = ModelRequest.parse(request);
+  const now = options.now ?? Date.now;
+  const started = now();
+  const response = emptyResponse(model);
+  const text: string[] = [];
+  const reasoning: string[] = [];
+  for await (const batch of model.streamBatches(parsed, options)) {
+    for (const event of batch) {
+      if (response.timeToFirstTokenMs === null && isFirstToken(event)) {
+        response.timeToFirstTokenMs = now() - started;
+      }
+      applyEvent(response, event, text, reasoning);
+    }
+  }
+  response.text = text.join("");
+  response.reasoning = reasoning.join("");
+  response.latencyMs = now() - started;
+  if (parsed.outputSchema) parseOutput(response);
+  return response;
+}
+
+/** The first piece of an answer: visible text, thinking or a tool call. */
+export function isFirstToken(event: StreamEvent): boolean {
+  return (
+    event.type === "text_delta" ||
+    event.type === "reasoning_delta" ||
+    event.type === "tool_call_start"
+  );
+}
+
+function emptyResponse(model: Model): ModelResponse {
+  return {
+    text: "",
+    reasoning: "",
+    reasoningBlocks: [],
+    output: undefined,
+    outputError: null,
+    provider: model.provider,
+    model: model.model,
+    usage: null,
+    stopReason: "other",
+    providerStopReason: null,
+    toolCalls: [],
+    latencyMs: 0,
+    timeToFirstTokenMs: null,
+    costEstimate: null,
+    requestId: null,
+  };
+}
+
+function applyEvent(
+  response: ModelResponse,
+  event: StreamEvent,
+  text: string[],
+  reasoning: string[],
+): void {
+  switch (event.type) {
+    case "message_start":
+      response.provider = event.provider;
+      response.model = event.model;
+      response.requestId = event.requestId;
+      return;
+    case "text_delta":
+      text.push(event.text);
+      return;
+    case "reasoning_delta":
+      reasoning.push(event.text);
+      return;
+    case "tool_call_end":
+      response.toolCalls.push(event.call);
+      return;
+    case "usage":
+      response.usage = event.usage;
+      return;
+    case "message_end":
+      response.stopReason = event.stopReason;
+      response.providerStopReason = event.providerStopReason;
+      response.usage = event.usage ?? response.usage;
+      response.reasoningBlocks = event.reasoning;
+      response.costEstimate = event.costEstimate;
+      return;
+    default:
+      return;
+  }
+}
+
+/** G18: the answer must be JSON; a parse failure is reported on the response, not thrown. */
+function parseOutput(response: ModelResponse): void {
+  const source = response.toolCalls.length === 0 ? response.text : "";
+  try {
+    response.output = JSON.parse(stripFence(source));
+  } catch (error) {
+    response.outputError = `the answer is not valid JSON: ${(error as Error).message}`;
+  }
+}
+
+function stripFence(text: string): string {
+  const match = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
+  return match?.[1] ?? text;
+}
+
+/** Throws when the stream ended without a `message_end` (a provider cut us off). */
+export function assertEnded(provider: string, sawEnd: boolean): void {
+  if (!sawEnd) {
+    throw new ProviderError({
+      provider,
+      kind: "stream",
+      message: "the stream ended before the response was complete",
+      retryable: true,
+    });
+  }
+}

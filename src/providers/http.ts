@@ -1,0 +1,201 @@
+import { asProviderError, ProviderError, retryAfterMs } from "./errors";
+import type { CallOptions } from "./types";
+
+/** Default stall watchdog: no bytes for this long fails the stream. */
+export const DEFAULT_STALL_MS = 60_000;
+
+/** Options every HTTP adapter accepts. */
+export interface HttpProviderOptions {
+  /** The model id, e.g. `gpt-4o-mini`. */
+  model: string;
+  /** The API key; default from the env variable named by the adapter (`OPENAI_API_KEY`, ...). */
+  apiKey?: string;
+  /** Overrides the API's base URL (a proxy, a gateway, or a fake provider in tests). */
+  baseUrl?: string;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+  /** No bytes (first or next) for this long fails the call with a timeout. Default 60 s. */
+  stallMs?: number;
+}
+
+export interface PostInit {
+  provider: string;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  options: CallOptions;
+  stallMs: number;
+}
+
+/**
+ * POSTs a JSON request and returns the response once its status is OK. Any other status
+ * becomes a `ProviderError` built from the provider's error body (HTTP errors), and so do
+ * network failures and a response that does not start within `stallMs`.
+ */
+export async function postJson(init: PostInit): Promise<Response> {
+  const { provider, options } = init;
+  const doFetch = options.fetch ?? fetch;
+  const controller = new AbortController();
+  const outer = options.signal;
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener("abort", onAbort, { once: true });
+  let timedOut = false;
+  const timer =
+    init.stallMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, init.stallMs)
+      : undefined;
+  let response: Response;
+  try {
+    response = await doFetch(init.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...init.headers },
+      body: JSON.stringify(init.body),
+      signal: controller.signal,
+    });
+  } catch (error) {
+    if (timedOut) {
+      throw new ProviderError({
+        provider,
+        kind: "timeout",
+        message: `no response within ${init.stallMs} ms`,
+      });
+    }
+    throw asProviderError(provider, error, outer);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+  // The body stream keeps the controller: aborting the caller's signal still cancels it.
+  if (!response.ok) {
+    outer?.removeEventListener("abort", onAbort);
+    throw await errorFromResponse(provider, response);
+  }
+  return response;
+}
+
+/** The request id a provider put in its response headers. */
+export function requestIdOf(headers: Headers): string | null {
+  return (
+    headers.get("x-request-id") ??
+    headers.get("request-id") ??
+    headers.get("x-goog-request-id") ??
+    headers.get("cf-ray") ??
+    null
+  );
+}
+
+/**
+ * Builds a typed error from an HTTP error response of any provider we speak: OpenAI and
+ * OpenAI-compatible `{error:{message,type,code}}`, Anthropic `{type:"error",error:{type,
+ * message},request_id}`, Gemini `{error:{code,message,status,details}}` (also wrapped in an
+ * array) and Workers AI `{errors:[{message,code}]}`.
+ */
+export async function errorFromResponse(
+  provider: string,
+  response: Response,
+): Promise<ProviderError> {
+  const text = await response.text().catch(() => "");
+  const fields = errorFields(text);
+  const retryAfter = retryAfterMs(response.headers) ?? fields.retryAfterMs;
+  return new ProviderError({
+    provider,
+    kind: "http",
+    status: response.status,
+    message: `${provider} answered ${response.status}: ${fields.message ?? (text.slice(0, 300) || response.statusText)}`,
+    code: fields.code,
+    requestId: fields.requestId ?? requestIdOf(response.headers),
+    retryAfterMs: retryAfter,
+  });
+}
+
+interface ErrorFields {
+  message: string | null;
+  code: string | null;
+  requestId: string | null;
+  retryAfterMs: number | null;
+}
+
+/** Reads the error fields out of any provider's error JSON; tolerant of odd shapes. */
+export function errorFields(text: string): ErrorFields {
+  const none: ErrorFields = { message: null, code: null, requestId: null, retryAfterMs: null };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return none;
+  }
+  if (Array.isArray(parsed)) parsed = parsed[0];
+  if (!isObject(parsed)) return none;
+  const requestId = typeof parsed.request_id === "string" ? parsed.request_id : null;
+  const errors = parsed.errors;
+  if (Array.isArray(errors) && isObject(errors[0])) {
+    const first = errors[0];
+    return {
+      ...none,
+      message: str(first.message),
+      code: first.code === undefined ? null : String(first.code),
+      requestId,
+    };
+  }
+  const error = parsed.error;
+  if (typeof error === "string") return { ...none, message: error, requestId };
+  if (!isObject(error)) return { ...none, message: str(parsed.message), requestId };
+  const code =
+    str(error.type) ?? str(error.status) ?? (error.code == null ? null : String(error.code));
+  return {
+    message: str(error.message),
+    code,
+    requestId,
+    retryAfterMs: googleRetryDelay(error.details),
+  };
+}
+
+/** Gemini's `RetryInfo.retryDelay`, e.g. `"34.4s"`, in milliseconds. */
+function googleRetryDelay(details: unknown): number | null {
+  if (!Array.isArray(details)) return null;
+  for (const detail of details) {
+    if (isObject(detail) && typeof detail.retryDelay === "string") {
+      const seconds = Number.parseFloat(detail.retryDelay);
+      if (Number.isFinite(seconds)) return Math.round(seconds * 1000);
+    }
+  }
+  return null;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+/** Reads a string from the Worker env (secrets and vars). */
+export function envString(env: object | undefined, name: string): string | undefined {
+  const value = (env as Record<string, unknown> | undefined)?.[name];
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** The API key from options or env, or a `config` error that says which secret to set. */
+export function requireKey(
+  provider: string,
+  explicit: string | undefined,
+  env: object | undefined,
+  variable: string,
+): string {
+  const key = explicit ?? envString(env, variable);
+  if (key) return key;
+  throw new ProviderError({
+    provider,
+    kind: "config",
+    message: `no API key for ${provider}: set the ${variable} secret (wrangler secret put ${variable}, or .dev.vars locally) or pass apiKey`,
+  });
+}
+
+/** Joins a base URL and a path without doubling or dropping slashes. */
+export function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
+}

@@ -1,0 +1,152 @@
+import { createParser } from "eventsource-parser";
+import { asProviderError, ProviderError } from "./errors";
+import type { StreamEvent } from "./types";
+
+/**
+ * Turns a provider's response body into batches of normalized events: bytes → text (one
+ * streaming `TextDecoder`, so a character split across network chunks survives) → frames
+ * (SSE events, or the elements of a JSON array) → the adapter's decoder. One batch per
+ * network read, so a consumer writes once per read instead of once per token.
+ */
+
+/** Splits text into frames; SSE by default, Gemini's JSON-array streams have their own. */
+export interface Framer {
+  feed(text: string): void;
+  /** The body ended: deliver what is still buffered. */
+  flush(): void;
+}
+
+/** A frame handed to a decoder: the SSE `data` and `event` fields. */
+export interface Frame {
+  data: string;
+  event: string | undefined;
+}
+
+/**
+ * An adapter's wire decoder. `frame` turns one frame into normalized events (throwing a
+ * `ProviderError` for an error sent inside the stream); `end` runs at end of body and
+ * throws when the stream stopped before its terminator.
+ */
+export interface StreamDecoder {
+  frame(frame: Frame, out: StreamEvent[]): void;
+  end(out: StreamEvent[]): void;
+}
+
+/** SSE framing per the HTML spec (comments, multi-line data, CR/LF/CRLF, no final blank line). */
+export function sseFramer(onFrame: (frame: Frame) => void): Framer {
+  const parser = createParser({
+    onEvent: (message) => onFrame({ data: message.data, event: message.event }),
+  });
+  return {
+    feed: (text) => parser.feed(text),
+    flush: () => parser.reset({ consume: true }),
+  };
+}
+
+export interface ReadOptions {
+  provider: string;
+  signal?: AbortSignal | undefined;
+  /** No bytes for this long → a `timeout` error (the stall watchdog). 0 disables it. */
+  stallMs: number;
+  /** Makes a framer for this body; SSE when omitted. */
+  framer?: (onFrame: (frame: Frame) => void) => Framer;
+}
+
+/**
+ * Reads a body to the end, yielding the events each network read produced.
+ * Aborting the signal cancels the body at once and throws an `aborted` error.
+ */
+export async function* decodeBody(
+  body: ReadableStream<Uint8Array>,
+  decoder: StreamDecoder,
+  options: ReadOptions,
+): AsyncGenerator<StreamEvent[]> {
+  const reader = body.getReader();
+  const text = new TextDecoder();
+  let out: StreamEvent[] = [];
+  const framer = (options.framer ?? sseFramer)((frame) => decoder.frame(frame, out));
+  let done = false;
+  try {
+    for (;;) {
+      const chunk = await readWithin(reader, options);
+      if (chunk === null) break;
+      framer.feed(text.decode(chunk, { stream: true }));
+      if (out.length) {
+        const batch = out;
+        out = [];
+        yield batch;
+      }
+    }
+    const tail = text.decode();
+    if (tail) framer.feed(tail);
+    framer.flush();
+    decoder.end(out);
+    done = true;
+    if (out.length) yield out;
+  } finally {
+    // A consumer that stops early (or an error) must not leave the upstream open.
+    if (!done) reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+/** One `read()` raced against the stall timer and the abort signal. */
+async function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  options: ReadOptions,
+): Promise<Uint8Array | null> {
+  const { signal, stallMs, provider } = options;
+  if (signal?.aborted) throw aborted(provider, signal);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const guards = new Promise<never>((_, reject) => {
+    if (stallMs > 0) {
+      timer = setTimeout(
+        () =>
+          reject(
+            new ProviderError({
+              provider,
+              kind: "timeout",
+              message: `the stream stalled: no bytes for ${stallMs} ms`,
+            }),
+          ),
+        stallMs,
+      );
+    }
+    if (signal) {
+      onAbort = () => reject(aborted(provider, signal));
+      signal.addEventListener("abort", onAbort, { once: true });
+    }
+  });
+  try {
+    const result = await Promise.race([reader.read(), guards]);
+    return result.done ? null : result.value;
+  } catch (error) {
+    throw asProviderError(provider, error, signal);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+function aborted(provider: string, signal: AbortSignal): ProviderError {
+  return new ProviderError({
+    provider,
+    kind: "aborted",
+    message: "the call was canceled",
+    cause: signal.reason,
+  });
+}
+
+/** Parses a frame's JSON, or throws a `stream` error naming the provider. */
+export function parseFrame<T = Record<string, unknown>>(provider: string, data: string): T {
+  try {
+    return JSON.parse(data) as T;
+  } catch {
+    throw new ProviderError({
+      provider,
+      kind: "stream",
+      message: `the stream sent data that is not JSON: ${data.slice(0, 200)}`,
+    });
+  }
+}
