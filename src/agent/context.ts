@@ -1,3 +1,4 @@
+import type { Item, ItemInput } from "../history/items";
 import type { ReadonlyConversation } from "../history/readonly";
 import type { JsonObject } from "../models/json";
 import type { Message } from "../models/message";
@@ -15,6 +16,11 @@ export interface ArtifactUpdate {
   lastChunk?: boolean;
   metadata?: JsonObject;
   kind?: string;
+}
+
+/** Extra task metadata written with the final state, in the same transaction. */
+export interface EndOptions {
+  metadata?: JsonObject;
 }
 
 /**
@@ -48,10 +54,19 @@ export interface TaskContext<Env = unknown> {
   requestInput(question: string | Part[]): void;
   /** Ends the run waiting on credentials (auth-required). */
   requestAuth(explanation: string | Part[]): void;
-  /** Completes the task, optionally with a final agent message. */
-  complete(message?: string | Part[]): void;
+  /**
+   * Appends items to the context's conversation history under this task: what a model
+   * needs on the next turn (its tool calls, their outputs, its answer). A message item
+   * also shows in the task's A2A history. Validated before anything is written; returns
+   * the stored items (ids and timestamps filled in).
+   * @example
+   * ctx.record([{ type: "function_call", name: "search", arguments: "{}", callId: "c1" }]);
+   */
+  record(items: ItemInput[]): Item[];
+  /** Completes the task, optionally with a final agent message and metadata to merge. */
+  complete(message?: string | Part[], options?: EndOptions): void;
   /** Fails the task; `message` is stored as `metadata.error`. */
-  fail(message: string): void;
+  fail(message: string, options?: EndOptions): void;
   /** Rejects the task: the agent will not do it. */
   reject(reason: string): void;
 }

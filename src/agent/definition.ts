@@ -2,6 +2,7 @@ import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";
 import type { InferPart } from "../models/part";
+import type { Model, ModelRequestInput } from "../providers/types";
 import type { AgentHandler, TaskContext } from "./context";
 import type { Tools } from "./tools";
 
@@ -16,12 +17,32 @@ export interface AgentConfig<Env = unknown> {
   /** Identity, skills and capability flags, served as the agent card. */
   card: AgentCardInput;
   /**
-   * Runs each turn of a task. Without one, the default execution runs the latest
-   * message's `tool_call` and `infer` parts (B10).
+   * Runs each turn of a task. Without one, an agent with a `model` runs the model (see
+   * `model`); otherwise the default execution runs the latest message's `tool_call` and
+   * `infer` parts (B10).
    */
   handler?: AgentHandler<Env>;
-  /** Tools for `tool_call` parts. */
+  /** Tools the model may call, and that `tool_call` parts may run. */
   tools?: Tools;
+  /**
+   * The model that answers: a provider (`openai(...)`, `anthropic(...)`, `gemini(...)`,
+   * `workersAI(...)`, `openaiCompatible(...)`), a `fallback` or a `router`. With a model and
+   * no handler, each turn sends the conversation to it, streams its answer into a
+   * `response` artifact, runs the tools it calls and records every step in the history.
+   */
+  model?: Model;
+  /** System instructions for the model; a function may build them per task. */
+  instructions?: string | ((ctx: TaskContext<Env>) => string | Promise<string>);
+  /** Request settings for every model call: temperature, maxTokens, reasoning, ... */
+  modelSettings?: ModelSettings;
+  /** Most model calls in one turn, counting each tool round (H10). Default 10. */
+  maxModelCalls?: number;
+  /** A tool call still running after this long gets a timeout error result (H12). Default 60 s. */
+  toolTimeoutMs?: number;
+  /** Calls beyond this many in one model turn get error results (H11). Default 16. */
+  maxToolCallsPerTurn?: number;
+  /** Run one turn's tool calls concurrently; results keep call order (H13). Default true. */
+  parallelToolCalls?: boolean;
   /** Model call for `infer` parts in the default execution. */
   infer?: InferFn<Env>;
   /**
@@ -53,6 +74,9 @@ export interface AgentConfig<Env = unknown> {
   push?: PushOptions;
 }
 
+/** Request settings of an agent's model calls; messages, system and tools come from the agent. */
+export type ModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
+
 /** Push notification settings. */
 export interface PushOptions {
   /**
@@ -74,6 +98,13 @@ export interface Agent<Env = unknown> {
   handler: AgentHandler<Env> | null;
   tools: Tools;
   infer: InferFn<Env> | null;
+  model: Model | null;
+  instructions: string | ((ctx: TaskContext<Env>) => string | Promise<string>) | null;
+  modelSettings: ModelSettings;
+  maxModelCalls: number;
+  toolTimeoutMs: number;
+  maxToolCallsPerTurn: number;
+  parallelToolCalls: boolean;
   resumeOnRestart: boolean;
   maxBodyBytes: number;
   cardMaxAgeSeconds: number;
@@ -109,6 +140,13 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     handler: config.handler ?? null,
     tools: config.tools ?? {},
     infer: config.infer ?? null,
+    model: config.model ?? null,
+    instructions: config.instructions ?? null,
+    modelSettings: config.modelSettings ?? {},
+    maxModelCalls: positive("maxModelCalls", config.maxModelCalls, 10),
+    toolTimeoutMs: positive("toolTimeoutMs", config.toolTimeoutMs, 60_000),
+    maxToolCallsPerTurn: positive("maxToolCallsPerTurn", config.maxToolCallsPerTurn, 16),
+    parallelToolCalls: config.parallelToolCalls ?? true,
     resumeOnRestart: config.resumeOnRestart ?? false,
     maxBodyBytes: positive("maxBodyBytes", config.maxBodyBytes, DEFAULT_MAX_BODY_BYTES),
     cardMaxAgeSeconds: positive("cardMaxAgeSeconds", config.cardMaxAgeSeconds, 300),

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { runDefaultExecution } from "../agent/default-execution";
 import type { Agent } from "../agent/definition";
+import { runModelAgent } from "../agent/model-execution";
 import { CompactionRequest, type CompactionResult } from "../history/compaction";
 import { Conversation } from "../history/conversation";
 import { diffItems } from "../history/diff";
@@ -15,6 +16,7 @@ import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/req
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { InvalidTransitionError, isTerminal } from "../models/task-state";
+import type { FailoverStore } from "../providers/types";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
 import { EventHub } from "./event-hub";
 import { type HistoryPage, HistoryStore } from "./history-store";
@@ -106,6 +108,24 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly pushStore: PushStore | null;
   private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
+
+  /**
+   * Where a fallback model keeps its failure counts (H2–H5): this object's SQLite, so the
+   * counts hold across the conversation's requests and survive a restart.
+   */
+  private readonly failoverStore: FailoverStore = {
+    load: (key) => {
+      const value = this.meta(`failover:${key}`);
+      return value === null ? null : (JSON.parse(value) as JsonObject);
+    },
+    save: (key, state) => {
+      this.ctx.storage.sql.exec(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        `failover:${key}`,
+        JSON.stringify(state),
+      );
+    },
+  };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -523,7 +543,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       const agent = this.agent;
       const result = agent.handler
         ? await agent.handler(run)
-        : await runDefaultExecution(run, agent);
+        : agent.model
+          ? await runModelAgent(run, agent, { failoverStore: this.failoverStore })
+          : await runDefaultExecution(run, agent);
       if (controller.signal.aborted) return;
       const state = this.store.state(taskId);
       if (state === null || isTerminal(state)) return;

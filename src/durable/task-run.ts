@@ -1,9 +1,10 @@
-import type { ArtifactUpdate, TaskContext } from "../agent/context";
+import type { ArtifactUpdate, EndOptions, TaskContext } from "../agent/context";
 import { Conversation } from "../history/conversation";
+import { Item, type ItemInput } from "../history/items";
 import type { ReadonlyConversation } from "../history/readonly";
 import { Artifact } from "../models/artifact";
 import type { LoggedEvent } from "../models/events";
-import { newId, nowIso } from "../models/json";
+import { type JsonObject, newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
 import { type Part, Parts } from "../models/part";
 import type { Task } from "../models/task";
@@ -90,6 +91,22 @@ export class TaskRun<Env> implements TaskContext<Env> {
     return artifact.artifactId;
   }
 
+  record(items: ItemInput[]): Item[] {
+    this.guard();
+    const parsed = items.map((item, index) => {
+      const result = Item.safeParse(item);
+      if (result.success) return result.data;
+      const why = result.error.issues.map(
+        (i) => `items[${index}].${i.path.join(".")}: ${i.message}`,
+      );
+      throw new TypeError(`Invalid conversation item: ${why.join("; ")}`);
+    });
+    this.store.recordItems(this.taskId, parsed);
+    // The next read of `conversation` must see what was just written.
+    this.loaded = null;
+    return parsed;
+  }
+
   requestInput(question: string | Part[]): void {
     this.end("input-required", this.agentMessage(question));
   }
@@ -98,12 +115,16 @@ export class TaskRun<Env> implements TaskContext<Env> {
     this.end("auth-required", this.agentMessage(explanation));
   }
 
-  complete(message?: string | Part[]): void {
-    this.end("completed", message === undefined ? null : this.agentMessage(message));
+  complete(message?: string | Part[], options: EndOptions = {}): void {
+    this.end(
+      "completed",
+      message === undefined ? null : this.agentMessage(message),
+      options.metadata,
+    );
   }
 
-  fail(message: string): void {
-    this.end("failed", this.agentMessage(message), { error: message });
+  fail(message: string, options: EndOptions = {}): void {
+    this.end("failed", this.agentMessage(message), { ...options.metadata, error: message });
   }
 
   reject(reason: string): void {
@@ -113,7 +134,7 @@ export class TaskRun<Env> implements TaskContext<Env> {
   private end(
     state: Task["status"]["state"],
     message: Message | null,
-    metadata?: Record<string, string>,
+    metadata?: JsonObject,
   ): void {
     this.guard();
     const events = this.store.transition(this.taskId, state, { message, metadata });

@@ -81,6 +81,14 @@ export class TaskStore {
   }
 
   /** A task message joins the context's conversation history, tagged with its task. */
+  /** Appends conversation items under a task, in one transaction, then touches the index. */
+  recordItems(taskId: string, items: readonly Item[]): void {
+    this.row(taskId);
+    this.storage.transactionSync(() => {
+      for (const item of items) this.history.append(item, taskId);
+    });
+  }
+
   appendMessage(taskId: string, message: Message): void {
     this.history.append(itemFromMessage(message), taskId);
   }

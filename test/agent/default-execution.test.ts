@@ -29,6 +29,7 @@ function contextFor(parts: Part[], signal = new AbortController().signal) {
       Tasks.addArtifact(task, Artifacts.create({ parts: update.parts }));
       return "a1";
     },
+    record: () => [],
     requestInput: (q) => Tasks.requireInput(task, Messages.agent(String(q))),
     requestAuth: () => Tasks.updateState(task, "auth-required"),
     complete: () => Tasks.updateState(task, "completed"),

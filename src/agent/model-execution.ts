@@ -1,0 +1,277 @@
+import type { FunctionCallItem, Item, ItemInput, MessageItem } from "../history/items";
+import type { JsonObject } from "../models/json";
+import { newId, nowIso } from "../models/json";
+import type { Message } from "../models/message";
+import { Parts } from "../models/part";
+import { isFirstToken } from "../providers/collect";
+import { ProviderError } from "../providers/errors";
+import { jsonSchemaOf } from "../providers/tool-spec";
+import {
+  addUsage,
+  type CallOptions,
+  ModelRequest,
+  type ReasoningBlock,
+  type StreamEvent,
+  type ToolCall,
+  type Usage,
+} from "../providers/types";
+import type { TaskContext } from "./context";
+import type { Agent } from "./definition";
+import { runToolCalls } from "./tool-runner";
+
+const RequestSettings = ModelRequest.omit({ messages: true });
+
+/** The artifact an LLM agent streams its answer into. */
+export const RESPONSE_ARTIFACT = "response";
+
+/**
+ * Runs a model-backed agent's turn: the conversation so far goes to the model; its text
+ * streams into the `response` artifact (one `append` chunk per network read, so the event
+ * log gets one row per read, not per token); tool calls run and their results go back to
+ * the model until it answers (H15); every step is recorded in the context's history. The
+ * task ends `completed` with usage, cost and timing in its metadata, or `failed` with the
+ * provider's error. A failure after text was streamed is not retried or rerouted (H6):
+ * the task fails, and what was sent stays as sent.
+ */
+export async function runModelAgent<Env>(
+  ctx: TaskContext<Env>,
+  agent: Agent<Env>,
+  callOptions: Pick<CallOptions, "failoverStore"> = {},
+): Promise<void> {
+  const model = agent.model;
+  if (!model) throw new TypeError("runModelAgent needs an agent with a model");
+  const started = Date.now();
+  const system =
+    typeof agent.instructions === "function" ? await agent.instructions(ctx) : agent.instructions;
+  const tools = Object.entries(agent.tools).map(([name, tool]) => ({
+    name,
+    description: tool.description,
+    parameters: jsonSchemaOf(tool.input),
+  }));
+  const items: Item[] = ctx.conversation.providerItems();
+  // Settings are validated once; the growing item list is already valid items.
+  const settings = RequestSettings.parse({
+    ...agent.modelSettings,
+    system: system ?? undefined,
+    tools,
+  });
+  const options: CallOptions = { signal: ctx.signal, env: ctx.env as object, ...callOptions };
+  const stats = new TurnStats();
+  const artifact = new ArtifactWriter(ctx);
+
+  for (let call = 1; call <= agent.maxModelCalls; call++) {
+    const request: ModelRequest = { ...settings, messages: items };
+    let round: Round;
+    try {
+      round = await streamRound(model.streamBatches(request, options), artifact, stats);
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      const failure = error instanceof ProviderError ? error : null;
+      const reason = failure?.message ?? (error instanceof Error ? error.message : String(error));
+      ctx.fail(reason, {
+        metadata: {
+          ...stats.metadata(started),
+          ...(failure ? { providerError: describe(failure) } : {}),
+        },
+      });
+      return;
+    }
+    items.push(...ctx.record(turnItems(round)));
+    if (round.toolCalls.length === 0) {
+      artifact.finish();
+      ctx.complete(undefined, { metadata: stats.metadata(started) });
+      return;
+    }
+    for (const call of round.toolCalls)
+      ctx.status([Parts.toolCall(call.name, call.input ?? {}, call.id)]);
+    const results = await runToolCalls(round.toolCalls, agent.tools, {
+      signal: ctx.signal,
+      timeoutMs: agent.toolTimeoutMs,
+      maxCallsPerTurn: agent.maxToolCallsPerTurn,
+      parallel: agent.parallelToolCalls,
+    });
+    const outputs: ItemInput[] = results.map((result) => ({
+      type: "function_call_output",
+      name: result.name,
+      callId: result.toolCallId,
+      output: result.content,
+      isError: result.isError,
+    }));
+    items.push(...ctx.record(outputs));
+    ctx.status(
+      results.map((r) => Parts.toolOutput(r.toolCallId, r.content, r.isError ? r.content : null)),
+    );
+  }
+  ctx.fail(`Stopped after ${agent.maxModelCalls} model calls without a final answer`, {
+    metadata: { ...stats.metadata(started), cutShort: true },
+  });
+}
+
+/** What one model call produced. */
+interface Round {
+  text: string;
+  reasoning: string;
+  reasoningBlocks: ReasoningBlock[];
+  toolCalls: ToolCall[];
+}
+
+async function streamRound(
+  batches: AsyncIterable<StreamEvent[]>,
+  artifact: ArtifactWriter,
+  stats: TurnStats,
+): Promise<Round> {
+  const round: Round = { text: "", reasoning: "", reasoningBlocks: [], toolCalls: [] };
+  const text: string[] = [];
+  const reasoning: string[] = [];
+  const callStarted = Date.now();
+  let firstToken = false;
+  for await (const batch of batches) {
+    let chunk = "";
+    for (const event of batch) {
+      if (!firstToken && isFirstToken(event)) {
+        firstToken = true;
+        stats.firstToken(Date.now() - callStarted);
+      }
+      switch (event.type) {
+        case "message_start":
+          stats.model = { provider: event.provider, model: event.model };
+          break;
+        case "text_delta":
+          chunk += event.text;
+          break;
+        case "reasoning_delta":
+          reasoning.push(event.text);
+          break;
+        case "tool_call_end":
+          round.toolCalls.push(event.call);
+          break;
+        case "message_end":
+          stats.end(event.usage, event.costEstimate);
+          round.reasoningBlocks = event.reasoning;
+          break;
+        default:
+          break;
+      }
+    }
+    if (chunk) {
+      text.push(chunk);
+      artifact.write(chunk);
+    }
+  }
+  round.text = text.join("");
+  round.reasoning = reasoning.join("");
+  return round;
+}
+
+/**
+ * The history items of one model turn, in the shape every converter replays: the
+ * assistant's text (carrying its thinking), then its calls. With no text, the thinking
+ * rides on the first call.
+ */
+function turnItems(round: Round): ItemInput[] {
+  const items: ItemInput[] = [];
+  const reasoning = round.reasoningBlocks as unknown as JsonObject[];
+  const hasMessage = round.text !== "" || round.toolCalls.length === 0;
+  if (hasMessage) {
+    const extra: JsonObject = { a2a: agentMessage(round.text) as unknown as JsonObject };
+    if (reasoning.length) extra.reasoning = reasoning;
+    if (round.reasoning) extra.thinking = round.reasoning;
+    const message: Omit<MessageItem, "id" | "createdAt" | "interrupted"> = {
+      type: "message",
+      role: "assistant",
+      content: [round.text],
+      extra,
+    };
+    items.push(message);
+  }
+  round.toolCalls.forEach((call, index) => {
+    const metadata: JsonObject = { ...call.metadata };
+    if (!hasMessage && index === 0 && reasoning.length) metadata.reasoning = reasoning;
+    const item: Omit<FunctionCallItem, "id" | "createdAt"> = {
+      type: "function_call",
+      name: call.name,
+      arguments: call.arguments,
+      callId: call.id,
+    };
+    if (Object.keys(metadata).length) item.metadata = metadata;
+    items.push(item);
+  });
+  return items;
+}
+
+function agentMessage(text: string): Message {
+  return { messageId: newId(), role: "agent", parts: [Parts.text(text)], timestamp: nowIso() };
+}
+
+/**
+ * Streams text into one artifact: the first write creates it, later writes append. The
+ * chunk that ends the answer is marked `lastChunk`.
+ */
+class ArtifactWriter {
+  #id: string | null = null;
+  constructor(private readonly ctx: TaskContext<unknown>) {}
+
+  write(text: string): void {
+    if (this.#id === null) {
+      this.#id = this.ctx.artifact({ name: RESPONSE_ARTIFACT, parts: [Parts.text(text)] });
+    } else {
+      this.ctx.artifact({ artifactId: this.#id, append: true, parts: [Parts.text(text)] });
+    }
+  }
+
+  /** Marks the end of the answer, so streaming clients know the artifact is whole. */
+  finish(): void {
+    if (this.#id !== null) {
+      this.ctx.artifact({
+        artifactId: this.#id,
+        append: true,
+        lastChunk: true,
+        parts: [Parts.text("")],
+      });
+    }
+  }
+}
+
+/** Usage, cost and timing summed over every model call of the turn (G14, G15). */
+class TurnStats {
+  model: { provider: string; model: string } | null = null;
+  #usage: Usage | null = null;
+  #cost: number | null = 0;
+  #calls = 0;
+  #firstTokenMs: number | null = null;
+
+  firstToken(ms: number): void {
+    this.#firstTokenMs ??= ms;
+  }
+
+  end(usage: Usage | null, cost: number | null): void {
+    this.#calls++;
+    this.#usage = addUsage(this.#usage, usage);
+    // One call of unknown price makes the whole turn's cost unknown, not lower.
+    this.#cost = this.#cost === null || cost === null ? null : this.#cost + cost;
+  }
+
+  metadata(started: number): JsonObject {
+    const out: JsonObject = {
+      modelCalls: this.#calls,
+      latencyMs: Date.now() - started,
+      timeToFirstTokenMs: this.#firstTokenMs,
+      cost:
+        this.#calls === 0 ? null : this.#cost === null ? null : Math.round(this.#cost * 1e9) / 1e9,
+    };
+    if (this.#usage) out.usage = { ...this.#usage };
+    if (this.model) out.model = { ...this.model };
+    return out;
+  }
+}
+
+function describe(error: ProviderError): JsonObject {
+  return {
+    provider: error.provider,
+    kind: error.kind,
+    status: error.status,
+    code: error.code,
+    requestId: error.requestId,
+    retryable: error.retryable,
+  };
+}
