@@ -10,7 +10,18 @@ export default defineConfig({
           cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } }),
           providerFixtures(),
         ],
-        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**"] },
+        test: {
+          name: "workers",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/e2e/**", "test/llm/**"],
+        },
+      },
+      {
+        plugins: [
+          cloudflareTest({ wrangler: { configPath: "./test/llm/wrangler.toml" } }),
+          providerFixtures(),
+        ],
+        test: { name: "llm", include: ["test/llm/**/*.test.ts"] },
       },
       {
         test: {

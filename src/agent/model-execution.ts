@@ -82,8 +82,6 @@ export async function runModelAgent<Env>(
       ctx.complete(undefined, { metadata: stats.metadata(started) });
       return;
     }
-    for (const call of round.toolCalls)
-      ctx.status([Parts.toolCall(call.name, call.input ?? {}, call.id)]);
     const results = await runToolCalls(round.toolCalls, agent.tools, {
       signal: ctx.signal,
       timeoutMs: agent.toolTimeoutMs,
@@ -98,9 +96,6 @@ export async function runModelAgent<Env>(
       isError: result.isError,
     }));
     items.push(...ctx.record(outputs));
-    ctx.status(
-      results.map((r) => Parts.toolOutput(r.toolCallId, r.content, r.isError ? r.content : null)),
-    );
   }
   ctx.fail(`Stopped after ${agent.maxModelCalls} model calls without a final answer`, {
     metadata: { ...stats.metadata(started), cutShort: true },

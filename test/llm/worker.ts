@@ -1,0 +1,61 @@
+/**
+ * The model-backed agent the `llm` test project serves. Tests choose its model (a real
+ * adapter pointed at the fake provider, a fallback, ...) through `harness`: the Durable
+ * Objects run in the same isolate as the tests, so they see the same module state.
+ */
+import { z } from "zod";
+import { defineAgent, tool } from "../../src/index";
+import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../src/providers/types";
+
+export const harness: {
+  model: Model | null;
+  /** Replaces `fetch` for every provider call (the fake provider's). */
+  fetch: typeof fetch | null;
+  /** Every request the agent sent to its model, as the adapter saw it. */
+  requests: ModelRequest[];
+  toolRuns: string[];
+} = { model: null, fetch: null, requests: [], toolRuns: [] };
+
+/** Delegates to whatever model the current test set, with the fake provider's fetch. */
+const switchable: Model = {
+  provider: "test",
+  model: "switchable",
+  get capabilities() {
+    if (!harness.model) throw new Error("no model set for this test");
+    return harness.model.capabilities;
+  },
+  streamBatches(request: ModelRequest, options: CallOptions = {}): AsyncIterable<StreamEvent[]> {
+    if (!harness.model) throw new Error("no model set for this test");
+    harness.requests.push(structuredClone(request));
+    return harness.model.streamBatches(request, {
+      ...options,
+      ...(harness.fetch ? { fetch: harness.fetch } : {}),
+    });
+  },
+};
+
+const worker = defineAgent({
+  card: {
+    name: "LLM test agent",
+    description: "Answers with a model; its provider is a fake replaying recorded streams.",
+    url: "http://agent.test/",
+    skills: [{ id: "chat", name: "Chat", description: "Answers questions", tags: ["chat"] }],
+  },
+  model: switchable,
+  instructions: "You are a helpful assistant.",
+  modelSettings: { temperature: 0 },
+  tools: {
+    get_capital: tool({
+      description: "The capital of a country",
+      input: z.object({ country: z.string() }),
+      run: ({ country }) => {
+        harness.toolRuns.push(country);
+        return country === "UK" || country === "United Kingdom" ? "London" : "Paris";
+      },
+    }),
+  },
+  push: {},
+});
+
+export const { EdgelinkContext, EdgelinkIndex } = worker;
+export default worker;
