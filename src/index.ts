@@ -2,9 +2,10 @@
  * Edgelink: serve an AI agent as an A2A v1.0 endpoint on Cloudflare Workers.
  * @packageDocumentation
  */
-export type { AgentHandler, ArtifactUpdate, TaskContext } from "./agent/context";
+export type { AgentHandler, ArtifactUpdate, EndOptions, TaskContext } from "./agent/context";
 export { runDefaultExecution } from "./agent/default-execution";
-export type { Agent, AgentConfig, InferFn } from "./agent/definition";
+export type { Agent, AgentConfig, InferFn, ModelSettings } from "./agent/definition";
+export { RESPONSE_ARTIFACT, runModelAgent } from "./agent/model-execution";
 export { type Tool, type Tools, tool } from "./agent/tools";
 export { ContextObject, RESTART_REASON } from "./durable/context-object";
 export { IndexObject } from "./durable/index-object";
@@ -20,6 +21,7 @@ export * from "./models/task";
 export * from "./models/task-state";
 export * from "./models/wire-v1";
 export * from "./models/wire-v03";
+export * from "./providers/index";
 export * from "./push/index";
 export { createApp } from "./server/app";
 export { defineAgent, type EdgelinkWorker } from "./worker";

@@ -4,7 +4,7 @@ import { newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
 import { Parts } from "../models/part";
 import { isFirstToken } from "../providers/collect";
-import { ProviderError } from "../providers/errors";
+import { AllProvidersFailedError, ProviderError } from "../providers/errors";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import {
   addUsage,
@@ -261,7 +261,7 @@ class TurnStats {
 }
 
 function describe(error: ProviderError): JsonObject {
-  return {
+  const out: JsonObject = {
     provider: error.provider,
     kind: error.kind,
     status: error.status,
@@ -269,4 +269,9 @@ function describe(error: ProviderError): JsonObject {
     requestId: error.requestId,
     retryable: error.retryable,
   };
+  // A fallback's error lists each member's failure, so the first (usually real) cause shows.
+  if (error instanceof AllProvidersFailedError) {
+    out.failures = error.failures.map((f) => ({ ...describe(f), message: f.message }));
+  }
+  return out;
 }

@@ -23,12 +23,28 @@ const CONFIG_PATH = decodeURIComponent(new URL("../../../wrangler.toml", import.
  *   small but non-zero, so streamed chunks really cross the wire one by one.
  */
 export async function startDemoAgent(chunkDelayMs = 5): Promise<DemoAgent> {
+  return startWorker(CONFIG_PATH, { DEMO_CHUNK_DELAY_MS: String(chunkDelayMs) });
+}
+
+/**
+ * Starts any worker of this repository by its wrangler config (a path from the repo
+ * root), with `vars` as plain-text bindings (they override the config's [vars]).
+ */
+export async function startWorker(
+  config: string,
+  vars: Record<string, string> = {},
+): Promise<DemoAgent> {
   // wrangler logs every request at "info"; keep test output readable unless asked for.
   process.env.WRANGLER_LOG ??= "warn";
+  const path = config.startsWith("/")
+    ? config
+    : decodeURIComponent(new URL(`../../../${config}`, import.meta.url).pathname);
+  const bindings = Object.fromEntries(
+    Object.entries(vars).map(([name, value]) => [name, { type: "plain_text" as const, value }]),
+  );
   const worker = await unstable_startWorker({
-    config: CONFIG_PATH,
-    // Input bindings override the [vars] of wrangler.toml.
-    bindings: { DEMO_CHUNK_DELAY_MS: { type: "plain_text", value: String(chunkDelayMs) } },
+    config: path,
+    bindings,
     dev: {
       server: { hostname: "127.0.0.1", port: 0 },
       inspector: false,
