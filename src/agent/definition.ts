@@ -2,6 +2,7 @@ import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";
 import type { InferPart } from "../models/part";
+import { stripThinkTags } from "../providers/think-tags";
 import type { Model, ModelRequestInput } from "../providers/types";
 import type { AgentHandler, TaskContext } from "./context";
 import type { Tools } from "./tools";
@@ -35,6 +36,11 @@ export interface AgentConfig<Env = unknown> {
   instructions?: string | ((ctx: TaskContext<Env>) => string | Promise<string>);
   /** Request settings for every model call: temperature, maxTokens, reasoning, ... */
   modelSettings?: ModelSettings;
+  /**
+   * Take `<think>`, `<thinking>` and `<reasoning>` blocks out of the model's visible text
+   * (J3, J4), for models that think inline (DeepSeek R1, QwQ, ...). Default true.
+   */
+  stripThinkTags?: boolean;
   /** Most model calls in one turn, counting each tool round (H10). Default 10. */
   maxModelCalls?: number;
   /** A tool call still running after this long gets a timeout error result (H12). Default 60 s. */
@@ -140,7 +146,11 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     handler: config.handler ?? null,
     tools: config.tools ?? {},
     infer: config.infer ?? null,
-    model: config.model ?? null,
+    model: config.model
+      ? config.stripThinkTags === false
+        ? config.model
+        : stripThinkTags(config.model)
+      : null,
     instructions: config.instructions ?? null,
     modelSettings: config.modelSettings ?? {},
     maxModelCalls: positive("maxModelCalls", config.maxModelCalls, 10),

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { defineAgent, tool } from "../../src/index";
+import { capabilitiesFor } from "../../src/providers/pricing";
 import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../src/providers/types";
 
 export const harness: {
@@ -21,8 +22,7 @@ const switchable: Model = {
   provider: "test",
   model: "switchable",
   get capabilities() {
-    if (!harness.model) throw new Error("no model set for this test");
-    return harness.model.capabilities;
+    return harness.model?.capabilities ?? capabilitiesFor("switchable");
   },
   streamBatches(request: ModelRequest, options: CallOptions = {}): AsyncIterable<StreamEvent[]> {
     if (!harness.model) throw new Error("no model set for this test");
@@ -51,6 +51,22 @@ const worker = defineAgent({
       run: ({ country }) => {
         harness.toolRuns.push(country);
         return country === "UK" || country === "United Kingdom" ? "London" : "Paris";
+      },
+    }),
+    fixed_version: tool({
+      description: "Return a fixed test version string",
+      input: z.object({}),
+      run: () => {
+        harness.toolRuns.push("fixed_version");
+        return "0.32a0";
+      },
+    }),
+    get_country: tool({
+      description: "",
+      input: z.object({}),
+      run: () => {
+        harness.toolRuns.push("get_country");
+        return "Mexico";
       },
     }),
   },
