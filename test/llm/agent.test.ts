@@ -159,6 +159,20 @@ describe("an agent with a model, over A2A streaming (issue 4 end to end)", () =>
     );
   });
 
+  it("H10: a model that keeps calling tools is stopped after maxModelCalls; the task says it was cut short", async () => {
+    for (let i = 0; i < 10; i++) fake.reply({ fixture: "openai-chat/tool-call-split-args.sse" });
+    const events = await streamMessage("Loop forever");
+    expect(fake.requests).toHaveLength(10);
+    expect(harness.toolRuns).toHaveLength(10);
+    const end = finalStatus(events);
+    expect((end.status as Json).state).toBe("TASK_STATE_FAILED");
+    const { body } = await rpc("GetTask", { id: end.taskId });
+    const metadata = (body.result as Json).metadata as Json;
+    expect(metadata.cutShort).toBe(true);
+    expect(metadata.modelCalls).toBe(10);
+    expect(metadata.error).toBe("Stopped after 10 model calls without a final answer");
+  });
+
   it("H6: a stream cut after text was sent fails the task cleanly: one request, no duplicated text", async () => {
     fake.reply({ fixture: "openai-chat/text-with-usage.sse", cutAfterBytes: 1400 });
     const events = await streamMessage("What is the capital of Mexico?");
