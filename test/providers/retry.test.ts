@@ -11,7 +11,7 @@ import {
   withRetry,
 } from "../../src/providers/retry";
 import { ModelRequest, type StreamEvent } from "../../src/providers/types";
-import { collectBatches, FakeProvider } from "./fake-provider";
+import { collectBatches, FakeProvider, fixtureText } from "./fake-provider";
 import { end, failure, ScriptedModel, type Step, start, textScript } from "./scripted-model";
 
 const request = ModelRequest.parse({ messages: [{ role: "user", content: "Hi" }] });
@@ -370,6 +370,26 @@ describe("H6–H8 through the real OpenAI adapter and the fake provider", () => 
     expect(textOf(events)).toBe(expected);
     const recovered = events.find((e) => e.type === "error");
     expect(recovered?.type === "error" && (recovered.error as ProviderError).kind).toBe("timeout");
+  });
+
+  it("H6: a stall after message_start but before any text is retried: nothing reached the consumer", async () => {
+    const body = fixtureText("openai-chat/text-with-usage.sse");
+    // The first event is the role delta with empty content: message_start only.
+    const firstEvent = body.indexOf("\n\n") + 2;
+    const fake = new FakeProvider({ seed: 8, maxChunk: 6 }).reply(
+      { stallAfterBytes: firstEvent, body },
+      { fixture: "openai-chat/text-with-usage.sse" },
+    );
+    const model = withRetry(
+      openai({ model: "gpt-4o", apiKey: "sk-test", baseUrl: "https://fake.test/v1", stallMs: 50 }),
+      { sleep: async () => {} },
+    );
+    const events = await collectBatches(model.streamBatches(request, { fetch: fake.fetch }));
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.canceledStreams).toBe(1);
+    expect(textOf(events)).toBe(expected);
+    expect(events.filter((e) => e.type === "message_start")).toHaveLength(1);
+    expect(events.map((e) => e.type).slice(0, 3)).toEqual(["message_start", "error", "text_delta"]);
   });
 
   it("H6: a cut mid-stream after text was sent is not retried: one request, a clean error, no duplicated text", async () => {
