@@ -1,0 +1,108 @@
+import { ANTHROPIC, outputMode, toAnthropicBody } from "./anthropic-body";
+import { anthropicDecoder } from "./anthropic-stream";
+import { ProviderError } from "./errors";
+import {
+  DEFAULT_STALL_MS,
+  envString,
+  type HttpProviderOptions,
+  joinUrl,
+  postJson,
+  requestIdOf,
+  requireKey,
+} from "./http";
+import { capabilitiesFor } from "./pricing";
+import { decodeBody } from "./sse";
+import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "./types";
+
+export {
+  type AnthropicBlock,
+  type AnthropicBody,
+  type AnthropicMessage,
+  EFFORT_BUDGET_TOKENS,
+  LEADING_USER_TEXT,
+  outputMode,
+  toAnthropicBody,
+} from "./anthropic-body";
+export { anthropicDecoder } from "./anthropic-stream";
+
+export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
+export const ANTHROPIC_VERSION = "2023-06-01";
+/** `max_tokens` for a model whose output limit we do not know; the API requires a value. */
+export const ANTHROPIC_FALLBACK_MAX_TOKENS = 4096;
+
+export interface AnthropicOptions extends HttpProviderOptions {
+  /** Overrides the known flags, limits and prices of the model (G16, G14). */
+  capabilities?: Partial<ModelCapabilities>;
+  /**
+   * `max_tokens` when a request sets no `maxTokens`. Default: the model's output limit
+   * (`capabilities.maxOutputTokens`), or 4096 when it is unknown. With thinking on, a
+   * default at or below the thinking budget is raised to the budget plus 4096.
+   */
+  defaultMaxTokens?: number;
+  /** The `anthropic-version` header; default `2023-06-01`. */
+  version?: string;
+}
+
+/**
+ * A model of the Anthropic Messages API (`POST {base}/v1/messages`, streamed). The key is
+ * `apiKey` or the `ANTHROPIC_API_KEY` secret; the base URL is `baseUrl`, the
+ * `ANTHROPIC_BASE_URL` variable (an AI Gateway, a proxy) or `https://api.anthropic.com`.
+ * @example
+ * const model = anthropic({ model: "claude-haiku-4-5" });
+ * const response = await generate(model, {
+ *   messages: [{ role: "user", content: "Capital of France?" }],
+ *   maxTokens: 256,
+ * }, { env });
+ * response.text; // "Paris."
+ */
+export function anthropic(options: AnthropicOptions): Model {
+  const capabilities = capabilitiesFor(options.model, options.capabilities);
+  const defaultMaxTokens =
+    options.defaultMaxTokens ?? capabilities.maxOutputTokens ?? ANTHROPIC_FALLBACK_MAX_TOKENS;
+  const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
+  return {
+    provider: ANTHROPIC,
+    model: options.model,
+    capabilities,
+    async *streamBatches(
+      request: ModelRequest,
+      call: CallOptions = {},
+    ): AsyncGenerator<StreamEvent[]> {
+      const apiKey = requireKey(ANTHROPIC, options.apiKey, call.env, "ANTHROPIC_API_KEY");
+      const base =
+        options.baseUrl ?? envString(call.env, "ANTHROPIC_BASE_URL") ?? ANTHROPIC_DEFAULT_BASE_URL;
+      const response = await postJson({
+        provider: ANTHROPIC,
+        url: joinUrl(base, "v1/messages"),
+        headers: {
+          "x-api-key": apiKey,
+          "anthropic-version": options.version ?? ANTHROPIC_VERSION,
+          accept: "text/event-stream",
+          ...options.headers,
+        },
+        body: toAnthropicBody(request, { model: options.model, maxTokens: defaultMaxTokens }),
+        options: call,
+        stallMs,
+      });
+      if (!response.body) {
+        throw new ProviderError({
+          provider: ANTHROPIC,
+          kind: "stream",
+          message: "anthropic answered without a body",
+        });
+      }
+      const decoder = anthropicDecoder({
+        model: options.model,
+        capabilities,
+        requestId: requestIdOf(response.headers),
+        outputTool: outputMode(request) === "tool" ? request.outputName : null,
+        includeReasoning: request.reasoning?.include ?? true,
+      });
+      yield* decodeBody(response.body, decoder, {
+        provider: ANTHROPIC,
+        signal: call.signal,
+        stallMs,
+      });
+    },
+  };
+}
