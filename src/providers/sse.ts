@@ -39,7 +39,12 @@ export function sseFramer(onFrame: (frame: Frame) => void): Framer {
   });
   return {
     feed: (text) => parser.feed(text),
-    flush: () => parser.reset({ consume: true }),
+    // `reset({ consume: true })` parses a last unterminated line but never dispatches its
+    // event; a blank line does (bodies recorded from Anthropic's SDK end without one).
+    flush: () => {
+      parser.feed("\n\n");
+      parser.reset();
+    },
   };
 }
 
