@@ -143,8 +143,13 @@ export function errorFields(text: string): ErrorFields {
   const error = parsed.error;
   if (typeof error === "string") return { ...none, message: error, requestId };
   if (!isObject(error)) return { ...none, message: str(parsed.message), requestId };
+  // The most specific word first: OpenAI's string `code` (`model_not_found`) over its
+  // `type` (`invalid_request_error`); Gemini's `status` over its numeric `code`.
   const code =
-    str(error.type) ?? str(error.status) ?? (error.code == null ? null : String(error.code));
+    str(error.code) ??
+    str(error.type) ??
+    str(error.status) ??
+    (error.code == null ? null : String(error.code));
   return {
     message: str(error.message),
     code,

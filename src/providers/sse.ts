@@ -75,23 +75,39 @@ export async function* decodeBody(
     for (;;) {
       const chunk = await readWithin(reader, options);
       if (chunk === null) break;
-      framer.feed(text.decode(chunk, { stream: true }));
+      const failure = settle(() => framer.feed(text.decode(chunk, { stream: true })));
       if (out.length) {
         const batch = out;
         out = [];
         yield batch;
       }
+      // Events decoded before an in-stream error still reach the consumer, so what a
+      // client saw does not depend on where the network split the bytes.
+      if (failure) throw failure.error;
     }
-    const tail = text.decode();
-    if (tail) framer.feed(tail);
-    framer.flush();
-    decoder.end(out);
-    done = true;
+    const failure = settle(() => {
+      const tail = text.decode();
+      if (tail) framer.feed(tail);
+      framer.flush();
+      decoder.end(out);
+    });
+    done = failure === null;
     if (out.length) yield out;
+    if (failure) throw failure.error;
   } finally {
     // A consumer that stops early (or an error) must not leave the upstream open.
     if (!done) reader.cancel().catch(() => {});
     reader.releaseLock();
+  }
+}
+
+/** Runs `fn`, returning what it threw (boxed, so a thrown `undefined` still counts). */
+function settle(fn: () => void): { error: unknown } | null {
+  try {
+    fn();
+    return null;
+  } catch (error) {
+    return { error };
   }
 }
 

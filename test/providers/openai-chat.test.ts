@@ -175,8 +175,8 @@ describe("openai-chat fixtures: HTTP errors (H7)", () => {
     });
     expect(events).toEqual([]);
     expect(error).toMatchObject({ kind: "http", status: 400, retryable: false });
-    // The core's errorFromResponse reports OpenAI's `type` as the code.
-    expect(error.code).toBe("invalid_request_error");
+    // OpenAI's specific `code`, not its generic `type` (invalid_request_error).
+    expect(error.code).toBe("unsupported_value");
     expect(error.message).toContain(
       "Unsupported value: 'messages[0].role' does not support 'system' with this model.",
     );
@@ -191,7 +191,7 @@ describe("openai-chat fixtures: HTTP errors (H7)", () => {
       env: ENV,
     });
     expect(error).toMatchObject({ kind: "http", status: 404, retryable: false });
-    expect(error.code).toBe("invalid_request_error");
+    expect(error.code).toBe("model_not_found");
     expect(error.message).toContain(
       "The model `gpt-5.2-proo` does not exist or you do not have access to it.",
     );

@@ -750,7 +750,7 @@ describe("openai-responses fixtures", () => {
         provider: "openai-responses",
         kind: "http",
         status: 400,
-        code: "invalid_request_error",
+        code: "decimal_below_min_value",
         retryable: false,
       });
       expect(error.message).toContain("Invalid 'temperature'");
@@ -772,7 +772,7 @@ describe("openai-responses fixtures", () => {
       expect(error).toMatchObject({
         kind: "http",
         status: 400,
-        code: "invalid_request_error",
+        code: "model_not_found",
         retryable: false,
       });
       expect(error.message).toContain("The requested model 'gpt-5.2-proo' does not exist.");
