@@ -218,9 +218,8 @@ describe("an agent with a model, over A2A streaming (issue 4 end to end)", () =>
       }),
     });
     const { events, reader } = await readEvents(response, 2);
-    const taskId = ((events[0]?.data as Json).result as Json).task
-      ? (((events[0]?.data as Json).result as Json).task as Json).id
-      : undefined;
+    const first = (events[0]?.data ?? {}) as { result?: { task?: { id?: string } } };
+    const taskId = first.result?.task?.id;
     expect(taskId).toBeTypeOf("string");
     const canceled = await rpc("CancelTask", { id: taskId });
     expect(((canceled.body.result as Json).status as Json).state).toBe("TASK_STATE_CANCELED");

@@ -150,9 +150,9 @@ export class FakeProvider {
     if ("networkError" in reply) throw new TypeError(reply.networkError);
     if ("hang" in reply) {
       return new Promise<Response>((_, reject) => {
-        signal.addEventListener("abort", () => reject(signal.reason ?? new Error("aborted")), {
-          once: true,
-        });
+        const fail = () => reject(signal.reason ?? new Error("aborted"));
+        if (signal.aborted) fail();
+        else signal.addEventListener("abort", fail, { once: true });
       });
     }
     if ("stallAfterBytes" in reply) {
