@@ -48,7 +48,7 @@ export async function runModelAgent<Env>(
     description: tool.description,
     parameters: jsonSchemaOf(tool.input),
   }));
-  const items: Item[] = ctx.conversation.providerItems();
+  const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
   // Settings are validated once; the growing item list is already valid items.
   const settings = RequestSettings.parse({
     ...agent.modelSettings,
@@ -76,7 +76,7 @@ export async function runModelAgent<Env>(
       });
       return;
     }
-    items.push(...ctx.record(turnItems(round)));
+    items.push(...ctx.record(turnItems(round, ctx)));
     if (round.toolCalls.length === 0) {
       artifact.finish();
       ctx.complete(undefined, { metadata: stats.metadata(started) });
@@ -163,12 +163,12 @@ async function streamRound(
  * assistant's text (carrying its thinking), then its calls. With no text, the thinking
  * rides on the first call.
  */
-function turnItems(round: Round): ItemInput[] {
+function turnItems(round: Round, ids: { taskId: string; contextId: string }): ItemInput[] {
   const items: ItemInput[] = [];
   const reasoning = round.reasoningBlocks as unknown as JsonObject[];
   const hasMessage = round.text !== "" || round.toolCalls.length === 0;
   if (hasMessage) {
-    const extra: JsonObject = { a2a: agentMessage(round.text) as unknown as JsonObject };
+    const extra: JsonObject = { a2a: agentMessage(round.text, ids) as unknown as JsonObject };
     if (reasoning.length) extra.reasoning = reasoning;
     if (round.reasoning) extra.thinking = round.reasoning;
     const message: Omit<MessageItem, "id" | "createdAt" | "interrupted"> = {
@@ -194,8 +194,56 @@ function turnItems(round: Round): ItemInput[] {
   return items;
 }
 
-function agentMessage(text: string): Message {
-  return { messageId: newId(), role: "agent", parts: [Parts.text(text)], timestamp: nowIso() };
+function agentMessage(text: string, ids: { taskId: string; contextId: string }): Message {
+  return {
+    messageId: newId(),
+    role: "agent",
+    parts: [Parts.text(text)],
+    taskId: ids.taskId,
+    contextId: ids.contextId,
+    timestamp: nowIso(),
+  };
+}
+
+/** What a model is told about a call whose turn ended before it had a result. */
+export const INTERRUPTED_CALL_OUTPUT = "No result: the call was interrupted before it finished";
+
+/**
+ * Providers refuse a conversation in which a tool call has no result, so one canceled
+ * mid-tool would break every later turn. Such calls get an error result, right after
+ * their turn, in what is sent (the stored history is left as it happened).
+ */
+export function answerOrphanCalls(items: readonly Item[]): Item[] {
+  const answered = new Set<string>();
+  for (const item of items) if (item.type === "function_call_output") answered.add(item.callId);
+  const out: Item[] = [];
+  let pending: FunctionCallItem[] = [];
+  const flush = () => {
+    for (const call of pending) {
+      out.push({
+        type: "function_call_output",
+        id: `${call.id}:interrupted`,
+        createdAt: call.createdAt,
+        name: call.name,
+        callId: call.callId,
+        output: INTERRUPTED_CALL_OUTPUT,
+        isError: true,
+      });
+    }
+    pending = [];
+  };
+  for (const item of items) {
+    if (item.type === "function_call") {
+      out.push(item);
+      if (!answered.has(item.callId)) pending.push(item);
+      continue;
+    }
+    // The turn's calls end at the first item that is neither a call nor a result.
+    if (item.type !== "function_call_output") flush();
+    out.push(item);
+  }
+  flush();
+  return out;
 }
 
 /**
