@@ -24,6 +24,7 @@ export type { HttpProviderOptions } from "./http";
 export { type OpenAIOptions, openai } from "./openai-chat";
 export { type OpenAICompatibleOptions, openaiCompatible } from "./openai-compatible";
 export { type OpenAIResponsesOptions, openaiResponses } from "./openai-responses";
+export { type Overrides, withOverrides } from "./overrides";
 export { capabilitiesFor, estimateCost } from "./pricing";
 export { type RetryOptions, retryDelay, shouldRetry, withRetry } from "./retry";
 export {

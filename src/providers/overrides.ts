@@ -1,0 +1,42 @@
+import {
+  type CallOptions,
+  type Model,
+  type ModelCapabilities,
+  ModelRequest,
+  type ModelRequestInput,
+  type StreamEvent,
+} from "./types";
+
+/** What `withOverrides` can change: request settings and the capabilities (prices) reported. */
+export interface Overrides {
+  /** Set on every request, over what the request says (`temperature`, `maxTokens`, ...). */
+  settings?: Omit<ModelRequestInput, "messages">;
+  /** Replaces reported capabilities, e.g. negotiated prices. */
+  capabilities?: Partial<ModelCapabilities>;
+}
+
+const Settings = ModelRequest.omit({ messages: true }).partial();
+
+/**
+ * A new model that applies `overrides` to every call (G17); the original model is not
+ * changed and keeps its own settings. Settings are validated here, once.
+ * @example
+ * const precise = withOverrides(openai({ model: "gpt-4o-mini" }), { settings: { temperature: 0 } });
+ */
+export function withOverrides(model: Model, overrides: Overrides): Model {
+  // Only the keys the caller gave: partial() still fills defaults of nested objects.
+  const given = overrides.settings ?? {};
+  const parsed = Settings.parse(given);
+  const settings = Object.fromEntries(
+    Object.keys(given).map((key) => [key, parsed[key as keyof typeof parsed]]),
+  ) as Partial<ModelRequest>;
+  const capabilities = { ...model.capabilities, ...overrides.capabilities };
+  return {
+    provider: model.provider,
+    model: model.model,
+    capabilities,
+    streamBatches(request: ModelRequest, options?: CallOptions): AsyncIterable<StreamEvent[]> {
+      return model.streamBatches({ ...request, ...settings }, options);
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { openai } from "../../src/providers/openai-chat";
+import { withOverrides } from "../../src/providers/overrides";
+import { ModelRequest } from "../../src/providers/types";
+import { collectBatches, FakeProvider } from "./fake-provider";
+
+const request = ModelRequest.parse({ messages: [{ role: "user", content: "Hi" }], temperature: 1 });
+
+describe("withOverrides", () => {
+  it("G17: returns a new model with the settings applied; the original is unchanged", async () => {
+    const base = openai({ model: "gpt-4o-mini", apiKey: "k", baseUrl: "https://fake.test/v1" });
+    const before = structuredClone(base.capabilities);
+    const precise = withOverrides(base, {
+      settings: { temperature: 0, maxTokens: 64 },
+      capabilities: { inputPricePerMillion: 0.1 },
+    });
+    expect(precise).not.toBe(base);
+    expect(precise.capabilities.inputPricePerMillion).toBe(0.1);
+    expect(base.capabilities).toEqual(before);
+
+    const fake = new FakeProvider().reply(
+      { fixture: "openai-chat/text-with-usage.sse" },
+      { fixture: "openai-chat/text-with-usage.sse" },
+    );
+    await collectBatches(precise.streamBatches(request, { fetch: fake.fetch }));
+    await collectBatches(base.streamBatches(request, { fetch: fake.fetch }));
+    expect(fake.requests[0]?.body).toMatchObject({ temperature: 0, max_tokens: 64 });
+    expect(fake.requests[1]?.body.temperature).toBe(1);
+    expect(fake.requests[1]?.body).not.toHaveProperty("max_tokens");
+  });
+
+  it("G17: invalid settings are refused when the override is made, naming the field", () => {
+    const base = openai({ model: "gpt-4o-mini", apiKey: "k" });
+    expect(() => withOverrides(base, { settings: { temperature: 5 } })).toThrow(/temperature/);
+  });
+});
