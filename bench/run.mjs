@@ -2,11 +2,13 @@
  * `npm run bench`: SendMessage round-trip throughput of Edgelink against the platform
  * floor and the official A2A JS SDK, one scenario after another. See bench/README.md.
  *
- * Then the conversation-history benchmark (bench/history.mjs, scenario key `history`) and
- * the webhook push benchmark (bench/push.mjs, scenario key `push`).
+ * Then the conversation-history benchmark (bench/history.mjs, scenario key `history`), the
+ * webhook push benchmark (bench/push.mjs, scenario key `push`) and the provider streaming
+ * benchmark (bench/stream.mjs, scenario key `stream`).
  *
  * Env: BENCH_SECONDS (measured window per scenario, default 8), BENCH_WARMUP (default 2),
- * BENCH_CONCURRENCY (default 16), BENCH_SCENARIOS (e.g. "a,b", "history" or "push"; default all),
+ * BENCH_CONCURRENCY (default 16), BENCH_SCENARIOS (e.g. "a,b", "history", "push" or "stream";
+ * default all),
  * BENCH_ROUNDS (slices the measured time is cut into, interleaving scenarios; default 8),
  * BENCH_MAX_REQUESTS (per scenario, default 500000), BENCH_TMPDIR (where the Durable
  * Objects' SQLite files go; default the OS temp dir).
@@ -21,6 +23,7 @@ import { cleanupHistoryTemp, runHistoryBench } from "./history.mjs";
 import { checkResponse, createLoad, sendMessageBody } from "./load.mjs";
 import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
+import { cleanupStreamTemp, runStreamBench } from "./stream.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -197,7 +200,7 @@ async function main() {
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  const keys = [...SCENARIOS.map((s) => s.key), "history", "push"];
+  const keys = [...SCENARIOS.map((s) => s.key), "history", "push", "stream"];
   const unknown = wanted.filter((key) => !keys.includes(key));
   if (unknown.length) {
     throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(", ")}; known: ${keys.join(", ")}`);
@@ -205,6 +208,7 @@ async function main() {
   const scenarios = wanted.length ? SCENARIOS.filter((s) => wanted.includes(s.key)) : SCENARIOS;
   const history = wanted.length === 0 || wanted.includes("history");
   const push = wanted.length === 0 || wanted.includes("push");
+  const stream = wanted.length === 0 || wanted.includes("stream");
 
   const cpu = cpus();
   console.log("Edgelink benchmark");
@@ -238,6 +242,15 @@ async function main() {
       if (!(await runPushBench())) process.exitCode = 1;
     } catch (error) {
       console.error("\npush benchmark failed:", error);
+      process.exitCode = 1;
+    }
+  }
+  if (stream) {
+    try {
+      // Unmet targets are printed; a wrong stream output (or a failure to measure) fails the run.
+      if (!(await runStreamBench())) process.exitCode = 1;
+    } catch (error) {
+      console.error("\nstream benchmark failed:", error);
       process.exitCode = 1;
     }
   }
@@ -427,6 +440,7 @@ async function sendMessageBench(scenarios, cpu) {
 const interrupt = () => {
   cleanupTempDirs();
   cleanupHistoryTemp();
+  cleanupStreamTemp();
   process.exit(130);
 };
 process.on("SIGINT", interrupt);
@@ -440,4 +454,5 @@ try {
 } finally {
   cleanupTempDirs();
   cleanupHistoryTemp();
+  cleanupStreamTemp();
 }
