@@ -85,7 +85,8 @@ const Q = {
   readParts:
     "SELECT artifact_id, body FROM artifact_parts WHERE task_id = ? ORDER BY artifact_id, idx",
   readArtifacts: "SELECT artifact_id, header FROM artifacts WHERE task_id = ? ORDER BY seq",
-  countParts: "SELECT COUNT(*) AS n FROM artifact_parts WHERE task_id = ? AND artifact_id = ?",
+  countParts:
+    "SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM artifact_parts WHERE task_id = ? AND artifact_id = ?",
   knownArtifact: "SELECT 1 FROM artifacts WHERE task_id = ? AND artifact_id = ?",
   insertArtifact: `INSERT INTO artifacts (task_id, artifact_id, seq, header)
              VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_id = ?), ?)`,

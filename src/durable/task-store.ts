@@ -162,7 +162,7 @@ export class TaskStore {
     return this.storage.transactionSync(() => {
       const existing = this.sql
         .exec<{ n: number }>(
-          "SELECT COUNT(*) AS n FROM artifact_parts WHERE task_id = ? AND artifact_id = ?",
+          "SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM artifact_parts WHERE task_id = ? AND artifact_id = ?",
           taskId,
           artifact.artifactId,
         )
