@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import type { FunctionCallItem, Item, ItemInput, MessageItem } from "../history/items";
 import type { JsonObject } from "../models/json";
 import { newId, nowIso } from "../models/json";
@@ -20,6 +21,35 @@ import type { Agent } from "./definition";
 import { runToolCalls } from "./tool-runner";
 
 const RequestSettings = ModelRequest.omit({ messages: true });
+type RequestSettings = z.output<typeof RequestSettings>;
+
+// An agent's tool schemas and settings are the same every turn: convert and validate
+// them once per agent and instructions, not per task.
+const settingsCache = new WeakMap<object, Map<string | null, RequestSettings>>();
+
+function requestSettings<Env>(agent: Agent<Env>, system: string | null): RequestSettings {
+  let byInstructions = settingsCache.get(agent);
+  if (!byInstructions) {
+    byInstructions = new Map();
+    settingsCache.set(agent, byInstructions);
+  }
+  let settings = byInstructions.get(system);
+  if (!settings) {
+    const tools = Object.entries(agent.tools).map(([name, tool]) => ({
+      name,
+      description: tool.description,
+      parameters: jsonSchemaOf(tool.input),
+    }));
+    settings = RequestSettings.parse({
+      ...agent.modelSettings,
+      system: system ?? undefined,
+      tools,
+    });
+    // Instructions built per task would grow the cache without bound; keep the static ones.
+    if (typeof agent.instructions !== "function") byInstructions.set(system, settings);
+  }
+  return settings;
+}
 
 /** The artifact an LLM agent streams its answer into. */
 export const RESPONSE_ARTIFACT = "response";
@@ -43,18 +73,8 @@ export async function runModelAgent<Env>(
   const started = Date.now();
   const system =
     typeof agent.instructions === "function" ? await agent.instructions(ctx) : agent.instructions;
-  const tools = Object.entries(agent.tools).map(([name, tool]) => ({
-    name,
-    description: tool.description,
-    parameters: jsonSchemaOf(tool.input),
-  }));
   const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
-  // Settings are validated once; the growing item list is already valid items.
-  const settings = RequestSettings.parse({
-    ...agent.modelSettings,
-    system: system ?? undefined,
-    tools,
-  });
+  const settings = requestSettings(agent, system);
   const options: CallOptions = { signal: ctx.signal, env: ctx.env as object, ...callOptions };
   const stats = new TurnStats();
   const artifact = new ArtifactWriter(ctx);
@@ -120,6 +140,7 @@ async function streamRound(
   const reasoning: string[] = [];
   const callStarted = Date.now();
   let firstToken = false;
+  let ended = false;
   for await (const batch of batches) {
     let chunk = "";
     for (const event of batch) {
@@ -141,6 +162,7 @@ async function streamRound(
           round.toolCalls.push(event.call);
           break;
         case "message_end":
+          ended = true;
           stats.end(event.usage, event.costEstimate);
           round.reasoningBlocks = event.reasoning;
           break;
@@ -150,7 +172,8 @@ async function streamRound(
     }
     if (chunk) {
       text.push(chunk);
-      artifact.write(chunk);
+      // The batch that ends a turn with no tool calls ends the answer: mark it there.
+      artifact.write(chunk, ended && round.toolCalls.length === 0);
     }
   }
   round.text = text.join("");
@@ -252,25 +275,38 @@ export function answerOrphanCalls(items: readonly Item[]): Item[] {
  */
 class ArtifactWriter {
   #id: string | null = null;
+  #closed = false;
   constructor(private readonly ctx: TaskContext<unknown>) {}
 
-  write(text: string): void {
+  /** Writes a chunk; `last` marks it as the answer's end (no separate closing write). */
+  write(text: string, last = false): void {
     if (this.#id === null) {
-      this.#id = this.ctx.artifact({ name: RESPONSE_ARTIFACT, parts: [Parts.text(text)] });
+      this.#id = this.ctx.artifact({
+        name: RESPONSE_ARTIFACT,
+        parts: [Parts.text(text)],
+        ...(last ? { lastChunk: true } : {}),
+      });
     } else {
-      this.ctx.artifact({ artifactId: this.#id, append: true, parts: [Parts.text(text)] });
+      this.ctx.artifact({
+        artifactId: this.#id,
+        append: true,
+        parts: [Parts.text(text)],
+        ...(last ? { lastChunk: true } : {}),
+      });
     }
+    this.#closed = last;
   }
 
-  /** Marks the end of the answer, so streaming clients know the artifact is whole. */
+  /** Marks the end of the answer when the last text chunk could not carry the mark. */
   finish(): void {
-    if (this.#id !== null) {
+    if (this.#id !== null && !this.#closed) {
       this.ctx.artifact({
         artifactId: this.#id,
         append: true,
         lastChunk: true,
         parts: [Parts.text("")],
       });
+      this.#closed = true;
     }
   }
 }
