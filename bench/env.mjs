@@ -1,3 +1,5 @@
+import { pathToFileURL } from "node:url";
+
 /** A bounded number from the environment, or the fallback; anything else stops the run. */
 export function envNumber(name, fallback, min, max, { integer = false } = {}) {
   const raw = process.env[name];
@@ -9,4 +11,30 @@ export function envNumber(name, fallback, min, max, { integer = false } = {}) {
     );
   }
   return n;
+}
+
+/**
+ * Runs a benchmark section when its file is run directly (`node bench/x.mjs`): exit code 1
+ * when a target is missed or it throws, `cleanup` on the way out and on Ctrl-C.
+ * @param {string} moduleUrl the section's `import.meta.url`
+ * @param {string} name
+ * @param {() => Promise<boolean>} run
+ * @param {() => void} cleanup
+ */
+export async function runIfMain(moduleUrl, name, run, cleanup) {
+  if (moduleUrl !== pathToFileURL(process.argv[1] ?? "").href) return;
+  const stop = () => {
+    cleanup();
+    process.exit(130);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  try {
+    if (!(await run())) process.exitCode = 1;
+  } catch (error) {
+    console.error(`\n${name} benchmark failed:`, error);
+    process.exitCode = 1;
+  } finally {
+    cleanup();
+  }
 }

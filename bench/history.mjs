@@ -17,8 +17,9 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { runIfMain } from "./env.mjs";
 import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -393,21 +394,7 @@ export async function runHistoryBench() {
   return ok;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const stop = () => {
-    cleanupTempDirs();
-    cleanupHistoryTemp();
-    process.exit(130);
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  try {
-    if (!(await runHistoryBench())) process.exitCode = 1;
-  } catch (error) {
-    console.error("\nhistory benchmark failed:", error);
-    process.exitCode = 1;
-  } finally {
-    cleanupTempDirs();
-    cleanupHistoryTemp();
-  }
-}
+await runIfMain(import.meta.url, "history", runHistoryBench, () => {
+  cleanupTempDirs();
+  cleanupHistoryTemp();
+});

@@ -17,8 +17,7 @@
  * in increasing order, every status update present in order, and the task's completion last.
  */
 import { createServer } from "node:http";
-import { pathToFileURL } from "node:url";
-import { envNumber } from "./env.mjs";
+import { envNumber, runIfMain } from "./env.mjs";
 import { machineCpuSeconds, processCpuSeconds } from "./load.mjs";
 import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
@@ -354,19 +353,4 @@ export async function runPushBench() {
   return true;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const stop = () => {
-    cleanupTempDirs();
-    process.exit(130);
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  try {
-    if (!(await runPushBench())) process.exitCode = 1;
-  } catch (error) {
-    console.error("\npush benchmark failed:", error);
-    process.exitCode = 1;
-  } finally {
-    cleanupTempDirs();
-  }
-}
+await runIfMain(import.meta.url, "push", runPushBench, cleanupTempDirs);

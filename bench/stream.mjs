@@ -23,9 +23,9 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { envNumber } from "./env.mjs";
+import { envNumber, runIfMain } from "./env.mjs";
 import { machineCpuSeconds, processCpuSeconds } from "./load.mjs";
 import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
@@ -569,21 +569,7 @@ export async function runStreamBench() {
   return true;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const stop = () => {
-    cleanupTempDirs();
-    cleanupStreamTemp();
-    process.exit(130);
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  try {
-    if (!(await runStreamBench())) process.exitCode = 1;
-  } catch (error) {
-    console.error("\nstream benchmark failed:", error);
-    process.exitCode = 1;
-  } finally {
-    cleanupTempDirs();
-    cleanupStreamTemp();
-  }
-}
+await runIfMain(import.meta.url, "stream", runStreamBench, () => {
+  cleanupTempDirs();
+  cleanupStreamTemp();
+});

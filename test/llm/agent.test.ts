@@ -1,8 +1,9 @@
 import { SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { openai } from "../../src/providers/openai-chat";
-import { BASE, parseSse, readEvents, rest, rpc, userMessage, waitForState } from "../helpers";
+import { BASE, readEvents, rest, rpc, userMessage, waitForState } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
+import { streamMessage } from "./stream";
 import { harness } from "./worker";
 
 type Json = Record<string, unknown>;
@@ -20,21 +21,6 @@ beforeEach(() => {
     baseUrl: "https://fake.test/v1",
   });
 });
-
-async function streamMessage(text: string, contextId?: string): Promise<Json[]> {
-  const response = await SELF.fetch(`${BASE}/`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "SendStreamingMessage",
-      params: { message: userMessage(text, contextId ? { contextId } : {}) },
-    }),
-  });
-  expect(response.headers.get("content-type")).toMatch(/text\/event-stream/);
-  return parseSse(await response.text()).map((e) => (e.data as { result: Json }).result);
-}
 
 const artifactUpdates = (events: Json[]) =>
   events.flatMap((e) => (e.artifactUpdate ? [e.artifactUpdate as Json] : []));

@@ -1,11 +1,11 @@
-import { SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { anthropic } from "../../src/providers/anthropic";
 import { fallback } from "../../src/providers/fallback";
 import { gemini } from "../../src/providers/gemini";
 import { openai } from "../../src/providers/openai-chat";
-import { BASE, parseSse, rest, userMessage } from "../helpers";
+import { rest } from "../helpers";
 import { FakeProvider, fixtureJson, fixtureText } from "../providers/fake-provider";
+import { streamMessage } from "./stream";
 import { harness } from "./worker";
 
 type Json = Record<string, unknown>;
@@ -18,20 +18,6 @@ beforeEach(() => {
   harness.requests = [];
   harness.toolRuns = [];
 });
-
-async function streamMessage(text: string, contextId?: string): Promise<Json[]> {
-  const response = await SELF.fetch(`${BASE}/`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "SendStreamingMessage",
-      params: { message: userMessage(text, contextId ? { contextId } : {}) },
-    }),
-  });
-  return parseSse(await response.text()).map((e) => (e.data as { result: Json }).result);
-}
 
 const answer = (events: Json[]) =>
   events
