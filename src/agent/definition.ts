@@ -3,7 +3,7 @@ import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";
 import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
-import type { Model, ModelRequestInput } from "../providers/types";
+import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
 import type { AgentHandler, TaskContext } from "./context";
 import type { Tools } from "./tools";
 
@@ -152,7 +152,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
         : stripThinkTags(config.model)
       : null,
     instructions: config.instructions ?? null,
-    modelSettings: config.modelSettings ?? {},
+    modelSettings: checkModelSettings(config.modelSettings ?? {}),
     maxModelCalls: positive("maxModelCalls", config.maxModelCalls, 10),
     toolTimeoutMs: positive("toolTimeoutMs", config.toolTimeoutMs, 60_000),
     maxToolCallsPerTurn: positive("maxToolCallsPerTurn", config.maxToolCallsPerTurn, 16),
@@ -175,4 +175,16 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     ),
     loadedAt: new Date(),
   };
+}
+
+const Settings = ModelRequest.omit({ messages: true, system: true, tools: true }).partial();
+
+/** Bad model settings are a definition error, named at startup, not at the first task. */
+function checkModelSettings(settings: ModelSettings): ModelSettings {
+  const parsed = Settings.safeParse(settings);
+  if (!parsed.success) {
+    const why = parsed.error.issues.map((i) => `modelSettings.${i.path.join(".")}: ${i.message}`);
+    throw new TypeError(`Invalid model settings: ${why.join("; ")}`);
+  }
+  return settings;
 }

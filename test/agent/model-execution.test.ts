@@ -46,3 +46,19 @@ describe("a history whose tool calls lack results (a task canceled mid-tool)", (
     });
   });
 });
+
+describe("an agent's model settings", () => {
+  it("are checked when the agent is defined, naming the bad field", async () => {
+    const { resolveAgent } = await import("../../src/agent/definition");
+    const card = { name: "A", description: "B" };
+    expect(() => resolveAgent({ card, modelSettings: { temperature: 7 } })).toThrow(
+      /modelSettings\.temperature/,
+    );
+    expect(() => resolveAgent({ card, modelSettings: { maxTokens: 0 } })).toThrow(
+      /modelSettings\.maxTokens/,
+    );
+    expect(resolveAgent({ card, modelSettings: { temperature: 0 } }).modelSettings).toEqual({
+      temperature: 0,
+    });
+  });
+});
