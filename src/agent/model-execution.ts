@@ -353,10 +353,18 @@ function publicFailure(failure: ProviderError | null, error: unknown): string {
   const reference = errorReference();
   console.error(`edgelink: model call failed ${reference}`, error);
   if (!failure) return `The model call failed (reference ${reference})`;
-  const how = [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
+  // A fallback names each member's failure: the first is usually the real cause.
+  const how =
+    failure instanceof AllProvidersFailedError && failure.failures.length > 0
+      ? failure.failures.map((f) => `${f.provider}: ${failureKind(f)}`).join("; ")
+      : failureKind(failure);
+  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
+}
+
+function failureKind(failure: ProviderError): string {
+  return [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
     .filter(Boolean)
     .join(", ");
-  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
 }
 
 function describe(error: ProviderError): JsonObject {
