@@ -311,6 +311,20 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * A bad request, an unknown context or a failing summarizer changes nothing.
    */
   compactHistory(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {
+    // One at a time: a compaction plans from the rows it read, then awaits the summarizer
+    // (a model call, during which other calls run); a second one planned from the same
+    // rows would write a second summary of the same turns.
+    const run = this.compacting.then(() => this.compactNow(scope, input));
+    this.compacting = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
+  private compacting: Promise<void> = Promise.resolve();
+
+  private compactNow(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {
     return attempt(async () => {
       const parsed = CompactionRequest.safeParse(input ?? {});
       if (!parsed.success) throw invalidParams(parsed.error.issues, "params");
