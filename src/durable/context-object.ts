@@ -6,7 +6,13 @@ import { CompactionRequest, type CompactionResult } from "../history/compaction"
 import { Conversation } from "../history/conversation";
 import { diffItems } from "../history/diff";
 import type { Item } from "../history/items";
-import { A2AError, type ErrorData, invalidParams } from "../models/errors";
+import {
+  A2AError,
+  type ErrorData,
+  errorReference,
+  invalidParams,
+  UserFacingError,
+} from "../models/errors";
 import type { LoggedEvent } from "../models/events";
 import { type JsonObject, newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
@@ -78,6 +84,19 @@ export type ContextRpc = Pick<
 /** Reason recorded on a task whose run was cut off by an object restart. */
 export const RESTART_REASON =
   "The agent restarted while this task was running, and the run could not be resumed";
+
+/**
+ * What a failed task tells its clients: the message of a UserFacingError or protocol
+ * error; for anything else a reference id, with the details logged under it.
+ */
+function publicReason(error: unknown): string {
+  if (error instanceof UserFacingError || error instanceof A2AError) {
+    return error.message || "The agent's handler failed";
+  }
+  const reference = errorReference();
+  console.error(`edgelink: handler error ${reference}`, error);
+  return `The agent failed (reference ${reference})`;
+}
 
 async function attempt<T>(fn: () => T | Promise<T>): Promise<Result<T>> {
   try {
@@ -593,8 +612,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       });
     } catch (error) {
       if (controller.signal.aborted) return;
-      const reason = error instanceof Error ? error.message : String(error);
-      this.failTask(taskId, reason || "The agent's handler failed");
+      this.failTask(taskId, publicReason(error));
     }
   }
 
