@@ -211,6 +211,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     push?: InlinePush,
   ): Promise<Result<ReadableStream<Uint8Array>>> {
     return attempt(async () => {
+      // Refused before the message is written, not after.
+      if (params.message.taskId) this.checkSubscribers(params.message.taskId);
       const stream = this.admit(
         scope,
         params.message,
@@ -720,8 +722,24 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return this.outbox.flush();
   }
 
+  /** A task's open streams are capped (`limits.maxSubscribersPerTask`). */
+  private checkSubscribers(taskId: string): void {
+    const max = this.agent.limits.maxSubscribersPerTask;
+    if (this.hub.count(taskId) >= max) {
+      throw new A2AError(
+        "UnsupportedOperation",
+        `Task ${taskId} already has ${max} open streams, the limit; close one or poll with GetTask`,
+        { taskId, limit: String(max) },
+      );
+    }
+  }
+
   private openStream(taskId: string, format: StreamFormat, from: StreamStart, start?: Snapshot) {
+    this.checkSubscribers(taskId);
+    const { streamBufferBytes, backlogPageSize } = this.agent.limits;
     return openTaskStream({
+      bufferBytes: streamBufferBytes,
+      pageSize: backlogPageSize,
       taskId,
       format,
       from,

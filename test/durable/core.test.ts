@@ -1,13 +1,16 @@
-import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env, evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { EventHub } from "../../src/durable/event-hub";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { MAX_ROW_BYTES } from "../../src/durable/row-limit";
 import { TaskStore } from "../../src/durable/task-store";
+import { DROPPED_COMMENT, openTaskStream } from "../../src/durable/task-stream";
 import { A2AError } from "../../src/models/errors";
 import { Messages } from "../../src/models/message";
 import { Parts } from "../../src/models/part";
-import { rest, rpc, send } from "../helpers";
+import type { StreamFormat } from "../../src/models/stream";
+import { BASE, parseSse, rest, rpc, send, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;
 
@@ -209,5 +212,142 @@ describe("durable core: races", () => {
     const items = (await rest("GET", path)).body.items as { extra: Json; content: string[] }[];
     expect(items.filter((i) => i.extra.summary === true)).toHaveLength(1);
     expect(items.slice(1).map((i) => i.content[0])).toEqual(["fourth", "fifth"]);
+  });
+});
+
+/** Changes the agent's limits on one live object (the demo agent keeps the defaults). */
+async function withLimits(contextId: string, limits: Json) {
+  await runInDurableObject(stubOf(contextId), (instance) => {
+    const agent = (instance as unknown as { agent: Json }).agent;
+    Object.defineProperty(instance, "agent", {
+      configurable: true,
+      value: { ...agent, limits: { ...(agent.limits as Json), ...limits } },
+    });
+  });
+}
+
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
+  return new Response(stream).text();
+}
+
+describe("durable core: bounded streams", () => {
+  it("a subscriber that does not read is dropped with a clear end, not buffered without limit", async () => {
+    const text = await runInDurableObject(stubOf("stalled"), async (_i, state) => {
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      store.create(taskFixture("s1"), true);
+      const hub = new EventHub();
+      const stream = openTaskStream({
+        taskId: "s1",
+        format: { version: "1.0", binding: "rest" } as StreamFormat,
+        from: { snapshot: true },
+        store,
+        hub,
+        snapshot: () => ({ task: store.read("s1") as never, seq: 0 }),
+        keepAliveMs: 60_000,
+        bufferBytes: 2048,
+        pageSize: 10,
+      });
+      // 100 chunks of ~200 bytes while nobody reads.
+      for (let i = 0; i < 100; i++) {
+        const logged = store.putArtifact(
+          "s1",
+          {
+            artifactId: "a",
+            name: null,
+            description: null,
+            parts: [Parts.text(`chunk ${i} ${"x".repeat(150)}`)],
+            metadata: {},
+            kind: "result",
+            timestamp: new Date().toISOString(),
+            uri: null,
+            mediaType: null,
+            actionId: null,
+          },
+          { append: i > 0, lastChunk: false },
+        );
+        hub.emit("s1", [logged]);
+      }
+      const listening = hub.count("s1");
+      return { body: await readAll(stream), listening };
+    });
+    expect(text.listening).toBe(0);
+    expect(text.body.endsWith(DROPPED_COMMENT)).toBe(true);
+    const frames = parseSse(text.body);
+    // The snapshot and the chunks that fit in the buffer, then nothing more.
+    expect(frames.length).toBeGreaterThan(2);
+    expect(frames.length).toBeLessThan(30);
+  });
+
+  it("a resumed stream reads its backlog page by page and misses nothing (Last-Event-ID)", async () => {
+    const result = await runInDurableObject(stubOf("backlog"), async (_i, state) => {
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      store.create(taskFixture("b1"), true);
+      for (let i = 0; i < 25; i++) {
+        store.statusMessage("b1", Messages.agent(`step ${i}`));
+      }
+      store.transition("b1", "completed");
+      const log: string[] = [];
+      const sql = state.storage.sql;
+      const exec = sql.exec.bind(sql);
+      Object.defineProperty(sql, "exec", {
+        configurable: true,
+        value: (q: string, ...args: SqlStorageValue[]) => {
+          log.push(q);
+          return exec(q, ...args);
+        },
+      });
+      try {
+        const stream = openTaskStream({
+          taskId: "b1",
+          format: { version: "1.0", binding: "rest" } as StreamFormat,
+          from: { snapshot: false, afterSeq: 0 },
+          store,
+          hub: new EventHub(),
+          snapshot: () => {
+            throw new Error("no snapshot on resume");
+          },
+          keepAliveMs: 60_000,
+          bufferBytes: 1024,
+          pageSize: 4,
+        });
+        return {
+          body: await readAll(stream),
+          pages: log.filter((q) => /FROM events/.test(q)).length,
+        };
+      } finally {
+        delete (sql as unknown as Record<string, unknown>).exec;
+      }
+    });
+    const frames = parseSse(result.body);
+    // working, 25 status messages, completed: all of them, in order, then the end.
+    expect(frames).toHaveLength(27);
+    const ids = frames.map((f) => f.id as number);
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    expect(result.pages).toBe(7);
+  });
+
+  it("open streams per task are capped; the next is refused clearly", async () => {
+    const first = await send("warm");
+    const contextId = first.contextId as string;
+    await withLimits(contextId, { maxSubscribersPerTask: 1 });
+    const open = await SELF.fetch(`${BASE}/`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "SendStreamingMessage",
+        params: { message: userMessage("count 3", { contextId }) },
+      }),
+    });
+    const reader = (open.body as ReadableStream<Uint8Array>).getReader();
+    const firstChunk = new TextDecoder().decode((await reader.read()).value);
+    const taskId = ((parseSse(firstChunk)[0]?.data.result as Json).task as Json).id as string;
+    const { body } = await rpc("SubscribeToTask", { id: taskId });
+    expect(body.error).toMatchObject({
+      message: expect.stringMatching(/already has 1 open streams/),
+    });
+    await reader.cancel();
+    await rpc("CancelTask", { id: taskId });
   });
 });
