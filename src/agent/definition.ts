@@ -5,6 +5,7 @@ import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
 import type { AgentHandler, TaskContext } from "./context";
+import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import type { Tools } from "./tools";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
@@ -78,6 +79,8 @@ export interface AgentConfig<Env = unknown> {
    * `PUSH_SIGNING_KEYS` secret.
    */
   push?: PushOptions;
+  /** Bounds on streams, subscribers and webhook configs (see `LimitsConfig`). */
+  limits?: LimitsConfig;
 }
 
 /** Request settings of an agent's model calls; messages, system and tools come from the agent. */
@@ -120,6 +123,7 @@ export interface Agent<Env = unknown> {
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
   push: PushOptions | null;
+  limits: Limits;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -166,6 +170,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     },
     summarizer: config.summarizer ?? null,
     push: config.push ?? null,
+    limits: resolveLimits(config.limits),
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",
       config.maxHistoryItemBytes,
