@@ -6,6 +6,7 @@ import { stripThinkTags } from "../providers/think-tags";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
 import type { AgentHandler, TaskContext } from "./context";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
+import { checkMcpServers, type McpServer, type McpServers } from "./mcp/config";
 import type { Tools } from "./tools";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
@@ -26,6 +27,12 @@ export interface AgentConfig<Env = unknown> {
   handler?: AgentHandler<Env>;
   /** Tools the model may call, and that `tool_call` parts may run. */
   tools?: Tools;
+  /**
+   * MCP servers whose tools the model may call beside `tools` (M1–M3), by name:
+   * `{ docs: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } } }`.
+   * `${VAR}` in the url and header values comes from the Worker's env and secrets.
+   */
+  mcp?: McpServers;
   /**
    * The model that answers: a provider (`openai(...)`, `anthropic(...)`, `gemini(...)`,
    * `workersAI(...)`, `openaiCompatible(...)`), a `fallback` or a `router`. With a model and
@@ -106,6 +113,7 @@ export interface Agent<Env = unknown> {
   extendedCard: AgentCard | null;
   handler: AgentHandler<Env> | null;
   tools: Tools;
+  mcp: McpServer[];
   infer: InferFn<Env> | null;
   model: Model | null;
   instructions: string | ((ctx: TaskContext<Env>) => string | Promise<string>) | null;
@@ -147,6 +155,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     extendedCard: config.extendedCard ? AgentCard.parse(config.extendedCard) : null,
     handler: config.handler ?? null,
     tools: config.tools ?? {},
+    mcp: checkMcpServers(config.mcp),
     infer: config.infer ?? null,
     model: config.model
       ? config.stripThinkTags === false
