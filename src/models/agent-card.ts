@@ -198,11 +198,19 @@ function schemeToV1(s: SecurityScheme): JsonObject {
 
 /** Facts only the server knows, overriding whatever the card declares (A3). */
 export interface ServedFeatures {
-  /** Base URL of the endpoints, e.g. `https://agent.example.com` (no trailing slash). */
+  /**
+   * Base URL of the endpoints, no trailing slash: `https://agent.example.com`, or
+   * `https://example.com/agent` when the app is mounted under `/agent`.
+   */
   baseUrl: string;
   streaming: boolean;
   pushNotifications: boolean;
   extendedAgentCard: boolean;
+}
+
+/** JSON-RPC is `POST /` at the root, and `POST /agent` (no slash) when mounted there. */
+function rpcUrl(f: ServedFeatures): string {
+  return new URL(f.baseUrl).pathname === "/" ? `${f.baseUrl}/` : f.baseUrl;
 }
 
 function served(card: AgentCard, f: ServedFeatures): AgentCapabilities {
@@ -222,7 +230,7 @@ export function cardToV1(card: AgentCard, f: ServedFeatures): JsonObject {
     name: card.name,
     description: card.description,
     supportedInterfaces: [
-      { url: `${f.baseUrl}/`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: rpcUrl(f), protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url: f.baseUrl, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
     ],
     provider: card.provider,
@@ -255,9 +263,9 @@ export function cardToV03(card: AgentCard, f: ServedFeatures): JsonObject {
     protocolVersion: "0.3.0",
     name: card.name,
     description: card.description,
-    url: `${f.baseUrl}/`,
+    url: rpcUrl(f),
     preferredTransport: "JSONRPC",
-    additionalInterfaces: [{ url: `${f.baseUrl}/`, transport: "JSONRPC" }],
+    additionalInterfaces: [{ url: rpcUrl(f), transport: "JSONRPC" }],
     version: card.version,
     provider: card.provider,
     documentationUrl: card.documentationUrl,

@@ -108,7 +108,7 @@ export async function handleJsonRpc<Env>(
 ): Promise<Response> {
   let id: RpcId = null;
   try {
-    const body = await readJson(request, agent.maxBodyBytes);
+    const body = await readJson(request);
     if (Array.isArray(body)) {
       throw new A2AError("InvalidRequest", "Batch requests are not supported by A2A");
     }
