@@ -120,8 +120,6 @@ export interface Agent<Env = unknown> {
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
   push: PushOptions | null;
-  /** When this definition was loaded; the card's Last-Modified. */
-  loadedAt: Date;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -173,7 +171,6 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       config.maxHistoryItemBytes,
       DEFAULT_MAX_ITEM_BYTES,
     ),
-    loadedAt: new Date(),
   };
 }
 

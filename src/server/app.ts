@@ -9,10 +9,10 @@ import { A2AError } from "../models/errors";
 import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
 import { serveCard, servedFeatures } from "./card";
-import { jsonRpcError, restError } from "./errors";
+import { jsonRpcError, restError, toA2AError } from "./errors";
 import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
-import { handleRest, REST_ROUTES } from "./rest";
+import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
 
 /**
  * Where the agent is served: the request's origin plus the path the app is mounted at
@@ -60,7 +60,7 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
   // routes: a Hono handler that answers ends the chain, so middleware added after a
   // route never runs for it.
 
-  const cardCache = etag({ retainedHeaders: ["cache-control", "etag", "last-modified"] });
+  const cardCache = etag({ retainedHeaders: ["cache-control", "etag", "last-modified", "vary"] });
   app.get("/.well-known/agent-card.json", cardCache, (c) =>
     serveCard(anyAgent, baseUrlOf(c), "1.0"),
   );
@@ -99,6 +99,7 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
   for (const prefix of ["", "/:tenant"]) {
     for (const { methods, path, route } of REST_ROUTES) {
       app.on(methods, prefix + path, restLimit, (c: Context<{ Bindings: Env }>) => {
+        checkPathEncoding(new URL(c.req.url).pathname);
         const origin = new URL(c.req.url).origin;
         const ops = new Operations(agent, c.env, c.req.param("tenant") ?? "", origin);
         const features = servedFeatures(anyAgent, baseUrlOf(c));
@@ -108,9 +109,7 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
   }
 
   app.notFound((c) => restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)));
-  app.onError((error) => {
-    console.error("edgelink: unhandled error", error);
-    return restError(new A2AError("Internal", "Internal error"));
-  });
+  // Protocol errors thrown before a binding's handler (a bad path) keep their status.
+  app.onError((error) => restError(toA2AError(error)));
   return app;
 }

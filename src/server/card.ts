@@ -8,7 +8,26 @@ export function servedFeatures(agent: Agent<unknown>, baseUrl: string): ServedFe
     streaming: agent.streaming,
     pushNotifications: agent.push !== null,
     extendedAgentCard: agent.extendedCard !== null,
+    hasLlm: agent.model !== null,
+    toolCalling: Object.keys(agent.tools).length > 0,
+    // Nothing in Edgelink hands a task to another agent yet, whatever the card says.
+    delegation: false,
   };
+}
+
+const served = new WeakMap<object, Date>();
+
+/**
+ * When this agent's card was first served by this isolate: its Last-Modified. Taken at
+ * the first request, not at module scope, where workerd's clock still reads 1970.
+ */
+function firstServed(agent: Agent<unknown>): Date {
+  let at = served.get(agent);
+  if (!at) {
+    at = new Date();
+    served.set(agent, at);
+  }
+  return at;
 }
 
 /**
@@ -20,14 +39,18 @@ export function serveCard(
   baseUrl: string,
   version: "1.0" | "0.3",
 ): Response {
-  const features = servedFeatures(agent, baseUrl);
+  // A configured public URL keeps the card the same whatever Host the request named;
+  // without one the card follows the request's origin, so caches must key on Host.
+  const configured = agent.card.url?.replace(/\/+$/, "");
+  const features = servedFeatures(agent, configured || baseUrl);
   const card = version === "1.0" ? cardToV1(agent.card, features) : cardToV03(agent.card, features);
   return new Response(JSON.stringify(card), {
     headers: {
       "Content-Type": "application/json",
       "Cache-Control": `public, max-age=${agent.cardMaxAgeSeconds}`,
-      "Last-Modified": agent.loadedAt.toUTCString(),
+      "Last-Modified": firstServed(agent).toUTCString(),
       "Access-Control-Allow-Origin": "*",
+      ...(configured ? {} : { Vary: "Host" }),
     },
   });
 }

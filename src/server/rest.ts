@@ -1,7 +1,8 @@
 import type { Agent } from "../agent/definition";
 import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
 import { A2AError } from "../models/errors";
-import type { JsonObject } from "../models/json";
+import type { JsonObject, JsonValue } from "../models/json";
+import { protoJsonName, protoJsonNames } from "../models/protojson";
 import { renderTask, renderTaskList } from "../models/render";
 import {
   type ProtocolVersion,
@@ -94,10 +95,30 @@ export const REST_ROUTES: RestRoute[] = [
   },
 ];
 
+/**
+ * A 400 naming the segment when a path's percent-encoding is broken (Hono would match
+ * the route with the segment left undecoded).
+ */
+export function checkPathEncoding(pathname: string): void {
+  for (const segment of pathname.split("/")) {
+    try {
+      decodeURIComponent(segment);
+    } catch {
+      throw new A2AError(
+        "InvalidRequest",
+        `Path segment ${JSON.stringify(segment)} is not valid percent-encoded UTF-8`,
+        {},
+        [{ field: "path", description: `bad percent-encoding in ${JSON.stringify(segment)}` }],
+      );
+    }
+  }
+}
+
 /** Query string to ListTasks params: numbers and booleans typed, so zod names bad ones. */
 function listQuery(url: URL): JsonObject {
   const out: JsonObject = {};
-  for (const [key, value] of url.searchParams) {
+  for (const [name, value] of url.searchParams) {
+    const key = name === "A2A-Version" ? name : protoJsonName(name);
     if (key === "A2A-Version") continue;
     if (key === "pageSize" || key === "historyLength") {
       out[key] = /^-?\d+$/.test(value) ? Number(value) : value;
@@ -117,7 +138,12 @@ async function optionalBody(request: Request): Promise<JsonObject> {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new A2AError("InvalidParams", "The request body must be a JSON object");
   }
-  return body as JsonObject;
+  return protoJsonNames(body as JsonObject);
+}
+
+/** A JSON body with proto field names mapped to JSON names. */
+async function jsonBody(request: Request): Promise<unknown> {
+  return protoJsonNames((await readJson(request)) as JsonValue);
 }
 
 /**
@@ -140,19 +166,20 @@ export async function handleRest<Env>(
       Response.json(value, { headers: { "Content-Type": "application/json" } });
     switch (route.op) {
       case "send": {
-        const params = parseSend(await readJson(request), version);
+        const params = parseSend(await jsonBody(request), version);
         return new Response(await ops.sendMessage(params, version), {
           headers: { "Content-Type": "application/json" },
         });
       }
       case "stream": {
-        const body = await readJson(request);
+        const body = await jsonBody(request);
         return new Response(await ops.streamMessage(parseSend(body, version), format), {
           headers: SSE_HEADERS,
         });
       }
       case "get": {
-        const historyLength = url.searchParams.get("historyLength");
+        const historyLength =
+          url.searchParams.get("historyLength") ?? url.searchParams.get("history_length");
         const params = parseTaskId({
           id: route.id,
           historyLength:

@@ -117,7 +117,7 @@ describe("composing with a user's Hono app (issue 13)", () => {
       headers: { "A2A-Version": "1.0" },
     });
     const { events, reader } = await readEvents(stream, 1);
-    expect((events[0]?.data.task as Json).id).toBe(task.id);
+    expect(events[0]?.data.task).toMatchObject({ id: task.id });
     const canceled = await call(`/agent/tasks/${task.id}:cancel`, post({}));
     expect(((await canceled.json()) as Json).status).toMatchObject({
       state: "TASK_STATE_CANCELED",
@@ -129,8 +129,9 @@ describe("composing with a user's Hono app (issue 13)", () => {
       if (done) break;
       rest += decoder.decode(value, { stream: true });
     }
-    const last = parseSse(rest).at(-1)?.data.statusUpdate as Json;
-    expect((last.status as Json).state).toBe("TASK_STATE_CANCELED");
+    expect(parseSse(rest).at(-1)?.data.statusUpdate).toMatchObject({
+      status: { state: "TASK_STATE_CANCELED" },
+    });
 
     const wrong = await call(`/agent/tasks/${task.id}:cancel`, { method: "GET" });
     expect(wrong.status).toBe(405);
