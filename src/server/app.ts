@@ -4,7 +4,9 @@ import { signingKeys } from "../durable/push-keys";
 import { A2AError } from "../models/errors";
 import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
+import { type AuthVariables, requireAuth, tenantFor } from "./auth";
 import { serveCard, servedFeatures } from "./card";
+import { corsFor } from "./cors";
 import { restError, toA2AError } from "./errors";
 import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
@@ -14,9 +16,12 @@ import { handleRest, matchRest } from "./rest";
  * The HTTP surface of an agent: the agent cards, the JSON-RPC endpoint at `POST /`, and
  * the HTTP+JSON binding at `/message:send`, `/tasks/...` (optionally under `/{tenant}`).
  */
-export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Bindings: Env }> {
-  const app = new Hono<{ Bindings: Env }>();
+export function createApp<Env extends object>(
+  agent: Agent<Env>,
+): Hono<{ Bindings: Env; Variables: AuthVariables }> {
+  const app = new Hono<{ Bindings: Env; Variables: AuthVariables }>();
   const anyAgent = agent as Agent<unknown>;
+  app.use("*", corsFor(agent));
 
   app.get("/.well-known/agent-card.json", (c) => serveCard(c.req.raw, anyAgent, "1.0"));
   app.get("/.well-known/agent.json", (c) => serveCard(c.req.raw, anyAgent, "0.3"));
@@ -31,12 +36,17 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
     });
   });
 
+  // Everything below is authenticated (the card and JWKS above are public).
+  app.use("*", requireAuth(agent));
+
   app.post("/", (c) => {
     const origin = new URL(c.req.url).origin;
+    const principal = c.get("principal");
     return handleJsonRpc(
       c.req.raw,
       agent,
-      (tenant) => new Operations(agent, c.env, tenant, origin),
+      (tenant) =>
+        new Operations(agent, c.env, tenantFor(principal, tenant), origin, principal.subject),
       servedFeatures(anyAgent, origin),
     );
   });
@@ -54,7 +64,9 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
       response.headers.set("Allow", match.allowed.join(", "));
       return response;
     }
-    const ops = new Operations(agent, c.env, match.tenant, url.origin);
+    const principal = c.get("principal");
+    const tenant = tenantFor(principal, match.tenant);
+    const ops = new Operations(agent, c.env, tenant, url.origin, principal.subject);
     const features = servedFeatures(anyAgent, url.origin);
     return handleRest(c.req.raw, match.route, agent, ops, features);
   });
