@@ -130,7 +130,11 @@ export type AgentCardInput = z.input<typeof AgentCard>;
 /** URI of the A2A extension that carries the Edgelink card fields A2A has no slot for. */
 export const PROFILE_EXTENSION = "https://edgelink.dev/extensions/agent-profile/v1";
 
-function profileExtension(card: AgentCard): JsonObject {
+function profileExtension(
+  card: AgentCard,
+  capabilities: Omit<AgentCapabilities, "maxConcurrency">,
+  transport: "http" | "sse",
+): JsonObject {
   const skills: JsonObject = {};
   for (const s of card.skills) {
     skills[s.id] = {
@@ -146,8 +150,8 @@ function profileExtension(card: AgentCard): JsonObject {
     params: {
       role: card.role,
       tags: card.tags,
-      transport: card.transport,
-      capabilities: card.capabilities as unknown as JsonObject,
+      transport,
+      capabilities: capabilities as unknown as JsonObject,
       skills,
     },
   };
@@ -196,28 +200,46 @@ function schemeToV1(s: SecurityScheme): JsonObject {
   }
 }
 
-/** Facts only the server knows, overriding whatever the card declares (A3). */
+/** Facts only the server knows, overriding whatever the card declares (A3, A8). */
 export interface ServedFeatures {
   /** Base URL of the endpoints, e.g. `https://agent.example.com` (no trailing slash). */
   baseUrl: string;
   streaming: boolean;
   pushNotifications: boolean;
   extendedAgentCard: boolean;
+  /** The agent answers with a model. */
+  hasLlm: boolean;
+  /** The agent has tools (for its model, or for `tool_call` parts). */
+  toolCalling: boolean;
+  /** The agent can hand work to other agents. */
+  delegation: boolean;
 }
 
-function served(card: AgentCard, f: ServedFeatures): AgentCapabilities {
+/**
+ * The capabilities as served: every flag the server can check comes from what it serves.
+ * `maxConcurrency` is left out: nothing limits concurrent tasks, so publishing a number
+ * would be a promise nobody keeps.
+ */
+function served(card: AgentCard, f: ServedFeatures): Omit<AgentCapabilities, "maxConcurrency"> {
+  const { maxConcurrency: _unenforced, ...declared } = card.capabilities;
   return {
-    ...card.capabilities,
+    ...declared,
     streaming: f.streaming,
     pushNotifications: f.pushNotifications,
     stateTransitionHistory: true,
+    hasLlm: f.hasLlm,
+    toolCalling: f.toolCalling,
+    delegation: f.delegation,
   };
 }
+
+/** Edgelink serves HTTP, streaming over SSE when streaming is on; never websocket (A8). */
+const servedTransport = (f: ServedFeatures): "http" | "sse" => (f.streaming ? "sse" : "http");
 
 /** The A2A v1.0 card served at `/.well-known/agent-card.json` (A2). */
 export function cardToV1(card: AgentCard, f: ServedFeatures): JsonObject {
   const schemes = Object.entries(card.securitySchemes);
-  const withProfile: AgentCard = { ...card, capabilities: served(card, f) };
+  const profile = profileExtension(card, served(card, f), servedTransport(f));
   return compact({
     name: card.name,
     description: card.description,
@@ -232,7 +254,7 @@ export function cardToV1(card: AgentCard, f: ServedFeatures): JsonObject {
       streaming: f.streaming,
       pushNotifications: f.pushNotifications,
       extendedAgentCard: f.extendedAgentCard,
-      extensions: [...card.extensions.map((e) => compact({ ...e })), profileExtension(withProfile)],
+      extensions: [...card.extensions.map((e) => compact({ ...e })), profile],
     },
     securitySchemes: schemes.length
       ? Object.fromEntries(schemes.map(([k, s]) => [k, schemeToV1(s)]))
@@ -250,7 +272,7 @@ export function cardToV1(card: AgentCard, f: ServedFeatures): JsonObject {
 /** The A2A v0.3 card served at the legacy `/.well-known/agent.json` (A2). */
 export function cardToV03(card: AgentCard, f: ServedFeatures): JsonObject {
   const schemes = Object.entries(card.securitySchemes);
-  const withProfile: AgentCard = { ...card, capabilities: served(card, f) };
+  const profile = profileExtension(card, served(card, f), servedTransport(f));
   return compact({
     protocolVersion: "0.3.0",
     name: card.name,
@@ -266,7 +288,7 @@ export function cardToV03(card: AgentCard, f: ServedFeatures): JsonObject {
       streaming: f.streaming,
       pushNotifications: f.pushNotifications,
       stateTransitionHistory: true,
-      extensions: [...card.extensions.map((e) => compact({ ...e })), profileExtension(withProfile)],
+      extensions: [...card.extensions.map((e) => compact({ ...e })), profile],
     },
     securitySchemes: schemes.length ? card.securitySchemes : undefined,
     security: schemes.length ? schemes.map(([k]) => ({ [k]: [] })) : undefined,

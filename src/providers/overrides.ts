@@ -1,3 +1,4 @@
+import { estimateCost } from "./pricing";
 import {
   type CallOptions,
   type Model,
@@ -31,12 +32,35 @@ export function withOverrides(model: Model, overrides: Overrides): Model {
     Object.keys(given).map((key) => [key, parsed[key as keyof typeof parsed]]),
   ) as Partial<ModelRequest>;
   const capabilities = { ...model.capabilities, ...overrides.capabilities };
+  // Each adapter prices a call from its own capabilities; overridden prices must reach the
+  // cost too, not only what the model reports about itself (G14, G17).
+  const repriced = PRICE_KEYS.some((key) => overrides.capabilities?.[key] !== undefined);
   return {
     provider: model.provider,
     model: model.model,
     capabilities,
     streamBatches(request: ModelRequest, options?: CallOptions): AsyncIterable<StreamEvent[]> {
-      return model.streamBatches({ ...request, ...settings }, options);
+      const batches = model.streamBatches({ ...request, ...settings }, options);
+      return repriced ? reprice(batches, capabilities) : batches;
     },
   };
+}
+
+const PRICE_KEYS = [
+  "inputPricePerMillion",
+  "outputPricePerMillion",
+  "cachedInputPricePerMillion",
+] as const;
+
+async function* reprice(
+  batches: AsyncIterable<StreamEvent[]>,
+  capabilities: ModelCapabilities,
+): AsyncIterable<StreamEvent[]> {
+  for await (const batch of batches) {
+    yield batch.map((event) =>
+      event.type === "message_end"
+        ? { ...event, costEstimate: estimateCost(capabilities, event.usage) }
+        : event,
+    );
+  }
 }

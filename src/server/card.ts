@@ -8,6 +8,10 @@ export function servedFeatures(agent: Agent<unknown>, baseUrl: string): ServedFe
     streaming: agent.streaming,
     pushNotifications: agent.push !== null,
     extendedAgentCard: agent.extendedCard !== null,
+    hasLlm: agent.model !== null,
+    toolCalling: Object.keys(agent.tools).length > 0,
+    // Nothing in Edgelink hands a task to another agent yet, whatever the card says.
+    delegation: false,
   };
 }
 

@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { openai } from "../../src/providers/openai-chat";
-import { BASE, readEvents, rest, rpc, userMessage, waitForState } from "../helpers";
+import { BASE, readEvents, rest, rpc, send, sleep, userMessage, waitForState } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { streamMessage } from "./stream";
 import { harness } from "./worker";
@@ -15,6 +15,8 @@ beforeEach(() => {
   harness.fetch = fake.fetch;
   harness.requests = [];
   harness.toolRuns = [];
+  harness.holdTools = false;
+  harness.toolAborts = [];
   harness.model = openai({
     model: "gpt-4o-mini",
     apiKey: "sk-test",
@@ -137,12 +139,15 @@ describe("an agent with a model, over A2A streaming (issue 4 end to end)", () =>
     ]);
     const { body } = await rpc("GetTask", { id: end.taskId });
     const metadata = (body.result as Json).metadata as Json;
-    // G14 (better): usage summed over both model calls.
+    // G14 (better): usage and cost summed over both model calls: 53+15 tokens in the tool
+    // round, 78+9 in the answer (the recordings' usage), at gpt-4o-mini prices.
     expect(metadata.modelCalls).toBe(2);
-    expect((metadata.usage as Json).totalTokens).toBe(
-      ((metadata.usage as Json).promptTokens as number) +
-        ((metadata.usage as Json).completionTokens as number),
-    );
+    expect(metadata.usage).toMatchObject({
+      promptTokens: 53 + 78,
+      completionTokens: 15 + 9,
+      totalTokens: 68 + 87,
+    });
+    expect(metadata.cost).toBeCloseTo(((53 + 78) * 0.15 + (15 + 9) * 0.6) / 1e6, 12);
   });
 
   it("H10: a model that keeps calling tools is stopped after maxModelCalls; the task says it was cut short", async () => {
@@ -191,6 +196,31 @@ describe("an agent with a model, over A2A streaming (issue 4 end to end)", () =>
     // The provider's error text may echo the request or the account: logged, not published.
     expect(String(metadata.error)).toMatch(/openai.*HTTP 404.*model_not_found.*reference ref_/);
     expect(JSON.stringify(body)).not.toMatch(/does not exist/);
+  });
+
+  it("A3: the card of a model-backed agent with tools says hasLlm and toolCalling, no delegation", async () => {
+    const card = (await (await SELF.fetch(`${BASE}/.well-known/agent-card.json`)).json()) as Json;
+    const extensions = (card.capabilities as Json).extensions as Json[];
+    const profile = extensions.at(-1)?.params as Json;
+    expect(profile.capabilities).toMatchObject({
+      hasLlm: true,
+      toolCalling: true,
+      delegation: false,
+    });
+  });
+
+  it("B9: CancelTask interrupts the running turn: a tool in progress sees its signal abort", async () => {
+    harness.holdTools = true;
+    fake.reply({ fixture: "openai-chat/tool-call-split-args.sse" });
+    const task = await send("Capital of the UK?", {}, { returnImmediately: true });
+    for (let i = 0; i < 100 && harness.toolRuns.length === 0; i++) await sleep(10);
+    expect(harness.toolRuns).toEqual(["UK"]);
+    const canceled = await rpc("CancelTask", { id: task.id, metadata: { reason: "user left" } });
+    expect(((canceled.body.result as Json).status as Json).state).toBe("TASK_STATE_CANCELED");
+    // Only the object's abort reaches the tool: its writes being refused would not.
+    for (let i = 0; i < 100 && harness.toolAborts.length === 0; i++) await sleep(10);
+    expect(harness.toolAborts).toEqual(["user left"]);
+    expect(fake.requests).toHaveLength(1);
   });
 
   it("B9: canceling the task aborts the upstream stream at once", async () => {

@@ -93,10 +93,12 @@ describe("model-backed agent on each provider's recorded tool chains", () => {
   });
 
   it("H1 H2: a fallback's failure counts live in the context's Durable Object across requests", async () => {
-    harness.model = fallback([
-      openai({ model: "gpt-4o-mini", apiKey: "k", baseUrl: "https://primary.test/v1" }),
-      openai({ model: "gpt-4o-mini", apiKey: "k", baseUrl: "https://secondary.test/v1" }),
-    ]);
+    const pair = () =>
+      fallback([
+        openai({ model: "gpt-4o-mini", apiKey: "k", baseUrl: "https://primary.test/v1" }),
+        openai({ model: "gpt-4o-mini", apiKey: "k", baseUrl: "https://secondary.test/v1" }),
+      ]);
+    harness.model = pair();
     fake.reply(
       { status: 500, body: '{"error":{"message":"boom","type":"server_error"}}' },
       { fixture: "openai-chat/text-with-usage.sse" },
@@ -109,8 +111,10 @@ describe("model-backed agent on each provider's recorded tool chains", () => {
       "secondary.test",
     ]);
 
-    // Within the cool-down the next request of this conversation skips the failed primary,
-    // although the worker keeps no state: the count came from the object's SQLite.
+    // Within the cool-down the next request of this conversation skips the failed primary.
+    // A new fallback instance has no memory of its own (as after an isolate restart), so
+    // the count can only have come from the object's SQLite.
+    harness.model = pair();
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     const second = await streamMessage("Again?", last(first).contextId as string);
     expect(state(second)).toBe("TASK_STATE_COMPLETED");

@@ -15,7 +15,10 @@ export const harness: {
   /** Every request the agent sent to its model, as the adapter saw it. */
   requests: ModelRequest[];
   toolRuns: string[];
-} = { model: null, fetch: null, requests: [], toolRuns: [] };
+  /** While set, `get_capital` waits for its signal to abort, then records the reason. */
+  holdTools: boolean;
+  toolAborts: string[];
+} = { model: null, fetch: null, requests: [], toolRuns: [], holdTools: false, toolAborts: [] };
 
 /** Delegates to whatever model the current test set, with the fake provider's fetch. */
 const switchable: Model = {
@@ -48,8 +51,13 @@ const worker = defineAgent({
     get_capital: tool({
       description: "The capital of a country",
       input: z.object({ country: z.string() }),
-      run: ({ country }) => {
+      run: async ({ country }, { signal }) => {
         harness.toolRuns.push(country);
+        if (harness.holdTools) {
+          await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+          const reason = signal.reason as { message?: string } | undefined;
+          harness.toolAborts.push(reason?.message ?? String(reason));
+        }
         return country === "UK" || country === "United Kingdom" ? "London" : "Paris";
       },
     }),

@@ -24,6 +24,9 @@ const served = (over: Partial<ServedFeatures> = {}): ServedFeatures => ({
   streaming: true,
   pushNotifications: false,
   extendedAgentCard: false,
+  hasLlm: false,
+  toolCalling: true,
+  delegation: false,
   ...over,
 });
 const minimal = { name: "Echo", description: "Repeats what you say" };
@@ -42,7 +45,7 @@ function richCard(over: Partial<AgentCardInput> = {}): AgentCard {
       pushNotifications: false,
       stateTransitionHistory: true,
       toolCalling: true,
-      maxConcurrency: 8,
+      delegation: false,
     },
     skills: [
       {
@@ -311,9 +314,12 @@ describe("cardToV1 (A2, A3)", () => {
         params: {
           role: "orchestrator",
           tags: ["math", "routing"],
-          transport: "sse",
+          // Not streaming, so served over plain HTTP whatever the card says (A8).
+          transport: "http",
           capabilities: {
-            ...card.capabilities,
+            ...Object.fromEntries(
+              Object.entries(card.capabilities).filter(([k]) => k !== "maxConcurrency"),
+            ),
             streaming: false,
             pushNotifications: false,
             stateTransitionHistory: true,
@@ -395,6 +401,37 @@ describe("cardToV1 (A2, A3)", () => {
     expect("securitySchemes" in json).toBe(false);
     expect("securityRequirements" in json).toBe(false);
     expect("provider" in json).toBe(false);
+  });
+});
+
+describe("declared flags match what is served (A3, A8)", () => {
+  const params = (json: JsonObject) =>
+    ((json.capabilities as JsonObject).extensions as JsonObject[]).find(
+      (e) => e.uri === PROFILE_EXTENSION,
+    )?.params as JsonObject;
+
+  it("A3 hasLlm, toolCalling and delegation come from the agent, not from the card's claims", () => {
+    const claims = AgentCard.parse({
+      ...minimal,
+      capabilities: { hasLlm: true, toolCalling: true, delegation: true, maxConcurrency: 4 },
+    });
+    const caps = params(
+      cardToV1(claims, served({ hasLlm: false, toolCalling: false, delegation: false })),
+    ).capabilities as JsonObject;
+    expect(caps).toMatchObject({ hasLlm: false, toolCalling: false, delegation: false });
+    // Nothing limits concurrent tasks, so no limit is published.
+    expect(caps).not.toHaveProperty("maxConcurrency");
+    const modest = AgentCard.parse(minimal);
+    const v03 = params(cardToV03(modest, served({ hasLlm: true, toolCalling: true })));
+    expect(v03.capabilities).toMatchObject({ hasLlm: true, toolCalling: true, delegation: false });
+  });
+
+  it("A8 a card claiming websocket or runtime is served as sse (streaming) or http", () => {
+    for (const transport of ["websocket", "runtime", "http"] as const) {
+      const card = AgentCard.parse({ ...minimal, transport });
+      expect(params(cardToV1(card, served({ streaming: true }))).transport).toBe("sse");
+      expect(params(cardToV03(card, served({ streaming: false }))).transport).toBe("http");
+    }
   });
 });
 

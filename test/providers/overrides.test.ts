@@ -29,6 +29,25 @@ describe("withOverrides", () => {
     expect(fake.requests[1]?.body).not.toHaveProperty("max_tokens");
   });
 
+  it("G14 G17: overridden prices reach the computed cost, not only the reported capabilities", async () => {
+    const base = openai({ model: "gpt-4o-mini", apiKey: "k", baseUrl: "https://fake.test/v1" });
+    const negotiated = withOverrides(base, {
+      capabilities: { inputPricePerMillion: 1, outputPricePerMillion: 2 },
+    });
+    const fake = new FakeProvider().reply(
+      { fixture: "openai-chat/text-with-usage.sse" },
+      { fixture: "openai-chat/text-with-usage.sse" },
+    );
+    const cost = async (model: typeof base) => {
+      const events = await collectBatches(model.streamBatches(request, { fetch: fake.fetch }));
+      const end = events.find((e) => e.type === "message_end");
+      return end?.type === "message_end" ? end.costEstimate : undefined;
+    };
+    // 14 prompt and 8 completion tokens in the recording.
+    expect(await cost(negotiated)).toBeCloseTo((14 * 1 + 8 * 2) / 1e6, 12);
+    expect(await cost(base)).toBeCloseTo((14 * 0.15 + 8 * 0.6) / 1e6, 12);
+  });
+
   it("G17: invalid settings are refused when the override is made, naming the field", () => {
     const base = openai({ model: "gpt-4o-mini", apiKey: "k" });
     expect(() => withOverrides(base, { settings: { temperature: 5 } })).toThrow(/temperature/);

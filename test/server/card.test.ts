@@ -38,8 +38,11 @@ describe("agent card (A2, A3)", () => {
     const profile = (caps.extensions as Json[])[0]?.params as Json;
     expect(profile).toMatchObject({
       role: "worker",
-      capabilities: { toolCalling: true, delegation: true },
+      transport: "sse",
+      // The demo has tools but no model, and delegates nothing.
+      capabilities: { toolCalling: true, hasLlm: false, delegation: false },
     });
+    expect((profile.capabilities as Json).maxConcurrency).toBeUndefined();
     // The declaration holds: push configs are served (an unknown task is the only error).
     expect(
       ((await rpc("ListTaskPushNotificationConfigs", { taskId: "x" })).body.error as Json).code,
