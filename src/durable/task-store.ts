@@ -152,6 +152,20 @@ export class TaskStore {
     });
   }
 
+  /**
+   * A transient progress message: logged and streamed as a status update, but neither the
+   * task's status nor its history changes (tool work and reasoning for watching clients).
+   */
+  announce(taskId: string, message: Message): { seq: number; event: TaskEvent } {
+    const row = this.row(taskId);
+    const status: TaskStatus = {
+      state: row.state as TaskState,
+      message,
+      timestamp: new Date().toISOString(),
+    };
+    return this.statusEvent(taskId, row.context_id, status);
+  }
+
   /** Adds an artifact, replaces one, or appends parts to one (A2A append/lastChunk). */
   putArtifact(
     taskId: string,
