@@ -2,12 +2,25 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
 
+/**
+ * The workerd tests have no network: every fetch a test makes goes to a fake it hands in.
+ * But objects keep living after a test, and their alarms deliver the webhooks the test
+ * registered (https://hooks.example.com/...) with the real `fetch`; without this, each such
+ * delivery waits on a DNS lookup that fails and workerd prints it as an internal error.
+ */
+const noNetwork = {
+  outboundService: (request: Request) =>
+    new Response(`no network in the workers tests (${new URL(request.url).host})`, {
+      status: 503,
+    }),
+};
+
 export default defineConfig({
   test: {
     projects: [
       {
         plugins: [
-          cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } }),
+          cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: noNetwork }),
           providerFixtures(),
         ],
         test: {
@@ -18,7 +31,10 @@ export default defineConfig({
       },
       {
         plugins: [
-          cloudflareTest({ wrangler: { configPath: "./test/llm/wrangler.toml" } }),
+          cloudflareTest({
+            wrangler: { configPath: "./test/llm/wrangler.toml" },
+            miniflare: noNetwork,
+          }),
           providerFixtures(),
         ],
         test: { name: "llm", include: ["test/llm/**/*.test.ts"] },

@@ -22,7 +22,7 @@ const entries = {
     "echo-worker.ts",
     { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
   ],
-  floor: ["floor-worker.ts", { FLOOR_CONTEXT: "FloorContext", FLOOR_INDEX: "FloorIndex" }],
+  floor: ["floor-worker.ts", { FLOOR_CONTEXT: "FloorContext" }],
 };
 if (!entries[target] || !(seconds > 0 && seconds <= 60)) {
   console.error("usage: node bench/profile.mjs [edgelink|floor] [seconds (1-60)]");

@@ -38,7 +38,12 @@ const NOISY_CPU_PCT = 25;
 const RUN = Date.now().toString(36);
 
 const EDGELINK_DOS = { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" };
-const FLOOR_DOS = { FLOOR_CONTEXT: "FloorContext", FLOOR_INDEX: "FloorIndex" };
+const FLOOR_DOS = { FLOOR_CONTEXT: "FloorContext" };
+/** Targets of issue 10, printed as met or not (the run fails only on wrong answers). */
+const TARGET_RATIO = 0.8;
+const TARGET_CPU_MS = 1.2;
+const TARGET_STATEMENTS = 10;
+const TARGET_TXNS = 2;
 const V1_HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
 
 /** Each client keeps one context; its first (warm-up) message creates the object. */
@@ -48,8 +53,15 @@ const newContext = (client, seq) => `bench-${RUN}-new-${client}-${seq}`;
 
 const SCENARIOS = [
   {
+    key: "a0",
+    label: "(a0) bare Hono route, no storage",
+    start: () => startWorkerd("floor-worker.ts", FLOOR_DOS),
+    path: "bare",
+    contextFor: ownContext,
+  },
+  {
     key: "a",
-    label: "(a)  floor: bare Hono, same DO calls + SQLite rows",
+    label: "(a)  floor: Hono + 1 DO RPC, 3 SQLite statements",
     start: () => startWorkerd("floor-worker.ts", FLOOR_DOS),
     contextFor: ownContext,
   },
@@ -88,8 +100,13 @@ const packageVersion = (name) => {
   }
 };
 
-// ---- statement count: what one SendMessage does to SQLite, Edgelink vs floor ---------
+// ---- statement count: what one SendMessage does to SQLite (a diagnostic) ---------------
 
+/**
+ * Sends two messages to one new context of each worker with every `sql.exec` and
+ * `transactionSync` logged: the first message (a new object) and a follow-up. Every
+ * answer is checked like the load's.
+ */
 async function countStatements() {
   const server = await startWorkerd("count-worker.ts", { ...EDGELINK_DOS, ...FLOOR_DOS });
   try {
@@ -119,10 +136,10 @@ async function countStatements() {
         };
         requests.push({
           context: await log("CONTEXT", `/${contextId}`),
-          index: await log("INDEX", "index/"),
+          index: prefix === "EDGELINK" ? await log("INDEX", "index/") : [],
         });
       }
-      if (requests.some((r) => r.context.length === 0 || r.index.length === 0)) {
+      if (requests.some((r) => r.context.length === 0)) {
         throw new Error(
           `statement count: no SQL log for ${path}'s objects; did the Durable Object naming in src/durable/ids.ts change?`,
         );
@@ -145,9 +162,9 @@ const describeLog = ({ context, index }) => {
     reads: statements.length - writes,
     txns: context.filter(isTxn).length,
     indexStatements: index.filter((s) => !isTxn(s)).length,
+    ddl: statements.filter((q) => /^CREATE /i.test(q)).length,
   };
 };
-const sameList = (x, y) => JSON.stringify(x) === JSON.stringify(y);
 
 // ---- output ---------------------------------------------------------------------------
 
@@ -264,46 +281,45 @@ async function sendMessageBench(scenarios, cpu) {
   );
   console.log("  request   JSON-RPC SendMessage (v1, A2A-Version: 1.0), blocking, one text part\n");
 
-  let mirror = null;
   let firstCall = null;
-  let counts = null;
+  let perMessage = null;
+  let countFailed = false;
   if (scenarios.some((s) => s.key !== "d")) {
     try {
-      counts = await countStatements();
+      const counts = await countStatements();
+      const e = describeLog(counts.edgelink.followUp);
+      const ef = describeLog(counts.edgelink.first);
+      const f = describeLog(counts.floor.followUp);
+      perMessage = e;
+      firstCall = { extra: ef.statements - e.statements, ddl: ef.ddl };
+      const met = e.statements <= TARGET_STATEMENTS && e.txns <= TARGET_TXNS;
+      console.log("SQLite work of one SendMessage (counted by logging every sql.exec at run time)");
+      say(
+        `Edgelink, existing context: ${e.statements} statements per message in the context object (${e.writes} writes, ${e.reads} reads) in ${e.txns} transactionSync (target <= ${TARGET_STATEMENTS} in <= ${TARGET_TXNS}: ${met ? "met" : "NOT MET"}), 1 RPC to the index object (${e.indexStatements} statement)`,
+        "  ",
+        HANG,
+      );
+      say(
+        `Edgelink, new context:      ${ef.statements} statements in ${ef.txns} transactionSync (the above, and the new database's schema, ${ef.ddl} CREATE TABLE/INDEX), index object ${ef.indexStatements}`,
+        "  ",
+        HANG,
+      );
+      say(
+        `floor (a):                  ${f.statements} statements, ${f.txns} transactionSync, no index object`,
+        "  ",
+        HANG,
+      );
+      if (process.env.BENCH_SQL) {
+        console.log("  Edgelink follow-up, statement by statement:");
+        for (const q of counts.edgelink.followUp.context) console.log(`    ${q.slice(0, 150)}`);
+        for (const q of counts.edgelink.followUp.index)
+          console.log(`    index: ${q.slice(0, 143)}`);
+      }
+      console.log("");
     } catch (error) {
       console.log(`!!! Could not count the statements: ${error.message}\n`);
-      mirror = { followUp: false, first: false };
+      countFailed = true;
     }
-  }
-  if (counts) {
-    const e = describeLog(counts.edgelink.followUp);
-    const ef = describeLog(counts.edgelink.first);
-    const f = describeLog(counts.floor.followUp);
-    firstCall = {
-      extra: ef.statements - e.statements,
-      ddl: counts.edgelink.first.context.filter((q) => /^CREATE /i.test(q)).length,
-    };
-    mirror = {
-      followUp: sameList(counts.edgelink.followUp, counts.floor.followUp),
-      first: sameList(counts.edgelink.first, counts.floor.first),
-    };
-    console.log("SQLite work of one SendMessage (counted by logging every sql.exec at run time)");
-    say(
-      `Edgelink, existing context: ${e.statements} statements in the context object (${e.writes} writes, ${e.reads} reads, ${e.txns} transactionSync), 1 RPC to the index object (${e.indexStatements} statement)`,
-      "  ",
-      HANG,
-    );
-    say(
-      `Edgelink, new context:      ${ef.statements} statements in ${ef.txns} transactionSync (the above, the claim of the object, and the new database's schema migration and restart check), index object ${ef.indexStatements} (its own migration)`,
-      "  ",
-      HANG,
-    );
-    say(
-      `floor:                      ${f.statements} statements, ${f.txns} transactionSync, index ${f.indexStatements}: ${mirror.followUp && mirror.first ? "identical statement lists to Edgelink's (SQL text and order)" : "DIFFERENT from Edgelink's statement list: the floor no longer mirrors it, update bench/floor-worker.ts"}`,
-      "  ",
-      HANG,
-    );
-    console.log("");
   }
 
   // All servers up front (idle ones use no CPU), then the load in interleaved slices, so
@@ -314,7 +330,7 @@ async function sendMessageBench(scenarios, cpu) {
     for (const scenario of scenarios) {
       const server = await scenario.start();
       const load = createLoad({
-        url: server.url,
+        url: server.url + (scenario.path ?? ""),
         headers: V1_HEADERS,
         contextFor: scenario.contextFor,
         concurrency: CONCURRENCY,
@@ -326,7 +342,7 @@ async function sendMessageBench(scenarios, cpu) {
     }
     // Load order: the new-context scenarios write many new files and leave the disk busy
     // for a moment, so they run next to each other and never right before (a) or (b).
-    const rank = { a: 0, b: 1, d: 2, c: 3, "a-new": 4 };
+    const rank = { a0: 0, a: 1, b: 2, d: 3, c: 4, "a-new": 5 };
     const order = [...live].sort((x, y) => rank[x.scenario.key] - rank[y.scenario.key]);
     process.stdout.write("warming up");
     for (const { scenario, load } of order) {
@@ -357,10 +373,16 @@ async function sendMessageBench(scenarios, cpu) {
   console.log("\nRatios");
   if (by.b && by.a) {
     const v = ratio("b", "a");
+    const cpu = by.b.serverCpuMsPerRequest;
     say(
-      `(b)/(a)  Edgelink vs platform floor: ${fmt(v, 2)} (target >= 0.80: ${v >= 0.8 ? "met" : "NOT MET"}). Per request Edgelink uses ${fmt(by.b.serverCpuMsPerRequest, 2)} ms of workerd CPU, the floor ${fmt(by.a.serverCpuMsPerRequest, 2)} ms: ${fmt(by.b.serverCpuMsPerRequest - by.a.serverCpuMsPerRequest, 2)} ms is Edgelink's own work (routing, validation, models, rendering), the rest is the shared SQLite and Durable Object I/O.`,
+      `(b)/(a)  Edgelink vs the minimal durable floor: ${fmt(v, 2)} (target >= ${fmt(TARGET_RATIO, 2)}: ${v >= TARGET_RATIO ? "met" : "NOT MET"}). Per request Edgelink uses ${fmt(cpu, 2)} ms of workerd CPU (target <= ${fmt(TARGET_CPU_MS, 1)}: ${cpu <= TARGET_CPU_MS ? "met" : "NOT MET"}), the floor ${fmt(by.a.serverCpuMsPerRequest, 2)} ms${perMessage ? `; Edgelink writes ${perMessage.statements} statements per message (floor 3) and updates the tenant index` : ""}.`,
       "  ",
       "           ",
+    );
+  }
+  if (by.a && by.a0) {
+    say(
+      `(a)/(a0) the floor's Durable Object call and 3 statements vs the route alone: ${fmt(ratio("a", "a0"), 2)} (${fmt(by.a.serverCpuMsPerRequest - by.a0.serverCpuMsPerRequest, 2)} ms CPU per request for the object)`,
     );
   }
   if (by.c && by.a) say(`(c)/(a)  Edgelink on new contexts vs floor: ${fmt(ratio("c", "a"), 2)}`);
@@ -373,7 +395,7 @@ async function sendMessageBench(scenarios, cpu) {
     const extra = by.c.serverCpuMsPerRequest - by.b.serverCpuMsPerRequest;
     console.log("\nWhy (c) differs from (b)");
     say(
-      `A first message has no Durable Object yet. workerd creates the object and a new SQLite database for it on disk (database file, WAL and shared-memory file); before the task's own statements the object runs the schema migration, the restart check and the claim of its tenant and context (${firstCall ? `${firstCall.extra} more statements, ${firstCall.ddl} of them CREATE TABLE/INDEX` : "see above"}), and its first commits write every page of the fresh schema. Here that is ${fmt(extra, 2)} ms more workerd CPU per request (${fmt(by.c.serverCpuMsPerRequest, 2)} vs ${fmt(by.b.serverCpuMsPerRequest, 2)} ms) plus file-system waits.`,
+      `A first message has no Durable Object yet. workerd creates the object and a new SQLite database for it on disk (database file, WAL and shared-memory file); before the task's own statements the object runs the schema migration, (${firstCall ? `${firstCall.extra} more statements, ${firstCall.ddl} of them CREATE TABLE/INDEX` : "see above"}), and its first commits write every page of the fresh schema. Here that is ${fmt(extra, 2)} ms more workerd CPU per request (${fmt(by.c.serverCpuMsPerRequest, 2)} vs ${fmt(by.b.serverCpuMsPerRequest, 2)} ms) plus file-system waits.`,
     );
     if (by.a && by["a-new"]) {
       const floorExtra = by["a-new"].serverCpuMsPerRequest - by.a.serverCpuMsPerRequest;
@@ -408,9 +430,7 @@ async function sendMessageBench(scenarios, cpu) {
   }
 
   const failed = rows.filter(({ r }) => r.errors.measured + r.errors.unmeasured > 0);
-  if (mirror && !(mirror.followUp && mirror.first)) {
-    console.log("\n!!! The floor's SQL no longer matches Edgelink's; (a) is not a fair floor. !!!");
-  }
+  if (countFailed) process.exitCode = 1;
   if (failed.length) {
     console.log(`\n${"!".repeat(78)}`);
     console.log("!!! ERRORS: some requests failed; figures of these scenarios are not valid:");

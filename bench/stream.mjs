@@ -4,7 +4,7 @@
  *
  * The same OpenAI chat stream, replayed from memory in 1-4 KiB network chunks by a `fetch`
  * that both sides are given (bench/stream-input.ts): the recorded
- * ../shared/fixtures/providers/openai-chat/text-with-usage.sse, and synthetic streams of
+ * test/fixtures/providers/openai-chat/text-with-usage.sse, and synthetic streams of
  * 10,000 and BENCH_STREAM_DELTAS (100,000) content deltas. Through:
  *
  *   (1) Edgelink: OpenAI chat adapter → StreamEvent batches → A2A v1 artifact-update
@@ -31,7 +31,7 @@ import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const RECORDED_NAME = "openai-chat/text-with-usage.sse";
-const RECORDED_PATH = join(here, "..", "..", "shared", "fixtures", "providers", RECORDED_NAME);
+const RECORDED_PATH = join(here, "..", "test", "fixtures", "providers", RECORDED_NAME);
 const LONG = envNumber("BENCH_STREAM_DELTAS", 100_000, 20_000, 1_000_000, { integer: true });
 const ROUNDS = envNumber("BENCH_STREAM_ROUNDS", 3, 1, 20, { integer: true });
 const MID = 10_000;
@@ -455,7 +455,7 @@ export async function runStreamBench() {
   const recordedEvents = recordedText.split("\n").filter((l) => l.startsWith("data:")).length;
   const chunkOf = (input) => node.checks.find((c) => c.input === input && c.side === "ours") ?? {};
   say(
-    `streams: ../shared/fixtures/providers/${RECORDED_NAME} (${recordedEvents} SSE events, ${int(Buffer.byteLength(recordedText))} bytes, ${chunkOf("recorded").chunks ?? "?"} network chunks), and synthetic OpenAI chat streams of ${int(MID)} and ${int(LONG)} content deltas (a role chunk, the deltas, a finish chunk, a usage chunk, [DONE]; every chunk with the envelope fields of the recorded ones; about ${fmt(chunkOf(String(MID)).bytes / chunkOf(String(MID)).events, 0)} bytes per event). Bytes are cut into 1-4 KiB network chunks at arbitrary offsets (inside UTF-8 characters too) and replayed by a fetch given to both sides, one chunk per read.`,
+    `streams: test/fixtures/providers/${RECORDED_NAME} (${recordedEvents} SSE events, ${int(Buffer.byteLength(recordedText))} bytes, ${chunkOf("recorded").chunks ?? "?"} network chunks), and synthetic OpenAI chat streams of ${int(MID)} and ${int(LONG)} content deltas (a role chunk, the deltas, a finish chunk, a usage chunk, [DONE]; every chunk with the envelope fields of the recorded ones; about ${fmt(chunkOf(String(MID)).bytes / chunkOf(String(MID)).events, 0)} bytes per event). Bytes are cut into 1-4 KiB network chunks at arbitrary offsets (inside UTF-8 characters too) and replayed by a fetch given to both sides, one chunk per read.`,
   );
   say(
     "µs/event = CPU time of one whole stream / its SSE events (provider events, [DONE] included); medians of the runs. CPU is the process's own (Node: process.cpuUsage; workerd: /proc, 10 ms ticks, short streams timed in groups); wall is the stream's elapsed time (workerd: its own clock, which moves in whole ms).",

@@ -17,6 +17,7 @@ import {
   type TaskContext,
   textOf,
   tool,
+  UserFacingError,
 } from "../src/index";
 
 interface Env {
@@ -127,7 +128,7 @@ const worker = defineAgent<Env>({
       return streamWords(ctx, `Nice to meet you, ${text}!`, "greeting");
     }
     if (/^(hello|hi|hey)\b/i.test(text)) return ctx.requestInput("Hi! What's your name?");
-    if (/^fail\b/i.test(text)) throw new Error("You asked me to fail, so I did.");
+    if (/^fail\b/i.test(text)) throw new UserFacingError("You asked me to fail, so I did.");
     if (/^recap$/i.test(text)) {
       // Every user turn of this context except this "recap" itself.
       const earlier = ctx.conversation

@@ -148,8 +148,6 @@ export interface Agent<Env = unknown> {
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
   push: PushOptions | null;
-  /** When this definition was loaded; the card's Last-Modified. */
-  loadedAt: Date;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -206,7 +204,6 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       config.maxHistoryItemBytes,
       DEFAULT_MAX_ITEM_BYTES,
     ),
-    loadedAt: new Date(),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { FunctionCallItem, Item, ItemInput, MessageItem } from "../history/items";
+import { errorReference } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import { newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
@@ -125,8 +126,7 @@ async function modelLoop<Env>(
     } catch (error) {
       if (signal.aborted) throw error;
       const failure = error instanceof ProviderError ? error : null;
-      const reason = failure?.message ?? (error instanceof Error ? error.message : String(error));
-      end(reason, failure ? { providerError: describe(failure) } : {});
+      end(publicFailure(failure, error), failure ? { providerError: describe(failure) } : {});
       return;
     }
     recorder.model(round.use, round.startedAt, round.text, round.reasoning);
@@ -414,6 +414,21 @@ function turnMetadata(recorder: ResultRecorder): JsonObject {
   return out;
 }
 
+/**
+ * The failure a task reports, public by design: which provider failed and how (status,
+ * code), never the provider's error body, which may echo the request or account details.
+ * The full error is logged under a reference id given in the reason.
+ */
+function publicFailure(failure: ProviderError | null, error: unknown): string {
+  const reference = errorReference();
+  console.error(`edgelink: model call failed ${reference}`, error);
+  if (!failure) return `The model call failed (reference ${reference})`;
+  const how = [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
+    .filter(Boolean)
+    .join(", ");
+  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
+}
+
 function describe(error: ProviderError): JsonObject {
   const out: JsonObject = {
     provider: error.provider,
@@ -425,7 +440,7 @@ function describe(error: ProviderError): JsonObject {
   };
   // A fallback's error lists each member's failure, so the first (usually real) cause shows.
   if (error instanceof AllProvidersFailedError) {
-    out.failures = error.failures.map((f) => ({ ...describe(f), message: f.message }));
+    out.failures = error.failures.map(describe);
   }
   return out;
 }

@@ -6,7 +6,13 @@ import { CompactionRequest, type CompactionResult } from "../history/compaction"
 import { Conversation } from "../history/conversation";
 import { diffItems } from "../history/diff";
 import type { Item } from "../history/items";
-import { A2AError, type ErrorData, invalidParams } from "../models/errors";
+import {
+  A2AError,
+  type ErrorData,
+  errorReference,
+  invalidParams,
+  UserFacingError,
+} from "../models/errors";
 import type { LoggedEvent } from "../models/events";
 import { type JsonObject, newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
@@ -28,7 +34,7 @@ import { type DeliveryRow, PushStore } from "./push-store";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ReadOptions, TaskStore } from "./task-store";
-import { openTaskStream, type StreamStart } from "./task-stream";
+import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
 
 /** Outcome of an RPC: errors cross the Durable Object boundary as plain data. */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorData };
@@ -79,6 +85,19 @@ export type ContextRpc = Pick<
 export const RESTART_REASON =
   "The agent restarted while this task was running, and the run could not be resumed";
 
+/**
+ * What a failed task tells its clients: the message of a UserFacingError or protocol
+ * error; for anything else a reference id, with the details logged under it.
+ */
+function publicReason(error: unknown): string {
+  if (error instanceof UserFacingError || error instanceof A2AError) {
+    return error.message || "The agent's handler failed";
+  }
+  const reference = errorReference();
+  console.error(`edgelink: handler error ${reference}`, error);
+  return `The agent failed (reference ${reference})`;
+}
+
 async function attempt<T>(fn: () => T | Promise<T>): Promise<Result<T>> {
   try {
     return { ok: true, value: await fn() };
@@ -108,6 +127,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly pushStore: PushStore | null;
   private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
+  /** The tenant and conversation this object holds, once known (they never change). */
+  private owner: { tenant: string; contextId: string } | null = null;
 
   /**
    * Where a fallback model keeps its failure counts (H2–H5): this object's SQLite, so the
@@ -193,7 +214,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       const stream = this.admit(
         scope,
         params.message,
-        (taskId) => this.openStream(taskId, format, { snapshot: true }),
+        (taskId, start) => this.openStream(taskId, format, { snapshot: true }, start),
         push,
       );
       this.ctx.waitUntil(stream.run.then(() => this.flushIndex()));
@@ -329,6 +350,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       });
       const diff = diffItems(before, [...conversation.items]);
       this.store.history.apply(diff, (item) => taskOf.get(item.id) ?? null);
+      // Task messages may have gone with the compaction: read the tasks again.
+      this.store.forgetTasks();
       return result;
     });
   }
@@ -452,12 +475,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private admit<T>(
     scope: Scope,
     input: Message,
-    beforeRun?: (taskId: string) => T,
+    beforeRun?: (taskId: string, snapshot?: Snapshot) => T,
     push?: InlinePush,
   ): { taskId: string; run: Promise<void>; opened?: T } {
     this.claim(scope);
     const message: Message = { ...input, contextId: scope.contextId };
-    let taskId = message.taskId;
+    const taskId = message.taskId;
     if (taskId) {
       const state = this.store.state(taskId);
       if (state === null)
@@ -476,26 +499,36 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
           { taskId, state },
         );
       }
-      this.store.appendMessage(taskId, message);
-    } else {
-      taskId = newTaskId(scope.contextId);
-      message.taskId = taskId;
-      const now = nowIso();
-      this.store.create({
-        id: taskId,
-        contextId: scope.contextId,
-        status: { state: "submitted", message: null, timestamp: now },
-        history: [message],
-        artifacts: [],
-        metadata: {},
-        stateHistory: [],
-        createdAt: now,
-        flowState: {},
+      this.store.atomic(() => {
+        this.store.appendMessage(taskId, message);
+        if (push) this.registerInline(taskId, push.config, push.issuer);
       });
+      const opened = beforeRun?.(taskId);
+      return { taskId, run: this.start(taskId, message), opened };
     }
-    if (push) this.registerInline(taskId, push.config, push.issuer);
-    const opened = beforeRun?.(taskId);
-    return { taskId, run: this.start(taskId, message), opened };
+    // A new task: its row, its message and its move to working in one transaction; a
+    // stream opened on it starts from the submitted task, before the first event.
+    const id = newTaskId(scope.contextId);
+    message.taskId = id;
+    const now = nowIso();
+    const submitted: Task = {
+      id,
+      contextId: scope.contextId,
+      status: { state: "submitted", message: null, timestamp: now },
+      history: [message],
+      artifacts: [],
+      metadata: {},
+      stateHistory: [],
+      createdAt: now,
+      flowState: {},
+    };
+    const events = this.store.atomic(() => {
+      if (push) this.registerInline(id, push.config, push.issuer);
+      return this.store.create(submitted, true, push !== undefined);
+    });
+    const opened = beforeRun?.(id, { task: submitted, seq: 0 });
+    this.publish(id, events);
+    return { taskId: id, run: this.run(id, message), opened };
   }
 
   /** A config sent inside SendMessage: saved before the run starts, so no event is missed. */
@@ -527,15 +560,21 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return config;
   }
 
+  /** Moves an existing task back to working and runs the handler on `message`. */
   private start(taskId: string, message: Message): Promise<void> {
+    this.publish(taskId, this.store.transition(taskId, "working"));
+    return this.run(taskId, message);
+  }
+
+  private run(taskId: string, message: Message): Promise<void> {
     const controller = new AbortController();
     this.runs.set(taskId, controller);
-    this.publish(taskId, this.store.transition(taskId, "working"));
     return this.execute(taskId, message, controller).finally(() => this.runs.delete(taskId));
   }
 
   private async execute(taskId: string, message: Message, controller: AbortController) {
-    const task = this.read(taskId);
+    const task = this.store.snapshot(taskId);
+    if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
     const run = new TaskRun(task, message, controller.signal, this.env, this.store, (id, e) =>
       this.publish(id, e),
     );
@@ -549,15 +588,17 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       if (controller.signal.aborted) return;
       const state = this.store.state(taskId);
       if (state === null || isTerminal(state)) return;
-      if (typeof result === "string" || Array.isArray(result)) {
-        const parts = typeof result === "string" ? [Parts.text(result)] : result;
-        run.artifact({ name: "result", parts });
-      }
-      if (state === "working") run.complete();
+      // The handler's answer and the end of the task: one transaction.
+      this.store.atomic(() => {
+        if (typeof result === "string" || Array.isArray(result)) {
+          const parts = typeof result === "string" ? [Parts.text(result)] : result;
+          run.artifact({ name: "result", parts });
+        }
+        if (state === "working") run.complete();
+      });
     } catch (error) {
       if (controller.signal.aborted) return;
-      const reason = error instanceof Error ? error.message : String(error);
-      this.failTask(taskId, reason || "The agent's handler failed");
+      this.failTask(taskId, publicReason(error));
     }
   }
 
@@ -635,6 +676,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     );
   }
 
+  private readOwner(): { tenant: string; contextId: string } | null {
+    const tenant = this.meta("tenant");
+    const contextId = this.meta("context_id");
+    return tenant === null || contextId === null ? null : { tenant, contextId };
+  }
+
   private meta(key: string): string | null {
     const row = this.ctx.storage.sql
       .exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key)
@@ -644,9 +691,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Where this conversation's index rows go, once the object knows its tenant. */
   private indexTarget(): { index: IndexRpc; contextId: string } | null {
-    const tenant = this.meta("tenant");
-    const contextId = this.meta("context_id");
-    if (tenant === null || contextId === null) return null;
+    this.owner ??= this.readOwner();
+    if (!this.owner) return null;
+    const { tenant, contextId } = this.owner;
     const binding = (this.env as Record<string, unknown>)[this.agent.bindings.index] as
       | DurableObjectNamespace
       | undefined;
@@ -659,14 +706,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return this.outbox.flush();
   }
 
-  private openStream(taskId: string, format: StreamFormat, from: StreamStart) {
+  private openStream(taskId: string, format: StreamFormat, from: StreamStart, start?: Snapshot) {
     return openTaskStream({
       taskId,
       format,
       from,
       store: this.store,
       hub: this.hub,
-      snapshot: () => this.read(taskId),
+      snapshot: () => start ?? { task: this.read(taskId), seq: this.store.lastSeq(taskId) },
       keepAliveMs: this.agent.keepAliveMs,
     });
   }

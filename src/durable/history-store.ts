@@ -61,11 +61,21 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     return this.storage.sql;
   }
 
+  /** The last position, once read; every append through this store keeps it current. */
+  private last: number | null = null;
+
   /** Appends an item at the end; returns the rows SQLite wrote (for the benchmark). */
   append(item: T, taskId: string | null = null): number {
-    const seq =
+    this.last ??=
       this.sql.exec<{ s: number | null }>("SELECT MAX(seq) AS s FROM history_items").one().s ?? 0;
-    return this.write(item, seq + 1, taskId);
+    const written = this.write(item, this.last + 1, taskId);
+    this.last += 1;
+    return written;
+  }
+
+  /** Drops what is known in memory (after a failed transaction); read again when needed. */
+  forget(): void {
+    this.last = null;
   }
 
   /** Every row in order. Callers that only show history should page instead. */
@@ -108,6 +118,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
    */
   apply(diff: HistoryDiff<T>, taskOf: (item: T) => string | null = () => null): number {
     for (const item of [...diff.added.map((a) => a.item), ...diff.changed]) this.checkSize(item);
+    this.last = null;
     return this.storage.transactionSync(() => {
       let written = 0;
       for (const id of diff.removed) {
@@ -163,14 +174,17 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
 
   /** Removes every item (a context reset). */
   clear(): void {
+    this.last = null;
     this.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM history_items");
       this.sql.exec("DELETE FROM history_chunks");
     });
   }
 
-  private checkSize(item: T): number {
-    const bytes = encoder.encode(JSON.stringify(item)).byteLength;
+  private checkSize(item: T, body = JSON.stringify(item)): number {
+    // A UTF-16 unit takes at most 3 UTF-8 bytes: short bodies need no encoding.
+    if (body.length * 3 <= this.maxItemBytes) return body.length;
+    const bytes = encoder.encode(body).byteLength;
     if (bytes > this.maxItemBytes) {
       throw new A2AError(
         "InvalidParams",
@@ -182,8 +196,8 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   }
 
   private write(item: T, seq: number, taskId: string | null): number {
-    this.checkSize(item);
     const body = JSON.stringify(item);
+    this.checkSize(item, body);
     if (body.length <= CHUNK_CHARS) {
       return this.sql.exec(
         "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, ?, ?, 0)",

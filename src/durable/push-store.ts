@@ -46,7 +46,23 @@ const toDelivery = (r: Row): DeliveryRow => ({
 export class PushStore {
   constructor(private readonly sql: SqlStorage) {}
 
+  /**
+   * Tasks known to have no config (most tasks), so their events queue nothing without a
+   * statement. Bounded: a task not remembered is looked up in SQLite as before.
+   */
+  private readonly without = new Set<string>();
+
+  /** Records that a task just created has no config yet. */
+  noConfigs(taskId: string): void {
+    this.without.add(taskId);
+    if (this.without.size > 256) {
+      const oldest = this.without.values().next().value as string;
+      this.without.delete(oldest);
+    }
+  }
+
   saveConfig(config: PushConfig): void {
+    this.without.delete(config.taskId);
     this.sql.exec(
       `INSERT INTO push_configs (task_id, id, body, created_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (task_id, id) DO UPDATE SET body = excluded.body`,
@@ -96,8 +112,9 @@ export class PushStore {
 
   /** Queues an event (or, with eventSeq null, a task snapshot) for every config of the task. */
   enqueue(taskId: string, eventSeq: number | null, now: number, onlyConfig?: string): number {
+    if (this.without.has(taskId)) return 0;
     // RETURNING counts rows; rowsWritten would count index entries too.
-    return this.sql
+    const queued = this.sql
       .exec(
         `INSERT INTO push_deliveries (task_id, config_id, event_seq, next_at)
          SELECT task_id, id, ?, ? FROM push_configs WHERE task_id = ? AND (? IS NULL OR id = ?)
@@ -109,6 +126,8 @@ export class PushStore {
         onlyConfig ?? null,
       )
       .toArray().length;
+    if (queued === 0 && onlyConfig === undefined) this.noConfigs(taskId);
+    return queued;
   }
 
   /** The next pending delivery of each config: later events wait for earlier ones. */

@@ -114,7 +114,42 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
     )`,
     "CREATE INDEX IF NOT EXISTS push_pending ON push_deliveries (state, task_id, config_id, seq)",
   ],
+  // v4: fewer rows per message. A task's state history moves into its row (written by
+  // the same UPDATE as its status), and the index outbox becomes a flag on the row (set
+  // by that UPDATE, cleared when the tenant index acknowledged it).
+  [
+    "ALTER TABLE tasks ADD COLUMN state_history TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE tasks ADD COLUMN index_pending INTEGER NOT NULL DEFAULT 0",
+    moveStateHistoryIntoTasks,
+    "UPDATE tasks SET index_pending = 1 WHERE id IN (SELECT task_id FROM index_outbox)",
+    "DROP TABLE IF EXISTS state_history",
+    "DROP TABLE IF EXISTS index_outbox",
+    "CREATE INDEX IF NOT EXISTS tasks_index_pending ON tasks (index_pending) WHERE index_pending = 1",
+  ],
 ];
+
+/** Copies v1-v3 state history rows into their task's `state_history` JSON, in order. */
+function moveStateHistoryIntoTasks(sql: SqlStorage): void {
+  const changes = new Map<
+    string,
+    { previousState: string; newState: string; timestamp: string }[]
+  >();
+  for (const r of sql.exec<{
+    task_id: string;
+    previous_state: string;
+    new_state: string;
+    timestamp: string;
+  }>(
+    "SELECT task_id, previous_state, new_state, timestamp FROM state_history ORDER BY task_id, seq",
+  )) {
+    const list = changes.get(r.task_id) ?? [];
+    list.push({ previousState: r.previous_state, newState: r.new_state, timestamp: r.timestamp });
+    changes.set(r.task_id, list);
+  }
+  for (const [taskId, list] of changes) {
+    sql.exec("UPDATE tasks SET state_history = ? WHERE id = ?", JSON.stringify(list), taskId);
+  }
+}
 
 /** Copies v1 task messages into history rows, oldest first, as the bridge maps them. */
 function moveMessagesToHistory(sql: SqlStorage): void {

@@ -11,6 +11,11 @@ import type { Task } from "../models/task";
 import { isTerminal } from "../models/task-state";
 import type { TaskStore } from "./task-store";
 
+const isPlainText = (part: Part): boolean =>
+  part.type === "text" &&
+  typeof part.content === "string" &&
+  Object.keys(part).every((k) => k === "type" || k === "content");
+
 /**
  * The TaskContext a handler sees for one run: each call writes through the store and
  * publishes the logged events at once.
@@ -80,14 +85,19 @@ export class TaskRun<Env> implements TaskContext<Env> {
     this.guard();
     if (update.parts.length === 0)
       throw new TypeError("An artifact update needs at least one part");
-    const artifact = Artifact.parse({
+    const fields = {
       artifactId: update.artifactId ?? newId(),
       name: update.name ?? null,
       description: update.description ?? null,
       parts: update.parts,
       metadata: update.metadata ?? {},
       kind: update.kind ?? "result",
-    });
+    };
+    // Plain text parts (every streamed chunk) need no schema: the object is built as the
+    // schema would build it. Anything else is validated.
+    const artifact: Artifact = update.parts.every(isPlainText)
+      ? { ...fields, timestamp: nowIso(), uri: null, mediaType: null, actionId: null }
+      : Artifact.parse(fields);
     const logged = this.store.putArtifact(this.taskId, artifact, {
       append: update.append ?? false,
       lastChunk: update.lastChunk ?? false,

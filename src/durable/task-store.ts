@@ -9,8 +9,10 @@ import type { StateChange, Task, TaskStatus } from "../models/task";
 import { isInterrupted, isTerminal, planTransition, type TaskState } from "../models/task-state";
 import { itemFromMessage, messageFromItem } from "./conversation-bridge";
 import type { HistoryStore } from "./history-store";
+import { mergePatch } from "./merge-patch";
 import { type Page, type PageQuery, queryPage } from "./paging";
 import type { PushStore } from "./push-store";
+import { checkRowBytes } from "./row-limit";
 
 interface TaskRow {
   id: string;
@@ -19,6 +21,7 @@ interface TaskRow {
   status_message: string | null;
   status_timestamp: string;
   metadata: string;
+  state_history: string;
   created_at: string;
   updated_at: string;
   [key: string]: SqlStorageValue;
@@ -30,9 +33,25 @@ export interface ReadOptions {
   includeArtifacts?: boolean;
 }
 
+/** A task's entry for the tenant index, waiting to be sent. */
+export interface IndexEntry {
+  taskId: string;
+  state: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Tasks kept whole in memory (the recently written ones); older ones are read back. */
+export const LIVE_TASKS = 32;
+
 /**
  * The rows of one conversation's tasks. Every method is synchronous SQLite work, so a
  * change and the event that announces it are written together in one transaction.
+ *
+ * SQLite is the source of truth; what the object just wrote is also kept in memory (the
+ * recent tasks whole, the index rows not yet acknowledged), so a message's path writes
+ * rows and never reads back what it wrote. Every write goes through this class, which
+ * updates both; a failed transaction drops the memory copy, which is read again.
  */
 export class TaskStore {
   constructor(
@@ -46,51 +65,117 @@ export class TaskStore {
   /** Set when an event was queued for a webhook, so the object can wake its alarm. */
   pushQueued = false;
 
+  /** Recently written tasks, least recently used first. */
+  private readonly live = new Map<string, Task>();
+  /** Index rows not yet acknowledged; null until read from SQLite. */
+  private pending: Map<string, IndexEntry> | null = null;
+  /** Tasks the index acknowledged, marked in SQLite with the next write. */
+  private acked: string[] = [];
+  private depth = 0;
+
   private get sql(): SqlStorage {
     return this.storage.sql;
   }
 
+  /**
+   * Runs `fn` as one transaction; nested calls join the outer one. The index
+   * acknowledgements gathered since the last write ride along, so they cost no commit
+   * of their own. On failure the memory copy is dropped (SQLite rolled back).
+   */
+  atomic<T>(fn: () => T): T {
+    if (this.depth > 0) return fn();
+    this.depth++;
+    try {
+      const result = this.storage.transactionSync(() => {
+        this.writeAcks();
+        return fn();
+      });
+      this.acked = [];
+      return result;
+    } catch (error) {
+      this.live.clear();
+      this.pending = null;
+      this.history.forget();
+      throw error;
+    } finally {
+      this.depth--;
+    }
+  }
+
   exists(taskId: string): boolean {
-    return this.sql.exec("SELECT 1 FROM tasks WHERE id = ?", taskId).toArray().length > 0;
+    return this.state(taskId) !== null;
   }
 
   state(taskId: string): TaskState | null {
+    const task = this.live.get(taskId);
+    if (task) return task.status.state;
     const row = this.sql
       .exec<{ state: string }>("SELECT state FROM tasks WHERE id = ?", taskId)
       .toArray()[0];
     return row ? (row.state as TaskState) : null;
   }
 
-  /** Inserts a new submitted task with its first message. */
-  create(task: Task): void {
-    this.storage.transactionSync(() => {
+  /**
+   * Inserts a new task with its messages. With `start`, the task is written already
+   * moved to working (one row, one event), as a run begins at once; returns the events.
+   * `withPush`: a webhook config was registered for it first.
+   */
+  create(task: Task, start = false, withPush = false): { seq: number; event: TaskEvent }[] {
+    const live: Task = {
+      ...task,
+      history: [],
+      artifacts: [],
+      stateHistory: [],
+      metadata: { ...task.metadata },
+      status: { ...task.status },
+    };
+    if (start) {
+      const timestamp = new Date().toISOString();
+      live.stateHistory.push({ previousState: task.status.state, newState: "working", timestamp });
+      live.status = { state: "working", message: null, timestamp };
+    }
+    return this.atomic(() => {
+      const metadata = JSON.stringify(live.metadata);
+      const stateHistory = JSON.stringify(live.stateHistory);
+      checkRowBytes("task row", metadata, stateHistory);
       this.sql.exec(
-        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, created_at, updated_at)
-         VALUES (?, ?, ?, NULL, ?, ?, ?, ?)`,
-        task.id,
-        task.contextId,
-        task.status.state,
-        task.status.timestamp,
-        JSON.stringify(task.metadata),
-        task.createdAt,
-        task.status.timestamp,
+        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending)
+         VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 1)`,
+        live.id,
+        live.contextId,
+        live.status.state,
+        live.status.timestamp,
+        metadata,
+        stateHistory,
+        live.createdAt,
+        live.status.timestamp,
       );
-      for (const m of task.history) this.appendMessage(task.id, m);
-      this.touchIndex(task.id);
+      this.remember(live);
+      this.touchIndex(live);
+      if (this.push && !withPush) this.push.noConfigs(live.id);
+      for (const m of task.history) this.appendMessage(live.id, m);
+      return start ? [this.statusEvent(live)] : [];
+    });
+  }
+
+  /** Appends conversation items under a task, in one transaction. */
+  recordItems(taskId: string, items: readonly Item[]): void {
+    const task = this.task(taskId);
+    this.atomic(() => {
+      for (const item of items) {
+        this.history.append(item, taskId);
+        if (item.type === "message") task.history.push(messageFromItem(item, taskId));
+      }
     });
   }
 
   /** A task message joins the context's conversation history, tagged with its task. */
-  /** Appends conversation items under a task, in one transaction, then touches the index. */
-  recordItems(taskId: string, items: readonly Item[]): void {
-    this.row(taskId);
-    this.storage.transactionSync(() => {
-      for (const item of items) this.history.append(item, taskId);
-    });
-  }
-
   appendMessage(taskId: string, message: Message): void {
-    this.history.append(itemFromMessage(message), taskId);
+    const task = this.task(taskId);
+    this.atomic(() => {
+      this.history.append(itemFromMessage(message), taskId);
+      task.history.push(message);
+    });
   }
 
   /**
@@ -107,48 +192,41 @@ export class TaskStore {
       metadata?: JsonObject;
     } = {},
   ): { seq: number; event: TaskEvent }[] {
-    const row = this.row(taskId);
-    const steps = planTransition(row.state as TaskState, to, { viaWorking: options.viaWorking });
+    const task = this.task(taskId);
+    const steps = planTransition(task.status.state, to, { viaWorking: options.viaWorking });
     if (steps.length === 0) return [];
-    const logged: { seq: number; event: TaskEvent }[] = [];
-    this.storage.transactionSync(() => {
-      let previous = row.state as TaskState;
+    return this.atomic(() => {
+      const logged: { seq: number; event: TaskEvent }[] = [];
+      const statuses: TaskStatus[] = [];
+      let previous = task.status.state;
       steps.forEach((next, i) => {
         const timestamp = new Date().toISOString();
-        const last = i === steps.length - 1;
-        const message = last ? (options.message ?? null) : null;
-        this.sql.exec(
-          `INSERT INTO state_history (task_id, seq, previous_state, new_state, timestamp)
-           VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM state_history WHERE task_id = ?), ?, ?, ?)`,
-          taskId,
-          taskId,
-          previous,
-          next,
-          timestamp,
-        );
-        this.setStatus(taskId, { state: next, message, timestamp });
-        if (message) this.appendMessage(taskId, message);
-        logged.push(this.statusEvent(taskId, row.context_id, { state: next, message, timestamp }));
+        const message = i === steps.length - 1 ? (options.message ?? null) : null;
+        task.stateHistory.push({ previousState: previous, newState: next, timestamp });
+        statuses.push({ state: next, message, timestamp });
         previous = next;
       });
-      if (options.metadata) this.mergeMetadata(taskId, options.metadata);
-      this.touchIndex(taskId);
+      const last = statuses.at(-1) as TaskStatus;
+      if (options.metadata) task.metadata = mergePatch(task.metadata, options.metadata);
+      this.setStatus(task, last);
+      if (last.message) this.appendMessage(taskId, last.message);
+      for (const status of statuses) logged.push(this.statusEvent(task, status));
+      return logged;
     });
-    return logged;
   }
 
   /** A progress message: the state stays, the status message changes, history grows. */
   statusMessage(taskId: string, message: Message): { seq: number; event: TaskEvent } {
-    const row = this.row(taskId);
+    const task = this.task(taskId);
     const status: TaskStatus = {
-      state: row.state as TaskState,
+      state: task.status.state,
       message,
       timestamp: new Date().toISOString(),
     };
-    return this.storage.transactionSync(() => {
-      this.setStatus(taskId, status);
+    return this.atomic(() => {
+      this.setStatus(task, status);
       this.appendMessage(taskId, message);
-      return this.statusEvent(taskId, row.context_id, status);
+      return this.statusEvent(task);
     });
   }
 
@@ -157,49 +235,43 @@ export class TaskStore {
    * task's status nor its history changes (tool work and reasoning for watching clients).
    */
   announce(taskId: string, message: Message): { seq: number; event: TaskEvent } {
-    const row = this.row(taskId);
+    const task = this.task(taskId);
     const status: TaskStatus = {
-      state: row.state as TaskState,
+      state: task.status.state,
       message,
       timestamp: new Date().toISOString(),
     };
-    return this.statusEvent(taskId, row.context_id, status);
+    return this.atomic(() => this.statusEvent(task, status));
   }
 
-  /** Adds an artifact, replaces one, or appends parts to one (A2A append/lastChunk). */
+  /**
+   * Adds an artifact, replaces one, or appends parts to one (A2A append/lastChunk).
+   * An append writes its parts and its event, nothing else: the task, the artifact and
+   * its next part index are known in memory.
+   */
   putArtifact(
     taskId: string,
     artifact: Artifact,
     chunk: { append: boolean; lastChunk: boolean },
   ): { seq: number; event: TaskEvent } {
-    const row = this.row(taskId);
-    return this.storage.transactionSync(() => {
-      const existing = this.sql
-        .exec<{ n: number }>(
-          "SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM artifact_parts WHERE task_id = ? AND artifact_id = ?",
-          taskId,
-          artifact.artifactId,
-        )
-        .one().n;
-      const known =
-        this.sql
-          .exec(
-            "SELECT 1 FROM artifacts WHERE task_id = ? AND artifact_id = ?",
-            taskId,
-            artifact.artifactId,
-          )
-          .toArray().length > 0;
-      if (chunk.append && !known) {
-        throw new A2AError(
-          "InvalidParams",
-          `Cannot append to artifact ${artifact.artifactId}: it does not exist`,
-        );
-      }
+    const task = this.task(taskId);
+    const known = task.artifacts.find((a) => a.artifactId === artifact.artifactId);
+    if (chunk.append && !known) {
+      throw new A2AError(
+        "InvalidParams",
+        `Cannot append to artifact ${artifact.artifactId}: it does not exist`,
+      );
+    }
+    const bodies = artifact.parts.map((part) => JSON.stringify(part));
+    for (const body of bodies) checkRowBytes("artifact part", body);
+    return this.atomic(() => {
       let start = 0;
-      if (chunk.append) {
-        start = existing;
+      if (chunk.append && known) {
+        start = known.parts.length;
       } else {
         const { parts: _parts, ...header } = artifact;
+        const headerJson = JSON.stringify(header);
+        checkRowBytes("artifact header", headerJson);
         if (known) {
           this.sql.exec(
             "DELETE FROM artifact_parts WHERE task_id = ? AND artifact_id = ?",
@@ -208,7 +280,7 @@ export class TaskStore {
           );
           this.sql.exec(
             "UPDATE artifacts SET header = ? WHERE task_id = ? AND artifact_id = ?",
-            JSON.stringify(header),
+            headerJson,
             taskId,
             artifact.artifactId,
           );
@@ -219,23 +291,31 @@ export class TaskStore {
             taskId,
             artifact.artifactId,
             taskId,
-            JSON.stringify(header),
+            headerJson,
           );
         }
       }
-      artifact.parts.forEach((part, i) => {
+      bodies.forEach((body, i) => {
         this.sql.exec(
           "INSERT INTO artifact_parts (task_id, artifact_id, idx, body) VALUES (?, ?, ?, ?)",
           taskId,
           artifact.artifactId,
           start + i,
-          JSON.stringify(part),
+          body,
         );
       });
+      if (chunk.append && known) {
+        known.parts.push(...artifact.parts);
+      } else {
+        const copy = { ...artifact, parts: [...artifact.parts] };
+        const at = known ? task.artifacts.indexOf(known) : -1;
+        if (at >= 0) task.artifacts[at] = copy;
+        else task.artifacts.push(copy);
+      }
       return this.log(taskId, {
         kind: "artifact-update",
         taskId,
-        contextId: row.context_id,
+        contextId: task.contextId,
         artifact,
         append: chunk.append,
         lastChunk: chunk.lastChunk,
@@ -243,25 +323,36 @@ export class TaskStore {
     });
   }
 
-  /** A whole task, or null. `historyLength` keeps the newest n messages (§3.2.4). */
+  /**
+   * A whole task, or null. `historyLength` keeps the newest n messages (§3.2.4). A task
+   * this object wrote recently comes from memory; the caller must not change it.
+   */
   read(taskId: string, options: ReadOptions = {}): Task | null {
+    const cached = this.live.get(taskId);
+    if (cached) return shaped(cached, options);
+    const task = this.load(taskId, options.historyLength);
+    if (!task) return null;
+    if (options.historyLength === undefined) this.remember(task);
+    return shaped(task, options);
+  }
+
+  /** A copy of a task the caller may keep while the task changes (a run's `ctx.task`). */
+  snapshot(taskId: string): Task | null {
+    const task = this.read(taskId);
+    if (!task) return null;
+    return {
+      ...task,
+      status: { ...task.status },
+      history: [...task.history],
+      artifacts: task.artifacts.map((a) => ({ ...a, parts: [...a.parts] })),
+      stateHistory: [...task.stateHistory],
+      metadata: { ...task.metadata },
+    };
+  }
+
+  private load(taskId: string, historyLength?: number): Task | null {
     const row = this.sql.exec<TaskRow>("SELECT * FROM tasks WHERE id = ?", taskId).toArray()[0];
     if (!row) return null;
-    const { historyLength, includeArtifacts = true } = options;
-    const history = this.messagesOf(taskId, historyLength);
-    const stateHistory = this.sql
-      .exec<{ previous_state: string; new_state: string; timestamp: string }>(
-        "SELECT previous_state, new_state, timestamp FROM state_history WHERE task_id = ? ORDER BY seq",
-        taskId,
-      )
-      .toArray()
-      .map(
-        (r): StateChange => ({
-          previousState: r.previous_state as TaskState,
-          newState: r.new_state as TaskState,
-          timestamp: r.timestamp,
-        }),
-      );
     return {
       id: row.id,
       contextId: row.context_id,
@@ -270,10 +361,10 @@ export class TaskStore {
         message: row.status_message ? (JSON.parse(row.status_message) as Message) : null,
         timestamp: row.status_timestamp,
       },
-      history,
-      artifacts: includeArtifacts ? this.artifacts(taskId) : [],
+      history: this.messagesOf(taskId, historyLength),
+      artifacts: this.artifacts(taskId),
       metadata: JSON.parse(row.metadata) as JsonObject,
-      stateHistory,
+      stateHistory: JSON.parse(row.state_history) as StateChange[],
       createdAt: row.created_at,
       flowState: {},
     };
@@ -316,6 +407,14 @@ export class TaskStore {
     return this.messagesOf(taskId).findLast((m) => m.role === "user") ?? null;
   }
 
+  /**
+   * Forgets the tasks held in memory, after the conversation history was rewritten
+   * underneath them (compaction); they are read again when next needed.
+   */
+  forgetTasks(): void {
+    this.live.clear();
+  }
+
   /** Tasks in the given states (used on wake to find interrupted runs). */
   idsInStates(states: readonly TaskState[]): string[] {
     const marks = states.map(() => "?").join(", ");
@@ -351,74 +450,132 @@ export class TaskStore {
     );
   }
 
-  /** Index rows waiting to reach the tenant index. */
-  outbox(): { taskId: string; state: string; createdAt: string; updatedAt: string }[] {
-    return this.sql
-      .exec<{ task_id: string; state: string; created_at: string; updated_at: string }>(
-        "SELECT task_id, state, created_at, updated_at FROM index_outbox",
-      )
-      .toArray()
-      .map((r) => ({
-        taskId: r.task_id,
-        state: r.state,
-        createdAt: r.created_at,
-        updatedAt: r.updated_at,
-      }));
+  /** Index rows waiting to reach the tenant index (read from SQLite once, then kept). */
+  outbox(): IndexEntry[] {
+    if (this.pending === null) {
+      this.pending = new Map();
+      for (const r of this.sql.exec<{
+        id: string;
+        state: string;
+        created_at: string;
+        updated_at: string;
+      }>("SELECT id, state, created_at, updated_at FROM tasks WHERE index_pending = 1")) {
+        this.pending.set(r.id, {
+          taskId: r.id,
+          state: r.state,
+          createdAt: r.created_at,
+          updatedAt: r.updated_at,
+        });
+      }
+    }
+    return [...this.pending.values()];
   }
 
-  /** Drops acknowledged outbox rows, unless they changed again meanwhile. */
-  acknowledge(rows: readonly { taskId: string; updatedAt: string; state: string }[]): void {
+  /**
+   * Drops acknowledged rows, unless they changed again meanwhile. The mark in SQLite is
+   * written with the next transaction; until then a restart sends them again, which the
+   * index ignores (an older or equal update never overwrites a newer one).
+   */
+  acknowledge(rows: readonly IndexEntry[]): void {
     for (const r of rows) {
+      const now = this.pending?.get(r.taskId);
+      if (now && now.updatedAt === r.updatedAt && now.state === r.state) {
+        this.pending?.delete(r.taskId);
+        this.acked.push(r.taskId);
+      }
+    }
+  }
+
+  /** Writes the pending acknowledgements now (the alarm's flush, when nothing else writes). */
+  commitAcknowledgements(): void {
+    if (this.acked.length) this.atomic(() => {});
+  }
+
+  private writeAcks(): void {
+    // Bound parameters per statement are limited; 90 ids at a time stay well under.
+    for (let i = 0; i < this.acked.length; i += 90) {
+      const ids = this.acked.slice(i, i + 90);
       this.sql.exec(
-        "DELETE FROM index_outbox WHERE task_id = ? AND updated_at = ? AND state = ?",
-        r.taskId,
-        r.updatedAt,
-        r.state,
+        `UPDATE tasks SET index_pending = 0 WHERE id IN (${ids.map(() => "?").join(", ")})`,
+        ...ids,
       );
     }
   }
 
-  private row(taskId: string): TaskRow {
-    const row = this.sql.exec<TaskRow>("SELECT * FROM tasks WHERE id = ?", taskId).toArray()[0];
-    if (!row) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-    return row;
+  /** The live task, read from SQLite if it is not in memory. */
+  private task(taskId: string): Task {
+    const cached = this.live.get(taskId);
+    if (cached) {
+      this.live.delete(taskId);
+      this.live.set(taskId, cached);
+      return cached;
+    }
+    const task = this.load(taskId);
+    if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+    this.remember(task);
+    return task;
   }
 
-  private setStatus(taskId: string, status: TaskStatus): void {
+  private remember(task: Task): void {
+    this.live.delete(task.id);
+    this.live.set(task.id, task);
+    if (this.live.size > LIVE_TASKS) {
+      const oldest = this.live.keys().next().value as string;
+      this.live.delete(oldest);
+    }
+  }
+
+  private setStatus(task: Task, status: TaskStatus): void {
+    const message = status.message ? JSON.stringify(status.message) : null;
+    const metadata = JSON.stringify(task.metadata);
+    const stateHistory = JSON.stringify(task.stateHistory);
+    checkRowBytes("task status", message, metadata, stateHistory);
     this.sql.exec(
-      "UPDATE tasks SET state = ?, status_message = ?, status_timestamp = ?, updated_at = ? WHERE id = ?",
+      `UPDATE tasks SET state = ?, status_message = ?, status_timestamp = ?, updated_at = ?,
+       metadata = ?, state_history = ?, index_pending = 1 WHERE id = ?`,
       status.state,
-      status.message ? JSON.stringify(status.message) : null,
+      message,
       status.timestamp,
       status.timestamp,
-      taskId,
+      metadata,
+      stateHistory,
+      task.id,
     );
+    task.status = status;
+    this.touchIndex(task);
   }
 
   /** Merges keys into a task's metadata (JSON merge patch; null removes a key). */
   mergeMetadata(taskId: string, patch: JsonObject): void {
-    this.sql.exec(
-      "UPDATE tasks SET metadata = json_patch(metadata, ?) WHERE id = ?",
-      JSON.stringify(patch),
-      taskId,
-    );
+    const task = this.task(taskId);
+    const merged = mergePatch(task.metadata, patch);
+    const json = JSON.stringify(merged);
+    checkRowBytes("task metadata", json);
+    this.atomic(() => {
+      this.sql.exec("UPDATE tasks SET metadata = ? WHERE id = ?", json, taskId);
+      task.metadata = merged;
+    });
   }
 
-  private statusEvent(
-    taskId: string,
-    contextId: string,
-    status: TaskStatus,
-  ): { seq: number; event: TaskEvent } {
+  private statusEvent(task: Task, status = task.status): { seq: number; event: TaskEvent } {
     const final = isTerminal(status.state) || isInterrupted(status.state);
-    return this.log(taskId, { kind: "status-update", taskId, contextId, status, final });
+    return this.log(task.id, {
+      kind: "status-update",
+      taskId: task.id,
+      contextId: task.contextId,
+      status,
+      final,
+    });
   }
 
   private log(taskId: string, event: TaskEvent): { seq: number; event: TaskEvent } {
+    const body = JSON.stringify(event);
+    checkRowBytes("event", body);
     const seq = this.sql
       .exec<{ seq: number }>(
         "INSERT INTO events (task_id, body) VALUES (?, ?) RETURNING seq",
         taskId,
-        JSON.stringify(event),
+        body,
       )
       .one().seq;
     // Same transaction as the event: a delivery can never be lost or exist without it.
@@ -434,12 +591,30 @@ export class TaskStore {
     return row ? (JSON.parse(row.body) as TaskEvent) : null;
   }
 
-  private touchIndex(taskId: string): void {
-    this.sql.exec(
-      `INSERT INTO index_outbox (task_id, state, created_at, updated_at)
-       SELECT id, state, created_at, updated_at FROM tasks WHERE id = ?
-       ON CONFLICT (task_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
-      taskId,
-    );
+  /** The row is marked in SQLite by the write itself; memory keeps what to send. */
+  private touchIndex(task: Task): void {
+    if (this.pending === null) this.outbox();
+    this.pending?.set(task.id, {
+      taskId: task.id,
+      state: task.status.state,
+      createdAt: task.createdAt,
+      updatedAt: task.status.timestamp,
+    });
   }
+}
+
+/** A task as a read with these options sees it (history trimmed, artifacts left out). */
+function shaped(task: Task, options: ReadOptions): Task {
+  const { historyLength, includeArtifacts = true } = options;
+  if (historyLength === undefined && includeArtifacts) return task;
+  return {
+    ...task,
+    history:
+      historyLength === undefined
+        ? task.history
+        : historyLength <= 0
+          ? []
+          : task.history.slice(-historyLength),
+    artifacts: includeArtifacts ? task.artifacts : [],
+  };
 }

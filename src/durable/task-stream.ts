@@ -5,6 +5,12 @@ import { isTerminal } from "../models/task-state";
 import type { EventHub } from "./event-hub";
 import type { TaskStore } from "./task-store";
 
+/** A task as a stream's first event shows it, and the log position it stands for. */
+export interface Snapshot {
+  task: Task;
+  seq: number;
+}
+
 /** Where a stream starts: a fresh task snapshot, or right after an event the client saw. */
 export type StreamStart = { snapshot: true } | { snapshot: false; afterSeq: number };
 
@@ -22,7 +28,7 @@ export function openTaskStream(options: {
   from: StreamStart;
   store: TaskStore;
   hub: EventHub;
-  snapshot: () => Task;
+  snapshot: () => Snapshot;
   keepAliveMs: number;
 }): ReadableStream<Uint8Array> {
   const { taskId, format, from, store, hub, keepAliveMs } = options;
@@ -46,7 +52,8 @@ export function openTaskStream(options: {
         controller.close();
       };
       if (from.snapshot) {
-        send({ kind: "task", task: options.snapshot() }, store.lastSeq(taskId));
+        const { task, seq } = options.snapshot();
+        send({ kind: "task", task }, seq);
       } else {
         const backlog = store.eventsAfter(taskId, from.afterSeq);
         for (const { seq, event } of backlog) send(event, seq);

@@ -93,6 +93,20 @@ export const ERROR_TABLE = {
     status: "UNAUTHENTICATED",
     reason: "UNAUTHENTICATED",
   },
+  /** A body that is not JSON (§5.4 ContentTypeNotSupportedError's code, HTTP 415). */
+  UnsupportedMediaType: {
+    code: -32005,
+    http: 415,
+    status: "INVALID_ARGUMENT",
+    reason: "UNSUPPORTED_MEDIA_TYPE",
+  },
+  /** The caller is authenticated but may not do this (A2A §3.3.2 authorization errors). */
+  PermissionDenied: {
+    code: -32011,
+    http: 403,
+    status: "PERMISSION_DENIED",
+    reason: "PERMISSION_DENIED",
+  },
   Internal: { code: -32603, http: 500, status: "INTERNAL", reason: "INTERNAL" },
 } as const;
 
@@ -167,6 +181,22 @@ export class A2AError extends Error {
     }
     return out;
   }
+}
+
+/**
+ * An error whose message is meant for the agent's users. Throw it from a handler and the
+ * task fails with this message; any other exception is logged with a reference id and the
+ * client sees only "internal error" and that id, so stack details and secrets stay in.
+ * @example
+ * if (!order) throw new UserFacingError(`No order ${id}; check the number and try again`);
+ */
+export class UserFacingError extends Error {
+  override readonly name = "UserFacingError";
+}
+
+/** A reference id to quote in a log line and in the answer that hides its details. */
+export function errorReference(): string {
+  return `ref_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
 }
 
 /** Turns zod issues into an InvalidParams error that names every bad field. */

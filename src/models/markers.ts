@@ -60,7 +60,7 @@ export function artifactFieldsOf(
   const text = (v: JsonValue | undefined) => (typeof v === "string" ? v : null);
   return {
     kind: text(d.kind) ?? "result",
-    timestamp: text(d.timestamp) ?? nowIso(),
+    timestamp: timestampOr(d.timestamp, nowIso),
     uri: text(d.uri),
     mediaType: text(d.mediaType),
     actionId: text(d.actionId),
@@ -79,4 +79,53 @@ export function taskMarks(t: Task): Record<string, JsonValue> {
 export function trimHistory<T>(history: T[], historyLength: number | undefined): T[] | undefined {
   if (historyLength === undefined) return history;
   return historyLength === 0 ? undefined : history.slice(-historyLength);
+}
+
+/**
+ * Edgelink part types a client may send (B10: the default execution runs them). Every
+ * other part type is something Edgelink writes itself (tool outputs, errors, thinking).
+ */
+const CLIENT_PART_TYPES: ReadonlySet<JsonValue> = new Set(["tool_call", "infer"]);
+/** Markers that only say how a value is spelled on a wire lacking a slot for it (v0.3). */
+const FORMAT_MARKS: ReadonlySet<string> = new Set([MARK.mediaType, "edgelink/wrapped"]);
+
+function dropMarks(
+  metadata: JsonObject | undefined,
+  keep: (key: string, value: JsonValue) => boolean,
+): JsonObject | undefined {
+  if (!metadata) return metadata;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(metadata)) {
+    if (!k.startsWith("edgelink/") || keep(k, v)) out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * A message as a client sent it, with the markers only Edgelink may write removed: a
+ * client cannot claim a `system` role, a timestamp, or an agent-written part type. Kept:
+ * the part marker of the client-sendable types and the v0.3 spelling markers.
+ */
+export function stripClientMarks<
+  M extends { metadata?: JsonObject; parts: { metadata?: JsonObject }[] },
+>(message: M): M {
+  return {
+    ...message,
+    metadata: dropMarks(message.metadata, () => false),
+    parts: message.parts.map((p) => ({
+      ...p,
+      metadata: dropMarks(
+        p.metadata,
+        (k, v) => FORMAT_MARKS.has(k) || (k === MARK.part && CLIENT_PART_TYPES.has(v)),
+      ),
+    })),
+  };
+}
+
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A marker timestamp if it is a real ISO-8601 date-time, else the fallback. */
+export function timestampOr(value: JsonValue | undefined, fallback: () => string): string {
+  if (typeof value !== "string" || !ISO_TIMESTAMP.test(value)) return fallback();
+  return Number.isNaN(Date.parse(value)) ? fallback() : value;
 }

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { invalidParams } from "./errors";
 import { JsonObject } from "./json";
+import { ClientId, Metadata, TaskIdString } from "./limits";
+import { stripClientMarks } from "./markers";
 import type { Message } from "./message";
 import type { TaskState } from "./task-state";
 import { messageFromV1, V1Message, V1TaskState } from "./wire-v1";
@@ -36,7 +38,7 @@ export interface ListTasksParams {
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 50;
 
-const tenant = z.string().optional();
+const tenant = ClientId.optional();
 const historyLength = z.number().int().min(0, "historyLength must be >= 0").optional();
 
 const V1Send = z.object({
@@ -50,7 +52,7 @@ const V1Send = z.object({
       returnImmediately: z.boolean().optional(),
     })
     .optional(),
-  metadata: JsonObject.optional(),
+  metadata: Metadata.optional(),
 });
 const V03Send = z.object({
   message: V03Message,
@@ -62,17 +64,17 @@ const V03Send = z.object({
       blocking: z.boolean().optional(),
     })
     .optional(),
-  metadata: JsonObject.optional(),
+  metadata: Metadata.optional(),
 });
 const TaskId = z.object({
   tenant,
-  id: z.string().min(1, "id is required"),
+  id: TaskIdString.min(1, "id is required"),
   historyLength,
-  metadata: JsonObject.optional(),
+  metadata: Metadata.optional(),
 });
 const V1List = z.object({
   tenant,
-  contextId: z.string().optional(),
+  contextId: ClientId.optional(),
   status: V1TaskState.optional(),
   pageSize: z
     .number()
@@ -102,7 +104,7 @@ export function parseSend(
   if (version === "1.0") {
     const p = parse(V1Send, params);
     return {
-      message: messageFromV1(p.message),
+      message: messageFromV1(stripClientMarks(p.message)),
       historyLength: p.configuration?.historyLength,
       returnImmediately: p.configuration?.returnImmediately ?? false,
       acceptedOutputModes: p.configuration?.acceptedOutputModes,
@@ -112,7 +114,7 @@ export function parseSend(
   }
   const p = parse(V03Send, params);
   return {
-    message: messageFromV03(p.message),
+    message: messageFromV03(stripClientMarks(p.message)),
     historyLength: p.configuration?.historyLength,
     returnImmediately: p.configuration?.blocking === false,
     acceptedOutputModes: p.configuration?.acceptedOutputModes,
@@ -155,7 +157,7 @@ export const MAX_HISTORY_PAGE_SIZE = 1000;
 
 const History = z.object({
   tenant,
-  contextId: z.string().min(1, "contextId is required"),
+  contextId: ClientId.min(1, "contextId is required"),
   pageSize: z
     .number()
     .int()
@@ -189,7 +191,7 @@ export function parseHistory(params: unknown): HistoryParams {
 /** The context a compaction targets; the rest of the body is the compaction request. */
 export function parseCompact(params: unknown): { contextId: string; request: JsonObject } {
   const p = parse(
-    z.looseObject({ tenant, contextId: z.string().min(1, "contextId is required") }),
+    z.looseObject({ tenant, contextId: ClientId.min(1, "contextId is required") }),
     params,
   );
   const { contextId, tenant: _tenant, ...request } = p;

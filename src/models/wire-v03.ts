@@ -2,12 +2,14 @@ import { z } from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, type JsonValue, nowIso } from "./json";
+import { ClientId, LIMITS, Metadata, TaskIdString } from "./limits";
 import {
   artifactFieldsOf,
   artifactMark,
   MARK,
   splitMarks,
   taskMarks,
+  timestampOr,
   trimHistory,
   withMarks,
 } from "./markers";
@@ -22,7 +24,7 @@ import { TaskState } from "./task-state";
  */
 
 export const V03Part = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("text"), text: z.string(), metadata: JsonObject.optional() }),
+  z.object({ kind: z.literal("text"), text: z.string(), metadata: Metadata.optional() }),
   z.object({
     kind: z.literal("file"),
     file: z
@@ -35,20 +37,23 @@ export const V03Part = z.discriminatedUnion("kind", [
       .refine((f) => (f.uri === undefined) !== (f.bytes === undefined), {
         message: "a file needs exactly one of uri or bytes",
       }),
-    metadata: JsonObject.optional(),
+    metadata: Metadata.optional(),
   }),
-  z.object({ kind: z.literal("data"), data: JsonObject, metadata: JsonObject.optional() }),
+  z.object({ kind: z.literal("data"), data: JsonObject, metadata: Metadata.optional() }),
 ]);
 export type V03Part = z.infer<typeof V03Part>;
 
 export const V03Message = z.object({
   kind: z.literal("message").default("message"),
-  messageId: z.string().min(1, "messageId is required"),
+  messageId: ClientId.min(1, "messageId is required"),
   role: z.enum(["user", "agent"]),
-  parts: z.array(V03Part).min(1, "at least one part is required"),
-  contextId: z.string().optional(),
-  taskId: z.string().optional(),
-  metadata: JsonObject.optional(),
+  parts: z
+    .array(V03Part)
+    .min(1, "at least one part is required")
+    .max(LIMITS.parts, `at most ${LIMITS.parts} parts`),
+  contextId: ClientId.optional(),
+  taskId: TaskIdString.optional(),
+  metadata: Metadata.optional(),
   extensions: z.array(z.string()).optional(),
   referenceTaskIds: z.array(z.string()).optional(),
 });
@@ -244,7 +249,7 @@ export function messageFromV03(m: z.output<typeof V03Message>): Message {
     metadata,
     extensions: m.extensions,
     referenceTaskIds: m.referenceTaskIds,
-    timestamp: typeof timestamp === "string" ? timestamp : nowIso(),
+    timestamp: timestampOr(timestamp, nowIso),
   });
 }
 
@@ -280,7 +285,7 @@ export function taskFromV03(t: z.output<typeof V03Task>): Task {
     }),
     metadata: metadata ?? {},
     stateHistory: stateHistoryOf(marks[MARK.stateHistory]),
-    createdAt: typeof createdAt === "string" ? createdAt : nowIso(),
+    createdAt: timestampOr(createdAt, nowIso),
     flowState: {},
   };
 }

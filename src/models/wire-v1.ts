@@ -2,12 +2,14 @@ import { z } from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, JsonValue, newId, nowIso } from "./json";
+import { ClientId, LIMITS, Metadata, TaskIdString } from "./limits";
 import {
   artifactFieldsOf,
   artifactMark,
   MARK,
   splitMarks,
   taskMarks,
+  timestampOr,
   trimHistory,
   withMarks,
 } from "./markers";
@@ -66,7 +68,7 @@ export const V1Part = z
     raw: z.base64().optional(),
     url: z.string().optional(),
     data: JsonValue.optional(),
-    metadata: JsonObject.optional(),
+    metadata: Metadata.optional(),
     filename: z.string().optional(),
     mediaType: z.string().optional(),
   })
@@ -77,12 +79,15 @@ export const V1Part = z
 export type V1Part = z.infer<typeof V1Part>;
 
 export const V1Message = z.object({
-  messageId: z.string().min(1, "messageId is required"),
-  contextId: z.string().optional(),
-  taskId: z.string().optional(),
+  messageId: ClientId.min(1, "messageId is required"),
+  contextId: ClientId.optional(),
+  taskId: TaskIdString.optional(),
   role: V1Role,
-  parts: z.array(V1Part).min(1, "at least one part is required"),
-  metadata: JsonObject.optional(),
+  parts: z
+    .array(V1Part)
+    .min(1, "at least one part is required")
+    .max(LIMITS.parts, `at most ${LIMITS.parts} parts`),
+  metadata: Metadata.optional(),
   extensions: z.array(z.string()).optional(),
   referenceTaskIds: z.array(z.string()).optional(),
 });
@@ -262,7 +267,7 @@ export function messageFromV1(m: z.output<typeof V1Message>): Message {
     metadata,
     extensions: m.extensions,
     referenceTaskIds: m.referenceTaskIds,
-    timestamp: typeof timestamp === "string" ? timestamp : nowIso(),
+    timestamp: timestampOr(timestamp, nowIso),
   });
 }
 
@@ -296,7 +301,7 @@ export function taskFromV1(t: z.output<typeof V1Task>): Task {
     artifacts: (t.artifacts ?? []).map(artifactFromV1),
     metadata: metadata ?? {},
     stateHistory: history.success ? history.data : [],
-    createdAt: typeof createdAt === "string" ? createdAt : nowIso(),
+    createdAt: timestampOr(createdAt, nowIso),
     flowState: {},
   };
 }

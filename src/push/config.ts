@@ -233,6 +233,28 @@ export function pushConfigToV03(config: PushConfig): JsonObject {
   };
 }
 
+/** What a read shows instead of a stored token or credential. */
+export const MASK = "********";
+
+/**
+ * A config as clients may read it back: its token and credentials masked (they are
+ * secrets shared with the webhook, and anyone who can read the task must not learn them).
+ * @example
+ * pushConfigToV1(masked(config)); // { ..., token: "********" }
+ */
+export function masked(config: PushConfig): PushConfig {
+  return compact({
+    ...config,
+    token: config.token === undefined ? undefined : MASK,
+    authentication:
+      config.authentication &&
+      compact({
+        ...config.authentication,
+        credentials: config.authentication.credentials === undefined ? undefined : MASK,
+      }),
+  });
+}
+
 /**
  * Gives a parsed config its task and id (a new UUID unless the client chose one).
  * @example

@@ -5,7 +5,7 @@ import { A2AError } from "../models/errors";
 import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
 import { serveCard, servedFeatures } from "./card";
-import { restError } from "./errors";
+import { restError, toA2AError } from "./errors";
 import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
 import { handleRest, matchRest } from "./rest";
@@ -59,9 +59,7 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
     return handleRest(c.req.raw, match.route, agent, ops, features);
   });
 
-  app.onError((error) => {
-    console.error("edgelink: unhandled error", error);
-    return restError(new A2AError("Internal", "Internal error"));
-  });
+  // Protocol errors thrown before a binding's handler (a bad path) keep their status.
+  app.onError((error) => restError(toA2AError(error)));
   return app;
 }

@@ -28,6 +28,21 @@ async function etagOf(body: string): Promise<string> {
   return etag;
 }
 
+const served = new WeakMap<object, Date>();
+
+/**
+ * When this agent's card was first served by this isolate: its Last-Modified. Taken at
+ * the first request, not at module scope, where workerd's clock still reads 1970.
+ */
+function firstServed(agent: Agent<unknown>): Date {
+  let at = served.get(agent);
+  if (!at) {
+    at = new Date();
+    served.set(agent, at);
+  }
+  return at;
+}
+
 /**
  * The agent card, v1 or v0.3, with the caching headers of §8.6: Cache-Control max-age,
  * an ETag of the content (answered with 304 on If-None-Match) and Last-Modified.
@@ -37,7 +52,10 @@ export async function serveCard(
   agent: Agent<unknown>,
   version: "1.0" | "0.3",
 ): Promise<Response> {
-  const features = servedFeatures(agent, new URL(request.url).origin);
+  // A configured public URL keeps the card the same whatever Host the request named;
+  // without one the card follows the request's origin, so caches must key on Host.
+  const configured = agent.card.url?.replace(/\/+$/, "");
+  const features = servedFeatures(agent, configured || new URL(request.url).origin);
   const card = version === "1.0" ? cardToV1(agent.card, features) : cardToV03(agent.card, features);
   const body = JSON.stringify(card);
   const etag = await etagOf(body);
@@ -45,8 +63,9 @@ export async function serveCard(
     "Content-Type": "application/json",
     "Cache-Control": `public, max-age=${agent.cardMaxAgeSeconds}`,
     ETag: etag,
-    "Last-Modified": agent.loadedAt.toUTCString(),
+    "Last-Modified": firstServed(agent).toUTCString(),
     "Access-Control-Allow-Origin": "*",
+    ...(configured ? {} : { Vary: "Host" }),
   };
   const match = request.headers.get("If-None-Match");
   if (match?.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {

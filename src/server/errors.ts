@@ -1,14 +1,18 @@
-import { A2AError, ERROR_TABLE } from "../models/errors";
+import { A2AError, ERROR_TABLE, errorReference } from "../models/errors";
 import { InvalidTransitionError } from "../models/task-state";
 
-/** Any thrown value as a protocol error; unknown failures become Internal, logged once. */
+/**
+ * Any thrown value as a protocol error. Unknown failures become Internal: logged once
+ * with a reference id, and the client gets only that id, never the failure's text.
+ */
 export function toA2AError(error: unknown): A2AError {
   if (error instanceof A2AError) return error;
   if (error instanceof InvalidTransitionError) {
     return new A2AError("UnsupportedOperation", error.message);
   }
-  console.error("edgelink: unexpected error", error);
-  return new A2AError("Internal", "Internal error");
+  const reference = errorReference();
+  console.error(`edgelink: unexpected error ${reference}`, error);
+  return new A2AError("Internal", `Internal error (reference ${reference})`, { reference });
 }
 
 export type RpcId = string | number | null;

@@ -2,6 +2,7 @@ import type { Agent } from "../agent/definition";
 import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
 import { A2AError } from "../models/errors";
 import type { JsonObject } from "../models/json";
+import { protoJsonNames } from "../models/protojson";
 import { renderTask, renderTaskList } from "../models/render";
 import {
   type ProtocolVersion,
@@ -87,26 +88,47 @@ function resolveMethod(
   asked: ProtocolVersion | null,
 ): { operation: Operation; version: ProtocolVersion } {
   const candidates: ProtocolVersion[] = asked ? [asked] : ["1.0", "0.3"];
+  // Own properties only: `constructor` or `__proto__` must not find Object.prototype's.
+  const own = (table: Record<string, Operation>) =>
+    Object.hasOwn(table, method) ? table[method] : undefined;
   for (const version of candidates) {
-    const operation = METHODS[version][method] ?? EDGELINK_METHODS[method];
+    const operation = own(METHODS[version]) ?? own(EDGELINK_METHODS);
     if (operation) return { operation, version };
   }
   const other = asked === "1.0" ? "0.3" : asked === "0.3" ? "1.0" : null;
   const hint =
-    other && METHODS[other][method]
+    other && own(METHODS[other])
       ? ` (${method} is an A2A ${other} method; this request declared A2A-Version ${asked})`
       : "";
   throw new A2AError("MethodNotFound", `Method not found: ${method}${hint}`, { method });
 }
 
-/** Serves one JSON-RPC POST. Never throws: every failure is a JSON-RPC error response. */
+/**
+ * Serves one JSON-RPC POST. Never throws: every failure is a JSON-RPC error response.
+ * A notification (a request without `id`) is served and answered 204 with no body, as
+ * JSON-RPC 2.0 §4.1 says the server must not reply to one.
+ */
 export async function handleJsonRpc<Env>(
   request: Request,
   agent: Agent<Env>,
   opsFor: (tenant: string) => Operations<Env>,
   features: ServedFeatures,
 ): Promise<Response> {
+  const { response, notification } = await serveJsonRpc(request, agent, opsFor, features);
+  if (!notification) return response;
+  await response.body?.cancel();
+  return new Response(null, { status: 204 });
+}
+
+async function serveJsonRpc<Env>(
+  request: Request,
+  agent: Agent<Env>,
+  opsFor: (tenant: string) => Operations<Env>,
+  features: ServedFeatures,
+): Promise<{ response: Response; notification: boolean }> {
   let id: RpcId = null;
+  let notification = false;
+  const answer = (response: Response) => ({ response, notification });
   try {
     const body = await readJson(request, agent.maxBodyBytes);
     if (Array.isArray(body)) {
@@ -116,6 +138,7 @@ export async function handleJsonRpc<Env>(
       throw new A2AError("InvalidRequest", "The request must be a JSON-RPC 2.0 object");
     }
     const rpc = body as JsonObject;
+    notification = !Object.hasOwn(rpc, "id");
     if (isRpcId(rpc.id)) id = rpc.id;
     else if (rpc.id !== undefined) {
       throw new A2AError("InvalidRequest", "id must be a string, a number or null");
@@ -133,7 +156,7 @@ export async function handleJsonRpc<Env>(
     const asked = requestedVersion(request, new URL(request.url));
     const { operation, version } = resolveMethod(rpc.method, asked);
     requireExtensions(request, agent as Agent<unknown>);
-    const params = (rpc.params ?? {}) as JsonObject;
+    const params = protoJsonNames((rpc.params ?? {}) as JsonObject);
     const ops = opsFor(typeof params.tenant === "string" ? params.tenant : "");
     const format = { version, binding: "jsonrpc" as const, rpcId: id };
     const respond = (result: unknown) =>
@@ -142,52 +165,57 @@ export async function handleJsonRpc<Env>(
       case "send": {
         const p = parseSend(params, version);
         const result = await ops.sendMessage(p, version);
-        return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`, {
-          headers: JSON_HEADERS,
-        });
+        return answer(
+          new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`, {
+            headers: JSON_HEADERS,
+          }),
+        );
       }
       case "stream": {
         const stream = await ops.streamMessage(parseSend(params, version), format);
-        return new Response(stream, { headers: SSE_HEADERS });
+        return answer(new Response(stream, { headers: SSE_HEADERS }));
       }
       case "get": {
         const p = parseTaskId(params);
-        return respond(renderTask(await ops.getTask(p), version, p));
+        return answer(respond(renderTask(await ops.getTask(p), version, p)));
       }
       case "list": {
         const p = parseList(params);
-        return respond(renderTaskList(await ops.listTasks(p), version, p));
+        return answer(respond(renderTaskList(await ops.listTasks(p), version, p)));
       }
       case "cancel":
-        return respond(renderTask(await ops.cancelTask(parseTaskId(params)), version));
+        return answer(respond(renderTask(await ops.cancelTask(parseTaskId(params)), version)));
       case "subscribe": {
         const stream = await ops.subscribe(parseTaskId(params), format, lastEventId(request));
-        return new Response(stream, { headers: SSE_HEADERS });
+        return answer(new Response(stream, { headers: SSE_HEADERS }));
       }
       case "pushCreate":
       case "pushGet":
       case "pushList":
       case "pushDelete":
-        return respond(await runPushOperation(ops, operation, params, version));
+        return answer(respond(await runPushOperation(ops, operation, params, version)));
       case "extendedCard": {
         const card = ops.extendedCard();
-        return respond(version === "1.0" ? cardToV1(card, features) : cardToV03(card, features));
+        return answer(
+          respond(version === "1.0" ? cardToV1(card, features) : cardToV03(card, features)),
+        );
       }
       case "history":
-        return respond(await ops.history(parseHistory(params)));
+        return answer(respond(await ops.history(parseHistory(params))));
       case "deadLetters":
-        return respond({ deliveries: await ops.deadDeliveries(parseTaskId(params).id) });
+        return answer(respond({ deliveries: await ops.deadDeliveries(parseTaskId(params).id) }));
       case "redeliver":
-        return respond({ redelivered: await ops.redeliver(parseTaskId(params).id) });
+        return answer(respond({ redelivered: await ops.redeliver(parseTaskId(params).id) }));
       case "compact": {
         const { contextId, request } = parseCompact(params);
-        return respond(await ops.compact(contextId, request));
+        return answer(respond(await ops.compact(contextId, request)));
       }
     }
   } catch (error) {
     const a2a = toA2AError(error);
-    const status = a2a.kind === "PayloadTooLarge" ? 413 : 200;
-    return Response.json(jsonRpcError(id, a2a), { status, headers: JSON_HEADERS });
+    const status =
+      a2a.kind === "PayloadTooLarge" ? 413 : a2a.kind === "UnsupportedMediaType" ? 415 : 200;
+    return answer(Response.json(jsonRpcError(id, a2a), { status, headers: JSON_HEADERS }));
   }
 }
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { invalidParams } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import type { ProtocolVersion } from "../models/requests";
-import { pushConfigToV1, pushConfigToV03 } from "../push/config";
+import { masked, type PushConfig, pushConfigToV1, pushConfigToV03 } from "../push/config";
 import type { Operations } from "./operations";
 
 /** The four push-config operations, shared by the JSON-RPC and HTTP+JSON bindings. */
@@ -33,7 +33,8 @@ export async function runPushOperation<Env>(
   params: JsonObject,
   version: ProtocolVersion,
 ): Promise<unknown> {
-  const render = version === "1.0" ? pushConfigToV1 : pushConfigToV03;
+  const toWire = version === "1.0" ? pushConfigToV1 : pushConfigToV03;
+  const render = (config: PushConfig) => toWire(masked(config));
   switch (op) {
     case "pushCreate": {
       const taskId =

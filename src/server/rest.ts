@@ -1,7 +1,8 @@
 import type { Agent } from "../agent/definition";
 import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
 import { A2AError } from "../models/errors";
-import type { JsonObject } from "../models/json";
+import type { JsonObject, JsonValue } from "../models/json";
+import { protoJsonName, protoJsonNames } from "../models/protojson";
 import { renderTask, renderTaskList } from "../models/render";
 import {
   type ProtocolVersion,
@@ -81,6 +82,20 @@ const ROUTES: { pattern: RegExp; methods: string[]; route: (m: string[]) => Rout
   },
 ];
 
+/** A path segment decoded, or a 400 naming it when its percent-encoding is broken. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new A2AError(
+      "InvalidRequest",
+      `Path segment ${JSON.stringify(segment)} is not valid percent-encoded UTF-8`,
+      {},
+      [{ field: "path", description: `bad percent-encoding in ${JSON.stringify(segment)}` }],
+    );
+  }
+}
+
 /** Splits `/{tenant}/rest...` into tenant and route, trying the unprefixed form first. */
 export function matchRest(
   pathname: string,
@@ -90,7 +105,7 @@ export function matchRest(
   const candidates: { tenant: string; path: string }[] = [{ tenant: "", path: pathname }];
   if (segments.length > 2 && segments[1]) {
     candidates.push({
-      tenant: decodeURIComponent(segments[1]),
+      tenant: segments[1],
       path: `/${segments.slice(2).join("/")}`,
     });
   }
@@ -99,8 +114,8 @@ export function matchRest(
       const match = r.pattern.exec(path);
       if (!match) continue;
       if (!r.methods.includes(method)) return { allowed: r.methods };
-      const groups = match.slice(1).map((g) => decodeURIComponent(g));
-      return { tenant, route: r.route(groups) };
+      const groups = match.slice(1).map(decodeSegment);
+      return { tenant: tenant && decodeSegment(tenant), route: r.route(groups) };
     }
   }
   return null;
@@ -109,7 +124,8 @@ export function matchRest(
 /** Query string to ListTasks params: numbers and booleans typed, so zod names bad ones. */
 function listQuery(url: URL): JsonObject {
   const out: JsonObject = {};
-  for (const [key, value] of url.searchParams) {
+  for (const [name, value] of url.searchParams) {
+    const key = name === "A2A-Version" ? name : protoJsonName(name);
     if (key === "A2A-Version") continue;
     if (key === "pageSize" || key === "historyLength") {
       out[key] = /^-?\d+$/.test(value) ? Number(value) : value;
@@ -129,7 +145,12 @@ async function optionalBody(request: Request, limit: number): Promise<JsonObject
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new A2AError("InvalidParams", "The request body must be a JSON object");
   }
-  return body as JsonObject;
+  return protoJsonNames(body as JsonObject);
+}
+
+/** A JSON body with proto field names mapped to JSON names. */
+async function jsonBody(request: Request, limit: number): Promise<unknown> {
+  return protoJsonNames((await readJson(request, limit)) as JsonValue);
 }
 
 /**
@@ -152,19 +173,20 @@ export async function handleRest<Env>(
       Response.json(value, { headers: { "Content-Type": "application/json" } });
     switch (route.op) {
       case "send": {
-        const params = parseSend(await readJson(request, agent.maxBodyBytes), version);
+        const params = parseSend(await jsonBody(request, agent.maxBodyBytes), version);
         return new Response(await ops.sendMessage(params, version), {
           headers: { "Content-Type": "application/json" },
         });
       }
       case "stream": {
-        const body = await readJson(request, agent.maxBodyBytes);
+        const body = await jsonBody(request, agent.maxBodyBytes);
         return new Response(await ops.streamMessage(parseSend(body, version), format), {
           headers: SSE_HEADERS,
         });
       }
       case "get": {
-        const historyLength = url.searchParams.get("historyLength");
+        const historyLength =
+          url.searchParams.get("historyLength") ?? url.searchParams.get("history_length");
         const params = parseTaskId({
           id: route.id,
           historyLength:

@@ -37,7 +37,16 @@ describe("conversation Durable Object storage", () => {
         messages: count("history_items"),
         artifacts: count("artifacts"),
         parts: count("artifact_parts"),
-        history: count("state_history"),
+        history: (
+          JSON.parse(
+            state.storage.sql
+              .exec<{ h: string }>(
+                "SELECT state_history AS h FROM tasks WHERE id = ?",
+                task.id as string,
+              )
+              .one().h,
+          ) as unknown[]
+        ).length,
         events: count("events"),
         largest,
       };
@@ -94,13 +103,15 @@ describe("conversation Durable Object storage", () => {
 
   it("the tenant index receives every state change through the outbox", async () => {
     const task = await send("index me");
+    // The acknowledgement is marked with the conversation's next write.
+    await send("and me", { contextId: task.contextId as string });
     const stub = contextStub(task.contextId as string);
-    const outbox = await runInDurableObject(
-      stub,
-      (_i, state) =>
-        state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM index_outbox").one().n,
+    const outbox = await runInDurableObject(stub, (_i, state) =>
+      state.storage.sql
+        .exec<{ n: number }>("SELECT index_pending AS n FROM tasks WHERE id = ?", task.id as string)
+        .one(),
     );
-    expect(outbox).toBe(0);
+    expect(outbox.n).toBe(0);
     const index = env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(indexObjectName("")));
     const row = await runInDurableObject(index, (_i, state) =>
       state.storage.sql

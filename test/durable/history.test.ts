@@ -236,6 +236,10 @@ describe("HistoryStore rows", () => {
       const sql = state.storage.sql;
       sql.exec("DROP TABLE history_items");
       sql.exec("DROP TABLE history_chunks");
+      // Back to the v1 tables (v4 changed `tasks`).
+      sql.exec("DROP TABLE tasks");
+      for (const step of CONTEXT_MIGRATIONS[0] ?? []) if (typeof step === "string") sql.exec(step);
+      sql.exec("DROP TABLE messages");
       sql.exec(
         "CREATE TABLE messages (task_id TEXT, seq INTEGER, body TEXT, PRIMARY KEY (task_id, seq))",
       );

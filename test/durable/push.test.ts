@@ -232,11 +232,18 @@ describe("push config API", () => {
       authentication: { scheme: "Bearer", credentials: "s3cret" },
     });
     expect(created.status).toBe(200);
-    expect(created.body).toMatchObject({ taskId: task.id, url: HOOK, token: "t0k" });
+    // Token and credentials are secrets shared with the webhook: never read back.
+    const secret = {
+      token: "********",
+      authentication: { scheme: "Bearer", credentials: "********" },
+    };
+    expect(created.body).toMatchObject({ taskId: task.id, url: HOOK, ...secret });
     const id = created.body.id as string;
-    expect((await rest("GET", `${base}/${id}`)).body).toMatchObject({ id, url: HOOK });
+    const read = await rest("GET", `${base}/${id}`);
+    expect(read.body).toMatchObject({ id, url: HOOK, ...secret });
     const listed = await rest("GET", base);
     expect((listed.body.configs as Json[]).map((c) => c.id)).toEqual([id]);
+    expect(JSON.stringify(listed.body)).not.toMatch(/t0k|s3cret/);
 
     const refused = await rest("POST", base, { url: "https://10.0.0.1/hook" });
     expect(refused.status).toBe(400);

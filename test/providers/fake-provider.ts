@@ -8,11 +8,15 @@ import files from "virtual:provider-fixtures";
  * is recorded so tests can check what an adapter sent.
  */
 
-/** Bytes of a fixture under `../shared/fixtures/providers/`, e.g. `anthropic/text-short.sse`. */
+/** Bytes of a fixture under `test/fixtures/providers/`, e.g. `anthropic/text-short.sse`. */
 export function fixtureBytes(path: string): Uint8Array {
   const base64 = files[path];
-  if (base64 === undefined) throw new Error(`no fixture ${path}`);
+  if (base64 === undefined) throw new Error(missingFixture(path));
   return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+}
+
+function missingFixture(path: string): string {
+  return `fake provider: no fixture "${path}" in test/fixtures/providers (${Object.keys(files).length} files there)`;
 }
 
 export function fixtureText(path: string): string {
@@ -122,6 +126,12 @@ export class FakeProvider {
 
   /** Queues answers, used in order by the next calls. */
   reply(...replies: FakeReply[]): this {
+    // A misspelt fixture fails the test here, not as a network error deep in an adapter.
+    for (const reply of replies) {
+      if ("fixture" in reply && files[reply.fixture] === undefined) {
+        throw new Error(missingFixture(reply.fixture));
+      }
+    }
     this.#replies.push(...replies);
     return this;
   }

@@ -15,7 +15,7 @@ import { FakeProvider, fixtureJson, type RecordedRequest } from "./fake-provider
 
 /**
  * The OpenAI Chat Completions adapter against the recorded streams of
- * ../shared/fixtures/providers/openai-chat, replayed byte for byte under several network
+ * test/fixtures/providers/openai-chat, replayed byte for byte under several network
  * chunkings, plus the transport (keys, URLs, cancellation, stalls).
  */
 

@@ -16,7 +16,7 @@ import { FakeProvider, fixtureJson, type RecordedRequest } from "./fake-provider
 
 /**
  * OpenAI-compatible servers (Groq, OpenRouter, DeepSeek, vLLM, Anthropic's compat layer)
- * against ../shared/fixtures/providers/openai-compatible, replayed byte for byte under
+ * against test/fixtures/providers/openai-compatible, replayed byte for byte under
  * several chunkings. Same converter and decoder as `openai`, `compatible` flavor.
  */
 

@@ -28,9 +28,16 @@ async function frames(path: string, seed: number, maxChunk: number): Promise<Fra
 }
 
 describe("SSE framing of recorded streams", () => {
-  it("reads every fixture from ../shared in place", () => {
+  it("reads every recorded fixture from test/fixtures/providers", () => {
     expect(fixturePaths().length).toBeGreaterThan(100);
     expect(fixtureBytes("gemini/text.sse").length).toBeGreaterThan(100);
+  });
+
+  it("a misspelt fixture fails at once, naming it", () => {
+    expect(() => fixtureBytes("gemini/nope.sse")).toThrow(/no fixture "gemini\/nope.sse"/);
+    expect(() => new FakeProvider().reply({ fixture: "gemini/nope.sse" })).toThrow(
+      /no fixture "gemini\/nope.sse" in test\/fixtures\/providers/,
+    );
   });
 
   it("gives the same frames whatever the network chunking (CRLF, no final blank line, UTF-8 split)", async () => {

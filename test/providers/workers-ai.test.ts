@@ -8,7 +8,7 @@ import { randomChunks, seededRandom } from "./fake-provider";
 
 /**
  * Workers AI through a fake AI binding. No raw Workers AI stream could be recorded, so the
- * streams below are built from the shapes in ../shared/fixtures/providers/NOTES.md, and
+ * streams below are built from the shapes in test/fixtures/providers/NOTES.md, and
  * the fake binding hands them out as SSE bytes split at random byte boundaries.
  */
 

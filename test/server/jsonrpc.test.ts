@@ -204,7 +204,11 @@ describe("protocol errors", () => {
 
   it("malformed JSON is -32700, a non-request is -32600, batches are -32600", async () => {
     const post = (body: string) =>
-      SELF.fetch(`${BASE}/`, { method: "POST", headers: { "A2A-Version": "1.0" }, body });
+      SELF.fetch(`${BASE}/`, {
+        method: "POST",
+        headers: { "A2A-Version": "1.0", "Content-Type": "application/json" },
+        body,
+      });
     expect(((await (await post("{nope")).json()) as Json).error).toMatchObject({ code: -32700 });
     expect(((await (await post('{"id":1}')).json()) as Json).error).toMatchObject({
       code: -32600,

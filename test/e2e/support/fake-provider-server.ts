@@ -1,13 +1,13 @@
 /**
  * A fake LLM provider on a real socket, for e2e tests of a running worker: each POST is
- * answered with the next scripted recorded body from ../shared/fixtures/providers, with
- * its recorded status, written in random small chunks with pauses so the stream really
+ * answered with the next scripted recorded body from test/fixtures/providers, with its
+ * recorded status, written in random small chunks with pauses so the stream really
  * crosses the network piece by piece. Requests are kept for assertions.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 
-const ROOT = new URL("../../../../shared/fixtures/providers/", import.meta.url);
+const ROOT = new URL("../../fixtures/providers/", import.meta.url);
 
 export interface SeenRequest {
   url: string;
@@ -19,7 +19,10 @@ export interface FakeProviderServer {
   /** e.g. `http://127.0.0.1:40123` */
   origin: string;
   requests: SeenRequest[];
-  /** Queues fixture paths (e.g. `openai-chat/text-with-usage.sse`) for the next calls. */
+  /**
+   * Queues fixture paths (e.g. `openai-chat/text-with-usage.sse`) for the next calls.
+   * Throws at once, naming it, when a fixture does not exist.
+   */
   reply(...fixtures: string[]): void;
   close(): Promise<void>;
 }
@@ -41,8 +44,17 @@ export async function startFakeProvider(): Promise<FakeProviderServer> {
         res.end(JSON.stringify({ error: { message: "fake provider: nothing scripted" } }));
         return;
       }
-      const bytes = readFileSync(new URL(fixture, ROOT));
-      const meta = metaOf(fixture);
+      let bytes: Uint8Array;
+      let meta: { status: number };
+      try {
+        bytes = readFileSync(new URL(fixture, ROOT));
+        meta = metaOf(fixture);
+      } catch (error) {
+        // Answer rather than leave the worker's request hanging to its time-out.
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: `fake provider: ${String(error)}` } }));
+        return;
+      }
       res.writeHead(meta.status, {
         "content-type": fixture.endsWith(".sse")
           ? "text/event-stream; charset=utf-8"
@@ -65,18 +77,23 @@ export async function startFakeProvider(): Promise<FakeProviderServer> {
   return {
     origin: `http://127.0.0.1:${address.port}`,
     requests,
-    reply: (...fixtures) => queue.push(...fixtures),
+    reply: (...fixtures) => {
+      // Checked here, in the test, so a bad name fails it at once instead of leaving the
+      // worker waiting on a handler that cannot answer.
+      for (const fixture of fixtures) {
+        if (!existsSync(new URL(fixture, ROOT))) {
+          throw new Error(`fake provider: no fixture "${fixture}" in test/fixtures/providers`);
+        }
+      }
+      queue.push(...fixtures);
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
 
 function metaOf(fixture: string): { status: number } {
-  try {
-    const meta = JSON.parse(
-      readFileSync(new URL(fixture.replace(/\.(sse|json)$/, ".response-meta.json"), ROOT), "utf8"),
-    ) as { status: { code: number } };
-    return { status: meta.status.code };
-  } catch {
-    return { status: 200 };
-  }
+  const path = new URL(fixture.replace(/\.(sse|json)$/, ".response-meta.json"), ROOT);
+  if (!existsSync(path)) return { status: 200 };
+  const meta = JSON.parse(readFileSync(path, "utf8")) as { status: { code: number } };
+  return { status: meta.status.code };
 }

@@ -1,0 +1,63 @@
+/**
+ * Edgelink's A2A client: call any A2A agent (v1.0, or v0.3) from Node, browsers or
+ * Workers. Web APIs only: nothing here imports `cloudflare:*`.
+ * @example
+ * import { connect, answerOf } from "edgelink/client";
+ * const agent = await connect("https://agent.example.com");
+ * console.log(answerOf(await agent.send("hello")));
+ * @packageDocumentation
+ */
+
+export type { CompactionRequestInput, CompactionResult } from "../history/compaction";
+export type { Item as HistoryItem } from "../history/items";
+export type { Artifact } from "../models/artifact";
+export type { TaskEvent } from "../models/events";
+export type { JsonObject, JsonValue } from "../models/json";
+export type { Message, MessageInput } from "../models/message";
+export { type Part, Parts, textOf } from "../models/part";
+export type { PeerCard, PeerInterface } from "../models/peer-card";
+export type { Task, TaskStatus } from "../models/task";
+export { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
+export type { Auth, TokenSource } from "./auth";
+export {
+  A2AClient,
+  type AgentEvent,
+  answerOf,
+  type ConnectOptions,
+  chooseInterface,
+  connect,
+  type HistoryPage,
+  type ListTasksOptions,
+  type MessageLike,
+  type PushConfigInit,
+  type PushNotificationConfig,
+  type ResumeOptions,
+  type SendOptions,
+  type SendResult,
+  type StreamOptions,
+  type SubscribeOptions,
+  type TaskPage,
+} from "./client";
+export {
+  A2AConnectionError,
+  A2ARemoteError,
+  ContentTypeNotSupportedError,
+  ContextNotFoundError,
+  type ErrorInfo,
+  ExtendedAgentCardNotConfiguredError,
+  ExtensionSupportRequiredError,
+  InternalError,
+  InvalidAgentResponseError,
+  InvalidParamsError,
+  InvalidRequestError,
+  JSONParseError,
+  MethodNotFoundError,
+  PermissionDeniedError,
+  PushNotificationNotSupportedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnauthenticatedError,
+  UnsupportedOperationError,
+  VersionNotSupportedError,
+} from "./errors";
+export type { Binding, Version } from "./transport";

@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { A2AError } from "./errors";
+import { JsonObject } from "./json";
+
+/**
+ * Limits on what a client may send, checked at the edge so a hostile request is refused
+ * with a 4xx naming the field rather than exhausting the stack, the database or memory.
+ */
+export const LIMITS = {
+  /** messageId, contextId, config ids: client-chosen names. */
+  idLength: 256,
+  /** Task ids Edgelink issues (a context id, a random part and a signature) fit in this. */
+  taskIdLength: 512,
+  /** Parts in one message. */
+  parts: 256,
+  /** One metadata object, serialized, in bytes. */
+  metadataBytes: 64 * 1024,
+  /** Nesting of a whole request body (objects and arrays), checked before any parsing. */
+  depth: 64,
+} as const;
+
+const encoder = new TextEncoder();
+
+/** Client-chosen id: non-empty is left to the schema using it. */
+export const ClientId = z
+  .string()
+  .max(LIMITS.idLength, `must be at most ${LIMITS.idLength} characters`);
+export const TaskIdString = z
+  .string()
+  .max(LIMITS.taskIdLength, `must be at most ${LIMITS.taskIdLength} characters`);
+
+/** A metadata object no bigger than `LIMITS.metadataBytes` once serialized. */
+export const Metadata = JsonObject.refine(
+  (v) => encoder.encode(JSON.stringify(v)).byteLength <= LIMITS.metadataBytes,
+  `metadata must be at most ${LIMITS.metadataBytes} bytes`,
+);
+
+/**
+ * Refuses JSON nested deeper than `LIMITS.depth`, walking it without recursion: zod's
+ * recursive schemas (and anything else recursive) overflow the stack on deep input.
+ */
+export function checkDepth(value: unknown, prefix = "params"): void {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value, depth: 0, path: "" }];
+  while (stack.length) {
+    const top = stack.pop() as { value: unknown; depth: number; path: string };
+    if (top.value === null || typeof top.value !== "object") continue;
+    if (top.depth >= LIMITS.depth) {
+      const field = [prefix, top.path].filter(Boolean).join(".") || "(root)";
+      throw new A2AError("InvalidRequest", `JSON nested deeper than ${LIMITS.depth} levels`, {}, [
+        { field, description: `nesting deeper than ${LIMITS.depth} levels` },
+      ]);
+    }
+    for (const [key, child] of Object.entries(top.value)) {
+      if (child !== null && typeof child === "object") {
+        const path = top.depth < 8 ? (top.path ? `${top.path}.${key}` : key) : top.path;
+        stack.push({ value: child, depth: top.depth + 1, path });
+      }
+    }
+  }
+}
