@@ -78,6 +78,13 @@ export interface AgentConfig<Env = unknown> {
    * `PUSH_SIGNING_KEYS` secret.
    */
   push?: PushOptions;
+  /**
+   * Serve the inspector page at `/inspector` (a browser UI to chat with the agent and
+   * look at its tasks, history and webhooks). Default: on under `wrangler dev` (served
+   * from localhost), off when deployed, unless the `EDGELINK_INSPECTOR` variable says
+   * "true" or "false".
+   */
+  inspector?: boolean;
 }
 
 /** Request settings of an agent's model calls; messages, system and tools come from the agent. */
@@ -120,6 +127,8 @@ export interface Agent<Env = unknown> {
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
   push: PushOptions | null;
+  /** true/false when set; null: decided per request (see `inspector` in AgentConfig). */
+  inspector: boolean | null;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -166,6 +175,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     },
     summarizer: config.summarizer ?? null,
     push: config.push ?? null,
+    inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",
       config.maxHistoryItemBytes,

@@ -10,6 +10,7 @@ import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
 import { serveCard, servedFeatures } from "./card";
 import { jsonRpcError, restError, toA2AError } from "./errors";
+import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
 import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
@@ -89,6 +90,8 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
       servedFeatures(anyAgent, baseUrlOf(c)),
     );
   });
+
+  mountInspector(app, agent);
 
   // HTTP+JSON: every route, then every route again under `/{tenant}` (§11.3). Unprefixed
   // first, so `/tasks/tasks` is task "tasks", not the task list of tenant "tasks".
