@@ -36,6 +36,7 @@ export const INSPECTOR_HTML = `<!doctype html>
   table { border-collapse: collapse; width: 100%; font-size: 13px; }
   th, td { text-align: left; padding: .2rem .3rem; border-bottom: 1px solid var(--line); }
   td button { padding: 0 .3rem; font-family: ui-monospace, monospace; font-size: 12px; }
+  code { overflow-wrap: anywhere; }
   pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; margin: 0; }
   ol.timeline { padding-left: 1.2rem; font-size: 13px; max-height: 40vh; overflow: auto; }
   .error { color: #dc2626; }
