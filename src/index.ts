@@ -8,16 +8,20 @@
  * @packageDocumentation
  */
 
+export type { ApiKeyAuth, AuthOptions, BearerAuth, Principal, PrincipalInput } from "./agent/auth";
 export type {
   AgentHandler,
   ArtifactUpdate,
   EndOptions,
   HandlerResult,
+  StatusOptions,
   TaskContext,
 } from "./agent/context";
 export { runDefaultExecution } from "./agent/default-execution";
 export type { AgentConfig, InferFn, ModelSettings, PushOptions } from "./agent/definition";
 export { runModelAgent } from "./agent/model-execution";
+export type { AgentResult, AgentStatus, ModelUse, ToolUse, TraceEntry } from "./agent/result";
+export { type ToolRun, ToolTimeoutError } from "./agent/tool-runner";
 export { type Tool, type Tools, tool } from "./agent/tools";
 // The conversation history of a context.
 export type {

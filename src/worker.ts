@@ -3,6 +3,7 @@ import { type Agent, type AgentConfig, resolveAgent } from "./agent/definition";
 import { ContextObject } from "./durable/context-object";
 import { IndexObject } from "./durable/index-object";
 import { createApp } from "./server/app";
+import type { AuthVariables } from "./server/auth";
 
 /** What `defineAgent` returns: a Worker's default export plus its Durable Object classes. */
 export interface EdgelinkWorker<Env extends object> {
@@ -16,7 +17,7 @@ export interface EdgelinkWorker<Env extends object> {
    * after your middleware: `app.use(cors()); app.route("/agent", edgelink.app)`. Under a
    * base path the card advertises URLs under it, and tenants are `/agent/{tenant}/...`.
    */
-  app: Hono<{ Bindings: Env }>;
+  app: Hono<{ Bindings: Env; Variables: AuthVariables }>;
   /** The validated definition, for tests and tooling. */
   agent: Agent<Env>;
 }

@@ -8,7 +8,9 @@ import { signingKeys } from "../durable/push-keys";
 import { A2AError } from "../models/errors";
 import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
+import { type AuthVariables, requireAuth, tenantFor } from "./auth";
 import { serveCard, servedFeatures } from "./card";
+import { corsFor } from "./cors";
 import { jsonRpcError, restError, toA2AError } from "./errors";
 import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
@@ -31,8 +33,11 @@ export function baseUrlOf(c: Context): string {
  * It is a plain Hono app: serve it alone, or mount it in your own app with
  * `app.route("/agent", edgelink.app)`, after your own middleware.
  */
-export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Bindings: Env }> {
-  const app = new Hono<{ Bindings: Env }>();
+export function createApp<Env extends object>(
+  agent: Agent<Env>,
+): Hono<{ Bindings: Env; Variables: AuthVariables }> {
+  type Vars = { Bindings: Env; Variables: AuthVariables };
+  const app = new Hono<Vars>();
   const anyAgent = agent as Agent<unknown>;
   const tooLarge = () =>
     new A2AError(
@@ -42,6 +47,8 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
         limitBytes: String(agent.maxBodyBytes),
       },
     );
+  // CORS first: a preflight is answered before method checks and authentication.
+  app.use("*", corsFor(agent));
 
   // A path served under other methods is 405 with Allow, in the A2A error shape.
   app.use(
@@ -57,9 +64,8 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
     }),
   );
 
-  // Middleware for every Edgelink route (authentication, CORS) goes here, before the
-  // routes: a Hono handler that answers ends the chain, so middleware added after a
-  // route never runs for it.
+  // Middleware for every Edgelink route goes here, before the routes: a Hono handler that
+  // answers ends the chain, so middleware added after a route never runs for it.
 
   const cardCache = etag({ retainedHeaders: ["cache-control", "etag", "last-modified", "vary"] });
   app.get("/.well-known/agent-card.json", cardCache, (c) =>
@@ -77,34 +83,42 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
     });
   });
 
-  const rpcLimit: MiddlewareHandler<{ Bindings: Env }> = bodyLimit({
+  // The inspector's page and script hold no data (their requests carry the user's token).
+  mountInspector(app, agent);
+
+  // Everything below is authenticated (the card, JWKS and inspector page above are public).
+  app.use("*", requireAuth(agent));
+
+  const rpcLimit: MiddlewareHandler<Vars> = bodyLimit({
     maxSize: agent.maxBodyBytes,
     onError: () => Response.json(jsonRpcError(null, tooLarge()), { status: 413 }),
   });
-  app.post("/", rpcLimit, (c: Context<{ Bindings: Env }>) => {
+  app.post("/", rpcLimit, (c: Context<Vars>) => {
     const origin = new URL(c.req.url).origin;
+    const principal = c.get("principal");
     return handleJsonRpc(
       c.req.raw,
       agent,
-      (tenant) => new Operations(agent, c.env, tenant, origin),
+      (tenant) =>
+        new Operations(agent, c.env, tenantFor(principal, tenant), origin, principal.subject),
       servedFeatures(anyAgent, baseUrlOf(c)),
     );
   });
 
-  mountInspector(app, agent);
-
   // HTTP+JSON: every route, then every route again under `/{tenant}` (§11.3). Unprefixed
   // first, so `/tasks/tasks` is task "tasks", not the task list of tenant "tasks".
-  const restLimit: MiddlewareHandler<{ Bindings: Env }> = bodyLimit({
+  const restLimit: MiddlewareHandler<Vars> = bodyLimit({
     maxSize: agent.maxBodyBytes,
     onError: () => restError(tooLarge()),
   });
   for (const prefix of ["", "/:tenant"]) {
     for (const { methods, path, route } of REST_ROUTES) {
-      app.on(methods, prefix + path, restLimit, (c: Context<{ Bindings: Env }>) => {
+      app.on(methods, prefix + path, restLimit, (c: Context<Vars>) => {
         checkPathEncoding(new URL(c.req.url).pathname);
         const origin = new URL(c.req.url).origin;
-        const ops = new Operations(agent, c.env, c.req.param("tenant") ?? "", origin);
+        const principal = c.get("principal");
+        const tenant = tenantFor(principal, c.req.param("tenant") ?? "");
+        const ops = new Operations(agent, c.env, tenant, origin, principal.subject);
         const features = servedFeatures(anyAgent, baseUrlOf(c));
         return handleRest(c.req.raw, route(c.req.param()), agent, ops, features);
       });

@@ -31,11 +31,11 @@ const SECURITY_HEADERS = {
 };
 
 /** Serves the inspector page at `/inspector` and its script at `/inspector/app.js`. */
-export function mountInspector<Env extends object>(
-  app: Hono<{ Bindings: Env }>,
-  agent: Agent<Env>,
+export function mountInspector<E extends { Bindings: object }>(
+  app: Hono<E>,
+  agent: Agent<E["Bindings"]>,
 ): void {
-  const serve = (c: Context<{ Bindings: Env }>, body: string, type: string) => {
+  const serve = (c: Context<E>, body: string, type: string) => {
     if (!inspectorEnabled(agent as Agent<unknown>, c.env, c.req.url)) {
       return restError(
         new A2AError(
