@@ -15,7 +15,7 @@ import { eventFromV03, V03StreamEvent } from "../models/wire-v03-events";
 import { streamResponseToEvent, taskIdOf, V1StreamResponse } from "../push/stream-response";
 import { type ApiKeyPlacement, type Auth, applyAuth } from "./auth";
 import { A2AConnectionError, invalidResponse, UnsupportedOperationError } from "./errors";
-import { type Binding, type StreamItem, Transport, type Version } from "./transport";
+import { type Binding, messageOf, type StreamItem, Transport, type Version } from "./transport";
 
 /** Options of `connect`. */
 export interface ConnectOptions {
@@ -38,6 +38,8 @@ export interface ResumeOptions {
   retries?: number;
   delayMs?: number;
   maxDelayMs?: number;
+  /** Told before each reconnection (to show "reconnecting…", say). */
+  onRetry?: (attempt: number, error: unknown) => void;
 }
 
 /** A stream event with its SSE id (pass it as `lastEventId` to resume from there). */
@@ -111,7 +113,7 @@ export interface HistoryPage {
   totalSize?: number;
 }
 
-const DEFAULT_RESUME: Required<ResumeOptions> = { retries: 5, delayMs: 250, maxDelayMs: 4000 };
+const DEFAULT_RESUME = { retries: 5, delayMs: 250, maxDelayMs: 4000 };
 const CALL = { signal: undefined as AbortSignal | undefined };
 
 const isObj = (v: JsonValue | undefined): v is JsonObject =>
@@ -614,6 +616,7 @@ export class A2AClient {
       }
       if (!limits || !taskId || failures >= limits.retries) throw lost;
       failures++;
+      limits.onRetry?.(failures, lost);
       await sleep(Math.min(limits.maxDelayMs, limits.delayMs * 2 ** (failures - 1)), state.signal);
     }
   }
@@ -731,11 +734,9 @@ async function fetchCard(
       response = await fetchFn(u.href, { headers: h, signal: signal ?? null });
     } catch (error) {
       if (signal?.aborted) throw error;
-      throw new A2AConnectionError(
-        `could not reach ${u.origin}: ${error instanceof Error ? error.message : String(error)}`,
-        url,
-        { cause: error },
-      );
+      throw new A2AConnectionError(`could not reach ${u.origin}: ${messageOf(error)}`, url, {
+        cause: error,
+      });
     }
     const text = await response.text();
     if (!response.ok) {

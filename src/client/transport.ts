@@ -306,7 +306,8 @@ export class Transport {
   }
 }
 
-const messageOf = (error: unknown): string => {
+/** A network error's message with its cause's code (ECONNREFUSED, ...) when there is one. */
+export const messageOf = (error: unknown): string => {
   const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
   const base = error instanceof Error ? error.message : String(error);
   return cause?.code ? `${base} (${cause.code})` : base;
