@@ -1,10 +1,14 @@
+import type { cors } from "hono/cors";
 import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";
 import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
+import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
+import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
+import { checkMcpServers, type McpServer, type McpServers } from "./mcp/config";
 import type { Tools } from "./tools";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
@@ -25,6 +29,12 @@ export interface AgentConfig<Env = unknown> {
   handler?: AgentHandler<Env>;
   /** Tools the model may call, and that `tool_call` parts may run. */
   tools?: Tools;
+  /**
+   * MCP servers whose tools the model may call beside `tools` (M1–M3), by name:
+   * `{ docs: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } } }`.
+   * `${VAR}` in the url and header values comes from the Worker's env and secrets.
+   */
+  mcp?: McpServers;
   /**
    * The model that answers: a provider (`openai(...)`, `anthropic(...)`, `gemini(...)`,
    * `workersAI(...)`, `openaiCompatible(...)`), a `fallback` or a `router`. With a model and
@@ -78,7 +88,23 @@ export interface AgentConfig<Env = unknown> {
    * `PUSH_SIGNING_KEYS` secret.
    */
   push?: PushOptions;
+  /** Bounds on streams, subscribers and webhook configs (see `LimitsConfig`). */
+  limits?: LimitsConfig;
+  /**
+   * Authentication, enforced on every route but the public card and JWKS, before any
+   * Durable Object is touched. Without it the agent is public: anyone who can reach it
+   * can send messages and read every task. See {@link AuthOptions}.
+   */
+  auth?: AuthOptions<Env>;
+  /**
+   * Cross-origin access for browser clients (Hono's `cors` options), with a preflight on
+   * every route. Off by default; the card is always readable cross-origin.
+   */
+  cors?: CorsOptions;
 }
+
+/** Hono's `cors` middleware options. */
+export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
 /** Request settings of an agent's model calls; messages, system and tools come from the agent. */
 export type ModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
@@ -103,6 +129,7 @@ export interface Agent<Env = unknown> {
   extendedCard: AgentCard | null;
   handler: AgentHandler<Env> | null;
   tools: Tools;
+  mcp: McpServer[];
   infer: InferFn<Env> | null;
   model: Model | null;
   instructions: string | ((ctx: TaskContext<Env>) => string | Promise<string>) | null;
@@ -120,6 +147,9 @@ export interface Agent<Env = unknown> {
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
   push: PushOptions | null;
+  limits: Limits;
+  auth: AuthOptions<Env> | null;
+  cors: CorsOptions | null;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -138,11 +168,25 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     if (!Number.isFinite(v) || v <= 0) throw new TypeError(`${name} must be a positive number`);
     return v;
   };
+  // The card's security schemes say what is enforced: derived from `auth`, never by hand.
+  if (Object.keys(parsed.data.securitySchemes).length) {
+    throw new TypeError(
+      "card.securitySchemes is derived from the auth option; configure auth instead of declaring schemes",
+    );
+  }
+  const auth = config.auth ? checkAuth(config.auth) : null;
+  if (config.extendedCard && !auth) {
+    throw new TypeError("extendedCard is served only to authenticated callers; configure auth");
+  }
+  const card = { ...parsed.data, securitySchemes: auth ? securitySchemesOf(auth) : {} };
   return {
-    card: parsed.data,
-    extendedCard: config.extendedCard ? AgentCard.parse(config.extendedCard) : null,
+    card,
+    extendedCard: config.extendedCard
+      ? { ...AgentCard.parse(config.extendedCard), securitySchemes: card.securitySchemes }
+      : null,
     handler: config.handler ?? null,
     tools: config.tools ?? {},
+    mcp: checkMcpServers(config.mcp),
     infer: config.infer ?? null,
     model: config.model
       ? config.stripThinkTags === false
@@ -166,6 +210,9 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     },
     summarizer: config.summarizer ?? null,
     push: config.push ?? null,
+    limits: resolveLimits(config.limits),
+    auth,
+    cors: config.cors ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",
       config.maxHistoryItemBytes,

@@ -20,6 +20,8 @@ import {
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
 import { runToolCalls } from "./tool-runner";
+import type { Tools } from "./tools";
+import { openTurnTools } from "./turn-tools";
 
 const RequestSettings = ModelRequest.omit({ messages: true });
 type RequestSettings = z.output<typeof RequestSettings>;
@@ -39,7 +41,7 @@ function requestSettings<Env>(agent: Agent<Env>, system: string | null): Request
     const tools = Object.entries(agent.tools).map(([name, tool]) => ({
       name,
       description: tool.description,
-      parameters: jsonSchemaOf(tool.input),
+      parameters: tool.jsonSchema ?? jsonSchemaOf(tool.input),
     }));
     settings = RequestSettings.parse({
       ...agent.modelSettings,
@@ -75,7 +77,36 @@ export async function runModelAgent<Env>(
   const system =
     typeof agent.instructions === "function" ? await agent.instructions(ctx) : agent.instructions;
   const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
-  const settings = requestSettings(agent, system);
+  const turn = await openTurnTools(agent, ctx);
+  try {
+    const tools: Tools = turn ? { ...agent.tools, ...turn.tools } : agent.tools;
+    const settings = withTools(requestSettings(agent, system), turn?.tools);
+    await runTurn(ctx, agent, items, settings, tools, callOptions, started);
+  } finally {
+    await turn?.close();
+  }
+}
+
+/** The settings with run-time tools (MCP) added after the agent's own. */
+function withTools(settings: RequestSettings, extra: Tools | undefined): RequestSettings {
+  if (!extra || Object.keys(extra).length === 0) return settings;
+  const specs = Object.entries(extra).map(([name, tool]) => {
+    const { $schema: _, ...parameters } = tool.jsonSchema ?? jsonSchemaOf(tool.input);
+    return { name, description: tool.description, parameters };
+  });
+  return RequestSettings.parse({ ...settings, tools: [...(settings.tools ?? []), ...specs] });
+}
+
+async function runTurn<Env>(
+  ctx: TaskContext<Env>,
+  agent: Agent<Env>,
+  items: Item[],
+  settings: RequestSettings,
+  tools: Tools,
+  callOptions: Pick<CallOptions, "failoverStore">,
+  started: number,
+): Promise<void> {
+  const model = agent.model as NonNullable<Agent<Env>["model"]>;
   const options: CallOptions = { signal: ctx.signal, env: ctx.env as object, ...callOptions };
   const stats = new TurnStats();
   const artifact = new ArtifactWriter(ctx);
@@ -102,7 +133,7 @@ export async function runModelAgent<Env>(
       ctx.complete(undefined, { metadata: stats.metadata(started) });
       return;
     }
-    const results = await runToolCalls(round.toolCalls, agent.tools, {
+    const results = await runToolCalls(round.toolCalls, tools, {
       signal: ctx.signal,
       timeoutMs: agent.toolTimeoutMs,
       maxCallsPerTurn: agent.maxToolCallsPerTurn,
@@ -353,10 +384,18 @@ function publicFailure(failure: ProviderError | null, error: unknown): string {
   const reference = errorReference();
   console.error(`edgelink: model call failed ${reference}`, error);
   if (!failure) return `The model call failed (reference ${reference})`;
-  const how = [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
+  // A fallback names each member's failure: the first is usually the real cause.
+  const how =
+    failure instanceof AllProvidersFailedError && failure.failures.length > 0
+      ? failure.failures.map((f) => `${f.provider}: ${failureKind(f)}`).join("; ")
+      : failureKind(failure);
+  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
+}
+
+function failureKind(failure: ProviderError): string {
+  return [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
     .filter(Boolean)
     .join(", ");
-  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
 }
 
 function describe(error: ProviderError): JsonObject {
