@@ -6,7 +6,13 @@ import type { TaskEvent } from "../models/events";
 import type { JsonObject, JsonValue } from "../models/json";
 import { Message, type MessageInput } from "../models/message";
 import { type Part, Parts } from "../models/part";
-import { majorMinor, type PeerCard, type PeerInterface, parsePeerCard } from "../models/peer-card";
+import {
+  majorMinor,
+  type PeerCard,
+  type PeerCardInput,
+  type PeerInterface,
+  parsePeerCard,
+} from "../models/peer-card";
 import type { Task } from "../models/task";
 import { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
 import { messageToV1, stateToV1, taskFromV1, V1Task } from "../models/wire-v1";
@@ -559,7 +565,7 @@ export class A2AClient {
    * The resume loop shared by `stream` and `subscribe`. `first` opens the initial
    * connection (undefined: start with SubscribeToTask). After a drop (an
    * `A2AConnectionError`, or a body that ends before a final event) it resubscribes with
-   * the last event id, up to `retries` times in a row; each event received resets the count.
+   * the last event id, up to `retries` times in a row; each new event resets the count.
    */
   private async *follow(
     first: (lastEventId: string | undefined) => AsyncGenerator<StreamItem> | undefined,
@@ -591,10 +597,14 @@ export class A2AClient {
           );
         opened = undefined;
         for await (const item of items) {
+          // An event seen already (a peer replaying after a reconnection) is no progress.
+          if (item.id !== undefined && item.id === lastEventId) continue;
           const event = this.eventOf(item.payload);
           if (item.id !== undefined) lastEventId = item.id;
           taskId ??= taskIdOf(event);
-          failures = 0;
+          // New events reset the retry count; a bare snapshot after a reconnection does
+          // not, so a peer that drops every connection after its snapshot is given up on.
+          if (event.kind !== "task" || failures === 0) failures = 0;
           yield item.id === undefined ? event : { ...event, eventId: item.id };
           if (isFinal(event)) return;
         }
@@ -770,7 +780,7 @@ async function fetchCard(
  * const peer = await connect("https://peer.internal", { fetch: env.PEER.fetch.bind(env.PEER) });
  */
 export async function connect(
-  target: string | URL | JsonObject | PeerCard,
+  target: string | URL | PeerCardInput | JsonObject,
   options: ConnectOptions = {},
 ): Promise<A2AClient> {
   const fetchFn = options.fetch ?? ((input, init) => fetch(input, init));

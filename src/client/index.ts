@@ -15,7 +15,7 @@ export type { TaskEvent } from "../models/events";
 export type { JsonObject, JsonValue } from "../models/json";
 export type { Message, MessageInput } from "../models/message";
 export { isKnownPart, type Part, Parts, textOf } from "../models/part";
-export type { PeerCard, PeerInterface } from "../models/peer-card";
+export type { PeerCard, PeerCardInput, PeerInterface } from "../models/peer-card";
 export type { Task, TaskStatus } from "../models/task";
 export { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
 export type { Auth, TokenSource } from "./auth";
