@@ -604,7 +604,7 @@ export class A2AClient {
           taskId ??= taskIdOf(event);
           // New events reset the retry count; a bare snapshot after a reconnection does
           // not, so a peer that drops every connection after its snapshot is given up on.
-          if (event.kind !== "task" || failures === 0) failures = 0;
+          if (event.kind !== "task") failures = 0;
           yield item.id === undefined ? event : { ...event, eventId: item.id };
           if (isFinal(event)) return;
         }
