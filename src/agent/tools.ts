@@ -20,6 +20,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
    */
   jsonSchema?: JsonObject;
   run: (args: z.output<S>, options: { signal: AbortSignal }) => JsonValue | Promise<JsonValue>;
+  /** This tool's time limit, over the agent's `toolTimeoutMs` (H12). */
+  timeoutMs?: number;
 }
 
 export function tool<S extends z.ZodType>(definition: Tool<S>): Tool<S> {
