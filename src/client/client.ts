@@ -21,7 +21,14 @@ import { eventFromV03, V03StreamEvent } from "../models/wire-v03-events";
 import { streamResponseToEvent, taskIdOf, V1StreamResponse } from "../push/stream-response";
 import { type ApiKeyPlacement, type Auth, applyAuth } from "./auth";
 import { A2AConnectionError, invalidResponse, UnsupportedOperationError } from "./errors";
-import { type Binding, messageOf, type StreamItem, Transport, type Version } from "./transport";
+import {
+  type Binding,
+  messageOf,
+  readText,
+  type StreamItem,
+  Transport,
+  type Version,
+} from "./transport";
 
 /** Options of `connect`. */
 export interface ConnectOptions {
@@ -748,7 +755,7 @@ async function fetchCard(
         cause: error,
       });
     }
-    const text = await response.text();
+    const text = await readText(response, url);
     if (!response.ok) {
       problems.push(`${url}: HTTP ${response.status}`);
       continue;
