@@ -19,25 +19,22 @@ export type { PeerCard, PeerCardInput, PeerInterface } from "../models/peer-card
 export type { Task, TaskStatus } from "../models/task";
 export { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
 export type { Auth, TokenSource } from "./auth";
-export {
-  A2AClient,
-  type AgentEvent,
-  answerOf,
-  type ConnectOptions,
-  chooseInterface,
-  connect,
-  type HistoryPage,
-  type ListTasksOptions,
-  type MessageLike,
-  type PushConfigInit,
-  type PushNotificationConfig,
-  type ResumeOptions,
-  type SendOptions,
-  type SendResult,
-  type StreamOptions,
-  type SubscribeOptions,
-  type TaskPage,
+export type {
+  AgentEvent,
+  ConnectOptions,
+  HistoryPage,
+  ListTasksOptions,
+  MessageLike,
+  PushConfigInit,
+  PushNotificationConfig,
+  ResumeOptions,
+  SendOptions,
+  SendResult,
+  StreamOptions,
+  SubscribeOptions,
+  TaskPage,
 } from "./client";
+export { A2AClient, answerOf, chooseInterface, connect } from "./client";
 export {
   A2AConnectionError,
   A2ARemoteError,
