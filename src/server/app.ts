@@ -5,6 +5,7 @@ import { A2AError } from "../models/errors";
 import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
 import { serveCard, servedFeatures } from "./card";
+import { registerChat } from "./chat";
 import { restError, toA2AError } from "./errors";
 import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
@@ -40,6 +41,8 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
       servedFeatures(anyAgent, origin),
     );
   });
+
+  registerChat(app, agent);
 
   app.all("*", (c) => {
     const url = new URL(c.req.url);

@@ -1,8 +1,10 @@
+import { SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Agent } from "../../src/agent/definition";
 import type { AgentResult } from "../../src/agent/result";
 import { openai } from "../../src/providers/openai-chat";
-import { rpc } from "../helpers";
+import { parseChat } from "../chat-sse";
+import { BASE, rpc } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { streamMessage } from "./stream";
 import worker, { harness } from "./worker";
@@ -240,6 +242,75 @@ describe("tool loop limits (H10, H14, H16)", () => {
       error: "The turn took longer than 150 ms and was stopped",
     });
     expect(harness.toolAborts).toEqual(["The turn took longer than 150 ms"]);
+  });
+});
+
+describe("chat endpoint on a model-backed agent (N1–N6)", () => {
+  const chat = async (message: string) => {
+    const response = await SELF.fetch(`${BASE}/chat`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ message }),
+    });
+    return parseChat(await response.text());
+  };
+
+  it("N1–N5: start with the model, tool_call before the tool runs, tool_result after, chunks, done with the result's totals", async () => {
+    fake.reply(
+      { fixture: "openai-chat/tool-call-split-args.sse" },
+      { fixture: "openai-chat/after-tool-result-text.sse" },
+    );
+    const frames = await chat("What is the capital of the UK? Use the tool, then answer.");
+    const events = frames.map((f) => f.event);
+    expect(events[0]).toBe("start");
+    expect(frames[0]?.data.model).toBe("switchable");
+    expect(events.filter((e) => e !== "chunk")).toEqual([
+      "start",
+      "tool_call",
+      "tool_result",
+      "done",
+    ]);
+    expect(events.indexOf("tool_result")).toBeLessThan(events.indexOf("chunk"));
+    expect(frames.find((f) => f.event === "tool_call")?.data).toEqual({
+      tool: "get_capital",
+      arguments: { country: "UK" },
+      toolCallId: "call_ZR5UUuTt3pf61kjwAJIYdVMj",
+    });
+    expect(frames.find((f) => f.event === "tool_result")?.data).toEqual({
+      tool: "get_capital",
+      content: "London",
+      toolCallId: "call_ZR5UUuTt3pf61kjwAJIYdVMj",
+      isError: false,
+    });
+    const answer = frames.filter((f) => f.event === "chunk").map((f) => f.data.content);
+    expect(answer.join("")).toBe("The capital of the UK is London.");
+    const done = frames.at(-1)?.data as Json;
+    const result = await resultOf([{ statusUpdate: { taskId: done.taskId } }]);
+    expect(done).toEqual({
+      taskId: result.taskId,
+      sessionId: done.sessionId,
+      state: "completed",
+      hasThinking: false,
+      totalTimeMs: result.totalTimeMs,
+    });
+  });
+
+  it("N5: done carries the thinking; N6: a provider failure is one error event, no done", async () => {
+    harness.model = openai({ model: "deepseek-r1", apiKey: "k", baseUrl: "https://fake.test/v1" });
+    fake.reply({
+      status: 200,
+      body: thinkBody(),
+      headers: { "content-type": "text/event-stream" },
+    });
+    const ok = await chat("What is 2+2?");
+    expect(ok.at(-1)).toMatchObject({
+      event: "done",
+      data: { thinking: "The user asks 2+2.", hasThinking: true },
+    });
+    fake.reply({ status: 400, body: '{"error":{"message":"bad","type":"invalid_request_error"}}' });
+    const bad = await chat("again");
+    expect(bad.map((f) => f.event)).toEqual(["start", "error"]);
+    expect(String(bad[1]?.data.error)).toMatch(/^The model provider openai failed \(HTTP 400/);
   });
 });
 
