@@ -19,7 +19,7 @@ describe("chat endpoint (N1–N7) on a handler-based agent", () => {
     const { response, frames } = await chat({ message: "streams are fun" });
     expect(response.headers.get("content-type")).toMatch(/text\/event-stream/);
     expect(frames[0]?.event).toBe("start");
-    const { taskId, sessionId, model } = frames[0]?.data as Json;
+    const { taskId, sessionId, model } = (frames[0]?.data ?? {}) as Json;
     expect(typeof taskId).toBe("string");
     expect(typeof sessionId).toBe("string");
     expect(model).toBeNull(); // the demo has no model
@@ -77,7 +77,7 @@ describe("chat endpoint (N1–N7) on a handler-based agent", () => {
 
   it("N5: sessionId continues a conversation; input-required ends the turn with the question and done", async () => {
     const first = await chat({ message: "hello" });
-    const { sessionId, taskId } = first.frames[0]?.data as Json;
+    const { sessionId, taskId } = (first.frames[0]?.data ?? {}) as Json;
     expect(first.frames.slice(1).map((f) => [f.event, f.data.content ?? f.data.state])).toEqual([
       ["chunk", "Hi! What's your name?"],
       ["done", "input-required"],
@@ -92,7 +92,7 @@ describe("chat endpoint (N1–N7) on a handler-based agent", () => {
 
   it("N7: GET /chat/{taskId} with Last-Event-ID resumes right after that event; without it replays the task", async () => {
     const { frames } = await chat({ message: "one two three four" });
-    const { taskId } = frames[0]?.data as Json;
+    const { taskId } = (frames[0]?.data ?? {}) as Json;
     const firstChunk = frames.find((f) => f.event === "chunk");
     const after = await SELF.fetch(`${BASE}/chat/${taskId}`, {
       headers: { "Last-Event-ID": String(firstChunk?.id) },
@@ -115,7 +115,7 @@ describe("chat endpoint (N1–N7) on a handler-based agent", () => {
 
   it("N1: works under a tenant, isolated from other tenants", async () => {
     const { frames } = await chat({ message: "tenant talk" }, "/acme/chat");
-    const { taskId } = frames[0]?.data as Json;
+    const { taskId } = (frames[0]?.data ?? {}) as Json;
     expect(frames.at(-1)?.event).toBe("done");
     const own = await SELF.fetch(`${BASE}/acme/chat/${taskId}`);
     expect(parseChat(await own.text()).at(-1)?.event).toBe("done");
