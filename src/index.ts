@@ -12,6 +12,15 @@ export type {
 export { runDefaultExecution } from "./agent/default-execution";
 export type { Agent, AgentConfig, InferFn, ModelSettings } from "./agent/definition";
 export { RESPONSE_ARTIFACT, runModelAgent } from "./agent/model-execution";
+export {
+  composePrompt,
+  generatedToolsPrompt,
+  PromptComposition,
+  type PromptCompositionInput,
+  PromptProfile,
+  PromptSection,
+  PromptSectionType,
+} from "./agent/prompt";
 export type { AgentResult, AgentStatus, ModelUse, ToolUse, TraceEntry } from "./agent/result";
 export { type ToolRun, ToolTimeoutError } from "./agent/tool-runner";
 export { type Tool, type Tools, tool } from "./agent/tools";

@@ -5,6 +5,11 @@ import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
 import type { AgentHandler, TaskContext } from "./context";
+import {
+  type PromptComposition,
+  type PromptCompositionInput,
+  parsePromptComposition,
+} from "./prompt";
 import type { Tools } from "./tools";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
@@ -32,8 +37,15 @@ export interface AgentConfig<Env = unknown> {
    * `response` artifact, runs the tools it calls and records every step in the history.
    */
   model?: Model;
-  /** System instructions for the model; a function may build them per task. */
-  instructions?: string | ((ctx: TaskContext<Env>) => string | Promise<string>);
+  /**
+   * System instructions for the model: a string, a composition (global prompt, generated
+   * tools prompt, profile sections, additional context, or a verbatim `systemOverride`;
+   * see `PromptComposition`), or a function building them per task.
+   */
+  instructions?:
+    | string
+    | PromptCompositionInput
+    | ((ctx: TaskContext<Env>) => string | Promise<string>);
   /** Request settings for every model call: temperature, maxTokens, reasoning, ... */
   modelSettings?: ModelSettings;
   /**
@@ -128,7 +140,11 @@ export interface Agent<Env = unknown> {
   tools: Tools;
   infer: InferFn<Env> | null;
   model: Model | null;
-  instructions: string | ((ctx: TaskContext<Env>) => string | Promise<string>) | null;
+  instructions:
+    | string
+    | PromptComposition
+    | ((ctx: TaskContext<Env>) => string | Promise<string>)
+    | null;
   modelSettings: ModelSettings;
   maxIterations: number;
   maxToolRounds: number;
@@ -177,7 +193,10 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
         ? config.model
         : stripThinkTags(config.model)
       : null,
-    instructions: config.instructions ?? null,
+    instructions:
+      typeof config.instructions === "object"
+        ? parsePromptComposition(config.instructions)
+        : (config.instructions ?? null),
     modelSettings: checkModelSettings(config.modelSettings ?? {}),
     maxIterations: positive("maxIterations", config.maxIterations, 20),
     maxToolRounds: positive("maxToolRounds", config.maxToolRounds, 10),

@@ -18,6 +18,7 @@ import {
 } from "../providers/types";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
+import { composePrompt } from "./prompt";
 import { type ModelUse, ResultRecorder } from "./result";
 import { runToolCalls } from "./tool-runner";
 import { announceCall, announceReasoning, announceResult } from "./tool-work";
@@ -51,6 +52,14 @@ function requestSettings<Env>(agent: Agent<Env>, system: string | null): Request
     if (typeof agent.instructions !== "function") byInstructions.set(system, settings);
   }
   return settings;
+}
+
+/** The system prompt of a turn: the agent's string, its composition (L1–L3), or its function's. */
+async function systemPrompt<Env>(agent: Agent<Env>, ctx: TaskContext<Env>): Promise<string | null> {
+  const instructions = agent.instructions;
+  if (instructions === null || typeof instructions === "string") return instructions;
+  if (typeof instructions === "function") return instructions(ctx);
+  return composePrompt(instructions, agent.tools);
 }
 
 /** The artifact an LLM agent streams its answer into. */
@@ -106,8 +115,7 @@ async function modelLoop<Env>(
   recorder: ResultRecorder,
   end: End,
 ): Promise<void> {
-  const system =
-    typeof agent.instructions === "function" ? await agent.instructions(ctx) : agent.instructions;
+  const system = await systemPrompt(agent, ctx);
   const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
   const settings = requestSettings(agent, system);
   const options: CallOptions = { env: ctx.env as object, ...callOptions };

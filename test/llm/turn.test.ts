@@ -1,6 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Agent } from "../../src/agent/definition";
+import { parsePromptComposition } from "../../src/agent/prompt";
 import type { AgentResult } from "../../src/agent/result";
 import { openai } from "../../src/providers/openai-chat";
 import { parseChat } from "../chat-sse";
@@ -242,6 +243,36 @@ describe("tool loop limits (H10, H14, H16)", () => {
       error: "The turn took longer than 150 ms and was stopped",
     });
     expect(harness.toolAborts).toEqual(["The turn took longer than 150 ms"]);
+  });
+});
+
+describe("prompt composition reaches the model (L1–L3)", () => {
+  it("L2: the composed prompt is the system message; L3: systemOverride is sent verbatim", async () => {
+    agent.instructions = parsePromptComposition({
+      global: "You work for Acme.",
+      toolsPrompt: true,
+      profiles: [{ id: "p", sections: [{ id: "f", type: "format", content: "Be brief." }] }],
+    });
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    await streamMessage("Capital of Mexico?");
+    const sent = (fake.requests[0]?.body as { messages: Json[] }).messages[0];
+    expect(sent).toEqual({
+      role: "system",
+      content: [
+        "You work for Acme.",
+        "You can call these tools:\n- get_capital: The capital of a country\n- fixed_version: Return a fixed test version string\n- get_country",
+        "Be brief.",
+      ].join("\n\n"),
+    });
+
+    agent.instructions = parsePromptComposition({
+      global: "ignored",
+      systemOverride: "Only this.",
+    });
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    await streamMessage("Capital of Mexico?");
+    const override = (fake.requests[1]?.body as { messages: Json[] }).messages[0];
+    expect(override).toEqual({ role: "system", content: "Only this." });
   });
 });
 
