@@ -255,7 +255,7 @@ describe("prompt composition reaches the model (L1–L3)", () => {
     });
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     await streamMessage("Capital of Mexico?");
-    const sent = (fake.requests[0]?.body as { messages: Json[] }).messages[0];
+    const sent = (fake.requests[0]?.body as { messages: Json[] } | undefined)?.messages[0];
     expect(sent).toEqual({
       role: "system",
       content: [
@@ -271,7 +271,7 @@ describe("prompt composition reaches the model (L1–L3)", () => {
     });
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     await streamMessage("Capital of Mexico?");
-    const override = (fake.requests[1]?.body as { messages: Json[] }).messages[0];
+    const override = (fake.requests[1]?.body as { messages: Json[] } | undefined)?.messages[0];
     expect(override).toEqual({ role: "system", content: "Only this." });
   });
 });
