@@ -1,8 +1,10 @@
+import { z } from "zod";
 import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";
 import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
+import { jsonSchemaOf } from "../providers/tool-spec";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
 import type { AgentHandler, TaskContext } from "./context";
 import {
@@ -115,8 +117,21 @@ export interface AgentConfig<Env = unknown> {
   push?: PushOptions;
 }
 
-/** Request settings of an agent's model calls; messages, system and tools come from the agent. */
-export type ModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
+/**
+ * Request settings of an agent's model calls; messages, system and tools come from the
+ * agent. `outputSchema` may be a zod schema or a JSON Schema (G18): it is sent natively
+ * where the provider supports it, as instructions otherwise, and the answer is validated
+ * against it (`metadata.result.output`, or `outputError` saying what does not match).
+ */
+export type ModelSettings = Omit<
+  ModelRequestInput,
+  "messages" | "system" | "tools" | "outputSchema"
+> & {
+  outputSchema?: JsonObject | z.ZodType;
+};
+
+/** Model settings as resolved: the output schema as JSON Schema. */
+export type ResolvedModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
 
 /** Push notification settings. */
 export interface PushOptions {
@@ -145,7 +160,7 @@ export interface Agent<Env = unknown> {
     | PromptComposition
     | ((ctx: TaskContext<Env>) => string | Promise<string>)
     | null;
-  modelSettings: ModelSettings;
+  modelSettings: ResolvedModelSettings;
   maxIterations: number;
   maxToolRounds: number;
   turnTimeoutMs: number;
@@ -252,7 +267,16 @@ function filterTools(
 const Settings = ModelRequest.omit({ messages: true, system: true, tools: true }).partial();
 
 /** Bad model settings are a definition error, named at startup, not at the first task. */
-function checkModelSettings(settings: ModelSettings): ModelSettings {
+function checkModelSettings(input: ModelSettings): ResolvedModelSettings {
+  const { outputSchema, ...rest } = input;
+  const settings: ResolvedModelSettings =
+    outputSchema === undefined
+      ? rest
+      : {
+          ...rest,
+          outputSchema:
+            outputSchema instanceof z.ZodType ? jsonSchemaOf(outputSchema) : outputSchema,
+        };
   const parsed = Settings.safeParse(settings);
   if (!parsed.success) {
     const why = parsed.error.issues.map((i) => `modelSettings.${i.path.join(".")}: ${i.message}`);

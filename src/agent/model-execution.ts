@@ -7,6 +7,7 @@ import type { Message } from "../models/message";
 import { Parts } from "../models/part";
 import { isFirstToken } from "../providers/collect";
 import { AllProvidersFailedError, ProviderError } from "../providers/errors";
+import { checkOutput } from "../providers/output";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import {
   type CallOptions,
@@ -19,7 +20,7 @@ import {
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
 import { composePrompt } from "./prompt";
-import { type ModelUse, ResultRecorder } from "./result";
+import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
 import { runToolCalls } from "./tool-runner";
 import { announceCall, announceReasoning, announceResult } from "./tool-work";
 
@@ -62,6 +63,12 @@ async function systemPrompt<Env>(agent: Agent<Env>, ctx: TaskContext<Env>): Prom
   return composePrompt(instructions, agent.tools);
 }
 
+/** The answer against the agent's output schema (G18): its value, or what is wrong with it. */
+function structuredOutcome(text: string, schema: JsonObject): Partial<AgentResult> {
+  const checked = checkOutput(text, schema);
+  return checked.error === null ? { output: checked.output } : { outputError: checked.error };
+}
+
 /** The artifact an LLM agent streams its answer into. */
 export const RESPONSE_ARTIFACT = "response";
 
@@ -84,9 +91,13 @@ export async function runModelAgent<Env>(
   if (!model) throw new TypeError("runModelAgent needs an agent with a model");
   const recorder = new ResultRecorder(agent.trace);
   const turn = turnSignal(ctx.signal, agent.turnTimeoutMs);
-  const end = (reason: string | null, extra: JsonObject = {}) => {
+  const end: End = (reason, extra = {}, outcome = {}) => {
     const status = reason === null ? "complete" : "failed";
-    const result = recorder.result(ctx.taskId, status, reason === null ? {} : { error: reason });
+    const result = recorder.result(
+      ctx.taskId,
+      status,
+      reason === null ? outcome : { ...outcome, error: reason },
+    );
     const metadata = {
       ...turnMetadata(recorder),
       ...extra,
@@ -105,7 +116,7 @@ export async function runModelAgent<Env>(
   }
 }
 
-type End = (reason: string | null, extra?: JsonObject) => void;
+type End = (reason: string | null, extra?: JsonObject, outcome?: Partial<AgentResult>) => void;
 
 async function modelLoop<Env>(
   ctx: TaskContext<Env>,
@@ -141,7 +152,11 @@ async function modelLoop<Env>(
     items.push(...ctx.record(turnItems(round, ctx)));
     if (round.toolCalls.length === 0) {
       artifact.finish();
-      end(null);
+      end(
+        null,
+        {},
+        settings.outputSchema ? structuredOutcome(round.text, settings.outputSchema) : {},
+      );
       return;
     }
     const calls = new Map(round.toolCalls.map((c) => [c.id, c]));

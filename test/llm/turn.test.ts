@@ -1,6 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Agent } from "../../src/agent/definition";
+import { z } from "zod";
+import { type Agent, resolveAgent } from "../../src/agent/definition";
 import { parsePromptComposition } from "../../src/agent/prompt";
 import type { AgentResult } from "../../src/agent/result";
 import { openai } from "../../src/providers/openai-chat";
@@ -243,6 +244,36 @@ describe("tool loop limits (H10, H14, H16)", () => {
       error: "The turn took longer than 150 ms and was stopped",
     });
     expect(harness.toolAborts).toEqual(["The turn took longer than 150 ms"]);
+  });
+});
+
+describe("structured output (G18)", () => {
+  const answer = (content: string) => {
+    const chunk = (delta: Json, finish: string | null) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const body = [chunk({ content }, null), chunk({}, "stop"), "data: [DONE]\n\n"].join("");
+    return { status: 200, body, headers: { "content-type": "text/event-stream" } };
+  };
+
+  it("G18: a zod outputSchema is sent natively; the answer is validated into result.output or result.outputError", async () => {
+    const resolved = resolveAgent({
+      card: { name: "x", description: "x" },
+      modelSettings: { outputSchema: z.object({ capital: z.string() }) },
+    });
+    agent.modelSettings = resolved.modelSettings;
+    agent.instructions = "Answer as JSON (G18 test)."; // a new system prompt: fresh request settings
+    fake.reply(answer('{"capital":"London"}'));
+    const good = await resultOf(await streamMessage("Capital of the UK?"));
+    expect(good.output).toEqual({ capital: "London" });
+    expect(good.outputError).toBeUndefined();
+    const sent = fake.requests[0]?.body as Json;
+    expect((sent.response_format as Json).type).toBe("json_schema");
+
+    fake.reply(answer('{"capital":42}'));
+    const bad = await resultOf(await streamMessage("Capital of the UK?"));
+    expect(bad.status).toBe("complete");
+    expect(bad.output).toBeUndefined();
+    expect(bad.outputError).toMatch(/does not match the output schema: output\/capital/);
   });
 });
 
