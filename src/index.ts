@@ -19,7 +19,16 @@ export type {
 } from "./agent/context";
 export { runDefaultExecution } from "./agent/default-execution";
 export type { AgentConfig, InferFn, ModelSettings, PushOptions } from "./agent/definition";
-export { runModelAgent } from "./agent/model-execution";
+export { RESPONSE_ARTIFACT, runModelAgent } from "./agent/model-execution";
+export {
+  composePrompt,
+  generatedToolsPrompt,
+  PromptComposition,
+  type PromptCompositionInput,
+  PromptProfile,
+  PromptSection,
+  PromptSectionType,
+} from "./agent/prompt";
 export type { AgentResult, AgentStatus, ModelUse, ToolUse, TraceEntry } from "./agent/result";
 export { type ToolRun, ToolTimeoutError } from "./agent/tool-runner";
 export { type Tool, type Tools, tool } from "./agent/tools";

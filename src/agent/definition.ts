@@ -1,14 +1,21 @@
 import type { cors } from "hono/cors";
+import * as z from "zod";
 import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";
 import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
+import { jsonSchemaOf } from "../providers/tool-spec";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpServers, type McpServer, type McpServers } from "./mcp/config";
+import {
+  type PromptComposition,
+  type PromptCompositionInput,
+  parsePromptComposition,
+} from "./prompt";
 import type { Tools } from "./tools";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
@@ -42,8 +49,15 @@ export interface AgentConfig<Env = unknown> {
    * `response` artifact, runs the tools it calls and records every step in the history.
    */
   model?: Model;
-  /** System instructions for the model; a function may build them per task. */
-  instructions?: string | ((ctx: TaskContext<Env>) => string | Promise<string>);
+  /**
+   * System instructions for the model: a string, a composition (global prompt, generated
+   * tools prompt, profile sections, additional context, or a verbatim `systemOverride`;
+   * see `PromptComposition`), or a function building them per task.
+   */
+  instructions?:
+    | string
+    | PromptCompositionInput
+    | ((ctx: TaskContext<Env>) => string | Promise<string>);
   /** Request settings for every model call: temperature, maxTokens, reasoning, ... */
   modelSettings?: ModelSettings;
   /**
@@ -136,8 +150,21 @@ export interface AgentConfig<Env = unknown> {
 /** Hono's `cors` middleware options. */
 export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
-/** Request settings of an agent's model calls; messages, system and tools come from the agent. */
-export type ModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
+/**
+ * Request settings of an agent's model calls; messages, system and tools come from the
+ * agent. `outputSchema` may be a zod schema or a JSON Schema (G18): it is sent natively
+ * where the provider supports it, as instructions otherwise, and the answer is validated
+ * against it (`metadata.result.output`, or `outputError` saying what does not match).
+ */
+export type ModelSettings = Omit<
+  ModelRequestInput,
+  "messages" | "system" | "tools" | "outputSchema"
+> & {
+  outputSchema?: JsonObject | z.ZodType;
+};
+
+/** Model settings as resolved: the output schema as JSON Schema. */
+export type ResolvedModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
 
 /** Push notification settings. */
 export interface PushOptions {
@@ -162,8 +189,12 @@ export interface Agent<Env = unknown> {
   mcp: McpServer[];
   infer: InferFn<Env> | null;
   model: Model | null;
-  instructions: string | ((ctx: TaskContext<Env>) => string | Promise<string>) | null;
-  modelSettings: ModelSettings;
+  instructions:
+    | string
+    | PromptComposition
+    | ((ctx: TaskContext<Env>) => string | Promise<string>)
+    | null;
+  modelSettings: ResolvedModelSettings;
   maxIterations: number;
   maxToolRounds: number;
   turnTimeoutMs: number;
@@ -230,7 +261,10 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
         ? config.model
         : stripThinkTags(config.model)
       : null,
-    instructions: config.instructions ?? null,
+    instructions:
+      typeof config.instructions === "object"
+        ? parsePromptComposition(config.instructions)
+        : (config.instructions ?? null),
     modelSettings: checkModelSettings(config.modelSettings ?? {}),
     maxIterations: positive("maxIterations", config.maxIterations, 20),
     maxToolRounds: positive("maxToolRounds", config.maxToolRounds, 10),
@@ -290,7 +324,16 @@ function filterTools(
 const Settings = ModelRequest.omit({ messages: true, system: true, tools: true }).partial();
 
 /** Bad model settings are a definition error, named at startup, not at the first task. */
-function checkModelSettings(settings: ModelSettings): ModelSettings {
+function checkModelSettings(input: ModelSettings): ResolvedModelSettings {
+  const { outputSchema, ...rest } = input;
+  const settings: ResolvedModelSettings =
+    outputSchema === undefined
+      ? rest
+      : {
+          ...rest,
+          outputSchema:
+            outputSchema instanceof z.ZodType ? jsonSchemaOf(outputSchema) : outputSchema,
+        };
   const parsed = Settings.safeParse(settings);
   if (!parsed.success) {
     const why = parsed.error.issues.map((i) => `modelSettings.${i.path.join(".")}: ${i.message}`);
