@@ -31,6 +31,7 @@ import type { IndexRpc } from "./index-object";
 import { IndexOutbox } from "./index-outbox";
 import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, PushStore } from "./push-store";
+import { checkRowBytes } from "./row-limit";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ReadOptions, TaskStore } from "./task-store";
@@ -389,8 +390,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   ): Promise<Result<PushConfig>> {
     return attempt(async () => {
       const push = this.requirePush(scope, taskId);
-      const config = this.ctx.storage.transactionSync(() =>
-        this.registerConfig(push, taskId, input, issuer),
+      const config = this.store.atomic(() =>
+        this.registerConfig(push, taskId, input, issuer, this.read(taskId)),
       );
       await this.wakeAt(Date.now());
       return config;
@@ -434,9 +435,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  /** A task's dead-lettered webhook deliveries. */
-  deadDeliveries(scope: Scope, taskId: string): Promise<Result<DeliveryRow[]>> {
-    return attempt(() => this.requirePush(scope, taskId).dead(taskId));
+  /** A task's dead-lettered webhook deliveries, a page at a time (`after`: last seq seen). */
+  deadDeliveries(
+    scope: Scope,
+    taskId: string,
+    page: { after?: number; limit?: number } = {},
+  ): Promise<Result<DeliveryRow[]>> {
+    return attempt(() => this.requirePush(scope, taskId).dead(taskId, page));
   }
 
   /** Queues a task's dead-lettered deliveries again; answers how many. */
@@ -517,7 +522,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       }
       this.store.atomic(() => {
         this.store.appendMessage(taskId, message);
-        if (push) this.registerInline(taskId, push.config, push.issuer);
+        if (push) this.registerInline(taskId, push.config, push.issuer, this.read(taskId));
       });
       const opened = beforeRun?.(taskId);
       return { taskId, run: this.start(taskId, message), opened };
@@ -539,7 +544,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       flowState: {},
     };
     const events = this.store.atomic(() => {
-      if (push) this.registerInline(id, push.config, push.issuer);
+      if (push) this.registerInline(id, push.config, push.issuer, submitted);
       return this.store.create(submitted, true, push !== undefined);
     });
     const opened = beforeRun?.(id, { task: submitted, seq: 0 });
@@ -548,27 +553,46 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /** A config sent inside SendMessage: saved before the run starts, so no event is missed. */
-  private registerInline(taskId: string, input: PushConfigInput, issuer: string): void {
+  private registerInline(
+    taskId: string,
+    input: PushConfigInput,
+    issuer: string,
+    snapshot: Task,
+  ): void {
     if (!this.pushStore) {
       throw new A2AError(
         "PushNotificationNotSupported",
         "This agent does not send push notifications",
       );
     }
-    this.registerConfig(this.pushStore, taskId, input, issuer);
+    this.registerConfig(this.pushStore, taskId, input, issuer, snapshot);
     this.store.pushQueued = true;
   }
 
-  /** Saves a config and queues the task snapshot as its first delivery. */
+  /**
+   * Saves a config and queues the task snapshot as its first delivery. The snapshot is
+   * written now, so every retry of that delivery sends the same body.
+   */
   private registerConfig(
     push: PushStore,
     taskId: string,
     input: PushConfigInput,
     issuer: string,
+    snapshot: Task,
   ): PushConfig {
     const config = resolvePushConfig(input, { taskId });
+    const max = this.agent.limits.maxPushConfigsPerTask;
+    if (!push.config(taskId, config.id) && push.configCount(taskId) >= max) {
+      throw new A2AError(
+        "InvalidParams",
+        `Task ${taskId} already has ${max} push notification configs, the limit; delete one first`,
+        { taskId, limit: String(max) },
+      );
+    }
     push.saveConfig(config);
-    push.enqueue(taskId, null, Date.now(), config.id);
+    const body = JSON.stringify(snapshot);
+    checkRowBytes("task snapshot for the webhook", body);
+    push.enqueue(taskId, null, Date.now(), config.id, body);
     this.ctx.storage.sql.exec(
       "INSERT INTO meta (key, value) VALUES ('push_issuer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       issuer,
