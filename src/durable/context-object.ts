@@ -21,7 +21,7 @@ import { renderSendResult } from "../models/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/requests";
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
-import { InvalidTransitionError, isTerminal } from "../models/task-state";
+import { InvalidTransitionError, isTerminal, type TaskState } from "../models/task-state";
 import type { FailoverStore } from "../providers/types";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
 import { EventHub } from "./event-hub";
@@ -233,10 +233,22 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  /** Several tasks in the given order; ids this object does not hold are skipped. */
-  async getTasks(scope: Scope, taskIds: string[], options: ReadOptions = {}): Promise<Task[]> {
+  /**
+   * Several tasks in the given order; ids this object does not hold are skipped, and so
+   * are tasks that no longer match the listing's state filter: the tenant index may lag
+   * behind (a restart just failed a working task), this object does not.
+   */
+  async getTasks(
+    scope: Scope,
+    taskIds: string[],
+    options: ReadOptions = {},
+    filter: { state?: TaskState } = {},
+  ): Promise<Task[]> {
     this.claim(scope);
-    return taskIds.flatMap((id) => this.store.read(id, options) ?? []);
+    return taskIds.flatMap((id) => {
+      const task = this.store.read(id, options);
+      return task && (!filter.state || task.status.state === filter.state) ? [task] : [];
+    });
   }
 
   /** ListTasks for this conversation alone (a contextId filter needs no index). */

@@ -189,6 +189,18 @@ describe("durable core: every row within SQLite's 2 MB limit", () => {
 });
 
 describe("durable core: races", () => {
+  it("ListTasks right after a restart shows no task under a state it no longer has", async () => {
+    const task = await send("count 30", {}, { returnImmediately: true });
+    // The index now says working; the object is torn down mid-run.
+    await runInDurableObject(stubOf(task.contextId as string), (_i, state) => {
+      state.abort("simulated restart");
+    }).catch(() => {});
+    const { body } = await rpc("ListTasks", { status: "TASK_STATE_WORKING", pageSize: 100 });
+    const tasks = (body.result as { tasks: Json[] }).tasks;
+    expect(tasks.map((t) => t.id)).not.toContain(task.id);
+    for (const t of tasks) expect((t.status as Json).state).toBe("TASK_STATE_WORKING");
+  });
+
   it("two concurrent summary compactions of one conversation write one summary (E8)", async () => {
     const first = await send("first topic");
     const contextId = first.contextId as string;
