@@ -82,6 +82,14 @@ export type ContextRpc = Pick<
   | "redeliver"
 >;
 
+/** How long after a task finishes the alarm prunes (one alarm serves many tasks). */
+const PRUNE_DELAY_MS = 60_000;
+/** Between batches when more is to prune. */
+const PRUNE_AGAIN_MS = 1_000;
+
+const endsTask = ({ event }: LoggedEvent): boolean =>
+  event.kind === "status-update" && isTerminal(event.status.state);
+
 /** Reason recorded on a task whose run was cut off by an object restart. */
 export const RESTART_REASON =
   "The agent restarted while this task was running, and the run could not be resumed";
@@ -385,10 +393,24 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  /** Retries index updates that could not be delivered. */
+  /** Retries index updates that could not be delivered; delivers push; prunes. */
   override async alarm(): Promise<void> {
+    this.prune();
     await this.flushIndex();
+    this.store.commitAcknowledgements();
     await this.deliverPush();
+    if (this.pruneArmed) await this.wakeAt(Date.now() + PRUNE_AGAIN_MS);
+  }
+
+  /** Set while finished tasks may be over the retention limits; the alarm prunes. */
+  private pruneArmed = false;
+
+  /** One batch of retention (`limits.retainFinishedTasks`, `limits.retainFinishedMs`). */
+  private prune(): void {
+    const { retainFinishedTasks, retainFinishedMs } = this.agent.limits;
+    const cutoff = new Date(Date.now() - retainFinishedMs).toISOString();
+    const batch = 100;
+    this.pruneArmed = this.store.prune(retainFinishedTasks, cutoff, batch) === batch;
   }
 
   // ---- push notifications ------------------------------------------------------------
@@ -707,6 +729,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   private publish(taskId: string, events: LoggedEvent[]): void {
     if (events.length) this.hub.emit(taskId, events);
+    if (!this.pruneArmed && events.some(endsTask)) {
+      // A task finished: retention runs from the alarm a little later, once per batch.
+      this.pruneArmed = true;
+      this.wakeAt(Date.now() + PRUNE_DELAY_MS).catch((error) =>
+        console.error("edgelink: could not schedule retention", error),
+      );
+    }
     if (this.store.pushQueued) {
       this.store.pushQueued = false;
       this.wakeAt(Date.now()).catch((error) =>

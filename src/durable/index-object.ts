@@ -18,7 +18,7 @@ export interface IndexPage {
 }
 
 /** The index's RPC surface as callers use it (see ContextRpc for why). */
-export type IndexRpc = Pick<IndexObject, "upsert" | "query">;
+export type IndexRpc = Pick<IndexObject, "upsert" | "query" | "remove">;
 
 /**
  * A tenant's task index, for ListTasks across conversations. Conversation objects push
@@ -48,6 +48,14 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
           r.updatedAt,
         );
       }
+    });
+  }
+
+  /** Forgets tasks their conversation pruned (retention). */
+  async remove(taskIds: string[]): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    this.ctx.storage.transactionSync(() => {
+      for (const id of taskIds) sql.exec("DELETE FROM task_index WHERE task_id = ?", id);
     });
   }
 

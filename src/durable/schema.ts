@@ -128,6 +128,8 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   ],
   // v5: a config's first delivery (the task snapshot) keeps the body it was queued with.
   ["ALTER TABLE push_deliveries ADD COLUMN snapshot TEXT"],
+  // v6: tasks pruned by retention, until the tenant index has forgotten them too.
+  ["CREATE TABLE IF NOT EXISTS index_removals (task_id TEXT PRIMARY KEY)"],
 ];
 
 /** Copies v1-v3 state history rows into their task's `state_history` JSON, in order. */

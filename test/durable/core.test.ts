@@ -1,9 +1,15 @@
-import { env, evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
+import {
+  env,
+  evictDurableObject,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  SELF,
+} from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
 import { EventHub } from "../../src/durable/event-hub";
 import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
+import { contextObjectName, indexObjectName } from "../../src/durable/ids";
 import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
 import { MAX_ROW_BYTES } from "../../src/durable/row-limit";
@@ -473,5 +479,61 @@ describe("durable core: bounded push", () => {
     });
     // Replacing an existing config is not a new one.
     expect((await create(2)).body.result).toBeDefined();
+  });
+});
+
+describe("durable core: retention", () => {
+  it("the alarm prunes finished tasks beyond the limit; storage shrinks, recent tasks stay whole", async () => {
+    const first = await send("task 0");
+    const contextId = first.contextId as string;
+    const ids = [first.id as string];
+    for (let i = 1; i < 8; i++) ids.push((await send(`task ${i}`, { contextId })).id as string);
+    await withLimits(contextId, { retainFinishedTasks: 3 });
+    const measure = () =>
+      runInDurableObject(stubOf(contextId), (_i, state) => {
+        const sql = state.storage.sql;
+        const n = (q: string) => sql.exec<{ n: number }>(q).one().n;
+        return {
+          tasks: n("SELECT COUNT(*) AS n FROM tasks"),
+          events: n("SELECT COUNT(*) AS n FROM events"),
+          parts: n("SELECT COUNT(*) AS n FROM artifact_parts"),
+          bytes: n(
+            `SELECT (SELECT COALESCE(SUM(LENGTH(body)), 0) FROM events)
+                  + (SELECT COALESCE(SUM(LENGTH(body)), 0) FROM artifact_parts)
+                  + (SELECT COALESCE(SUM(LENGTH(header)), 0) FROM artifacts)
+                  + (SELECT COALESCE(SUM(LENGTH(state_history) + LENGTH(metadata)), 0) FROM tasks) AS n`,
+          ),
+          history: n("SELECT COUNT(*) AS n FROM history_items"),
+        };
+      });
+    const before = await measure();
+    expect(await runDurableObjectAlarm(stubOf(contextId))).toBe(true);
+    const after = await measure();
+    expect(before.tasks).toBe(8);
+    expect(after.tasks).toBe(3);
+    expect(after.events).toBe((before.events / 8) * 3);
+    expect(after.parts).toBe((before.parts / 8) * 3);
+    expect(after.bytes).toBeLessThan(before.bytes / 2);
+    // The conversation itself is not retention's to cut.
+    expect(after.history).toBe(before.history);
+    // Pruned: not found. Kept: whole, and listed with stable pages.
+    expect((await rpc("GetTask", { id: ids[0] })).body.error).toMatchObject({ code: -32001 });
+    const kept = (await rpc("GetTask", { id: ids[7] })).body.result as Json;
+    expect((kept.artifacts as unknown[]).length).toBe(1);
+    const page1 = (await rpc("ListTasks", { contextId, pageSize: 2 })).body.result as Json;
+    const page2 = (
+      await rpc("ListTasks", { contextId, pageSize: 2, pageToken: page1.nextPageToken })
+    ).body.result as Json;
+    const listed = [...(page1.tasks as Json[]), ...(page2.tasks as Json[])].map((t) => t.id);
+    expect(listed).toEqual([ids[7], ids[6], ids[5]]);
+    // The tenant index forgot them too.
+    const index = env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(indexObjectName("")));
+    const indexed = await runInDurableObject(index, (_i, state) =>
+      state.storage.sql
+        .exec<{ task_id: string }>("SELECT task_id FROM task_index WHERE context_id = ?", contextId)
+        .toArray()
+        .map((r) => r.task_id),
+    );
+    expect(indexed.sort()).toEqual([ids[5], ids[6], ids[7]].sort());
   });
 });
