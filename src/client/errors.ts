@@ -86,8 +86,10 @@ export class MethodNotFoundError extends named("MethodNotFoundError") {}
 export class InvalidParamsError extends named("InvalidParamsError") {}
 /** -32603 */
 export class InternalError extends named("InternalError") {}
-/** 401/403, or -32010: missing or refused credentials. */
+/** 401, or -32010: missing or refused credentials. */
 export class UnauthenticatedError extends named("UnauthenticatedError") {}
+/** 403, or -32011: authenticated, but not allowed to do this. */
+export class PermissionDeniedError extends named("PermissionDeniedError") {}
 
 type RemoteErrorClass = new (init: RemoteErrorInit) => A2ARemoteError;
 
@@ -97,6 +99,7 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   PushNotificationNotSupported: PushNotificationNotSupportedError,
   UnsupportedOperation: UnsupportedOperationError,
   ContentTypeNotSupported: ContentTypeNotSupportedError,
+  UnsupportedMediaType: ContentTypeNotSupportedError,
   InvalidAgentResponse: InvalidAgentResponseError,
   ExtendedAgentCardNotConfigured: ExtendedAgentCardNotConfiguredError,
   ExtensionSupportRequired: ExtensionSupportRequiredError,
@@ -109,6 +112,7 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   MethodNotAllowed: MethodNotFoundError,
   InvalidParams: InvalidParamsError,
   Unauthenticated: UnauthenticatedError,
+  PermissionDenied: PermissionDeniedError,
   Internal: InternalError,
 };
 
@@ -124,7 +128,8 @@ function kindOf(
   if (byReason) return byReason[0];
   const byCode = KINDS.find(([, row]) => row.code === code);
   if (byCode) return byCode[0];
-  if (http === 401 || http === 403) return "Unauthenticated";
+  if (http === 401) return "Unauthenticated";
+  if (http === 403) return "PermissionDenied";
   if (http === 405) return "MethodNotAllowed";
   if (http === 413) return "PayloadTooLarge";
   if (http >= 500) return "Internal";

@@ -52,6 +52,7 @@ export {
   InvalidRequestError,
   JSONParseError,
   MethodNotFoundError,
+  PermissionDeniedError,
   PushNotificationNotSupportedError,
   TaskNotCancelableError,
   TaskNotFoundError,

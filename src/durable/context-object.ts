@@ -51,6 +51,8 @@ export interface InlinePush {
 export interface Scope {
   tenant: string;
   contextId: string;
+  /** The principal owning the conversation ("" when the agent has no auth). */
+  owner?: string;
 }
 
 export interface TaskPage {
@@ -751,9 +753,10 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     if (this.claimed) return;
     this.claimed = true;
     this.ctx.storage.sql.exec(
-      "INSERT INTO meta (key, value) VALUES ('tenant', ?), ('context_id', ?) ON CONFLICT (key) DO NOTHING",
+      "INSERT INTO meta (key, value) VALUES ('tenant', ?), ('context_id', ?), ('owner', ?) ON CONFLICT (key) DO NOTHING",
       scope.tenant,
       scope.contextId,
+      scope.owner ?? "",
     );
   }
 
@@ -779,7 +782,10 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       | DurableObjectNamespace
       | undefined;
     if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
-    const index = binding.get(binding.idFromName(indexObjectName(tenant))) as unknown as IndexRpc;
+    const owner = this.meta("owner") ?? "";
+    const index = binding.get(
+      binding.idFromName(indexObjectName(tenant, owner)),
+    ) as unknown as IndexRpc;
     return { index, contextId };
   }
 

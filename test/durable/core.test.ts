@@ -363,7 +363,8 @@ describe("durable core: bounded streams", () => {
     });
     const reader = (open.body as ReadableStream<Uint8Array>).getReader();
     const firstChunk = new TextDecoder().decode((await reader.read()).value);
-    const taskId = ((parseSse(firstChunk)[0]?.data.result as Json).task as Json).id as string;
+    const taskId = (((parseSse(firstChunk)[0] as { data: Json }).data.result as Json).task as Json)
+      .id as string;
     const { body } = await rpc("SubscribeToTask", { id: taskId });
     expect(body.error).toMatchObject({
       message: expect.stringMatching(/already has 1 open streams/),
