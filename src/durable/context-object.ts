@@ -21,7 +21,7 @@ import { renderSendResult } from "../models/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/requests";
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
-import { InvalidTransitionError, isTerminal } from "../models/task-state";
+import { InvalidTransitionError, isTerminal, type TaskState } from "../models/task-state";
 import type { FailoverStore } from "../providers/types";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
 import { EventHub } from "./event-hub";
@@ -31,6 +31,7 @@ import type { IndexRpc } from "./index-object";
 import { IndexOutbox } from "./index-outbox";
 import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, PushStore } from "./push-store";
+import { checkRowBytes } from "./row-limit";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ReadOptions, TaskStore } from "./task-store";
@@ -83,6 +84,14 @@ export type ContextRpc = Pick<
   | "redeliver"
 >;
 
+/** How long after a task finishes the alarm prunes (one alarm serves many tasks). */
+const PRUNE_DELAY_MS = 60_000;
+/** Between batches when more is to prune. */
+const PRUNE_AGAIN_MS = 1_000;
+
+const endsTask = ({ event }: LoggedEvent): boolean =>
+  event.kind === "status-update" && isTerminal(event.status.state);
+
 /** Reason recorded on a task whose run was cut off by an object restart. */
 export const RESTART_REASON =
   "The agent restarted while this task was running, and the run could not be resumed";
@@ -129,8 +138,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly pushStore: PushStore | null;
   private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
-  /** The tenant and conversation this object holds, once known (they never change). */
-  private owner: { tenant: string; contextId: string; principal: string } | null = null;
+  /** The tenant, conversation and owner this object holds, once read (they never change). */
+  private identity: { tenant: string; contextId: string; owner: string } | null = null;
 
   /**
    * Where a fallback model keeps its failure counts (H2–H5): this object's SQLite, so the
@@ -234,10 +243,22 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  /** Several tasks in the given order; ids this object does not hold are skipped. */
-  async getTasks(scope: Scope, taskIds: string[], options: ReadOptions = {}): Promise<Task[]> {
+  /**
+   * Several tasks in the given order; ids this object does not hold are skipped, and so
+   * are tasks that no longer match the listing's state filter: the tenant index may lag
+   * behind (a restart just failed a working task), this object does not.
+   */
+  async getTasks(
+    scope: Scope,
+    taskIds: string[],
+    options: ReadOptions = {},
+    filter: { state?: TaskState } = {},
+  ): Promise<Task[]> {
     this.claim(scope);
-    return taskIds.flatMap((id) => this.store.read(id, options) ?? []);
+    return taskIds.flatMap((id) => {
+      const task = this.store.read(id, options);
+      return task && (!filter.state || task.status.state === filter.state) ? [task] : [];
+    });
   }
 
   /** ListTasks for this conversation alone (a contextId filter needs no index). */
@@ -374,10 +395,24 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  /** Retries index updates that could not be delivered. */
+  /** Retries index updates that could not be delivered; delivers push; prunes. */
   override async alarm(): Promise<void> {
+    this.prune();
     await this.flushIndex();
+    this.store.commitAcknowledgements();
     await this.deliverPush();
+    if (this.pruneArmed) await this.wakeAt(Date.now() + PRUNE_AGAIN_MS);
+  }
+
+  /** Set while finished tasks may be over the retention limits; the alarm prunes. */
+  private pruneArmed = false;
+
+  /** One batch of retention (`limits.retainFinishedTasks`, `limits.retainFinishedMs`). */
+  private prune(): void {
+    const { retainFinishedTasks, retainFinishedMs } = this.agent.limits;
+    const cutoff = new Date(Date.now() - retainFinishedMs).toISOString();
+    const batch = 100;
+    this.pruneArmed = this.store.prune(retainFinishedTasks, cutoff, batch) === batch;
   }
 
   // ---- push notifications ------------------------------------------------------------
@@ -391,8 +426,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   ): Promise<Result<PushConfig>> {
     return attempt(async () => {
       const push = this.requirePush(scope, taskId);
-      const config = this.ctx.storage.transactionSync(() =>
-        this.registerConfig(push, taskId, input, issuer),
+      const config = this.store.atomic(() =>
+        this.registerConfig(push, taskId, input, issuer, this.read(taskId)),
       );
       await this.wakeAt(Date.now());
       return config;
@@ -436,9 +471,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  /** A task's dead-lettered webhook deliveries. */
-  deadDeliveries(scope: Scope, taskId: string): Promise<Result<DeliveryRow[]>> {
-    return attempt(() => this.requirePush(scope, taskId).dead(taskId));
+  /** A task's dead-lettered webhook deliveries, a page at a time (`after`: last seq seen). */
+  deadDeliveries(
+    scope: Scope,
+    taskId: string,
+    page: { after?: number; limit?: number } = {},
+  ): Promise<Result<DeliveryRow[]>> {
+    return attempt(() => this.requirePush(scope, taskId).dead(taskId, page));
   }
 
   /** Queues a task's dead-lettered deliveries again; answers how many. */
@@ -519,7 +558,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       }
       this.store.atomic(() => {
         this.store.appendMessage(taskId, message);
-        if (push) this.registerInline(taskId, push.config, push.issuer);
+        if (push) this.registerInline(taskId, push.config, push.issuer, this.read(taskId));
       });
       const opened = beforeRun?.(taskId);
       return { taskId, run: this.start(taskId, message), opened };
@@ -541,7 +580,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       flowState: {},
     };
     const events = this.store.atomic(() => {
-      if (push) this.registerInline(id, push.config, push.issuer);
+      if (push) this.registerInline(id, push.config, push.issuer, submitted);
       return this.store.create(submitted, true, push !== undefined);
     });
     const opened = beforeRun?.(id, { task: submitted, seq: 0 });
@@ -550,27 +589,46 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /** A config sent inside SendMessage: saved before the run starts, so no event is missed. */
-  private registerInline(taskId: string, input: PushConfigInput, issuer: string): void {
+  private registerInline(
+    taskId: string,
+    input: PushConfigInput,
+    issuer: string,
+    snapshot: Task,
+  ): void {
     if (!this.pushStore) {
       throw new A2AError(
         "PushNotificationNotSupported",
         "This agent does not send push notifications",
       );
     }
-    this.registerConfig(this.pushStore, taskId, input, issuer);
+    this.registerConfig(this.pushStore, taskId, input, issuer, snapshot);
     this.store.pushQueued = true;
   }
 
-  /** Saves a config and queues the task snapshot as its first delivery. */
+  /**
+   * Saves a config and queues the task snapshot as its first delivery. The snapshot is
+   * written now, so every retry of that delivery sends the same body.
+   */
   private registerConfig(
     push: PushStore,
     taskId: string,
     input: PushConfigInput,
     issuer: string,
+    snapshot: Task,
   ): PushConfig {
     const config = resolvePushConfig(input, { taskId });
+    const max = this.agent.limits.maxPushConfigsPerTask;
+    if (!push.config(taskId, config.id) && push.configCount(taskId) >= max) {
+      throw new A2AError(
+        "InvalidParams",
+        `Task ${taskId} already has ${max} push notification configs, the limit; delete one first`,
+        { taskId, limit: String(max) },
+      );
+    }
     push.saveConfig(config);
-    push.enqueue(taskId, null, Date.now(), config.id);
+    const body = JSON.stringify(snapshot);
+    checkRowBytes("task snapshot for the webhook", body);
+    push.enqueue(taskId, null, Date.now(), config.id, body);
     this.ctx.storage.sql.exec(
       "INSERT INTO meta (key, value) VALUES ('push_issuer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       issuer,
@@ -673,6 +731,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   private publish(taskId: string, events: LoggedEvent[]): void {
     if (events.length) this.hub.emit(taskId, events);
+    if (!this.pruneArmed && events.some(endsTask)) {
+      // A task finished: retention runs from the alarm a little later, once per batch.
+      this.pruneArmed = true;
+      this.wakeAt(Date.now() + PRUNE_DELAY_MS).catch((error) =>
+        console.error("edgelink: could not schedule retention", error),
+      );
+    }
     if (this.store.pushQueued) {
       this.store.pushQueued = false;
       this.wakeAt(Date.now()).catch((error) =>
@@ -695,11 +760,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     );
   }
 
-  private readOwner(): { tenant: string; contextId: string; principal: string } | null {
+  private readIdentity(): { tenant: string; contextId: string; owner: string } | null {
     const tenant = this.meta("tenant");
     const contextId = this.meta("context_id");
-    const principal = this.meta("owner") ?? "";
-    return tenant === null || contextId === null ? null : { tenant, contextId, principal };
+    if (tenant === null || contextId === null) return null;
+    return { tenant, contextId, owner: this.meta("owner") ?? "" };
   }
 
   private meta(key: string): string | null {
@@ -711,15 +776,15 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Where this conversation's index rows go, once the object knows its tenant. */
   private indexTarget(): { index: IndexRpc; contextId: string } | null {
-    this.owner ??= this.readOwner();
-    if (!this.owner) return null;
-    const { tenant, contextId, principal } = this.owner;
+    this.identity ??= this.readIdentity();
+    if (!this.identity) return null;
+    const { tenant, contextId, owner } = this.identity;
     const binding = (this.env as Record<string, unknown>)[this.agent.bindings.index] as
       | DurableObjectNamespace
       | undefined;
     if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
     const index = binding.get(
-      binding.idFromName(indexObjectName(tenant, principal)),
+      binding.idFromName(indexObjectName(tenant, owner)),
     ) as unknown as IndexRpc;
     return { index, contextId };
   }

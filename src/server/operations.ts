@@ -177,7 +177,10 @@ export class Operations<Env> {
     await Promise.all(
       [...byContext].map(async ([contextId, ids]) => {
         const { stub, scope } = this.context(contextId);
-        for (const task of await stub.getTasks(scope, ids, options)) found.set(task.id, task);
+        const filter = { state: params.state };
+        for (const task of await stub.getTasks(scope, ids, options, filter)) {
+          found.set(task.id, task);
+        }
       }),
     );
     return {

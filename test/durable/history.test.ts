@@ -236,8 +236,10 @@ describe("HistoryStore rows", () => {
       const sql = state.storage.sql;
       sql.exec("DROP TABLE history_items");
       sql.exec("DROP TABLE history_chunks");
-      // Back to the v1 tables (v4 changed `tasks`).
-      sql.exec("DROP TABLE tasks");
+      // Back to the v1 tables (later versions changed `tasks` and `push_deliveries`).
+      for (const table of ["tasks", "push_configs", "push_deliveries", "index_removals"]) {
+        sql.exec(`DROP TABLE IF EXISTS ${table}`);
+      }
       for (const step of CONTEXT_MIGRATIONS[0] ?? []) if (typeof step === "string") sql.exec(step);
       sql.exec("DROP TABLE messages");
       sql.exec(

@@ -185,13 +185,23 @@ describe("webhook delivery (issue 5)", () => {
     expect(result.pending).toBeNull();
   });
 
-  it("a 410 Gone is permanent: dead-lettered at once", async () => {
-    const dead = await runInDurableObject(stubOf("push-gone"), async (_i, state) => {
+  it("a 410 Gone disables the config: dead-lettered at once, nothing more sent to it", async () => {
+    const result = await runInDurableObject(stubOf("push-gone"), async (_i, state) => {
       const { push, dispatcher } = setUp(state);
-      await dispatcher(receiver([410, 200]).fetchFn).run();
-      return push.dead("t1").length;
+      const { got, fetchFn } = receiver([410, 200]);
+      const next = await dispatcher(fetchFn).run();
+      return {
+        dead: push.dead("t1").map((d) => d.lastError),
+        sent: got.length,
+        config: push.config("t1", "cfg"),
+        next,
+      };
     });
-    expect(dead).toBe(1);
+    expect(result.sent).toBe(1);
+    expect(result.config).toBeNull();
+    expect(result.next).toBeNull();
+    expect(result.dead).toHaveLength(2);
+    expect(result.dead[1]).toMatch(/410.*config removed/);
   });
 
   it("deliveries verify with the receiver helper against the agent's JWKS", async () => {
