@@ -91,6 +91,11 @@ export interface AgentConfig<Env = unknown> {
    * every route. Off by default; the card is always readable cross-origin.
    */
   cors?: CorsOptions;
+  /**
+   * Accept task ids issued before ids were signed (`<context>.<random>`, no signature),
+   * for a migration window. They still reach only the caller's own objects. Default false.
+   */
+  acceptUnsignedIds?: boolean;
 }
 
 /** Hono's `cors` middleware options. */
@@ -138,6 +143,7 @@ export interface Agent<Env = unknown> {
   push: PushOptions | null;
   auth: AuthOptions<Env> | null;
   cors: CorsOptions | null;
+  acceptUnsignedIds: boolean;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -199,6 +205,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     push: config.push ?? null,
     auth,
     cors: config.cors ?? null,
+    acceptUnsignedIds: config.acceptUnsignedIds ?? false,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",
       config.maxHistoryItemBytes,
