@@ -2,10 +2,18 @@
  * Edgelink: serve an AI agent as an A2A v1.0 endpoint on Cloudflare Workers.
  * @packageDocumentation
  */
-export type { AgentHandler, ArtifactUpdate, EndOptions, TaskContext } from "./agent/context";
+export type {
+  AgentHandler,
+  ArtifactUpdate,
+  EndOptions,
+  StatusOptions,
+  TaskContext,
+} from "./agent/context";
 export { runDefaultExecution } from "./agent/default-execution";
 export type { Agent, AgentConfig, InferFn, ModelSettings } from "./agent/definition";
 export { RESPONSE_ARTIFACT, runModelAgent } from "./agent/model-execution";
+export type { AgentResult, AgentStatus, ModelUse, ToolUse, TraceEntry } from "./agent/result";
+export { type ToolRun, ToolTimeoutError } from "./agent/tool-runner";
 export { type Tool, type Tools, tool } from "./agent/tools";
 export { ContextObject, RESTART_REASON } from "./durable/context-object";
 export { IndexObject } from "./durable/index-object";

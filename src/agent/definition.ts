@@ -7,6 +7,8 @@ import { stripThinkTags } from "../providers/think-tags";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
+import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
+import { checkMcpServers, type McpServer, type McpServers } from "./mcp/config";
 import type { Tools } from "./tools";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
@@ -28,6 +30,12 @@ export interface AgentConfig<Env = unknown> {
   /** Tools the model may call, and that `tool_call` parts may run. */
   tools?: Tools;
   /**
+   * MCP servers whose tools the model may call beside `tools` (M1–M3), by name:
+   * `{ docs: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } } }`.
+   * `${VAR}` in the url and header values comes from the Worker's env and secrets.
+   */
+  mcp?: McpServers;
+  /**
    * The model that answers: a provider (`openai(...)`, `anthropic(...)`, `gemini(...)`,
    * `workersAI(...)`, `openaiCompatible(...)`), a `fallback` or a `router`. With a model and
    * no handler, each turn sends the conversation to it, streams its answer into a
@@ -43,10 +51,33 @@ export interface AgentConfig<Env = unknown> {
    * (J3, J4), for models that think inline (DeepSeek R1, QwQ, ...). Default true.
    */
   stripThinkTags?: boolean;
-  /** Most model calls in one turn, counting each tool round (H10). Default 10. */
-  maxModelCalls?: number;
-  /** A tool call still running after this long gets a timeout error result (H12). Default 60 s. */
+  /** Most model calls in one turn, counting each tool round (H10, H16). Default 20. */
+  maxIterations?: number;
+  /** Most tool rounds (model turns whose tool calls ran) in one turn (H16). Default 10. */
+  maxToolRounds?: number;
+  /** A model-backed turn still running after this long fails (H16). Default 300 s. */
+  turnTimeoutMs?: number;
+  /**
+   * A tool call still running after this long gets a timeout error result (H12); a tool's
+   * own `timeoutMs` wins. Default 60 s.
+   */
   toolTimeoutMs?: number;
+  /**
+   * A tool that throws or times out ends the turn with a tool error instead of giving the
+   * model an error result (H14). Unknown tools and bad arguments stay error results. Default false.
+   */
+  stopOnError?: boolean;
+  /** Only these tools are offered and run; unset or empty means all (H16). */
+  allowedTools?: readonly string[];
+  /** These tools are never offered or run; wins over `allowedTools` (H16). */
+  blockedTools?: readonly string[];
+  /**
+   * Stream the model's reasoning deltas to A2A clients as transient status updates (a data
+   * part marked `reasoning`). Off by default: some clients show every status message.
+   */
+  streamReasoning?: boolean;
+  /** Add a trace of every model and tool call to the turn's result (J1). Default false. */
+  trace?: boolean;
   /** Calls beyond this many in one model turn get error results (H11). Default 16. */
   maxToolCallsPerTurn?: number;
   /** Run one turn's tool calls concurrently; results keep call order (H13). Default true. */
@@ -80,6 +111,8 @@ export interface AgentConfig<Env = unknown> {
    * `PUSH_SIGNING_KEYS` secret.
    */
   push?: PushOptions;
+  /** Bounds on streams, subscribers and webhook configs (see `LimitsConfig`). */
+  limits?: LimitsConfig;
   /**
    * Authentication, enforced on every route but the public card and JWKS, before any
    * Durable Object is touched. Without it the agent is public: anyone who can reach it
@@ -124,12 +157,18 @@ export interface Agent<Env = unknown> {
   extendedCard: AgentCard | null;
   handler: AgentHandler<Env> | null;
   tools: Tools;
+  mcp: McpServer[];
   infer: InferFn<Env> | null;
   model: Model | null;
   instructions: string | ((ctx: TaskContext<Env>) => string | Promise<string>) | null;
   modelSettings: ModelSettings;
-  maxModelCalls: number;
+  maxIterations: number;
+  maxToolRounds: number;
+  turnTimeoutMs: number;
   toolTimeoutMs: number;
+  stopOnError: boolean;
+  streamReasoning: boolean;
+  trace: boolean;
   maxToolCallsPerTurn: number;
   parallelToolCalls: boolean;
   resumeOnRestart: boolean;
@@ -141,6 +180,7 @@ export interface Agent<Env = unknown> {
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
   push: PushOptions | null;
+  limits: Limits;
   auth: AuthOptions<Env> | null;
   cors: CorsOptions | null;
   acceptUnsignedIds: boolean;
@@ -179,7 +219,8 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       ? { ...AgentCard.parse(config.extendedCard), securitySchemes: card.securitySchemes }
       : null,
     handler: config.handler ?? null,
-    tools: config.tools ?? {},
+    tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
+    mcp: checkMcpServers(config.mcp),
     infer: config.infer ?? null,
     model: config.model
       ? config.stripThinkTags === false
@@ -188,8 +229,13 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       : null,
     instructions: config.instructions ?? null,
     modelSettings: checkModelSettings(config.modelSettings ?? {}),
-    maxModelCalls: positive("maxModelCalls", config.maxModelCalls, 10),
+    maxIterations: positive("maxIterations", config.maxIterations, 20),
+    maxToolRounds: positive("maxToolRounds", config.maxToolRounds, 10),
+    turnTimeoutMs: positive("turnTimeoutMs", config.turnTimeoutMs, 300_000),
     toolTimeoutMs: positive("toolTimeoutMs", config.toolTimeoutMs, 60_000),
+    stopOnError: config.stopOnError ?? false,
+    streamReasoning: config.streamReasoning ?? false,
+    trace: config.trace ?? false,
     maxToolCallsPerTurn: positive("maxToolCallsPerTurn", config.maxToolCallsPerTurn, 16),
     parallelToolCalls: config.parallelToolCalls ?? true,
     resumeOnRestart: config.resumeOnRestart ?? false,
@@ -203,6 +249,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     },
     summarizer: config.summarizer ?? null,
     push: config.push ?? null,
+    limits: resolveLimits(config.limits),
     auth,
     cors: config.cors ?? null,
     acceptUnsignedIds: config.acceptUnsignedIds ?? false,
@@ -212,6 +259,29 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       DEFAULT_MAX_ITEM_BYTES,
     ),
   };
+}
+
+/**
+ * The tools an agent offers and runs (H16): `allowed` (unset or empty: all) minus
+ * `blocked`. A name in either list that is not a tool is a definition error.
+ */
+function filterTools(
+  tools: Tools,
+  allowed: readonly string[] | undefined,
+  blocked: readonly string[] | undefined,
+): Tools {
+  for (const [field, names] of [
+    ["allowedTools", allowed],
+    ["blockedTools", blocked],
+  ] as const) {
+    const unknown = (names ?? []).filter((name) => !Object.hasOwn(tools, name));
+    if (unknown.length) throw new TypeError(`${field}: no tool named ${unknown.join(", ")}`);
+  }
+  const keep = allowed?.length ? new Set(allowed) : null;
+  const drop = new Set(blocked ?? []);
+  return Object.fromEntries(
+    Object.entries(tools).filter(([name]) => (keep === null || keep.has(name)) && !drop.has(name)),
+  );
 }
 
 const Settings = ModelRequest.omit({ messages: true, system: true, tools: true }).partial();

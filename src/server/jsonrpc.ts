@@ -138,7 +138,7 @@ async function serveJsonRpc<Env>(
   let notification = false;
   const answer = (response: Response) => ({ response, notification });
   try {
-    const body = await readJson(request, agent.maxBodyBytes);
+    const body = await readJson(request);
     if (Array.isArray(body)) {
       throw new A2AError("InvalidRequest", "Batch requests are not supported by A2A");
     }
