@@ -129,6 +129,13 @@ export interface AgentConfig<Env = unknown> {
    * for a migration window. They still reach only the caller's own objects. Default false.
    */
   acceptUnsignedIds?: boolean;
+  /**
+   * Serve the inspector page at `/inspector` (a browser UI to chat with the agent and
+   * look at its tasks, history and webhooks). Default: on under `wrangler dev` (served
+   * from localhost), off when deployed, unless the `EDGELINK_INSPECTOR` variable says
+   * "true" or "false".
+   */
+  inspector?: boolean;
 }
 
 /** Hono's `cors` middleware options. */
@@ -184,6 +191,8 @@ export interface Agent<Env = unknown> {
   auth: AuthOptions<Env> | null;
   cors: CorsOptions | null;
   acceptUnsignedIds: boolean;
+  /** true/false when set; null: decided per request (see `inspector` in AgentConfig). */
+  inspector: boolean | null;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -253,6 +262,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     auth,
     cors: config.cors ?? null,
     acceptUnsignedIds: config.acceptUnsignedIds ?? false,
+    inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",
       config.maxHistoryItemBytes,
