@@ -139,6 +139,11 @@ export interface AgentConfig<Env = unknown> {
    */
   cors?: CorsOptions;
   /**
+   * Accept task ids issued before ids were signed (`<context>.<random>`, no signature),
+   * for a migration window. They still reach only the caller's own objects. Default false.
+   */
+  acceptUnsignedIds?: boolean;
+  /**
    * Serve the inspector page at `/inspector` (a browser UI to chat with the agent and
    * look at its tasks, history and webhooks). Default: on under `wrangler dev` (served
    * from localhost), off when deployed, unless the `EDGELINK_INSPECTOR` variable says
@@ -216,6 +221,7 @@ export interface Agent<Env = unknown> {
   limits: Limits;
   auth: AuthOptions<Env> | null;
   cors: CorsOptions | null;
+  acceptUnsignedIds: boolean;
   /** true/false when set; null: decided per request (see `inspector` in AgentConfig). */
   inspector: boolean | null;
 }
@@ -289,6 +295,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     limits: resolveLimits(config.limits),
     auth,
     cors: config.cors ?? null,
+    acceptUnsignedIds: config.acceptUnsignedIds ?? false,
     inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",

@@ -53,6 +53,8 @@ export interface Scope {
   contextId: string;
   /** The principal owning the conversation ("" when the agent has no auth). */
   owner?: string;
+  /** The id a new task gets: signed by the Worker, which holds the id key. */
+  newTaskId?: string;
 }
 
 export interface TaskPage {
@@ -109,6 +111,14 @@ function publicReason(error: unknown): string {
   return `The agent failed (reference ${reference})`;
 }
 
+const taskNotFound = (taskId: string) =>
+  new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+
+/** Whether this object was ever written (its schema exists); reading this creates nothing. */
+function hasSchema(storage: DurableObjectStorage): boolean {
+  return storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'meta'").toArray().length > 0;
+}
+
 async function attempt<T>(fn: () => T | Promise<T>): Promise<Result<T>> {
   try {
     return { ok: true, value: await fn() };
@@ -138,6 +148,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly pushStore: PushStore | null;
   private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
+  /** True until the first write: the object holds nothing and has no schema. */
+  private vacant: boolean;
   /** The tenant, conversation and owner this object holds, once read (they never change). */
   private identity: { tenant: string; contextId: string; owner: string } | null = null;
 
@@ -184,7 +196,10 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
           (taskId) => this.read(taskId),
         )
       : null;
-    migrate(ctx.storage, CONTEXT_MIGRATIONS);
+    // A read never creates storage: an object never written gets its schema on the first
+    // write (admit), and until then every read answers "nothing here".
+    this.vacant = !hasSchema(ctx.storage);
+    if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS);
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
 
@@ -238,6 +253,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   getTask(scope: Scope, taskId: string, options: ReadOptions = {}): Promise<Result<Task>> {
     return attempt(() => {
+      if (this.vacant) throw taskNotFound(taskId);
       this.claim(scope);
       return this.read(taskId, options);
     });
@@ -254,6 +270,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     options: ReadOptions = {},
     filter: { state?: TaskState } = {},
   ): Promise<Task[]> {
+    if (this.vacant) return [];
     this.claim(scope);
     return taskIds.flatMap((id) => {
       const task = this.store.read(id, options);
@@ -264,6 +281,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   /** ListTasks for this conversation alone (a contextId filter needs no index). */
   listTasks(scope: Scope, params: ListTasksParams): Promise<Result<TaskPage>> {
     return attempt(() => {
+      if (this.vacant) return { tasks: [], totalSize: 0, nextPageToken: "" };
       this.claim(scope);
       const page = this.store.page({
         state: params.state,
@@ -286,6 +304,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   /** CancelTask: records the cancellation, then interrupts the running handler (B9). */
   cancelTask(scope: Scope, taskId: string, metadata?: JsonObject): Promise<Result<Task>> {
     return attempt(async () => {
+      if (this.vacant) throw taskNotFound(taskId);
       this.claim(scope);
       const state = this.store.state(taskId);
       if (state === null)
@@ -321,6 +340,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     lastEventId?: number,
   ): Promise<Result<ReadableStream<Uint8Array>>> {
     return attempt(() => {
+      if (this.vacant) throw taskNotFound(taskId);
       this.claim(scope);
       const state = this.store.state(taskId);
       if (state === null)
@@ -397,6 +417,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Retries index updates that could not be delivered; delivers push; prunes. */
   override async alarm(): Promise<void> {
+    if (this.vacant) return;
     this.prune();
     await this.flushIndex();
     this.store.commitAcknowledgements();
@@ -491,6 +512,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   private requirePush(scope: Scope, taskId: string): PushStore {
+    if (this.vacant) throw taskNotFound(taskId);
     this.claim(scope);
     if (!this.pushStore) {
       throw new A2AError(
@@ -535,6 +557,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     beforeRun?: (taskId: string, snapshot?: Snapshot) => T,
     push?: InlinePush,
   ): { taskId: string; run: Promise<void>; opened?: T } {
+    if (this.vacant) {
+      if (input.taskId) throw taskNotFound(input.taskId);
+      migrate(this.ctx.storage, CONTEXT_MIGRATIONS);
+      this.vacant = false;
+    }
     this.claim(scope);
     const message: Message = { ...input, contextId: scope.contextId };
     const taskId = message.taskId;
@@ -565,7 +592,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     }
     // A new task: its row, its message and its move to working in one transaction; a
     // stream opened on it starts from the submitted task, before the first event.
-    const id = newTaskId(scope.contextId);
+    const id = scope.newTaskId ?? newTaskId(scope.contextId);
     message.taskId = id;
     const now = nowIso();
     const submitted: Task = {
@@ -700,6 +727,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * resume it if the agent allows, otherwise fail it with a clear reason.
    */
   private async recover(): Promise<void> {
+    if (this.vacant) return;
     const orphans = this.store.idsInStates(["submitted", "working"]);
     if (orphans.length === 0) return;
     for (const taskId of orphans) {
@@ -713,8 +741,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   /** A conversation exists once it has a task or a history item. */
   private requireContext(scope: Scope): void {
     const known =
-      this.ctx.storage.sql.exec("SELECT 1 FROM tasks LIMIT 1").toArray().length > 0 ||
-      this.store.history.count() > 0;
+      !this.vacant &&
+      (this.ctx.storage.sql.exec("SELECT 1 FROM tasks LIMIT 1").toArray().length > 0 ||
+        this.store.history.count() > 0);
     if (!known) {
       throw new A2AError("ContextNotFound", `Context ${scope.contextId} not found`, {
         contextId: scope.contextId,
