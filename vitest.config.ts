@@ -59,7 +59,7 @@ export default defineConfig({
                     EDGELINK_CONTEXT: { className: "EdgelinkContext", useSQLite: true },
                     EDGELINK_INDEX: { className: "EdgelinkIndex", useSQLite: true },
                   },
-                  bindings: { DEMO_CHUNK_DELAY_MS: "60" },
+                  bindings: { DEMO_CHUNK_DELAY_MS: "150" },
                 },
               ],
             },

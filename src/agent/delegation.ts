@@ -26,6 +26,11 @@ export interface DelegateOptions {
   /** Headers for every call to the other agent (auth, for example). */
   headers?: Record<string, string>;
   metadata?: JsonObject;
+  /**
+   * Stops following the child, and cancels it, when aborted (a tool timeout, say). The
+   * task's own cancellation needs nothing: the task's object cancels its children.
+   */
+  signal?: AbortSignal;
 }
 
 /** A task delegated to another agent, followed durably by the parent's object. */
@@ -190,7 +195,8 @@ class Child implements ChildTask {
     // Seen to its end before a restart: nothing left to read (`result()` fetches the task).
     if (record.childTaskId && FINAL(record.state)) return;
     const client = await this.client();
-    const signal = this.host.signal;
+    const own = this.options.signal;
+    const signal = own ? AbortSignal.any([this.host.signal, own]) : this.host.signal;
     const source =
       record.childTaskId === null
         ? client.stream(this.message, {
@@ -218,8 +224,8 @@ class Child implements ChildTask {
         this.save(change);
       }
     } catch (error) {
-      if (signal.aborted && record.childTaskId) {
-        // The parent was canceled: the child goes too (best effort).
+      if (own?.aborted && !this.host.signal.aborted && record.childTaskId) {
+        // Given up on (best effort: it may have ended meanwhile).
         await client.cancel(record.childTaskId).catch(() => {});
       }
       throw error;

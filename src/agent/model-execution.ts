@@ -19,9 +19,9 @@ import {
 } from "../providers/types";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
-import { runToolCalls } from "./tool-runner";
+import { runToolCalls, type ToolRunOptions } from "./tool-runner";
 import type { Tools } from "./tools";
-import { openTurnTools } from "./turn-tools";
+import { openTurnTools, resumeAgentCalls } from "./turn-tools";
 
 const RequestSettings = ModelRequest.omit({ messages: true });
 type RequestSettings = z.output<typeof RequestSettings>;
@@ -76,15 +76,25 @@ export async function runModelAgent<Env>(
   const started = Date.now();
   const system =
     typeof agent.instructions === "function" ? await agent.instructions(ctx) : agent.instructions;
-  const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
   const turn = await openTurnTools(agent, ctx);
   try {
     const tools: Tools = turn ? { ...agent.tools, ...turn.tools } : agent.tools;
     const settings = withTools(requestSettings(agent, system), turn?.tools);
+    await resumeAgentCalls(ctx, agent, tools, toolOptions(ctx, agent));
+    const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
     await runTurn(ctx, agent, items, settings, tools, callOptions, started);
   } finally {
     await turn?.close();
   }
+}
+
+function toolOptions<Env>(ctx: TaskContext<Env>, agent: Agent<Env>): ToolRunOptions {
+  return {
+    signal: ctx.signal,
+    timeoutMs: agent.toolTimeoutMs,
+    maxCallsPerTurn: agent.maxToolCallsPerTurn,
+    parallel: agent.parallelToolCalls,
+  };
 }
 
 /** The settings with run-time tools (MCP) added after the agent's own. */
@@ -133,12 +143,7 @@ async function runTurn<Env>(
       ctx.complete(undefined, { metadata: stats.metadata(started) });
       return;
     }
-    const results = await runToolCalls(round.toolCalls, tools, {
-      signal: ctx.signal,
-      timeoutMs: agent.toolTimeoutMs,
-      maxCallsPerTurn: agent.maxToolCallsPerTurn,
-      parallel: agent.parallelToolCalls,
-    });
+    const results = await runToolCalls(round.toolCalls, tools, toolOptions(ctx, agent));
     const outputs: ItemInput[] = results.map((result) => ({
       type: "function_call_output",
       name: result.name,

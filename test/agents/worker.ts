@@ -16,6 +16,7 @@ export interface Env {
   DEMO: Fetcher;
   PARENT_CONTEXT: DurableObjectNamespace;
   MCP_CONTEXT: DurableObjectNamespace;
+  ORCH_CONTEXT: DurableObjectNamespace;
 }
 
 export const harness: {
@@ -81,10 +82,25 @@ export const parentAgent = defineAgent<Env>({
 
 export const { EdgelinkContext: ParentContext, EdgelinkIndex: ParentIndex } = parentAgent;
 
+/** A model-backed agent given the demo agent as a tool (`agents`). */
+export const orchestratorAgent = defineAgent<Env>({
+  card: { name: "Orchestrator", description: "Answers with the help of other agents" },
+  model: switchable,
+  instructions: "Ask the other agents.",
+  agents: {
+    // Named like the tool of the recorded stream the fake provider replays.
+    get_capital: { binding: "DEMO", description: "Knows capitals (the demo agent)" },
+  },
+  bindings: { context: "ORCH_CONTEXT", index: "ORCH_INDEX" },
+});
+
+export const { EdgelinkContext: OrchContext, EdgelinkIndex: OrchIndex } = orchestratorAgent;
+
 /** Routes by the first label of the host name: `mcp.test` → the MCP agent, ... */
 const byHost: Record<string, { fetch: typeof mcpAgent.fetch }> = {
   mcp: mcpAgent,
   parent: parentAgent,
+  orch: orchestratorAgent,
 };
 
 export default {
