@@ -2,9 +2,21 @@
  * Edgelink: serve an AI agent as an A2A v1.0 endpoint on Cloudflare Workers.
  * @packageDocumentation
  */
+export type { AgentToolConfig, AgentTools } from "./agent/agent-tools";
 export type { AgentHandler, ArtifactUpdate, EndOptions, TaskContext } from "./agent/context";
 export { runDefaultExecution } from "./agent/default-execution";
 export type { Agent, AgentConfig, InferFn, ModelSettings } from "./agent/definition";
+export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
+export { clearMcpCache, listMcp, type McpListing } from "./agent/mcp/catalog";
+export {
+  MCP_CACHE_TTL_MS,
+  McpError,
+  type McpServer,
+  type McpServerConfig,
+  type McpServers,
+  type McpTransport,
+} from "./agent/mcp/config";
+export type { McpResourceInfo, McpToolInfo } from "./agent/mcp/connection";
 export { RESPONSE_ARTIFACT, runModelAgent } from "./agent/model-execution";
 export { type Tool, type Tools, tool } from "./agent/tools";
 export { ContextObject, RESTART_REASON } from "./durable/context-object";
