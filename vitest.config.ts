@@ -25,6 +25,9 @@ export default defineConfig({
         ],
         test: {
           name: "workers",
+          // The property tests replay whole recorded streams hundreds of times: seconds of
+          // CPU each on a loaded 2-core machine. A hang still fails, just later.
+          testTimeout: 20_000,
           include: ["test/**/*.test.ts"],
           exclude: ["test/e2e/**", "test/llm/**", "test/agents/**"],
         },
@@ -37,7 +40,7 @@ export default defineConfig({
           }),
           providerFixtures(),
         ],
-        test: { name: "llm", include: ["test/llm/**/*.test.ts"] },
+        test: { name: "llm", include: ["test/llm/**/*.test.ts"], testTimeout: 20_000 },
       },
       {
         // Agents calling out: MCP servers (started by the global setup) and other agents.

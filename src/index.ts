@@ -3,7 +3,13 @@
  * @packageDocumentation
  */
 export type { AgentToolConfig, AgentTools } from "./agent/agent-tools";
-export type { AgentHandler, ArtifactUpdate, EndOptions, TaskContext } from "./agent/context";
+export type {
+  AgentHandler,
+  ArtifactUpdate,
+  EndOptions,
+  StatusOptions,
+  TaskContext,
+} from "./agent/context";
 export { runDefaultExecution } from "./agent/default-execution";
 export type { Agent, AgentConfig, InferFn, ModelSettings } from "./agent/definition";
 export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
@@ -18,6 +24,8 @@ export {
 } from "./agent/mcp/config";
 export type { McpResourceInfo, McpToolInfo } from "./agent/mcp/connection";
 export { RESPONSE_ARTIFACT, runModelAgent } from "./agent/model-execution";
+export type { AgentResult, AgentStatus, ModelUse, ToolUse, TraceEntry } from "./agent/result";
+export { type ToolRun, ToolTimeoutError } from "./agent/tool-runner";
 export { type Tool, type Tools, tool } from "./agent/tools";
 export { ContextObject, RESTART_REASON } from "./durable/context-object";
 export { IndexObject } from "./durable/index-object";

@@ -19,6 +19,12 @@ export interface ArtifactUpdate {
   kind?: string;
 }
 
+/** How a status message is kept. */
+export interface StatusOptions {
+  /** Stream it to watching clients without storing it as the status or in the history. */
+  transient?: boolean;
+}
+
 /** Extra task metadata written with the final state, in the same transaction. */
 export interface EndOptions {
   metadata?: JsonObject;
@@ -47,8 +53,11 @@ export interface TaskContext<Env = unknown> {
   readonly signal: AbortSignal;
   /** The worker's bindings and secrets. */
   readonly env: Env;
-  /** A progress message; the task stays working. */
-  status(message: string | Part[]): void;
+  /**
+   * A progress message; the task stays working. `transient` ones are only streamed (and
+   * pushed), not kept as the task's status or in its history.
+   */
+  status(message: string | Part[], options?: StatusOptions): void;
   /** Adds or extends an artifact; returns its id (for appending more chunks). */
   artifact(update: ArtifactUpdate): string;
   /** Ends the run waiting on the client (input-required) with a question. */

@@ -1,4 +1,3 @@
-import type { JsonValue } from "../models/json";
 import {
   isKnownPart,
   type Part,
@@ -6,28 +5,33 @@ import {
   type ToolCallPart,
   type ToolOutputPart,
 } from "../models/part";
+import type { ToolCall } from "../providers/types";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
+import { runToolCalls } from "./tool-runner";
+import { announceCall, announceResult } from "./tool-work";
 
 /**
  * The default execution (B10): run the `tool_call` and `infer` parts of the latest
  * message, add their outputs as one `result` artifact, then end the task completed,
  * failed (an error part, a failed tool output, an exception) or input-required (a status
- * part asking for input).
+ * part asking for input). Tool calls go through the same runner as a model's (time limit,
+ * per-turn cap, visible to streaming clients).
  */
 export async function runDefaultExecution<Env>(
   ctx: TaskContext<Env>,
-  agent: Pick<Agent<Env>, "tools" | "infer">,
+  agent: DefaultExecutionAgent<Env>,
 ): Promise<void> {
   const outputs: Part[] = [];
   let failure: string | null = null;
   let question: string | null = null;
+  let toolCalls = 0;
 
   for (const part of ctx.message.parts) {
     ctx.signal.throwIfAborted();
     if (!isKnownPart(part)) continue;
     if (part.type === "tool_call") {
-      const output = await runTool(part, agent, ctx.signal);
+      const output = await runTool(part, agent, ctx, toolCalls++);
       outputs.push(output);
       if (output.content.error !== null) {
         failure ??= `Tool ${part.content.toolName} failed: ${output.content.error}`;
@@ -53,24 +57,39 @@ export async function runDefaultExecution<Env>(
   else ctx.complete();
 }
 
+/** What the default execution needs of an agent; the limits default to the catalogue's. */
+export type DefaultExecutionAgent<Env> = Pick<Agent<Env>, "tools" | "infer"> &
+  Partial<Pick<Agent<Env>, "toolTimeoutMs" | "maxToolCallsPerTurn">>;
+
 async function runTool<Env>(
-  call: ToolCallPart,
-  agent: Pick<Agent<Env>, "tools">,
-  signal: AbortSignal,
+  part: ToolCallPart,
+  agent: DefaultExecutionAgent<Env>,
+  ctx: TaskContext<Env>,
+  index: number,
 ): Promise<ToolOutputPart> {
-  const { toolName, args, callId } = call.content;
-  const tool = Object.hasOwn(agent.tools, toolName) ? agent.tools[toolName] : undefined;
-  if (!tool) return Parts.toolOutput(callId, null, `Unknown tool: ${toolName}`);
-  const parsed = tool.input.safeParse(args);
-  if (!parsed.success) {
-    const why = parsed.error.issues.map((i) => `${i.path.join(".") || "args"}: ${i.message}`);
-    return Parts.toolOutput(callId, null, `Invalid arguments: ${why.join("; ")}`);
+  const { toolName, args, callId } = part.content;
+  const call: ToolCall = {
+    id: callId,
+    name: toolName,
+    arguments: JSON.stringify(args),
+    input: args,
+  };
+  const cap = agent.maxToolCallsPerTurn ?? 16;
+  const [run] = await runToolCalls([call], agent.tools, {
+    signal: ctx.signal,
+    timeoutMs: agent.toolTimeoutMs ?? 60_000,
+    // The cap counts every tool_call part of the message, not only this one.
+    maxCallsPerTurn: Math.max(0, cap - index),
+    parallel: false,
+    onCall: (c) => announceCall(ctx, c),
+    onResult: (r) => announceResult(ctx, r),
+  });
+  if (!run) throw new Error("the tool runner returned no result");
+  if (run.isError) {
+    const error = run.content.startsWith("Not run: at most")
+      ? `Not run: at most ${cap} tool calls per message`
+      : run.content;
+    return Parts.toolOutput(callId, null, error);
   }
-  try {
-    const result: JsonValue = await tool.run(parsed.data, { signal });
-    return Parts.toolOutput(callId, result ?? null);
-  } catch (error) {
-    if (signal.aborted) throw error;
-    return Parts.toolOutput(callId, null, error instanceof Error ? error.message : String(error));
-  }
+  return Parts.toolOutput(callId, run.value);
 }

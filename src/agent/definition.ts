@@ -1,3 +1,4 @@
+import type { cors } from "hono/cors";
 import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";
@@ -5,7 +6,9 @@ import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
 import { type AgentTools, checkAgentTools } from "./agent-tools";
+import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
+import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpServers, type McpServer, type McpServers } from "./mcp/config";
 import type { Tools } from "./tools";
 
@@ -56,10 +59,33 @@ export interface AgentConfig<Env = unknown> {
    * (J3, J4), for models that think inline (DeepSeek R1, QwQ, ...). Default true.
    */
   stripThinkTags?: boolean;
-  /** Most model calls in one turn, counting each tool round (H10). Default 10. */
-  maxModelCalls?: number;
-  /** A tool call still running after this long gets a timeout error result (H12). Default 60 s. */
+  /** Most model calls in one turn, counting each tool round (H10, H16). Default 20. */
+  maxIterations?: number;
+  /** Most tool rounds (model turns whose tool calls ran) in one turn (H16). Default 10. */
+  maxToolRounds?: number;
+  /** A model-backed turn still running after this long fails (H16). Default 300 s. */
+  turnTimeoutMs?: number;
+  /**
+   * A tool call still running after this long gets a timeout error result (H12); a tool's
+   * own `timeoutMs` wins. Default 60 s.
+   */
   toolTimeoutMs?: number;
+  /**
+   * A tool that throws or times out ends the turn with a tool error instead of giving the
+   * model an error result (H14). Unknown tools and bad arguments stay error results. Default false.
+   */
+  stopOnError?: boolean;
+  /** Only these tools are offered and run; unset or empty means all (H16). */
+  allowedTools?: readonly string[];
+  /** These tools are never offered or run; wins over `allowedTools` (H16). */
+  blockedTools?: readonly string[];
+  /**
+   * Stream the model's reasoning deltas to A2A clients as transient status updates (a data
+   * part marked `reasoning`). Off by default: some clients show every status message.
+   */
+  streamReasoning?: boolean;
+  /** Add a trace of every model and tool call to the turn's result (J1). Default false. */
+  trace?: boolean;
   /** Calls beyond this many in one model turn get error results (H11). Default 16. */
   maxToolCallsPerTurn?: number;
   /** Run one turn's tool calls concurrently; results keep call order (H13). Default true. */
@@ -93,7 +119,23 @@ export interface AgentConfig<Env = unknown> {
    * `PUSH_SIGNING_KEYS` secret.
    */
   push?: PushOptions;
+  /** Bounds on streams, subscribers and webhook configs (see `LimitsConfig`). */
+  limits?: LimitsConfig;
+  /**
+   * Authentication, enforced on every route but the public card and JWKS, before any
+   * Durable Object is touched. Without it the agent is public: anyone who can reach it
+   * can send messages and read every task. See {@link AuthOptions}.
+   */
+  auth?: AuthOptions<Env>;
+  /**
+   * Cross-origin access for browser clients (Hono's `cors` options), with a preflight on
+   * every route. Off by default; the card is always readable cross-origin.
+   */
+  cors?: CorsOptions;
 }
+
+/** Hono's `cors` middleware options. */
+export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
 /** Request settings of an agent's model calls; messages, system and tools come from the agent. */
 export type ModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
@@ -124,8 +166,13 @@ export interface Agent<Env = unknown> {
   model: Model | null;
   instructions: string | ((ctx: TaskContext<Env>) => string | Promise<string>) | null;
   modelSettings: ModelSettings;
-  maxModelCalls: number;
+  maxIterations: number;
+  maxToolRounds: number;
+  turnTimeoutMs: number;
   toolTimeoutMs: number;
+  stopOnError: boolean;
+  streamReasoning: boolean;
+  trace: boolean;
   maxToolCallsPerTurn: number;
   parallelToolCalls: boolean;
   resumeOnRestart: boolean;
@@ -137,6 +184,9 @@ export interface Agent<Env = unknown> {
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
   push: PushOptions | null;
+  limits: Limits;
+  auth: AuthOptions<Env> | null;
+  cors: CorsOptions | null;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -155,11 +205,24 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     if (!Number.isFinite(v) || v <= 0) throw new TypeError(`${name} must be a positive number`);
     return v;
   };
+  // The card's security schemes say what is enforced: derived from `auth`, never by hand.
+  if (Object.keys(parsed.data.securitySchemes).length) {
+    throw new TypeError(
+      "card.securitySchemes is derived from the auth option; configure auth instead of declaring schemes",
+    );
+  }
+  const auth = config.auth ? checkAuth(config.auth) : null;
+  if (config.extendedCard && !auth) {
+    throw new TypeError("extendedCard is served only to authenticated callers; configure auth");
+  }
+  const card = { ...parsed.data, securitySchemes: auth ? securitySchemesOf(auth) : {} };
   return {
-    card: parsed.data,
-    extendedCard: config.extendedCard ? AgentCard.parse(config.extendedCard) : null,
+    card,
+    extendedCard: config.extendedCard
+      ? { ...AgentCard.parse(config.extendedCard), securitySchemes: card.securitySchemes }
+      : null,
     handler: config.handler ?? null,
-    tools: config.tools ?? {},
+    tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
     mcp: checkMcpServers(config.mcp),
     agents: checkAgentTools(config.agents, config.tools ?? {}),
     infer: config.infer ?? null,
@@ -170,8 +233,13 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       : null,
     instructions: config.instructions ?? null,
     modelSettings: checkModelSettings(config.modelSettings ?? {}),
-    maxModelCalls: positive("maxModelCalls", config.maxModelCalls, 10),
+    maxIterations: positive("maxIterations", config.maxIterations, 20),
+    maxToolRounds: positive("maxToolRounds", config.maxToolRounds, 10),
+    turnTimeoutMs: positive("turnTimeoutMs", config.turnTimeoutMs, 300_000),
     toolTimeoutMs: positive("toolTimeoutMs", config.toolTimeoutMs, 60_000),
+    stopOnError: config.stopOnError ?? false,
+    streamReasoning: config.streamReasoning ?? false,
+    trace: config.trace ?? false,
     maxToolCallsPerTurn: positive("maxToolCallsPerTurn", config.maxToolCallsPerTurn, 16),
     parallelToolCalls: config.parallelToolCalls ?? true,
     resumeOnRestart: config.resumeOnRestart ?? false,
@@ -185,12 +253,38 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     },
     summarizer: config.summarizer ?? null,
     push: config.push ?? null,
+    limits: resolveLimits(config.limits),
+    auth,
+    cors: config.cors ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",
       config.maxHistoryItemBytes,
       DEFAULT_MAX_ITEM_BYTES,
     ),
   };
+}
+
+/**
+ * The tools an agent offers and runs (H16): `allowed` (unset or empty: all) minus
+ * `blocked`. A name in either list that is not a tool is a definition error.
+ */
+function filterTools(
+  tools: Tools,
+  allowed: readonly string[] | undefined,
+  blocked: readonly string[] | undefined,
+): Tools {
+  for (const [field, names] of [
+    ["allowedTools", allowed],
+    ["blockedTools", blocked],
+  ] as const) {
+    const unknown = (names ?? []).filter((name) => !Object.hasOwn(tools, name));
+    if (unknown.length) throw new TypeError(`${field}: no tool named ${unknown.join(", ")}`);
+  }
+  const keep = allowed?.length ? new Set(allowed) : null;
+  const drop = new Set(blocked ?? []);
+  return Object.fromEntries(
+    Object.entries(tools).filter(([name]) => (keep === null || keep.has(name)) && !drop.has(name)),
+  );
 }
 
 const Settings = ModelRequest.omit({ messages: true, system: true, tools: true }).partial();

@@ -9,17 +9,18 @@ import { isFirstToken } from "../providers/collect";
 import { AllProvidersFailedError, ProviderError } from "../providers/errors";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import {
-  addUsage,
   type CallOptions,
+  type Model,
   ModelRequest,
   type ReasoningBlock,
   type StreamEvent,
   type ToolCall,
-  type Usage,
 } from "../providers/types";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
+import { type ModelUse, ResultRecorder } from "./result";
 import { runToolCalls, type ToolRunOptions } from "./tool-runner";
+import { announceCall, announceReasoning, announceResult } from "./tool-work";
 import type { Tools } from "./tools";
 import { openTurnTools, resumeAgentCalls } from "./turn-tools";
 
@@ -60,11 +61,12 @@ export const RESPONSE_ARTIFACT = "response";
 /**
  * Runs a model-backed agent's turn: the conversation so far goes to the model; its text
  * streams into the `response` artifact (one `append` chunk per network read, so the event
- * log gets one row per read, not per token); tool calls run and their results go back to
- * the model until it answers (H15); every step is recorded in the context's history. The
- * task ends `completed` with usage, cost and timing in its metadata, or `failed` with the
- * provider's error. A failure after text was streamed is not retried or rerouted (H6):
- * the task fails, and what was sent stays as sent.
+ * log gets one row per read, not per token); tool calls run (each call and result shown to
+ * streaming clients) and their results go back to the model until it answers (H15); every
+ * step is recorded in the context's history. The task ends `completed` with usage, cost,
+ * timing and the turn's `AgentResult` (J1) in its metadata, or `failed` with the reason.
+ * A failure after text was streamed is not retried or rerouted (H6): the task fails, and
+ * what was sent stays as sent.
  */
 export async function runModelAgent<Env>(
   ctx: TaskContext<Env>,
@@ -73,24 +75,62 @@ export async function runModelAgent<Env>(
 ): Promise<void> {
   const model = agent.model;
   if (!model) throw new TypeError("runModelAgent needs an agent with a model");
-  const started = Date.now();
+  const recorder = new ResultRecorder(agent.trace);
+  const turn = turnSignal(ctx.signal, agent.turnTimeoutMs);
+  const end = (reason: string | null, extra: JsonObject = {}) => {
+    const status = reason === null ? "complete" : "failed";
+    const result = recorder.result(ctx.taskId, status, reason === null ? {} : { error: reason });
+    const metadata = {
+      ...turnMetadata(recorder),
+      ...extra,
+      result: result as unknown as JsonObject,
+    };
+    if (reason === null) ctx.complete(undefined, { metadata });
+    else ctx.fail(reason, { metadata });
+  };
+  try {
+    await modelLoop(ctx, agent, model, { ...callOptions, signal: turn.signal }, recorder, end);
+  } catch (error) {
+    if (ctx.signal.aborted || !turn.timedOut()) throw error;
+    end(`The turn took longer than ${agent.turnTimeoutMs} ms and was stopped`, { cutShort: true });
+  } finally {
+    turn.dispose();
+  }
+}
+
+type End = (reason: string | null, extra?: JsonObject) => void;
+
+async function modelLoop<Env>(
+  ctx: TaskContext<Env>,
+  agent: Agent<Env>,
+  model: Model,
+  callOptions: Pick<CallOptions, "failoverStore" | "signal">,
+  recorder: ResultRecorder,
+  end: End,
+): Promise<void> {
   const system =
     typeof agent.instructions === "function" ? await agent.instructions(ctx) : agent.instructions;
   const turn = await openTurnTools(agent, ctx);
   try {
     const tools: Tools = turn ? { ...agent.tools, ...turn.tools } : agent.tools;
     const settings = withTools(requestSettings(agent, system), turn?.tools);
-    await resumeAgentCalls(ctx, agent, tools, toolOptions(ctx, agent));
+    // A turn cut by a restart first finishes its agents-as-tools calls (re-attaching).
+    await resumeAgentCalls(
+      ctx,
+      agent,
+      tools,
+      toolOptions(agent, callOptions.signal as AbortSignal),
+    );
     const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
-    await runTurn(ctx, agent, items, settings, tools, callOptions, started);
+    await toolLoop(ctx, agent, model, items, settings, tools, callOptions, recorder, end);
   } finally {
     await turn?.close();
   }
 }
 
-function toolOptions<Env>(ctx: TaskContext<Env>, agent: Agent<Env>): ToolRunOptions {
+function toolOptions<Env>(agent: Agent<Env>, signal: AbortSignal): ToolRunOptions {
   return {
-    signal: ctx.signal,
+    signal,
     timeoutMs: agent.toolTimeoutMs,
     maxCallsPerTurn: agent.maxToolCallsPerTurn,
     parallel: agent.parallelToolCalls,
@@ -107,43 +147,57 @@ function withTools(settings: RequestSettings, extra: Tools | undefined): Request
   return RequestSettings.parse({ ...settings, tools: [...(settings.tools ?? []), ...specs] });
 }
 
-async function runTurn<Env>(
+async function toolLoop<Env>(
   ctx: TaskContext<Env>,
   agent: Agent<Env>,
+  model: Model,
   items: Item[],
   settings: RequestSettings,
   tools: Tools,
-  callOptions: Pick<CallOptions, "failoverStore">,
-  started: number,
+  callOptions: Pick<CallOptions, "failoverStore" | "signal">,
+  recorder: ResultRecorder,
+  end: End,
 ): Promise<void> {
-  const model = agent.model as NonNullable<Agent<Env>["model"]>;
-  const options: CallOptions = { signal: ctx.signal, env: ctx.env as object, ...callOptions };
-  const stats = new TurnStats();
+  const options: CallOptions = { env: ctx.env as object, ...callOptions };
   const artifact = new ArtifactWriter(ctx);
+  const signal = callOptions.signal as AbortSignal;
+  let toolRounds = 0;
 
-  for (let call = 1; call <= agent.maxModelCalls; call++) {
+  for (let call = 1; call <= agent.maxIterations; call++) {
     const request: ModelRequest = { ...settings, messages: items };
     let round: Round;
     try {
-      round = await streamRound(model.streamBatches(request, options), artifact, stats);
+      const reasoning = agent.streamReasoning
+        ? (text: string) => announceReasoning(ctx, text)
+        : null;
+      round = await streamRound(model.streamBatches(request, options), artifact, reasoning);
     } catch (error) {
-      if (ctx.signal.aborted) throw error;
+      if (signal.aborted) throw error;
       const failure = error instanceof ProviderError ? error : null;
-      ctx.fail(publicFailure(failure, error), {
-        metadata: {
-          ...stats.metadata(started),
-          ...(failure ? { providerError: describe(failure) } : {}),
-        },
-      });
+      end(publicFailure(failure, error), failure ? { providerError: describe(failure) } : {});
       return;
     }
+    recorder.model(round.use, round.startedAt, round.text, round.reasoning);
     items.push(...ctx.record(turnItems(round, ctx)));
     if (round.toolCalls.length === 0) {
       artifact.finish();
-      ctx.complete(undefined, { metadata: stats.metadata(started) });
+      end(null);
       return;
     }
-    const results = await runToolCalls(round.toolCalls, tools, toolOptions(ctx, agent));
+    const calls = new Map(round.toolCalls.map((c) => [c.id, c]));
+    const results = await runToolCalls(round.toolCalls, tools, {
+      signal,
+      timeoutMs: agent.toolTimeoutMs,
+      maxCallsPerTurn: agent.maxToolCallsPerTurn,
+      parallel: agent.parallelToolCalls,
+      stopOnError: agent.stopOnError,
+      onCall: (c) => announceCall(ctx, c),
+      onResult: (run) => {
+        announceResult(ctx, run);
+        const c = calls.get(run.toolCallId);
+        if (c) recorder.tool(c, run);
+      },
+    });
     const outputs: ItemInput[] = results.map((result) => ({
       type: "function_call_output",
       name: result.name,
@@ -152,10 +206,42 @@ async function runTurn<Env>(
       isError: result.isError,
     }));
     items.push(...ctx.record(outputs));
+    toolRounds++;
+    const broke = agent.stopOnError ? results.find((r) => r.threw) : undefined;
+    if (broke) {
+      end(`Tool ${broke.name} failed: ${broke.content}`, {
+        toolError: { tool: broke.name, callId: broke.toolCallId, message: broke.content },
+      });
+      return;
+    }
+    if (toolRounds >= agent.maxToolRounds) {
+      end(`Stopped after ${toolRounds} tool rounds without a final answer`, { cutShort: true });
+      return;
+    }
   }
-  ctx.fail(`Stopped after ${agent.maxModelCalls} model calls without a final answer`, {
-    metadata: { ...stats.metadata(started), cutShort: true },
+  end(`Stopped after ${agent.maxIterations} model calls without a final answer`, {
+    cutShort: true,
   });
+}
+
+/** The turn's own signal: the task's cancellation, or the whole-turn time limit (H16). */
+function turnSignal(cancel: AbortSignal, ms: number) {
+  const controller = new AbortController();
+  let timedOut = false;
+  const onCancel = () => controller.abort(cancel.reason);
+  cancel.addEventListener("abort", onCancel, { once: true });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException(`The turn took longer than ${ms} ms`, "TimeoutError"));
+  }, ms);
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    dispose: () => {
+      clearTimeout(timer);
+      cancel.removeEventListener("abort", onCancel);
+    },
+  };
 }
 
 /** What one model call produced. */
@@ -164,47 +250,61 @@ interface Round {
   reasoning: string;
   reasoningBlocks: ReasoningBlock[];
   toolCalls: ToolCall[];
+  use: ModelUse;
+  startedAt: number;
 }
 
 async function streamRound(
   batches: AsyncIterable<StreamEvent[]>,
   artifact: ArtifactWriter,
-  stats: TurnStats,
+  onReasoning: ((text: string) => void) | null,
 ): Promise<Round> {
-  const round: Round = { text: "", reasoning: "", reasoningBlocks: [], toolCalls: [] };
+  const startedAt = Date.now();
+  const round: Round = {
+    text: "",
+    reasoning: "",
+    reasoningBlocks: [],
+    toolCalls: [],
+    use: { provider: "", model: "", latencyMs: 0 },
+    startedAt,
+  };
   const text: string[] = [];
   const reasoning: string[] = [];
-  const callStarted = Date.now();
-  let firstToken = false;
   let ended = false;
   for await (const batch of batches) {
     let chunk = "";
+    let thought = "";
     for (const event of batch) {
-      if (!firstToken && isFirstToken(event)) {
-        firstToken = true;
-        stats.firstToken(Date.now() - callStarted);
+      if (round.use.timeToFirstTokenMs === undefined && isFirstToken(event)) {
+        round.use.timeToFirstTokenMs = Date.now() - startedAt;
       }
       switch (event.type) {
         case "message_start":
-          stats.model = { provider: event.provider, model: event.model };
+          round.use.provider = event.provider;
+          round.use.model = event.model;
           break;
         case "text_delta":
           chunk += event.text;
           break;
         case "reasoning_delta":
-          reasoning.push(event.text);
+          thought += event.text;
           break;
         case "tool_call_end":
           round.toolCalls.push(event.call);
           break;
         case "message_end":
           ended = true;
-          stats.end(event.usage, event.costEstimate);
+          round.use.usage = event.usage ?? undefined;
+          round.use.cost = event.costEstimate ?? undefined;
           round.reasoningBlocks = event.reasoning;
           break;
         default:
           break;
       }
+    }
+    if (thought) {
+      reasoning.push(thought);
+      onReasoning?.(thought);
     }
     if (chunk) {
       text.push(chunk);
@@ -212,6 +312,7 @@ async function streamRound(
       artifact.write(chunk, ended && round.toolCalls.length === 0);
     }
   }
+  round.use.latencyMs = Date.now() - startedAt;
   round.text = text.join("");
   round.reasoning = reasoning.join("");
   return round;
@@ -347,37 +448,18 @@ class ArtifactWriter {
   }
 }
 
-/** Usage, cost and timing summed over every model call of the turn (G14, G15). */
-class TurnStats {
-  model: { provider: string; model: string } | null = null;
-  #usage: Usage | null = null;
-  #cost: number | null = 0;
-  #calls = 0;
-  #firstTokenMs: number | null = null;
-
-  firstToken(ms: number): void {
-    this.#firstTokenMs ??= ms;
-  }
-
-  end(usage: Usage | null, cost: number | null): void {
-    this.#calls++;
-    this.#usage = addUsage(this.#usage, usage);
-    // One call of unknown price makes the whole turn's cost unknown, not lower.
-    this.#cost = this.#cost === null || cost === null ? null : this.#cost + cost;
-  }
-
-  metadata(started: number): JsonObject {
-    const out: JsonObject = {
-      modelCalls: this.#calls,
-      latencyMs: Date.now() - started,
-      timeToFirstTokenMs: this.#firstTokenMs,
-      cost:
-        this.#calls === 0 ? null : this.#cost === null ? null : Math.round(this.#cost * 1e9) / 1e9,
-    };
-    if (this.#usage) out.usage = { ...this.#usage };
-    if (this.model) out.model = { ...this.model };
-    return out;
-  }
+/** The task metadata of a finished turn (G14, G15): totals over every model call. */
+function turnMetadata(recorder: ResultRecorder): JsonObject {
+  const out: JsonObject = {
+    modelCalls: recorder.modelCalls,
+    latencyMs: Date.now() - recorder.startedAt,
+    timeToFirstTokenMs: recorder.firstTokenMs,
+    cost: recorder.cost,
+  };
+  if (recorder.usage) out.usage = { ...recorder.usage };
+  const model = recorder.lastModel;
+  if (model) out.model = { ...model };
+  return out;
 }
 
 /**
@@ -389,10 +471,18 @@ function publicFailure(failure: ProviderError | null, error: unknown): string {
   const reference = errorReference();
   console.error(`edgelink: model call failed ${reference}`, error);
   if (!failure) return `The model call failed (reference ${reference})`;
-  const how = [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
+  // A fallback names each member's failure: the first is usually the real cause.
+  const how =
+    failure instanceof AllProvidersFailedError && failure.failures.length > 0
+      ? failure.failures.map((f) => `${f.provider}: ${failureKind(f)}`).join("; ")
+      : failureKind(failure);
+  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
+}
+
+function failureKind(failure: ProviderError): string {
+  return [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
     .filter(Boolean)
     .join(", ");
-  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
 }
 
 function describe(error: ProviderError): JsonObject {

@@ -2,76 +2,108 @@ import type { JsonValue } from "../models/json";
 import type { ToolCall, ToolResult } from "../providers/types";
 import type { Tools } from "./tools";
 
-/** How a model's tool calls are run (H11–H14). */
+/** How a turn's tool calls are run (H11–H14). */
 export interface ToolRunOptions {
   signal: AbortSignal;
-  /** A call still running after this long gets a timeout error result (H12). */
+  /** A call still running after this long gets a timeout error result (H12); a tool's own `timeoutMs` wins. */
   timeoutMs: number;
   /** Calls beyond this many in one model turn get error results instead of running (H11). */
   maxCallsPerTurn: number;
   /** Run a turn's calls concurrently (results stay in call order) or one by one (H13). */
   parallel: boolean;
+  /**
+   * A tool that throws or times out stops the turn (H14): run one by one, the calls after
+   * it do not run (they get error results); the caller ends the loop with a tool error.
+   */
+  stopOnError?: boolean;
+  /** Called just before a call runs (or is refused), for clients watching the work. */
+  onCall?: (call: ToolCall) => void;
+  /** Called as soon as a call has its result. */
+  onResult?: (run: ToolRun) => void;
+}
+
+/** A tool call's result with what the agent reports about it (J1). */
+export interface ToolRun extends ToolResult {
+  /** The value the tool returned (`content` is its text); null for errors. */
+  value: JsonValue;
+  durationMs: number;
+  /** The tool itself failed (threw or timed out), as opposed to a refused call. */
+  threw: boolean;
 }
 
 /**
- * Runs one model turn's tool calls and returns one result per call, in call order: the
- * provider needs an answer for every call it made. Unknown tools, invalid or truncated
- * arguments, exceptions and timeouts become `isError` results so the loop can go on (H14);
- * a cancellation of the task is rethrown.
+ * Runs one turn's tool calls and returns one result per call, in call order: the provider
+ * needs an answer for every call it made. Unknown tools, invalid or truncated arguments,
+ * exceptions and timeouts become `isError` results so the loop can go on (H14); a
+ * cancellation of the task is rethrown.
  */
 export async function runToolCalls(
   calls: readonly ToolCall[],
   tools: Tools,
   options: ToolRunOptions,
-): Promise<ToolResult[]> {
-  const run = (call: ToolCall, index: number): Promise<ToolResult> =>
-    index >= options.maxCallsPerTurn
-      ? Promise.resolve(
-          errorResult(call, `Not run: at most ${options.maxCallsPerTurn} tool calls per turn`),
-        )
-      : runOne(call, tools, options);
-  if (options.parallel) return Promise.all(calls.map(run));
-  const results: ToolResult[] = [];
+): Promise<ToolRun[]> {
+  let stopped: string | null = null;
+  const run = async (call: ToolCall, index: number): Promise<ToolRun> => {
+    options.onCall?.(call);
+    const result =
+      index >= options.maxCallsPerTurn
+        ? refused(call, `Not run: at most ${options.maxCallsPerTurn} tool calls per turn`)
+        : stopped !== null
+          ? refused(call, `Not run: tool ${stopped} failed before it`)
+          : await runOne(call, tools, options);
+    if (result.threw && options.stopOnError) stopped ??= call.name;
+    options.onResult?.(result);
+    return result;
+  };
+  if (options.parallel && !options.stopOnError) return Promise.all(calls.map(run));
+  const results: ToolRun[] = [];
   for (const [index, call] of calls.entries()) results.push(await run(call, index));
   return results;
 }
 
-async function runOne(call: ToolCall, tools: Tools, options: ToolRunOptions): Promise<ToolResult> {
+async function runOne(call: ToolCall, tools: Tools, options: ToolRunOptions): Promise<ToolRun> {
   const tool = Object.hasOwn(tools, call.name) ? tools[call.name] : undefined;
-  if (!tool) return errorResult(call, `Unknown tool: ${call.name}`);
+  if (!tool) return refused(call, `Unknown tool: ${call.name}`);
   if (call.input === null) {
-    return errorResult(call, "Invalid arguments: not a JSON object (was the output cut off?)");
+    return refused(call, "Invalid arguments: not a JSON object (was the output cut off?)");
   }
   const parsed = tool.input.safeParse(call.input);
   if (!parsed.success) {
     const why = parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`);
-    return errorResult(call, `Invalid arguments: ${why.join("; ")}`);
+    return refused(call, `Invalid arguments: ${why.join("; ")}`);
   }
+  const timeoutMs = tool.timeoutMs ?? options.timeoutMs;
   const controller = new AbortController();
   const onAbort = () => controller.abort(options.signal.reason);
   options.signal.addEventListener("abort", onAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const error = new ToolTimeoutError(call.name, options.timeoutMs);
+      const error = new ToolTimeoutError(call.name, timeoutMs);
       controller.abort(error);
       reject(error);
-    }, options.timeoutMs);
+    }, timeoutMs);
   });
+  const started = Date.now();
   try {
-    const value: JsonValue = await Promise.race([
-      Promise.resolve(tool.run(parsed.data, { signal: controller.signal, callId: call.id })),
-      timeout,
-    ]);
+    const value: JsonValue =
+      (await Promise.race([
+        Promise.resolve(tool.run(parsed.data, { signal: controller.signal, callId: call.id })),
+        timeout,
+      ])) ?? null;
     return {
       toolCallId: call.id,
       name: call.name,
-      content: typeof value === "string" ? value : JSON.stringify(value ?? null),
+      content: typeof value === "string" ? value : JSON.stringify(value),
       isError: false,
+      value,
+      durationMs: Date.now() - started,
+      threw: false,
     };
   } catch (error) {
     if (options.signal.aborted) throw error;
-    return errorResult(call, error instanceof Error ? error.message : String(error));
+    const message = error instanceof Error ? error.message : String(error);
+    return { ...refused(call, message), durationMs: Date.now() - started, threw: true };
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     options.signal.removeEventListener("abort", onAbort);
@@ -86,6 +118,14 @@ export class ToolTimeoutError extends Error {
   }
 }
 
-function errorResult(call: ToolCall, message: string): ToolResult {
-  return { toolCallId: call.id, name: call.name, content: message, isError: true };
+function refused(call: ToolCall, message: string): ToolRun {
+  return {
+    toolCallId: call.id,
+    name: call.name,
+    content: message,
+    isError: true,
+    value: null,
+    durationMs: 0,
+    threw: false,
+  };
 }

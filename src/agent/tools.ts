@@ -24,6 +24,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
     /** `callId`: the model's id for this call, when a model made it. */
     options: { signal: AbortSignal; callId?: string },
   ) => JsonValue | Promise<JsonValue>;
+  /** This tool's time limit, over the agent's `toolTimeoutMs` (H12). */
+  timeoutMs?: number;
 }
 
 export function tool<S extends z.ZodType>(definition: Tool<S>): Tool<S> {

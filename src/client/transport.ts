@@ -217,20 +217,25 @@ export class Transport {
       throw invalidResponse(`expected an SSE stream, got ${type || "no content type"}`);
     }
     const events = readSse(response.body);
-    for (;;) {
-      let next: IteratorResult<{ id: string | undefined; data: string }>;
-      try {
-        next = await events.next();
-      } catch (error) {
-        if (options.signal?.aborted) throw error;
-        throw new A2AConnectionError(`the stream from ${this.o.url} was cut`, this.o.url, {
-          cause: error,
-        });
+    try {
+      for (;;) {
+        let next: IteratorResult<{ id: string | undefined; data: string }>;
+        try {
+          next = await events.next();
+        } catch (error) {
+          if (options.signal?.aborted) throw error;
+          throw new A2AConnectionError(`the stream from ${this.o.url} was cut`, this.o.url, {
+            cause: error,
+          });
+        }
+        if (next.done) return;
+        const json = parseJson(next.value.data, response.status);
+        const payload = this.o.binding === "JSONRPC" ? unwrapRpc(json, undefined) : restEvent(json);
+        yield { id: next.value.id, payload };
       }
-      if (next.done) return;
-      const json = parseJson(next.value.data, response.status);
-      const payload = this.o.binding === "JSONRPC" ? unwrapRpc(json, undefined) : restEvent(json);
-      yield { id: next.value.id, payload };
+    } finally {
+      // A consumer that stops early (or a final event) closes the connection.
+      await events.return(undefined);
     }
   }
 

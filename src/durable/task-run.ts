@@ -1,4 +1,4 @@
-import type { ArtifactUpdate, EndOptions, TaskContext } from "../agent/context";
+import type { ArtifactUpdate, EndOptions, StatusOptions, TaskContext } from "../agent/context";
 import {
   type ChildLedger,
   type ChildTask,
@@ -91,9 +91,14 @@ export class TaskRun<Env> implements TaskContext<Env> {
     }
   }
 
-  status(message: string | Part[]): void {
+  status(message: string | Part[], options: StatusOptions = {}): void {
     this.guard();
-    this.publish(this.taskId, [this.store.statusMessage(this.taskId, this.agentMessage(message))]);
+    const agentMessage = this.agentMessage(message);
+    this.publish(this.taskId, [
+      options.transient
+        ? this.store.announce(this.taskId, agentMessage)
+        : this.store.statusMessage(this.taskId, agentMessage),
+    ]);
   }
 
   artifact(update: ArtifactUpdate): string {

@@ -231,6 +231,20 @@ export class TaskStore {
   }
 
   /**
+   * A transient progress message: logged and streamed as a status update, but neither the
+   * task's status nor its history changes (tool work and reasoning for watching clients).
+   */
+  announce(taskId: string, message: Message): { seq: number; event: TaskEvent } {
+    const task = this.task(taskId);
+    const status: TaskStatus = {
+      state: task.status.state,
+      message,
+      timestamp: new Date().toISOString(),
+    };
+    return this.atomic(() => this.statusEvent(task, status));
+  }
+
+  /**
    * Adds an artifact, replaces one, or appends parts to one (A2A append/lastChunk).
    * An append writes its parts and its event, nothing else: the task, the artifact and
    * its next part index are known in memory.
@@ -415,13 +429,14 @@ export class TaskStore {
     return queryPage(this.sql, { table: "tasks", id: "id", columns: "state" }, q);
   }
 
-  /** Events of a task logged after `afterSeq`, oldest first. */
-  eventsAfter(taskId: string, afterSeq: number): { seq: number; event: TaskEvent }[] {
+  /** Events of a task logged after `afterSeq`, oldest first, at most `limit`. */
+  eventsAfter(taskId: string, afterSeq: number, limit = -1): { seq: number; event: TaskEvent }[] {
     return this.sql
       .exec<{ seq: number; body: string }>(
-        "SELECT seq, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq",
+        "SELECT seq, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?",
         taskId,
         afterSeq,
+        limit,
       )
       .toArray()
       .map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as TaskEvent }));

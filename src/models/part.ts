@@ -49,6 +49,8 @@ export const ToolCallPart = z.object({
 });
 export const ToolOutputContent = z.object({
   callId: z.string().min(1),
+  /** The tool that answered; set on the results agents stream while they work. */
+  toolName: z.string().optional(),
   result: JsonValue.default(null),
   error: z.string().nullable().default(null),
 });

@@ -14,6 +14,7 @@ function contextFor(parts: Part[], signal = new AbortController().signal) {
   const message = Messages.create({ role: "user", parts });
   const task: Task = Tasks.begin(Tasks.create(message));
   const artifacts: ArtifactUpdate[] = [];
+  const announced: { parts: Part[]; transient: boolean }[] = [];
   const ctx: TaskContext = {
     taskId: task.id,
     contextId: task.contextId,
@@ -23,7 +24,8 @@ function contextFor(parts: Part[], signal = new AbortController().signal) {
     conversation: new Conversation().readonly(),
     signal,
     env: {},
-    status: () => {},
+    status: (parts, options) =>
+      announced.push({ parts: parts as Part[], transient: options?.transient ?? false }),
     artifact: (update) => {
       artifacts.push(update);
       Tasks.addArtifact(task, Artifacts.create({ parts: update.parts }));
@@ -39,7 +41,7 @@ function contextFor(parts: Part[], signal = new AbortController().signal) {
       throw new Error("not used by the default execution");
     },
   };
-  return { ctx, task, artifacts };
+  return { ctx, task, artifacts, announced };
 }
 
 const tools = {
@@ -132,5 +134,57 @@ describe("default execution (B10)", () => {
     controller.abort(new Error("canceled"));
     const { ctx } = contextFor([Parts.toolCall("add", { a: 1, b: 1 })], controller.signal);
     await expect(runDefaultExecution(ctx, { tools, infer: null })).rejects.toThrow("canceled");
+  });
+
+  it("H15: each tool_call part is announced before it runs and its result after, as transient status parts", async () => {
+    const { ctx, announced } = contextFor([
+      Parts.toolCall("add", { a: 1, b: 2 }, "c1"),
+      Parts.toolCall("boom", {}, "c2"),
+    ]);
+    await runDefaultExecution(ctx, { tools, infer: null });
+    expect(announced.map((a) => [a.transient, a.parts[0]?.type])).toEqual([
+      [true, "tool_call"],
+      [true, "tool_output"],
+      [true, "tool_call"],
+      [true, "tool_output"],
+    ]);
+    expect(announced[1]?.parts[0]?.content).toEqual({
+      callId: "c1",
+      toolName: "add",
+      result: 3,
+      error: null,
+    });
+    expect(announced[3]?.parts[0]?.content).toMatchObject({ toolName: "boom", error: "kaboom" });
+  });
+
+  it("H12: a tool_call part past the agent's toolTimeoutMs gets a timeout error output", async () => {
+    const slow = {
+      wait: tool({
+        description: "never answers",
+        input: z.object({}),
+        run: (_args, { signal }) =>
+          new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
+      }),
+    };
+    const { ctx, task, artifacts } = contextFor([Parts.toolCall("wait", {}, "c1")]);
+    await runDefaultExecution(ctx, { tools: slow, infer: null, toolTimeoutMs: 20 });
+    expect(artifacts[0]?.parts).toEqual([
+      Parts.toolOutput("c1", null, "Tool wait timed out after 20 ms"),
+    ]);
+    expect(task.status.state).toBe("failed");
+  });
+
+  it("H11: tool_call parts beyond maxToolCallsPerTurn do not run and get error outputs", async () => {
+    const { ctx, artifacts } = contextFor([
+      Parts.toolCall("add", { a: 1, b: 1 }, "c1"),
+      Parts.toolCall("add", { a: 2, b: 2 }, "c2"),
+      Parts.toolCall("add", { a: 3, b: 3 }, "c3"),
+    ]);
+    await runDefaultExecution(ctx, { tools, infer: null, maxToolCallsPerTurn: 2 });
+    expect(artifacts[0]?.parts).toEqual([
+      Parts.toolOutput("c1", 2),
+      Parts.toolOutput("c2", 4),
+      Parts.toolOutput("c3", null, "Not run: at most 2 tool calls per message"),
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { runToolCalls, type ToolRunOptions } from "../../src/agent/tool-runner";
-import { tool } from "../../src/agent/tools";
+import { type Tools, tool } from "../../src/agent/tools";
 import type { ToolCall } from "../../src/providers/types";
 
 const call = (name: string, input: Record<string, unknown> | null, id = `c_${name}`): ToolCall => ({
@@ -64,9 +64,15 @@ describe("running a model turn's tool calls", () => {
       tools,
       options(),
     );
-    expect(results).toEqual([
-      { toolCallId: "c_add", name: "add", content: "42", isError: false },
-      { toolCallId: "c_nope", name: "nope", content: "Unknown tool: nope", isError: true },
+    expect(results).toMatchObject([
+      { toolCallId: "c_add", name: "add", content: "42", isError: false, value: 42, threw: false },
+      {
+        toolCallId: "c_nope",
+        name: "nope",
+        content: "Unknown tool: nope",
+        isError: true,
+        threw: false,
+      },
       expect.objectContaining({
         toolCallId: "c_bad",
         isError: true,
@@ -77,7 +83,7 @@ describe("running a model turn's tool calls", () => {
         isError: true,
         content: expect.stringMatching(/not a JSON object/),
       }),
-      { toolCallId: "c_boom", name: "boom", content: "kaput", isError: true },
+      { toolCallId: "c_boom", name: "boom", content: "kaput", isError: true, threw: true },
     ]);
   });
 
@@ -87,12 +93,63 @@ describe("running a model turn's tool calls", () => {
       tools,
       options({ timeoutMs: 30 }),
     );
-    expect(result).toEqual({
+    expect(result).toMatchObject({
       toolCallId: "c_slow",
       name: "slow",
       content: "Tool slow timed out after 30 ms",
       isError: true,
+      threw: true,
     });
+    expect(result?.durationMs).toBeGreaterThanOrEqual(25);
+  });
+
+  it("H12: a tool's own timeoutMs overrides the agent's", async () => {
+    const quick = { slow: tool({ ...tools.slow, timeoutMs: 20 }) } as Tools;
+    const [result] = await runToolCalls(
+      [call("slow", { ms: 5000 })],
+      quick,
+      options({ timeoutMs: 10_000 }),
+    );
+    expect(result?.content).toBe("Tool slow timed out after 20 ms");
+  });
+
+  it("H14: stopOnError off, an exception is an error result and later calls still run", async () => {
+    const results = await runToolCalls(
+      [call("boom", {}), call("add", { a: 1, b: 1 })],
+      tools,
+      options({ parallel: false }),
+    );
+    expect(results.map((r) => [r.isError, r.content])).toEqual([
+      [true, "kaput"],
+      [false, "2"],
+    ]);
+  });
+
+  it("H14: stopOnError on, the calls after a throwing tool do not run; an unknown tool does not stop", async () => {
+    const ran: string[] = [];
+    const results = await runToolCalls(
+      [call("nope", {}), call("boom", {}), call("add", { a: 1, b: 1 })],
+      tools,
+      options({
+        stopOnError: true,
+        onCall: (c) => ran.push(`call ${c.name}`),
+        onResult: (r) => ran.push(`result ${r.name}`),
+      }),
+    );
+    expect(results.map((r) => [r.name, r.isError, r.threw, r.content])).toEqual([
+      ["nope", true, false, "Unknown tool: nope"],
+      ["boom", true, true, "kaput"],
+      ["add", true, false, "Not run: tool boom failed before it"],
+    ]);
+    // Every call is announced before its result, in order.
+    expect(ran).toEqual([
+      "call nope",
+      "result nope",
+      "call boom",
+      "result boom",
+      "call add",
+      "result add",
+    ]);
   });
 
   it("H11: calls beyond the per-turn limit get error results, one per call, and do not run", async () => {

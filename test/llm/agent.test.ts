@@ -150,7 +150,7 @@ describe("an agent with a model, over A2A streaming (issue 4 end to end)", () =>
     expect(metadata.cost).toBeCloseTo(((53 + 78) * 0.15 + (15 + 9) * 0.6) / 1e6, 12);
   });
 
-  it("H10: a model that keeps calling tools is stopped after maxModelCalls; the task says it was cut short", async () => {
+  it("H10 H16: a model that keeps calling tools is stopped after maxToolRounds (10); the task says it was cut short", async () => {
     for (let i = 0; i < 10; i++) fake.reply({ fixture: "openai-chat/tool-call-split-args.sse" });
     const events = await streamMessage("Loop forever");
     expect(fake.requests).toHaveLength(10);
@@ -161,7 +161,7 @@ describe("an agent with a model, over A2A streaming (issue 4 end to end)", () =>
     const metadata = (body.result as Json).metadata as Json;
     expect(metadata.cutShort).toBe(true);
     expect(metadata.modelCalls).toBe(10);
-    expect(metadata.error).toBe("Stopped after 10 model calls without a final answer");
+    expect(metadata.error).toBe("Stopped after 10 tool rounds without a final answer");
   });
 
   it("H6: a stream cut after text was sent fails the task cleanly: one request, no duplicated text", async () => {

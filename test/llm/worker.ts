@@ -18,7 +18,17 @@ export const harness: {
   /** While set, `get_capital` waits for its signal to abort, then records the reason. */
   holdTools: boolean;
   toolAborts: string[];
-} = { model: null, fetch: null, requests: [], toolRuns: [], holdTools: false, toolAborts: [] };
+  /** While set, `get_capital` throws this message. */
+  toolThrows: string | null;
+} = {
+  model: null,
+  fetch: null,
+  requests: [],
+  toolRuns: [],
+  holdTools: false,
+  toolAborts: [],
+  toolThrows: null,
+};
 
 /** Delegates to whatever model the current test set, with the fake provider's fetch. */
 const switchable: Model = {
@@ -53,6 +63,7 @@ const worker = defineAgent({
       input: z.object({ country: z.string() }),
       run: async ({ country }, { signal }) => {
         harness.toolRuns.push(country);
+        if (harness.toolThrows !== null) throw new Error(harness.toolThrows);
         if (harness.holdTools) {
           await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
           const reason = signal.reason as { message?: string } | undefined;

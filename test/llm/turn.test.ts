@@ -1,0 +1,256 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Agent } from "../../src/agent/definition";
+import type { AgentResult } from "../../src/agent/result";
+import { openai } from "../../src/providers/openai-chat";
+import { rpc } from "../helpers";
+import { FakeProvider } from "../providers/fake-provider";
+import { streamMessage } from "./stream";
+import worker, { harness } from "./worker";
+
+type Json = Record<string, unknown>;
+
+let fake: FakeProvider;
+const agent = worker.agent as Agent<unknown>;
+const defaults = { ...agent };
+
+beforeEach(() => {
+  fake = new FakeProvider({ seed: 5, maxChunk: 11 });
+  harness.fetch = fake.fetch;
+  harness.requests = [];
+  harness.toolRuns = [];
+  harness.holdTools = false;
+  harness.toolAborts = [];
+  harness.toolThrows = null;
+  harness.model = openai({
+    model: "gpt-4o-mini",
+    apiKey: "sk-test",
+    baseUrl: "https://fake.test/v1",
+  });
+});
+afterEach(() => {
+  Object.assign(agent, defaults);
+});
+
+const statuses = (events: Json[]) =>
+  events.flatMap((e) => (e.statusUpdate ? [e.statusUpdate as Json] : []));
+const final = (events: Json[]) => statuses(events).at(-1) as Json;
+/** The marked data parts of the status updates, as `[marker, data]`. */
+const workParts = (events: Json[]) =>
+  statuses(events).flatMap((s) => {
+    const message = (s.status as Json).message as Json | undefined;
+    return ((message?.parts ?? []) as Json[]).flatMap((p) => {
+      const mark = (p.metadata as Json | undefined)?.["edgelink/part"];
+      return mark ? [[mark, p.data] as [unknown, unknown]] : [];
+    });
+  });
+async function taskOf(events: Json[]): Promise<Json> {
+  return (await rpc("GetTask", { id: final(events).taskId })).body.result as Json;
+}
+const resultOf = async (events: Json[]) =>
+  ((await taskOf(events)).metadata as Json).result as unknown as AgentResult;
+
+describe("tool work visible to A2A clients", () => {
+  it("H15: each tool call and its result stream as status updates with marked data parts, before the answer; the task history keeps none of them", async () => {
+    fake.reply(
+      { fixture: "openai-chat/tool-call-split-args.sse" },
+      { fixture: "openai-chat/after-tool-result-text.sse" },
+    );
+    const events = await streamMessage("What is the capital of the UK? Use the tool, then answer.");
+    expect(workParts(events)).toEqual([
+      [
+        "tool_call",
+        {
+          toolName: "get_capital",
+          args: { country: "UK" },
+          callId: "call_ZR5UUuTt3pf61kjwAJIYdVMj",
+        },
+      ],
+      [
+        "tool_output",
+        {
+          callId: "call_ZR5UUuTt3pf61kjwAJIYdVMj",
+          toolName: "get_capital",
+          result: "London",
+          error: null,
+        },
+      ],
+    ]);
+    const kinds = events.map((e) => Object.keys(e)[0]);
+    const firstArtifact = kinds.indexOf("artifactUpdate");
+    const lastWork = statuses(events).findIndex(
+      (s) => workParts([{ statusUpdate: s }]).length === 1,
+    );
+    expect(lastWork).toBeGreaterThanOrEqual(0);
+    expect(firstArtifact).toBeGreaterThan(0);
+    // Transient: the stored task has its user message and nothing from the tool work.
+    const task = await taskOf(events);
+    expect((task.history as Json[]).map((m) => m.role)).toEqual(["ROLE_USER", "ROLE_AGENT"]);
+    expect((task.status as Json).state).toBe("TASK_STATE_COMPLETED");
+  });
+});
+
+describe("J1 J2: the agent result in the finished task's metadata", () => {
+  it("J1: answer, tools used, every model call, token totals and time over both rounds", async () => {
+    fake.reply(
+      { fixture: "openai-chat/tool-call-split-args.sse" },
+      { fixture: "openai-chat/after-tool-result-text.sse" },
+    );
+    const events = await streamMessage("What is the capital of the UK? Use the tool, then answer.");
+    const result = await resultOf(events);
+    expect(result).toMatchObject({
+      taskId: final(events).taskId,
+      status: "complete",
+      answer: "The capital of the UK is London.",
+      hasThinking: false,
+      totalTokens: 68 + 87,
+      toolsUsed: [
+        {
+          name: "get_capital",
+          callId: "call_ZR5UUuTt3pf61kjwAJIYdVMj",
+          arguments: { country: "UK" },
+          outcome: "ok",
+          content: "London",
+        },
+      ],
+    });
+    expect(result.modelsUsed.map((m) => [m.provider, m.model, m.usage?.totalTokens])).toEqual([
+      ["openai", "gpt-4o-mini-2024-07-18", 68],
+      ["openai", "gpt-4o-mini-2024-07-18", 87],
+    ]);
+    expect(result.cost).toBeCloseTo(((53 + 78) * 0.15 + (15 + 9) * 0.6) / 1e6, 12);
+    expect(result.totalTimeMs).toBeGreaterThanOrEqual(0);
+    expect(result.thinking).toBeUndefined();
+    expect(result.trace).toBeUndefined();
+  });
+
+  it("J1: with trace on, every model and tool call is traced in order", async () => {
+    agent.trace = true;
+    fake.reply(
+      { fixture: "openai-chat/tool-call-split-args.sse" },
+      { fixture: "openai-chat/after-tool-result-text.sse" },
+    );
+    const result = await resultOf(await streamMessage("Capital of the UK?"));
+    expect(result.trace?.map((t) => [t.kind, t.name, t.outcome])).toEqual([
+      ["model_call", "openai/gpt-4o-mini-2024-07-18", "ok"],
+      ["tool_call", "get_capital", "ok"],
+      ["model_call", "openai/gpt-4o-mini-2024-07-18", "ok"],
+    ]);
+  });
+
+  it("J2 J3: a failed turn says failed with its error; thinking from <think> blocks is in the result", async () => {
+    harness.model = openai({ model: "deepseek-r1", apiKey: "k", baseUrl: "https://fake.test/v1" });
+    fake.reply({
+      status: 200,
+      body: thinkBody(),
+      headers: { "content-type": "text/event-stream" },
+    });
+    const ok = await resultOf(await streamMessage("What is 2+2?"));
+    expect(ok).toMatchObject({
+      status: "complete",
+      answer: "2 + 2 = 4.",
+      thinking: "The user asks 2+2.",
+      hasThinking: true,
+    });
+    fake.reply({ status: 400, body: '{"error":{"message":"bad","type":"invalid_request_error"}}' });
+    const bad = await resultOf(await streamMessage("again"));
+    expect(bad).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/^The model provider openai failed \(HTTP 400/),
+      modelsUsed: [],
+    });
+  });
+});
+
+describe("reasoning deltas (opt-in)", () => {
+  it("streams reasoning as transient status updates only when streamReasoning is on", async () => {
+    harness.model = openai({ model: "deepseek-r1", apiKey: "k", baseUrl: "https://fake.test/v1" });
+    fake.reply({
+      status: 200,
+      body: thinkBody(),
+      headers: { "content-type": "text/event-stream" },
+    });
+    const off = await streamMessage("What is 2+2?");
+    expect(workParts(off)).toEqual([]);
+
+    agent.streamReasoning = true;
+    fake.reply({
+      status: 200,
+      body: thinkBody(),
+      headers: { "content-type": "text/event-stream" },
+    });
+    const on = await streamMessage("What is 2+2?");
+    const reasoning = workParts(on).filter(([mark]) => mark === "reasoning");
+    expect(reasoning.length).toBeGreaterThan(0);
+    expect(reasoning.map(([, data]) => (data as { text: string }).text).join("")).toBe(
+      "The user asks 2+2.",
+    );
+  });
+});
+
+describe("tool loop limits (H10, H14, H16)", () => {
+  it("H10 H16: maxIterations stops the loop after that many model calls", async () => {
+    agent.maxIterations = 3;
+    for (let i = 0; i < 3; i++) fake.reply({ fixture: "openai-chat/tool-call-split-args.sse" });
+    const events = await streamMessage("Loop");
+    expect(fake.requests).toHaveLength(3);
+    const metadata = (await taskOf(events)).metadata as Json;
+    expect(metadata).toMatchObject({
+      cutShort: true,
+      modelCalls: 3,
+      error: "Stopped after 3 model calls without a final answer",
+    });
+  });
+
+  it("H14: stopOnError off, a throwing tool is an error result the model sees and the loop goes on", async () => {
+    harness.toolThrows = "atlas offline";
+    fake.reply(
+      { fixture: "openai-chat/tool-call-split-args.sse" },
+      { fixture: "openai-chat/after-tool-result-text.sse" },
+    );
+    const events = await streamMessage("Capital of the UK?");
+    expect((final(events).status as Json).state).toBe("TASK_STATE_COMPLETED");
+    const second = fake.requests[1]?.body as { messages: Json[] };
+    expect(second.messages.at(-1)).toMatchObject({ role: "tool", content: "atlas offline" });
+  });
+
+  it("H14: stopOnError on, a throwing tool ends the turn with a tool error; no further model call", async () => {
+    agent.stopOnError = true;
+    harness.toolThrows = "atlas offline";
+    fake.reply({ fixture: "openai-chat/tool-call-split-args.sse" });
+    const events = await streamMessage("Capital of the UK?");
+    expect(fake.requests).toHaveLength(1);
+    const task = await taskOf(events);
+    expect((task.status as Json).state).toBe("TASK_STATE_FAILED");
+    expect(task.metadata).toMatchObject({
+      error: "Tool get_capital failed: atlas offline",
+      toolError: { tool: "get_capital", message: "atlas offline" },
+      result: { status: "failed", toolsUsed: [{ name: "get_capital", outcome: "error" }] },
+    });
+  });
+
+  it("H16: a turn past turnTimeoutMs is stopped: its tool is aborted and the task fails cut short", async () => {
+    agent.turnTimeoutMs = 150;
+    harness.holdTools = true;
+    fake.reply({ fixture: "openai-chat/tool-call-split-args.sse" });
+    const events = await streamMessage("Capital of the UK?");
+    const task = await taskOf(events);
+    expect((task.status as Json).state).toBe("TASK_STATE_FAILED");
+    expect(task.metadata).toMatchObject({
+      cutShort: true,
+      error: "The turn took longer than 150 ms and was stopped",
+    });
+    expect(harness.toolAborts).toEqual(["The turn took longer than 150 ms"]);
+  });
+});
+
+/** A DeepSeek-style stream thinking inline, split across chunks. */
+function thinkBody(): string {
+  const deltas = ["<thi", "nk>The user", " asks 2+2.</th", "ink>", "\n\n2 + 2", " = 4."];
+  const chunk = (delta: Json, finish: string | null) =>
+    `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "deepseek-r1", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  return [
+    ...deltas.map((content) => chunk({ content }, null)),
+    chunk({}, "stop"),
+    "data: [DONE]\n\n",
+  ].join("");
+}
