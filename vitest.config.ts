@@ -57,6 +57,22 @@ export default defineConfig({
             wrangler: { configPath: "./test/agents/wrangler.toml" },
             miniflare: {
               bindings: { MCP_URL: inject("mcpUrl"), MCP_DOWN_URL: inject("mcpDownUrl") },
+              // The demo agent as a second Worker, reached through a service binding.
+              serviceBindings: { DEMO: "demo" },
+              workers: [
+                {
+                  name: "demo",
+                  modules: true,
+                  scriptPath: String(inject("demoBundle")),
+                  compatibilityDate: "2026-11-01",
+                  compatibilityFlags: ["nodejs_compat"],
+                  durableObjects: {
+                    EDGELINK_CONTEXT: { className: "EdgelinkContext", useSQLite: true },
+                    EDGELINK_INDEX: { className: "EdgelinkIndex", useSQLite: true },
+                  },
+                  bindings: { DEMO_CHUNK_DELAY_MS: "150" },
+                },
+              ],
             },
           })),
           providerFixtures(),

@@ -7,6 +7,7 @@ import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
+import { type AgentTools, checkAgentTools } from "./agent-tools";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
@@ -42,6 +43,13 @@ export interface AgentConfig<Env = unknown> {
    * `${VAR}` in the url and header values comes from the Worker's env and secrets.
    */
   mcp?: McpServers;
+  /**
+   * Other agents the model may call as tools, by tool name: each takes a message and
+   * answers with the agent's answer. `{ writer: { binding: "WRITER", description: "..." } }`
+   * (a service binding), `{ url: "https://..." }` or `{ card: {...} }`. Calls are
+   * delegations (see `ctx.delegate`): durable across restarts, canceled with the task.
+   */
+  agents?: AgentTools;
   /**
    * The model that answers: a provider (`openai(...)`, `anthropic(...)`, `gemini(...)`,
    * `workersAI(...)`, `openaiCompatible(...)`), a `fallback` or a `router`. With a model and
@@ -192,6 +200,7 @@ export interface Agent<Env = unknown> {
   handler: AgentHandler<Env> | null;
   tools: Tools;
   mcp: McpServer[];
+  agents: AgentTools;
   infer: InferFn<Env> | null;
   model: Model | null;
   instructions:
@@ -261,6 +270,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     handler: config.handler ?? null,
     tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
     mcp: checkMcpServers(config.mcp),
+    agents: checkAgentTools(config.agents, config.tools ?? {}),
     infer: config.infer ?? null,
     model: config.model
       ? config.stripThinkTags === false

@@ -24,6 +24,7 @@ import type { Task } from "../models/task";
 import { InvalidTransitionError, isTerminal, type TaskState } from "../models/task-state";
 import type { FailoverStore } from "../providers/types";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
+import { ChildStore, cancelChildren } from "./children";
 import { EventHub } from "./event-hub";
 import { type HistoryPage, HistoryStore } from "./history-store";
 import { indexObjectName, newTaskId } from "./ids";
@@ -146,6 +147,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly runs = new Map<string, AbortController>();
   private readonly outbox: IndexOutbox;
   private readonly pushStore: PushStore | null;
+  /** Delegations of this context's tasks to other agents. */
+  private readonly children: ChildStore;
   private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
   /** True until the first write: the object holds nothing and has no schema. */
@@ -200,6 +203,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     // write (admit), and until then every read answers "nothing here".
     this.vacant = !hasSchema(ctx.storage);
     if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS);
+    this.children = new ChildStore(ctx.storage.sql);
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
 
@@ -324,6 +328,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         }),
       );
       this.runs.get(taskId)?.abort(new DOMException(reason || "Task canceled", "AbortError"));
+      this.ctx.waitUntil(cancelChildren(this.children.open(taskId), this.env));
       await this.flushIndex();
       return this.read(taskId);
     });
@@ -678,8 +683,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private async execute(taskId: string, message: Message, controller: AbortController) {
     const task = this.store.snapshot(taskId);
     if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-    const run = new TaskRun(task, message, controller.signal, this.env, this.store, (id, e) =>
-      this.publish(id, e),
+    const run = new TaskRun(
+      task,
+      message,
+      controller.signal,
+      this.env,
+      this.store,
+      (id, e) => this.publish(id, e),
+      this.children,
     );
     try {
       const agent = this.agent;
@@ -731,7 +742,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     const orphans = this.store.idsInStates(["submitted", "working"]);
     if (orphans.length === 0) return;
     for (const taskId of orphans) {
-      const message = this.agent.resumeOnRestart ? this.store.lastUserMessage(taskId) : null;
+      // A task following children is resumed: its delegations re-attach instead of resending.
+      const resume = this.agent.resumeOnRestart || this.children.open(taskId).length > 0;
+      const message = resume ? this.store.lastUserMessage(taskId) : null;
       if (message) this.ctx.waitUntil(this.start(taskId, message).then(() => this.flushIndex()));
       else this.failTask(taskId, RESTART_REASON);
     }
