@@ -130,7 +130,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
   /** The tenant and conversation this object holds, once known (they never change). */
-  private owner: { tenant: string; contextId: string } | null = null;
+  private owner: { tenant: string; contextId: string; principal: string } | null = null;
 
   /**
    * Where a fallback model keeps its failure counts (H2–H5): this object's SQLite, so the
@@ -695,10 +695,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     );
   }
 
-  private readOwner(): { tenant: string; contextId: string } | null {
+  private readOwner(): { tenant: string; contextId: string; principal: string } | null {
     const tenant = this.meta("tenant");
     const contextId = this.meta("context_id");
-    return tenant === null || contextId === null ? null : { tenant, contextId };
+    const principal = this.meta("owner") ?? "";
+    return tenant === null || contextId === null ? null : { tenant, contextId, principal };
   }
 
   private meta(key: string): string | null {
@@ -712,14 +713,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private indexTarget(): { index: IndexRpc; contextId: string } | null {
     this.owner ??= this.readOwner();
     if (!this.owner) return null;
-    const { tenant, contextId } = this.owner;
+    const { tenant, contextId, principal } = this.owner;
     const binding = (this.env as Record<string, unknown>)[this.agent.bindings.index] as
       | DurableObjectNamespace
       | undefined;
     if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
-    const owner = this.meta("owner") ?? "";
     const index = binding.get(
-      binding.idFromName(indexObjectName(tenant, owner)),
+      binding.idFromName(indexObjectName(tenant, principal)),
     ) as unknown as IndexRpc;
     return { index, contextId };
   }
