@@ -10,15 +10,19 @@ export default defineConfig({
     index: "src/index.ts",
     client: "src/client/index.ts",
     push: "src/push/receiver.ts",
+    // The `edgelink` command (bin/edgelink.mjs runs it); Node only, no types.
+    cli: "src/cli/main.ts",
   },
   format: ["esm"],
   target: "es2023",
   platform: "neutral",
-  dts: true,
+  dts: {
+    entry: { index: "src/index.ts", client: "src/client/index.ts", push: "src/push/receiver.ts" },
+  },
   clean: true,
   splitting: true,
   treeshake: true,
   sourcemap: false,
-  external: [/^cloudflare:/, "hono", /^hono\//, "zod", "jose", "eventsource-parser"],
+  external: [/^cloudflare:/, /^node:/, "hono", /^hono\//, "zod", "jose", "eventsource-parser"],
   outDir: "dist",
 });
