@@ -17,11 +17,13 @@ export default defineConfig({
   format: ["esm"],
   target: "es2023",
   platform: "neutral",
-  dts: true,
+  dts: {
+    entry: { index: "src/index.ts", client: "src/client/index.ts", push: "src/push/receiver.ts" },
+  },
   clean: true,
   splitting: true,
   treeshake: true,
   sourcemap: false,
-  external: [/^cloudflare:/, "hono", /^hono\//, "zod", "jose", "eventsource-parser"],
+  external: [/^cloudflare:/, /^node:/, "hono", /^hono\//, "zod", "jose", "eventsource-parser"],
   outDir: "dist",
 });

@@ -120,6 +120,11 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     expect(out.trim()).toBe("function true");
   });
 
+  it("installs the edgelink command (the CLI of wt/client), which runs in Node", async () => {
+    const out = await run(join(project, "node_modules", ".bin", "edgelink"), ["--help"], project);
+    expect(out).toContain("usage: edgelink <command>");
+  });
+
   it("exports a deliberate API: no internals", () => {
     // The worker entry imports cloudflare:workers, so read its export list from the .d.ts.
     const dts = readFileSync(join(project, "node_modules/edgelink/dist/index.d.ts"), "utf8");
