@@ -7,6 +7,7 @@ import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
 import type { AgentHandler, TaskContext } from "./context";
+import { modelInfer } from "./model-infer";
 import {
   type PromptComposition,
   type PromptCompositionInput,
@@ -202,7 +203,8 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     extendedCard: config.extendedCard ? AgentCard.parse(config.extendedCard) : null,
     handler: config.handler ?? null,
     tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
-    infer: config.infer ?? null,
+    // C7: without an infer function, infer parts go to the agent's own model.
+    infer: config.infer ?? (config.model ? modelInfer<Env>(config.model) : null),
     model: config.model
       ? config.stripThinkTags === false
         ? config.model
