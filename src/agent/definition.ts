@@ -12,6 +12,7 @@ import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpServers, type McpServer, type McpServers } from "./mcp/config";
+import { modelInfer } from "./model-infer";
 import {
   type PromptComposition,
   type PromptCompositionInput,
@@ -271,7 +272,8 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
     mcp: checkMcpServers(config.mcp),
     agents: checkAgentTools(config.agents, config.tools ?? {}),
-    infer: config.infer ?? null,
+    // C7: without an infer function, infer parts go to the agent's own model.
+    infer: config.infer ?? (config.model ? modelInfer<Env>(config.model) : null),
     model: config.model
       ? config.stripThinkTags === false
         ? config.model

@@ -18,6 +18,7 @@ import {
   type ToolCall,
 } from "../providers/types";
 import type { TaskContext } from "./context";
+import { runDefaultExecution } from "./default-execution";
 import type { Agent } from "./definition";
 import { composePrompt } from "./prompt";
 import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
@@ -91,6 +92,10 @@ export async function runModelAgent<Env>(
 ): Promise<void> {
   const model = agent.model;
   if (!model) throw new TypeError("runModelAgent needs an agent with a model");
+  // A message of tool_call or infer parts asks for those to run, not for a chat turn.
+  if (ctx.message.parts.some((p) => p.type === "tool_call" || p.type === "infer")) {
+    return runDefaultExecution(ctx, agent);
+  }
   const recorder = new ResultRecorder(agent.trace);
   const turn = turnSignal(ctx.signal, agent.turnTimeoutMs);
   const end: End = (reason, extra = {}, outcome = {}) => {

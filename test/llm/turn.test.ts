@@ -277,6 +277,47 @@ describe("structured output (G18)", () => {
   });
 });
 
+describe("infer parts use the agent's own model (C7)", () => {
+  it("C7: an infer part with an outputSchema is answered by the model, validated, as an infer_output part", async () => {
+    const body = [
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "gpt-4o-mini", choices: [{ index: 0, delta: { content: '{"capital":"Paris"}' }, finish_reason: null }] })}\n\n`,
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "gpt-4o-mini", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`,
+      "data: [DONE]\n\n",
+    ].join("");
+    fake.reply({ status: 200, body, headers: { "content-type": "text/event-stream" } });
+    const schema = {
+      type: "object",
+      properties: { capital: { type: "string" } },
+      required: ["capital"],
+    };
+    const { body: sent } = await rpc("SendMessage", {
+      message: {
+        messageId: `infer-${Date.now()}`,
+        role: "ROLE_USER",
+        parts: [
+          {
+            data: { prompt: "Answer in JSON.", user: "Capital of France?", outputSchema: schema },
+            metadata: { "edgelink/part": "infer" },
+          },
+        ],
+      },
+    });
+    const task = (sent.result as { task: Json }).task;
+    expect((task.status as Json).state).toBe("TASK_STATE_COMPLETED");
+    const part = ((task.artifacts as Json[])[0]?.parts as Json[])[0] as Json;
+    expect(part).toMatchObject({
+      data: { capital: "Paris" },
+      metadata: { "edgelink/part": "infer_output" },
+    });
+    const request = fake.requests[0]?.body as Json;
+    expect(request.messages).toEqual([
+      { role: "system", content: "Answer in JSON." },
+      { role: "user", content: "Capital of France?" },
+    ]);
+    expect((request.response_format as Json).type).toBe("json_schema");
+  });
+});
+
 describe("prompt composition reaches the model (L1–L3)", () => {
   it("L2: the composed prompt is the system message; L3: systemOverride is sent verbatim", async () => {
     agent.instructions = parsePromptComposition({
