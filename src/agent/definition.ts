@@ -124,6 +124,13 @@ export interface AgentConfig<Env = unknown> {
    * every route. Off by default; the card is always readable cross-origin.
    */
   cors?: CorsOptions;
+  /**
+   * Serve the inspector page at `/inspector` (a browser UI to chat with the agent and
+   * look at its tasks, history and webhooks). Default: on under `wrangler dev` (served
+   * from localhost), off when deployed, unless the `EDGELINK_INSPECTOR` variable says
+   * "true" or "false".
+   */
+  inspector?: boolean;
 }
 
 /** Hono's `cors` middleware options. */
@@ -178,6 +185,8 @@ export interface Agent<Env = unknown> {
   limits: Limits;
   auth: AuthOptions<Env> | null;
   cors: CorsOptions | null;
+  /** true/false when set; null: decided per request (see `inspector` in AgentConfig). */
+  inspector: boolean | null;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -246,6 +255,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     limits: resolveLimits(config.limits),
     auth,
     cors: config.cors ?? null,
+    inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",
       config.maxHistoryItemBytes,

@@ -138,8 +138,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly pushStore: PushStore | null;
   private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
-  /** The tenant, conversation and owner this object holds, once read (they never change). */
-  private identity: { tenant: string; contextId: string; owner: string } | null = null;
+  /** The tenant and conversation this object holds, once known (they never change). */
+  private owner: { tenant: string; contextId: string; principal: string } | null = null;
 
   /**
    * Where a fallback model keeps its failure counts (H2–H5): this object's SQLite, so the
@@ -760,11 +760,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     );
   }
 
-  private readIdentity(): { tenant: string; contextId: string; owner: string } | null {
+  private readOwner(): { tenant: string; contextId: string; principal: string } | null {
     const tenant = this.meta("tenant");
     const contextId = this.meta("context_id");
-    if (tenant === null || contextId === null) return null;
-    return { tenant, contextId, owner: this.meta("owner") ?? "" };
+    const principal = this.meta("owner") ?? "";
+    return tenant === null || contextId === null ? null : { tenant, contextId, principal };
   }
 
   private meta(key: string): string | null {
@@ -776,15 +776,15 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Where this conversation's index rows go, once the object knows its tenant. */
   private indexTarget(): { index: IndexRpc; contextId: string } | null {
-    this.identity ??= this.readIdentity();
-    if (!this.identity) return null;
-    const { tenant, contextId, owner } = this.identity;
+    this.owner ??= this.readOwner();
+    if (!this.owner) return null;
+    const { tenant, contextId, principal } = this.owner;
     const binding = (this.env as Record<string, unknown>)[this.agent.bindings.index] as
       | DurableObjectNamespace
       | undefined;
     if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
     const index = binding.get(
-      binding.idFromName(indexObjectName(tenant, owner)),
+      binding.idFromName(indexObjectName(tenant, principal)),
     ) as unknown as IndexRpc;
     return { index, contextId };
   }

@@ -12,6 +12,7 @@ import { type AuthVariables, requireAuth, tenantFor } from "./auth";
 import { serveCard, servedFeatures } from "./card";
 import { corsFor } from "./cors";
 import { jsonRpcError, restError, toA2AError } from "./errors";
+import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
 import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
@@ -82,7 +83,10 @@ export function createApp<Env extends object>(
     });
   });
 
-  // Everything below is authenticated (the card and JWKS above are public).
+  // The inspector's page and script hold no data (their requests carry the user's token).
+  mountInspector(app, agent);
+
+  // Everything below is authenticated (the card, JWKS and inspector page above are public).
   app.use("*", requireAuth(agent));
 
   const rpcLimit: MiddlewareHandler<Vars> = bodyLimit({

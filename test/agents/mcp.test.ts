@@ -155,13 +155,18 @@ describe("MCP tools and resources (M3)", () => {
     );
     await session.close();
     expect(results).toEqual([
-      { toolCallId: "c1", name: "get_capital", content: "London", isError: false },
-      {
+      expect.objectContaining({
+        toolCallId: "c1",
+        name: "get_capital",
+        content: "London",
+        isError: false,
+      }),
+      expect.objectContaining({
         toolCallId: "c2",
         name: "broken",
         content: 'MCP server "docs": tool broken failed: the index is offline',
         isError: true,
-      },
+      }),
     ]);
     expect((await stats()).calls).toEqual([{ name: "get_capital", args: { country: "UK" } }]);
   });
