@@ -15,12 +15,20 @@ const noNetwork = {
     }),
 };
 
+/** Task ids are signed (EDGELINK_ID_KEY); the tests get a key as a deployment gets its secret. */
+const testSecrets = {
+  bindings: { EDGELINK_ID_KEY: "test-only-key-for-signing-task-ids-0123456789" },
+};
+
 export default defineConfig({
   test: {
     projects: [
       {
         plugins: [
-          cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: noNetwork }),
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { ...noNetwork, ...testSecrets },
+          }),
           providerFixtures(),
         ],
         test: {
@@ -36,7 +44,7 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./test/llm/wrangler.toml" },
-            miniflare: noNetwork,
+            miniflare: { ...noNetwork, ...testSecrets },
           }),
           providerFixtures(),
         ],

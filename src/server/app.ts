@@ -10,8 +10,10 @@ import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
 import { type AuthVariables, requireAuth, tenantFor } from "./auth";
 import { serveCard, servedFeatures } from "./card";
+import { registerChat } from "./chat";
 import { corsFor } from "./cors";
 import { jsonRpcError, restError, toA2AError } from "./errors";
+import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
 import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
@@ -82,7 +84,10 @@ export function createApp<Env extends object>(
     });
   });
 
-  // Everything below is authenticated (the card and JWKS above are public).
+  // The inspector's page and script hold no data (their requests carry the user's token).
+  mountInspector(app, agent);
+
+  // Everything below is authenticated (the card, JWKS and inspector page above are public).
   app.use("*", requireAuth(agent));
 
   const rpcLimit: MiddlewareHandler<Vars> = bodyLimit({
@@ -107,6 +112,10 @@ export function createApp<Env extends object>(
     maxSize: agent.maxBodyBytes,
     onError: () => restError(tooLarge()),
   });
+
+  // The chat endpoint (N1–N7): a streaming view of the same tasks for front ends.
+  registerChat(app, agent, restLimit);
+
   for (const prefix of ["", "/:tenant"]) {
     for (const { methods, path, route } of REST_ROUTES) {
       app.on(methods, prefix + path, restLimit, (c: Context<Vars>) => {
