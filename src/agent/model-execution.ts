@@ -134,7 +134,6 @@ async function modelLoop<Env>(
   end: End,
 ): Promise<void> {
   const system = await systemPrompt(agent, ctx);
-  const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
   const turn = await openTurnTools(agent, ctx);
   try {
     const tools: Tools = turn ? { ...agent.tools, ...turn.tools } : agent.tools;

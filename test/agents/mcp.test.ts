@@ -154,9 +154,14 @@ describe("MCP tools and resources (M3)", () => {
       { signal: new AbortController().signal, timeoutMs: 2000, maxCallsPerTurn: 8, parallel: true },
     );
     await session.close();
-    expect(results).toMatchObject([
-      { toolCallId: "c1", name: "get_capital", content: "London", isError: false },
-      {
+    expect(results).toEqual([
+      expect.objectContaining({
+        toolCallId: "c1",
+        name: "get_capital",
+        content: "London",
+        isError: false,
+      }),
+      expect.objectContaining({
         toolCallId: "c2",
         name: "broken",
         content: 'MCP server "docs": tool broken failed: the index is offline',
