@@ -3,7 +3,7 @@
  * provider is the fake one, replaying recorded streams). Tests choose its model through
  * `harness`: the Durable Objects run in the tests' isolate, so they share module state.
  */
-import * as z from "zod";
+import { z } from "zod";
 import { defineAgent, tool } from "../../src/index";
 import { capabilitiesFor } from "../../src/providers/pricing";
 import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../src/providers/types";
