@@ -166,7 +166,7 @@ describe("MCP tools and resources (M3)", () => {
         name: "broken",
         content: 'MCP server "docs": tool broken failed: the index is offline',
         isError: true,
-      },
+      }),
     ]);
     expect((await stats()).calls).toEqual([{ name: "get_capital", args: { country: "UK" } }]);
   });
