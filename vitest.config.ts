@@ -25,8 +25,11 @@ export default defineConfig({
         ],
         test: {
           name: "workers",
+          // The property tests replay whole recorded streams hundreds of times: seconds of
+          // CPU each on a loaded 2-core machine. A hang still fails, just later.
+          testTimeout: 20_000,
           include: ["test/**/*.test.ts"],
-          exclude: ["test/e2e/**", "test/llm/**"],
+          exclude: ["test/e2e/**", "test/llm/**", "test/agents/**"],
         },
       },
       {
@@ -37,7 +40,26 @@ export default defineConfig({
           }),
           providerFixtures(),
         ],
-        test: { name: "llm", include: ["test/llm/**/*.test.ts"] },
+        test: { name: "llm", include: ["test/llm/**/*.test.ts"], testTimeout: 20_000 },
+      },
+      {
+        // Agents calling out: MCP servers (started by the global setup) and other agents.
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: "./test/agents/wrangler.toml" },
+            miniflare: {
+              bindings: { MCP_URL: inject("mcpUrl"), MCP_DOWN_URL: inject("mcpDownUrl") },
+            },
+          })),
+          providerFixtures(),
+        ],
+        test: {
+          name: "agents",
+          include: ["test/agents/**/*.test.ts"],
+          globalSetup: ["./test/agents/node/global-setup.ts"],
+          // The first MCP test loads the SDK through vite, which takes seconds.
+          testTimeout: 20_000,
+        },
       },
       {
         test: {

@@ -24,6 +24,24 @@ const PLATFORMS = [
   [/-(win32-x64|windows-64)$/, ["win32"], ["x64"]],
 ];
 
+/**
+ * Any other `<name>-<os>-<cpu>[-<abi>]` binary package (rollup names every platform this
+ * way: linux-riscv64-gnu, win32-ia32-msvc, android-arm-eabi, ...).
+ */
+function parsePlatform(dep) {
+  const m =
+    /-(android|darwin|freebsd|linux|netbsd|openbsd|openharmony|sunos|aix|win32)-(arm64|arm|x64|ia32|loong64|ppc64|riscv64|s390x)(?:-(gnu|gnueabihf|musl|musleabihf|msvc|eabi))?$/.exec(
+      dep,
+    );
+  if (!m) return undefined;
+  const libc = m[3]?.startsWith("gnu")
+    ? ["glibc"]
+    : m[3]?.startsWith("musl")
+      ? ["musl"]
+      : undefined;
+  return [null, [m[1]], [m[2]], libc];
+}
+
 const lock = JSON.parse(readFileSync("package-lock.json", "utf8"));
 const packages = lock.packages;
 const added = [];
@@ -41,7 +59,7 @@ for (const [path, meta] of Object.entries(packages)) {
     }
     const resolved = candidates.find((c) => packages[c]);
     if (resolved && packages[resolved].version === version) continue;
-    const platform = PLATFORMS.find(([pattern]) => pattern.test(dep));
+    const platform = PLATFORMS.find(([pattern]) => pattern.test(dep)) ?? parsePlatform(dep);
     if (!platform) continue;
     const [, os, cpu, libc] = platform;
     // Next to the package that wants it when the hoisted copy has another version.

@@ -1,7 +1,9 @@
+import type { Hono } from "hono";
 import { type Agent, type AgentConfig, resolveAgent } from "./agent/definition";
 import { ContextObject } from "./durable/context-object";
 import { IndexObject } from "./durable/index-object";
 import { createApp } from "./server/app";
+import type { AuthVariables } from "./server/auth";
 
 /** What `defineAgent` returns: a Worker's default export plus its Durable Object classes. */
 export interface EdgelinkWorker<Env extends object> {
@@ -10,6 +12,12 @@ export interface EdgelinkWorker<Env extends object> {
   EdgelinkContext: typeof ContextObject<Env>;
   /** Export it under the class name wrangler.toml binds as `EDGELINK_INDEX`. */
   EdgelinkIndex: typeof IndexObject<Env>;
+  /**
+   * The Hono app serving the card, JSON-RPC and HTTP+JSON. Mount it in your own app,
+   * after your middleware: `app.use(cors()); app.route("/agent", edgelink.app)`. Under a
+   * base path the card advertises URLs under it, and tenants are `/agent/{tenant}/...`.
+   */
+  app: Hono<{ Bindings: Env; Variables: AuthVariables }>;
   /** The validated definition, for tests and tooling. */
   agent: Agent<Env>;
 }
@@ -31,6 +39,18 @@ export interface EdgelinkWorker<Env extends object> {
  * export const { EdgelinkContext, EdgelinkIndex } = worker;
  * export default worker;
  * ```
+ *
+ * @example Inside your own Hono app, under `/agent`:
+ * ```ts
+ * import { Hono } from "hono";
+ * import { cors } from "hono/cors";
+ *
+ * const app = new Hono();
+ * app.use(cors()); // runs before Edgelink's routes
+ * app.route("/agent", worker.app); // card at /agent/.well-known/agent-card.json
+ * app.get("/health", (c) => c.text("ok")); // yours, beside it
+ * export default app;
+ * ```
  */
 export function defineAgent<Env extends object = Record<string, unknown>>(
   config: AgentConfig<Env>,
@@ -47,6 +67,7 @@ export function defineAgent<Env extends object = Record<string, unknown>>(
 
   return {
     fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+    app,
     EdgelinkContext: EdgelinkContext as unknown as typeof ContextObject<Env>,
     EdgelinkIndex,
     agent,

@@ -1,3 +1,4 @@
+import type { cors } from "hono/cors";
 import { z } from "zod";
 import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
@@ -6,7 +7,10 @@ import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
+import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
+import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
+import { checkMcpServers, type McpServer, type McpServers } from "./mcp/config";
 import { modelInfer } from "./model-infer";
 import {
   type PromptComposition,
@@ -33,6 +37,12 @@ export interface AgentConfig<Env = unknown> {
   handler?: AgentHandler<Env>;
   /** Tools the model may call, and that `tool_call` parts may run. */
   tools?: Tools;
+  /**
+   * MCP servers whose tools the model may call beside `tools` (M1–M3), by name:
+   * `{ docs: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } } }`.
+   * `${VAR}` in the url and header values comes from the Worker's env and secrets.
+   */
+  mcp?: McpServers;
   /**
    * The model that answers: a provider (`openai(...)`, `anthropic(...)`, `gemini(...)`,
    * `workersAI(...)`, `openaiCompatible(...)`), a `fallback` or a `router`. With a model and
@@ -116,6 +126,26 @@ export interface AgentConfig<Env = unknown> {
    * `PUSH_SIGNING_KEYS` secret.
    */
   push?: PushOptions;
+  /** Bounds on streams, subscribers and webhook configs (see `LimitsConfig`). */
+  limits?: LimitsConfig;
+  /**
+   * Authentication, enforced on every route but the public card and JWKS, before any
+   * Durable Object is touched. Without it the agent is public: anyone who can reach it
+   * can send messages and read every task. See {@link AuthOptions}.
+   */
+  auth?: AuthOptions<Env>;
+  /**
+   * Cross-origin access for browser clients (Hono's `cors` options), with a preflight on
+   * every route. Off by default; the card is always readable cross-origin.
+   */
+  cors?: CorsOptions;
+  /**
+   * Serve the inspector page at `/inspector` (a browser UI to chat with the agent and
+   * look at its tasks, history and webhooks). Default: on under `wrangler dev` (served
+   * from localhost), off when deployed, unless the `EDGELINK_INSPECTOR` variable says
+   * "true" or "false".
+   */
+  inspector?: boolean;
 }
 
 /**
@@ -133,6 +163,8 @@ export type ModelSettings = Omit<
 
 /** Model settings as resolved: the output schema as JSON Schema. */
 export type ResolvedModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
+/** Hono's `cors` middleware options. */
+export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
 /** Push notification settings. */
 export interface PushOptions {
@@ -154,6 +186,7 @@ export interface Agent<Env = unknown> {
   extendedCard: AgentCard | null;
   handler: AgentHandler<Env> | null;
   tools: Tools;
+  mcp: McpServer[];
   infer: InferFn<Env> | null;
   model: Model | null;
   instructions:
@@ -180,6 +213,11 @@ export interface Agent<Env = unknown> {
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
   push: PushOptions | null;
+  limits: Limits;
+  auth: AuthOptions<Env> | null;
+  cors: CorsOptions | null;
+  /** true/false when set; null: decided per request (see `inspector` in AgentConfig). */
+  inspector: boolean | null;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -198,13 +236,27 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     if (!Number.isFinite(v) || v <= 0) throw new TypeError(`${name} must be a positive number`);
     return v;
   };
+  // The card's security schemes say what is enforced: derived from `auth`, never by hand.
+  if (Object.keys(parsed.data.securitySchemes).length) {
+    throw new TypeError(
+      "card.securitySchemes is derived from the auth option; configure auth instead of declaring schemes",
+    );
+  }
+  const auth = config.auth ? checkAuth(config.auth) : null;
+  if (config.extendedCard && !auth) {
+    throw new TypeError("extendedCard is served only to authenticated callers; configure auth");
+  }
+  const card = { ...parsed.data, securitySchemes: auth ? securitySchemesOf(auth) : {} };
   return {
-    card: parsed.data,
-    extendedCard: config.extendedCard ? AgentCard.parse(config.extendedCard) : null,
+    card,
+    extendedCard: config.extendedCard
+      ? { ...AgentCard.parse(config.extendedCard), securitySchemes: card.securitySchemes }
+      : null,
     handler: config.handler ?? null,
     tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
     // C7: without an infer function, infer parts go to the agent's own model.
     infer: config.infer ?? (config.model ? modelInfer<Env>(config.model) : null),
+    mcp: checkMcpServers(config.mcp),
     model: config.model
       ? config.stripThinkTags === false
         ? config.model
@@ -235,6 +287,10 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     },
     summarizer: config.summarizer ?? null,
     push: config.push ?? null,
+    limits: resolveLimits(config.limits),
+    auth,
+    cors: config.cors ?? null,
+    inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",
       config.maxHistoryItemBytes,

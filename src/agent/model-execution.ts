@@ -24,6 +24,8 @@ import { composePrompt } from "./prompt";
 import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
 import { runToolCalls } from "./tool-runner";
 import { announceCall, announceReasoning, announceResult } from "./tool-work";
+import type { Tools } from "./tools";
+import { openTurnTools } from "./turn-tools";
 
 const RequestSettings = ModelRequest.omit({ messages: true });
 type RequestSettings = z.output<typeof RequestSettings>;
@@ -43,7 +45,7 @@ function requestSettings<Env>(agent: Agent<Env>, system: string | null): Request
     const tools = Object.entries(agent.tools).map(([name, tool]) => ({
       name,
       description: tool.description,
-      parameters: jsonSchemaOf(tool.input),
+      parameters: tool.jsonSchema ?? jsonSchemaOf(tool.input),
     }));
     settings = RequestSettings.parse({
       ...agent.modelSettings,
@@ -133,7 +135,37 @@ async function modelLoop<Env>(
 ): Promise<void> {
   const system = await systemPrompt(agent, ctx);
   const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
-  const settings = requestSettings(agent, system);
+  const turn = await openTurnTools(agent, ctx);
+  try {
+    const tools: Tools = turn ? { ...agent.tools, ...turn.tools } : agent.tools;
+    const settings = withTools(requestSettings(agent, system), turn?.tools);
+    await toolLoop(ctx, agent, model, items, settings, tools, callOptions, recorder, end);
+  } finally {
+    await turn?.close();
+  }
+}
+
+/** The settings with run-time tools (MCP) added after the agent's own. */
+function withTools(settings: RequestSettings, extra: Tools | undefined): RequestSettings {
+  if (!extra || Object.keys(extra).length === 0) return settings;
+  const specs = Object.entries(extra).map(([name, tool]) => {
+    const { $schema: _, ...parameters } = tool.jsonSchema ?? jsonSchemaOf(tool.input);
+    return { name, description: tool.description, parameters };
+  });
+  return RequestSettings.parse({ ...settings, tools: [...(settings.tools ?? []), ...specs] });
+}
+
+async function toolLoop<Env>(
+  ctx: TaskContext<Env>,
+  agent: Agent<Env>,
+  model: Model,
+  items: Item[],
+  settings: RequestSettings,
+  tools: Tools,
+  callOptions: Pick<CallOptions, "failoverStore" | "signal">,
+  recorder: ResultRecorder,
+  end: End,
+): Promise<void> {
   const options: CallOptions = { env: ctx.env as object, ...callOptions };
   const artifact = new ArtifactWriter(ctx);
   const signal = callOptions.signal as AbortSignal;
@@ -165,7 +197,7 @@ async function modelLoop<Env>(
       return;
     }
     const calls = new Map(round.toolCalls.map((c) => [c.id, c]));
-    const results = await runToolCalls(round.toolCalls, agent.tools, {
+    const results = await runToolCalls(round.toolCalls, tools, {
       signal,
       timeoutMs: agent.toolTimeoutMs,
       maxCallsPerTurn: agent.maxToolCallsPerTurn,
@@ -451,10 +483,18 @@ function publicFailure(failure: ProviderError | null, error: unknown): string {
   const reference = errorReference();
   console.error(`edgelink: model call failed ${reference}`, error);
   if (!failure) return `The model call failed (reference ${reference})`;
-  const how = [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
+  // A fallback names each member's failure: the first is usually the real cause.
+  const how =
+    failure instanceof AllProvidersFailedError && failure.failures.length > 0
+      ? failure.failures.map((f) => `${f.provider}: ${failureKind(f)}`).join("; ")
+      : failureKind(failure);
+  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
+}
+
+function failureKind(failure: ProviderError): string {
+  return [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
     .filter(Boolean)
     .join(", ");
-  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
 }
 
 function describe(error: ProviderError): JsonObject {

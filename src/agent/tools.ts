@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { JsonValue } from "../models/json";
+import type { JsonObject, JsonValue } from "../models/json";
 
 /**
  * A tool the agent can run for a `tool_call` part (B10, C5). Arguments are validated with
@@ -14,6 +14,11 @@ import type { JsonValue } from "../models/json";
 export interface Tool<S extends z.ZodType = z.ZodType> {
   description: string;
   input: S;
+  /**
+   * The JSON Schema shown to the model instead of one derived from `input`, for tools whose
+   * schema comes from elsewhere (an MCP server's tools).
+   */
+  jsonSchema?: JsonObject;
   run: (args: z.output<S>, options: { signal: AbortSignal }) => JsonValue | Promise<JsonValue>;
   /** This tool's time limit, over the agent's `toolTimeoutMs` (H12). */
   timeoutMs?: number;

@@ -88,7 +88,7 @@ export class InvalidParamsError extends named("InvalidParamsError") {}
 export class InternalError extends named("InternalError") {}
 /** 401, or -32010: missing or refused credentials. */
 export class UnauthenticatedError extends named("UnauthenticatedError") {}
-/** 403, or -32011: authenticated, but this caller may not do this. */
+/** 403, or -32011: authenticated, but not allowed to do this. */
 export class PermissionDeniedError extends named("PermissionDeniedError") {}
 
 type RemoteErrorClass = new (init: RemoteErrorInit) => A2ARemoteError;
@@ -99,6 +99,7 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   PushNotificationNotSupported: PushNotificationNotSupportedError,
   UnsupportedOperation: UnsupportedOperationError,
   ContentTypeNotSupported: ContentTypeNotSupportedError,
+  UnsupportedMediaType: ContentTypeNotSupportedError,
   InvalidAgentResponse: InvalidAgentResponseError,
   ExtendedAgentCardNotConfigured: ExtendedAgentCardNotConfiguredError,
   ExtensionSupportRequired: ExtensionSupportRequiredError,
@@ -112,7 +113,6 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   InvalidParams: InvalidParamsError,
   Unauthenticated: UnauthenticatedError,
   PermissionDenied: PermissionDeniedError,
-  UnsupportedMediaType: ContentTypeNotSupportedError,
   Internal: InternalError,
 };
 

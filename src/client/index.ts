@@ -14,30 +14,27 @@ export type { Artifact } from "../models/artifact";
 export type { TaskEvent } from "../models/events";
 export type { JsonObject, JsonValue } from "../models/json";
 export type { Message, MessageInput } from "../models/message";
-export { type Part, Parts, textOf } from "../models/part";
-export type { PeerCard, PeerInterface } from "../models/peer-card";
+export { isKnownPart, type Part, Parts, textOf } from "../models/part";
+export type { PeerCard, PeerCardInput, PeerInterface } from "../models/peer-card";
 export type { Task, TaskStatus } from "../models/task";
 export { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
 export type { Auth, TokenSource } from "./auth";
-export {
-  A2AClient,
-  type AgentEvent,
-  answerOf,
-  type ConnectOptions,
-  chooseInterface,
-  connect,
-  type HistoryPage,
-  type ListTasksOptions,
-  type MessageLike,
-  type PushConfigInit,
-  type PushNotificationConfig,
-  type ResumeOptions,
-  type SendOptions,
-  type SendResult,
-  type StreamOptions,
-  type SubscribeOptions,
-  type TaskPage,
+export type {
+  AgentEvent,
+  ConnectOptions,
+  HistoryPage,
+  ListTasksOptions,
+  MessageLike,
+  PushConfigInit,
+  PushNotificationConfig,
+  ResumeOptions,
+  SendOptions,
+  SendResult,
+  StreamOptions,
+  SubscribeOptions,
+  TaskPage,
 } from "./client";
+export { A2AClient, answerOf, chooseInterface, connect } from "./client";
 export {
   A2AConnectionError,
   A2ARemoteError,

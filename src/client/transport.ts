@@ -1,6 +1,12 @@
 import type { JsonObject, JsonValue } from "../models/json";
 import { type ApiKeyPlacement, type Auth, applyAuth, canRefresh } from "./auth";
-import { A2AConnectionError, errorFromHttp, errorFromJsonRpc, invalidResponse } from "./errors";
+import {
+  A2AConnectionError,
+  errorFromHttp,
+  errorFromJsonRpc,
+  InvalidAgentResponseError,
+  invalidResponse,
+} from "./errors";
 import { readSse } from "./sse";
 
 /** The two A2A bindings this client speaks. */
@@ -217,20 +223,25 @@ export class Transport {
       throw invalidResponse(`expected an SSE stream, got ${type || "no content type"}`);
     }
     const events = readSse(response.body);
-    for (;;) {
-      let next: IteratorResult<{ id: string | undefined; data: string }>;
-      try {
-        next = await events.next();
-      } catch (error) {
-        if (options.signal?.aborted) throw error;
-        throw new A2AConnectionError(`the stream from ${this.o.url} was cut`, this.o.url, {
-          cause: error,
-        });
+    try {
+      for (;;) {
+        let next: IteratorResult<{ id: string | undefined; data: string }>;
+        try {
+          next = await events.next();
+        } catch (error) {
+          if (options.signal?.aborted) throw error;
+          throw new A2AConnectionError(`the stream from ${this.o.url} was cut`, this.o.url, {
+            cause: error,
+          });
+        }
+        if (next.done) return;
+        const json = parseJson(next.value.data, response.status);
+        const payload = this.o.binding === "JSONRPC" ? unwrapRpc(json, undefined) : restEvent(json);
+        yield { id: next.value.id, payload };
       }
-      if (next.done) return;
-      const json = parseJson(next.value.data, response.status);
-      const payload = this.o.binding === "JSONRPC" ? unwrapRpc(json, undefined) : restEvent(json);
-      yield { id: next.value.id, payload };
+    } finally {
+      // A consumer that stops early (or a final event) closes the connection.
+      await events.return(undefined);
     }
   }
 
@@ -301,7 +312,8 @@ export class Transport {
   }
 }
 
-const messageOf = (error: unknown): string => {
+/** A network error's message with its cause's code (ECONNREFUSED, ...) when there is one. */
+export const messageOf = (error: unknown): string => {
   const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
   const base = error instanceof Error ? error.message : String(error);
   return cause?.code ? `${base} (${cause.code})` : base;
@@ -310,17 +322,37 @@ const messageOf = (error: unknown): string => {
 /** Largest unary answer read: a peer cannot make the client buffer without bound. */
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
-async function readText(response: Response, url: string): Promise<string> {
+/** A whole answer as text, at most `MAX_RESPONSE_BYTES`. */
+export async function readText(response: Response, url: string): Promise<string> {
+  const tooLarge = () =>
+    invalidResponse(`the answer from ${url} is larger than ${MAX_RESPONSE_BYTES} bytes`);
   const length = Number(response.headers.get("Content-Length") ?? "0");
-  if (length > MAX_RESPONSE_BYTES) {
+  if (length > MAX_RESPONSE_BYTES || !response.body) {
     await response.body?.cancel().catch(() => {});
-    throw invalidResponse(`the answer from ${url} is larger than ${MAX_RESPONSE_BYTES} bytes`);
+    if (length > MAX_RESPONSE_BYTES) throw tooLarge();
+    return "";
   }
+  // Counted as it arrives: a peer without Content-Length cannot make us buffer forever.
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let size = 0;
   try {
-    return await response.text();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_RESPONSE_BYTES) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      text += decoder.decode(value, { stream: true });
+    }
   } catch (error) {
+    if (error instanceof InvalidAgentResponseError) throw error;
     throw new A2AConnectionError(`the answer from ${url} was cut`, url, { cause: error });
   }
+  return text + decoder.decode();
 }
 
 function parseJson(text: string, status: number): JsonValue {

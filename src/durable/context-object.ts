@@ -50,6 +50,8 @@ export interface InlinePush {
 export interface Scope {
   tenant: string;
   contextId: string;
+  /** The principal owning the conversation ("" when the agent has no auth). */
+  owner?: string;
 }
 
 export interface TaskPage {
@@ -128,7 +130,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
   /** The tenant and conversation this object holds, once known (they never change). */
-  private owner: { tenant: string; contextId: string } | null = null;
+  private owner: { tenant: string; contextId: string; principal: string } | null = null;
 
   /**
    * Where a fallback model keeps its failure counts (H2–H5): this object's SQLite, so the
@@ -211,6 +213,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     push?: InlinePush,
   ): Promise<Result<ReadableStream<Uint8Array>>> {
     return attempt(async () => {
+      // Refused before the message is written, not after.
+      if (params.message.taskId) this.checkSubscribers(params.message.taskId);
       const stream = this.admit(
         scope,
         params.message,
@@ -330,6 +334,20 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * A bad request, an unknown context or a failing summarizer changes nothing.
    */
   compactHistory(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {
+    // One at a time: a compaction plans from the rows it read, then awaits the summarizer
+    // (a model call, during which other calls run); a second one planned from the same
+    // rows would write a second summary of the same turns.
+    const run = this.compacting.then(() => this.compactNow(scope, input));
+    this.compacting = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
+  private compacting: Promise<void> = Promise.resolve();
+
+  private compactNow(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {
     return attempt(async () => {
       const parsed = CompactionRequest.safeParse(input ?? {});
       if (!parsed.success) throw invalidParams(parsed.error.issues, "params");
@@ -670,16 +688,18 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     if (this.claimed) return;
     this.claimed = true;
     this.ctx.storage.sql.exec(
-      "INSERT INTO meta (key, value) VALUES ('tenant', ?), ('context_id', ?) ON CONFLICT (key) DO NOTHING",
+      "INSERT INTO meta (key, value) VALUES ('tenant', ?), ('context_id', ?), ('owner', ?) ON CONFLICT (key) DO NOTHING",
       scope.tenant,
       scope.contextId,
+      scope.owner ?? "",
     );
   }
 
-  private readOwner(): { tenant: string; contextId: string } | null {
+  private readOwner(): { tenant: string; contextId: string; principal: string } | null {
     const tenant = this.meta("tenant");
     const contextId = this.meta("context_id");
-    return tenant === null || contextId === null ? null : { tenant, contextId };
+    const principal = this.meta("owner") ?? "";
+    return tenant === null || contextId === null ? null : { tenant, contextId, principal };
   }
 
   private meta(key: string): string | null {
@@ -693,12 +713,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private indexTarget(): { index: IndexRpc; contextId: string } | null {
     this.owner ??= this.readOwner();
     if (!this.owner) return null;
-    const { tenant, contextId } = this.owner;
+    const { tenant, contextId, principal } = this.owner;
     const binding = (this.env as Record<string, unknown>)[this.agent.bindings.index] as
       | DurableObjectNamespace
       | undefined;
     if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
-    const index = binding.get(binding.idFromName(indexObjectName(tenant))) as unknown as IndexRpc;
+    const index = binding.get(
+      binding.idFromName(indexObjectName(tenant, principal)),
+    ) as unknown as IndexRpc;
     return { index, contextId };
   }
 
@@ -706,8 +728,24 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return this.outbox.flush();
   }
 
+  /** A task's open streams are capped (`limits.maxSubscribersPerTask`). */
+  private checkSubscribers(taskId: string): void {
+    const max = this.agent.limits.maxSubscribersPerTask;
+    if (this.hub.count(taskId) >= max) {
+      throw new A2AError(
+        "UnsupportedOperation",
+        `Task ${taskId} already has ${max} open streams, the limit; close one or poll with GetTask`,
+        { taskId, limit: String(max) },
+      );
+    }
+  }
+
   private openStream(taskId: string, format: StreamFormat, from: StreamStart, start?: Snapshot) {
+    this.checkSubscribers(taskId);
+    const { streamBufferBytes, backlogPageSize } = this.agent.limits;
     return openTaskStream({
+      bufferBytes: streamBufferBytes,
+      pageSize: backlogPageSize,
       taskId,
       format,
       from,

@@ -38,14 +38,22 @@ export function contextOfTaskId(taskId: string): string | null {
   return fromBase64Url(taskId.slice(0, dot));
 }
 
-/** Name of the Durable Object holding one conversation of one tenant. */
-export function contextObjectName(tenant: string, contextId: string): string {
-  return `${encodeURIComponent(tenant)}/${contextId}`;
+/**
+ * Name of the Durable Object holding one conversation of one owner in one tenant. The
+ * owner (the principal's subject) is part of the name, so another caller's task or
+ * context id leads to another, empty object: ownership needs no lookup. The anonymous
+ * owner "" keeps the names objects had before owners existed.
+ */
+export function contextObjectName(tenant: string, contextId: string, owner = ""): string {
+  if (owner === "") return `${encodeURIComponent(tenant)}/${contextId}`;
+  // encodeURIComponent escapes ":", so "o:" never begins an anonymous name.
+  return `o:${encodeURIComponent(tenant)}/${encodeURIComponent(owner)}/${contextId}`;
 }
 
-/** Name of the Durable Object holding a tenant's cross-context task index. */
-export function indexObjectName(tenant: string): string {
-  return `index/${encodeURIComponent(tenant)}`;
+/** Name of the Durable Object holding one owner's cross-context task index in a tenant. */
+export function indexObjectName(tenant: string, owner = ""): string {
+  const base = `index/${encodeURIComponent(tenant)}`;
+  return owner === "" ? base : `${base}/${encodeURIComponent(owner)}`;
 }
 
 /** Opaque ListTasks page token: the sort key of the last task on the previous page. */

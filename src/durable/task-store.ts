@@ -429,13 +429,14 @@ export class TaskStore {
     return queryPage(this.sql, { table: "tasks", id: "id", columns: "state" }, q);
   }
 
-  /** Events of a task logged after `afterSeq`, oldest first. */
-  eventsAfter(taskId: string, afterSeq: number): { seq: number; event: TaskEvent }[] {
+  /** Events of a task logged after `afterSeq`, oldest first, at most `limit`. */
+  eventsAfter(taskId: string, afterSeq: number, limit = -1): { seq: number; event: TaskEvent }[] {
     return this.sql
       .exec<{ seq: number; body: string }>(
-        "SELECT seq, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq",
+        "SELECT seq, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?",
         taskId,
         afterSeq,
+        limit,
       )
       .toArray()
       .map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as TaskEvent }));

@@ -17,11 +17,20 @@ export type StreamStart = { snapshot: true } | { snapshot: false; afterSeq: numb
 
 const isFinal = (e: TaskEvent): boolean => e.kind === "status-update" && e.final;
 
+/** The text a dropped subscriber gets last, before its stream closes. */
+export const DROPPED_COMMENT =
+  ": dropped: this client read too slowly; reconnect with Last-Event-ID to resume\n\n";
+
 /**
  * One task's updates as SSE bytes: the snapshot or the backlog, then live events until
- * the task ends or pauses, with a keep-alive comment every `keepAliveMs`. Reading the
- * backlog and registering for live events happen in one synchronous turn, so no event
- * can fall between them. Cancelling the stream (the client left) only stops this stream.
+ * the task ends or pauses, with a keep-alive comment every `keepAliveMs`.
+ *
+ * Bounded: the backlog of a resumed stream is read `pageSize` events at a time, as the
+ * client reads; a live subscriber more than `bufferBytes` behind is dropped with a
+ * closing comment (it resumes with Last-Event-ID) instead of being buffered without
+ * limit. The last backlog page is read and the live listener registered in one
+ * synchronous turn, so no event can fall between them. Cancelling the stream (the client
+ * left) only stops this stream.
  */
 export function openTaskStream(options: {
   taskId: string;
@@ -31,57 +40,92 @@ export function openTaskStream(options: {
   hub: EventHub;
   snapshot: () => Snapshot;
   keepAliveMs: number;
+  bufferBytes: number;
+  pageSize: number;
 }): ReadableStream<Uint8Array> {
-  const { taskId, format, from, store, hub, keepAliveMs } = options;
+  const { taskId, format, from, store, hub, keepAliveMs, bufferBytes, pageSize } = options;
   const encoder = new TextEncoder();
   let stop = () => {};
-  return new ReadableStream<Uint8Array>({
-    start: (controller) => {
-      let closed = false;
-      let unsubscribe = () => {};
-      let timer: ReturnType<typeof setInterval> | undefined;
-      stop = () => {
-        closed = true;
-        unsubscribe();
-        if (timer !== undefined) clearInterval(timer);
-      };
-      const chat =
-        format.binding === "chat"
-          ? new ChatView({
-              model: format.model ?? null,
-              resumed: !from.snapshot && from.afterSeq > 0,
-              task: () => store.read(taskId) ?? options.snapshot().task,
-            })
-          : null;
-      const send = (event: TaskEvent, seq: number) => {
-        const frame = chat
-          ? chatFrames(chat.events(event), seq)
-          : sseFrame(renderEvent(event, format), seq);
-        if (frame) controller.enqueue(encoder.encode(frame));
-      };
-      const close = () => {
-        if (closed) return;
-        stop();
-        controller.close();
-      };
-      if (from.snapshot) {
-        const { task, seq } = options.snapshot();
-        send({ kind: "task", task }, seq);
-      } else {
-        const backlog = store.eventsAfter(taskId, from.afterSeq);
-        for (const { seq, event } of backlog) send(event, seq);
-        const last = backlog.at(-1);
-        const state = store.state(taskId);
-        if ((last && isFinal(last.event)) || (state && isTerminal(state))) return close();
-      }
-      unsubscribe = hub.on(taskId, ({ seq, event }) => {
-        send(event, seq);
-        if (isFinal(event)) close();
-      });
-      timer = setInterval(() => {
-        if (!closed) controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
-      }, keepAliveMs);
+  let pump = () => {};
+  return new ReadableStream<Uint8Array>(
+    {
+      start: (controller) => {
+        let closed = false;
+        let unsubscribe = () => {};
+        let timer: ReturnType<typeof setInterval> | undefined;
+        stop = () => {
+          closed = true;
+          unsubscribe();
+          if (timer !== undefined) clearInterval(timer);
+        };
+        const chat =
+          format.binding === "chat"
+            ? new ChatView({
+                model: format.model ?? null,
+                resumed: !from.snapshot && from.afterSeq > 0,
+                task: () => store.read(taskId) ?? options.snapshot().task,
+              })
+            : null;
+        const send = (event: TaskEvent, seq: number) => {
+          const frame = chat
+            ? chatFrames(chat.events(event), seq)
+            : sseFrame(renderEvent(event, format), seq);
+          if (frame) controller.enqueue(encoder.encode(frame));
+        };
+        const close = () => {
+          if (closed) return;
+          stop();
+          controller.close();
+        };
+        const live = () => {
+          unsubscribe = hub.on(taskId, ({ seq, event }) => {
+            if (closed) return;
+            if ((controller.desiredSize ?? 0) < 0) {
+              controller.enqueue(encoder.encode(DROPPED_COMMENT));
+              return close();
+            }
+            send(event, seq);
+            if (isFinal(event)) close();
+          });
+          timer = setInterval(() => {
+            if (!closed && (controller.desiredSize ?? 0) > 0) {
+              controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
+            }
+          }, keepAliveMs);
+        };
+        if (from.snapshot) {
+          const { task, seq } = options.snapshot();
+          send({ kind: "task", task }, seq);
+          return live();
+        }
+        let cursor = from.afterSeq;
+        let backlog = true;
+        let pumping = false;
+        pump = () => {
+          // enqueue may call pull (and so pump) again from inside; one pump at a time.
+          if (pumping) return;
+          pumping = true;
+          try {
+            while (backlog && !closed && (controller.desiredSize ?? 0) > 0) {
+              const page = store.eventsAfter(taskId, cursor, pageSize);
+              const last = page.at(-1);
+              if (last) cursor = last.seq;
+              for (const { seq, event } of page) send(event, seq);
+              if (page.length === pageSize) continue;
+              backlog = false;
+              const state = store.state(taskId);
+              if ((last && isFinal(last.event)) || (state && isTerminal(state))) return close();
+              live();
+            }
+          } finally {
+            pumping = false;
+          }
+        };
+        pump();
+      },
+      pull: () => pump(),
+      cancel: () => stop(),
     },
-    cancel: () => stop(),
-  });
+    { highWaterMark: bufferBytes, size: (chunk) => chunk.byteLength },
+  );
 }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { compact, JsonObject, JsonValue } from "./json";
 
 /** The MIME types the seed names (A5); others are allowed, these are the common ones. */
@@ -202,7 +202,10 @@ function schemeToV1(s: SecurityScheme): JsonObject {
 
 /** Facts only the server knows, overriding whatever the card declares (A3, A8). */
 export interface ServedFeatures {
-  /** Base URL of the endpoints, e.g. `https://agent.example.com` (no trailing slash). */
+  /**
+   * Base URL of the endpoints, no trailing slash: `https://agent.example.com`, or
+   * `https://example.com/agent` when the app is mounted under `/agent`.
+   */
   baseUrl: string;
   streaming: boolean;
   pushNotifications: boolean;
@@ -213,6 +216,11 @@ export interface ServedFeatures {
   toolCalling: boolean;
   /** The agent can hand work to other agents. */
   delegation: boolean;
+}
+
+/** JSON-RPC is `POST /` at the root, and `POST /agent` (no slash) when mounted there. */
+function rpcUrl(f: ServedFeatures): string {
+  return new URL(f.baseUrl).pathname === "/" ? `${f.baseUrl}/` : f.baseUrl;
 }
 
 /**
@@ -244,7 +252,7 @@ export function cardToV1(card: AgentCard, f: ServedFeatures): JsonObject {
     name: card.name,
     description: card.description,
     supportedInterfaces: [
-      { url: `${f.baseUrl}/`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: rpcUrl(f), protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url: f.baseUrl, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
     ],
     provider: card.provider,
@@ -277,9 +285,9 @@ export function cardToV03(card: AgentCard, f: ServedFeatures): JsonObject {
     protocolVersion: "0.3.0",
     name: card.name,
     description: card.description,
-    url: `${f.baseUrl}/`,
+    url: rpcUrl(f),
     preferredTransport: "JSONRPC",
-    additionalInterfaces: [{ url: `${f.baseUrl}/`, transport: "JSONRPC" }],
+    additionalInterfaces: [{ url: rpcUrl(f), transport: "JSONRPC" }],
     version: card.version,
     provider: card.provider,
     documentationUrl: card.documentationUrl,

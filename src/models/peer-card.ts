@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { JsonObject } from "./json";
 
 /**
@@ -56,6 +56,7 @@ export const PeerCard = z.looseObject({
   iconUrl: z.string().optional(),
 });
 export type PeerCard = z.infer<typeof PeerCard>;
+export type PeerCardInput = z.input<typeof PeerCard>;
 
 const V03Card = z.looseObject({
   name: z.string(),

@@ -1,26 +1,78 @@
-import { Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { etag } from "hono/etag";
+import { methodNotAllowed } from "hono/method-not-allowed";
+import { basePath } from "hono/route";
 import type { Agent } from "../agent/definition";
 import { signingKeys } from "../durable/push-keys";
 import { A2AError } from "../models/errors";
 import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
+import { type AuthVariables, requireAuth, tenantFor } from "./auth";
 import { serveCard, servedFeatures } from "./card";
 import { registerChat } from "./chat";
-import { restError, toA2AError } from "./errors";
+import { corsFor } from "./cors";
+import { jsonRpcError, restError, toA2AError } from "./errors";
+import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
-import { handleRest, matchRest } from "./rest";
+import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
+
+/**
+ * Where the agent is served: the request's origin plus the path the app is mounted at
+ * (`app.route("/agent", edgelink.app)` gives `https://host/agent`), so the card
+ * advertises URLs that reach it.
+ */
+export function baseUrlOf(c: Context): string {
+  const base = basePath(c);
+  return new URL(c.req.url).origin + (base === "/" ? "" : base);
+}
 
 /**
  * The HTTP surface of an agent: the agent cards, the JSON-RPC endpoint at `POST /`, and
  * the HTTP+JSON binding at `/message:send`, `/tasks/...` (optionally under `/{tenant}`).
+ * It is a plain Hono app: serve it alone, or mount it in your own app with
+ * `app.route("/agent", edgelink.app)`, after your own middleware.
  */
-export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Bindings: Env }> {
-  const app = new Hono<{ Bindings: Env }>();
+export function createApp<Env extends object>(
+  agent: Agent<Env>,
+): Hono<{ Bindings: Env; Variables: AuthVariables }> {
+  type Vars = { Bindings: Env; Variables: AuthVariables };
+  const app = new Hono<Vars>();
   const anyAgent = agent as Agent<unknown>;
+  const tooLarge = () =>
+    new A2AError(
+      "PayloadTooLarge",
+      `Request body exceeds the limit of ${agent.maxBodyBytes} bytes`,
+      {
+        limitBytes: String(agent.maxBodyBytes),
+      },
+    );
+  // CORS first: a preflight is answered before method checks and authentication.
+  app.use("*", corsFor(agent));
 
-  app.get("/.well-known/agent-card.json", (c) => serveCard(c.req.raw, anyAgent, "1.0"));
-  app.get("/.well-known/agent.json", (c) => serveCard(c.req.raw, anyAgent, "0.3"));
+  // A path served under other methods is 405 with Allow, in the A2A error shape.
+  app.use(
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) => {
+        const response = restError(
+          new A2AError("MethodNotAllowed", `${c.req.method} is not allowed on ${c.req.path}`),
+        );
+        response.headers.set("Allow", methods.join(", "));
+        return response;
+      },
+    }),
+  );
+
+  // Middleware for every Edgelink route goes here, before the routes: a Hono handler that
+  // answers ends the chain, so middleware added after a route never runs for it.
+
+  const cardCache = etag({ retainedHeaders: ["cache-control", "etag", "last-modified", "vary"] });
+  app.get("/.well-known/agent-card.json", cardCache, (c) =>
+    serveCard(anyAgent, baseUrlOf(c), "1.0"),
+  );
+  app.get("/.well-known/agent.json", cardCache, (c) => serveCard(anyAgent, baseUrlOf(c), "0.3"));
 
   // The public keys that verify webhook signatures (served only when push is on).
   app.get(JWKS_PATH, async (c) => {
@@ -32,36 +84,51 @@ export function createApp<Env extends object>(agent: Agent<Env>): Hono<{ Binding
     });
   });
 
-  app.post("/", (c) => {
+  // The inspector's page and script hold no data (their requests carry the user's token).
+  mountInspector(app, agent);
+
+  // Everything below is authenticated (the card, JWKS and inspector page above are public).
+  app.use("*", requireAuth(agent));
+
+  const rpcLimit: MiddlewareHandler<Vars> = bodyLimit({
+    maxSize: agent.maxBodyBytes,
+    onError: () => Response.json(jsonRpcError(null, tooLarge()), { status: 413 }),
+  });
+  app.post("/", rpcLimit, (c: Context<Vars>) => {
     const origin = new URL(c.req.url).origin;
+    const principal = c.get("principal");
     return handleJsonRpc(
       c.req.raw,
       agent,
-      (tenant) => new Operations(agent, c.env, tenant, origin),
-      servedFeatures(anyAgent, origin),
+      (tenant) =>
+        new Operations(agent, c.env, tenantFor(principal, tenant), origin, principal.subject),
+      servedFeatures(anyAgent, baseUrlOf(c)),
     );
   });
 
   registerChat(app, agent);
 
-  app.all("*", (c) => {
-    const url = new URL(c.req.url);
-    const match = matchRest(url.pathname, c.req.method);
-    if (match === null) {
-      return restError(new A2AError("MethodNotFound", `No endpoint at ${url.pathname}`));
-    }
-    if ("allowed" in match) {
-      const response = restError(
-        new A2AError("MethodNotAllowed", `${c.req.method} is not allowed on ${url.pathname}`),
-      );
-      response.headers.set("Allow", match.allowed.join(", "));
-      return response;
-    }
-    const ops = new Operations(agent, c.env, match.tenant, url.origin);
-    const features = servedFeatures(anyAgent, url.origin);
-    return handleRest(c.req.raw, match.route, agent, ops, features);
+  // HTTP+JSON: every route, then every route again under `/{tenant}` (§11.3). Unprefixed
+  // first, so `/tasks/tasks` is task "tasks", not the task list of tenant "tasks".
+  const restLimit: MiddlewareHandler<Vars> = bodyLimit({
+    maxSize: agent.maxBodyBytes,
+    onError: () => restError(tooLarge()),
   });
+  for (const prefix of ["", "/:tenant"]) {
+    for (const { methods, path, route } of REST_ROUTES) {
+      app.on(methods, prefix + path, restLimit, (c: Context<Vars>) => {
+        checkPathEncoding(new URL(c.req.url).pathname);
+        const origin = new URL(c.req.url).origin;
+        const principal = c.get("principal");
+        const tenant = tenantFor(principal, c.req.param("tenant") ?? "");
+        const ops = new Operations(agent, c.env, tenant, origin, principal.subject);
+        const features = servedFeatures(anyAgent, baseUrlOf(c));
+        return handleRest(c.req.raw, route(c.req.param()), agent, ops, features);
+      });
+    }
+  }
 
+  app.notFound((c) => restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)));
   // Protocol errors thrown before a binding's handler (a bad path) keep their status.
   app.onError((error) => restError(toA2AError(error)));
   return app;

@@ -15,19 +15,6 @@ export function servedFeatures(agent: Agent<unknown>, baseUrl: string): ServedFe
   };
 }
 
-const etags = new Map<string, string>();
-
-async function etagOf(body: string): Promise<string> {
-  const cached = etags.get(body);
-  if (cached) return cached;
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body));
-  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  const etag = `"${hex.slice(0, 32)}"`;
-  if (etags.size > 64) etags.clear();
-  etags.set(body, etag);
-  return etag;
-}
-
 const served = new WeakMap<object, Date>();
 
 /**
@@ -44,32 +31,26 @@ function firstServed(agent: Agent<unknown>): Date {
 }
 
 /**
- * The agent card, v1 or v0.3, with the caching headers of §8.6: Cache-Control max-age,
- * an ETag of the content (answered with 304 on If-None-Match) and Last-Modified.
+ * The agent card, v1 or v0.3, with the caching headers of §8.6: Cache-Control max-age and
+ * Last-Modified (app.ts adds the ETag and answers If-None-Match with 304).
  */
-export async function serveCard(
-  request: Request,
+export function serveCard(
   agent: Agent<unknown>,
+  baseUrl: string,
   version: "1.0" | "0.3",
-): Promise<Response> {
+): Response {
   // A configured public URL keeps the card the same whatever Host the request named;
   // without one the card follows the request's origin, so caches must key on Host.
   const configured = agent.card.url?.replace(/\/+$/, "");
-  const features = servedFeatures(agent, configured || new URL(request.url).origin);
+  const features = servedFeatures(agent, configured || baseUrl);
   const card = version === "1.0" ? cardToV1(agent.card, features) : cardToV03(agent.card, features);
-  const body = JSON.stringify(card);
-  const etag = await etagOf(body);
-  const headers = {
-    "Content-Type": "application/json",
-    "Cache-Control": `public, max-age=${agent.cardMaxAgeSeconds}`,
-    ETag: etag,
-    "Last-Modified": firstServed(agent).toUTCString(),
-    "Access-Control-Allow-Origin": "*",
-    ...(configured ? {} : { Vary: "Host" }),
-  };
-  const match = request.headers.get("If-None-Match");
-  if (match?.split(",").some((t) => t.trim() === etag || t.trim() === "*")) {
-    return new Response(null, { status: 304, headers });
-  }
-  return new Response(body, { headers });
+  return new Response(JSON.stringify(card), {
+    headers: {
+      "Content-Type": "application/json",
+      "Cache-Control": `public, max-age=${agent.cardMaxAgeSeconds}`,
+      "Last-Modified": firstServed(agent).toUTCString(),
+      "Access-Control-Allow-Origin": "*",
+      ...(configured ? {} : { Vary: "Host" }),
+    },
+  });
 }

@@ -1,13 +1,17 @@
 import type { Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type { Agent } from "../agent/definition";
 import { A2AError } from "../models/errors";
 import { newId } from "../models/json";
 import { parseSend, parseTaskId } from "../models/requests";
 import { SSE_HEADERS, type StreamFormat } from "../models/stream";
+import { type AuthVariables, tenantFor } from "./auth";
 import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
 import { lastEventId } from "./jsonrpc";
 import { Operations } from "./operations";
+
+type Vars<Env> = { Bindings: Env; Variables: AuthVariables };
 
 /**
  * The chat endpoint (N1–N7), a streaming view for browser and app front ends beside A2A:
@@ -24,24 +28,25 @@ import { Operations } from "./operations";
  * visible over A2A too (`GetTask`, `SubscribeToTask`), and the chat `sessionId` is its
  * `contextId`.
  */
-export function registerChat<Env extends object>(
-  app: Hono<{ Bindings: Env }>,
-  agent: Agent<Env>,
-): void {
+export function registerChat<Env extends object>(app: Hono<Vars<Env>>, agent: Agent<Env>): void {
   const format: StreamFormat = {
     version: "1.0",
     binding: "chat",
     model: agent.model?.model ?? null,
   };
-  const ops = (c: Context<{ Bindings: Env }>) =>
-    new Operations(agent, c.env, c.req.param("tenant") ?? "", new URL(c.req.url).origin);
+  // The same caller, tenant and ownership rules as the A2A bindings.
+  const ops = (c: Context<Vars<Env>>) => {
+    const principal = c.get("principal");
+    const tenant = tenantFor(principal, c.req.param("tenant") ?? "");
+    return new Operations(agent, c.env, tenant, new URL(c.req.url).origin, principal.subject);
+  };
 
-  const start = (c: Context<{ Bindings: Env }>) =>
+  const start = (c: Context<Vars<Env>>) =>
     serve(async () => {
-      const body = await readJson(c.req.raw, agent.maxBodyBytes);
+      const body = await readJson(c.req.raw);
       return ops(c).streamMessage(parseChatRequest(body), format);
     });
-  const resume = (c: Context<{ Bindings: Env }>) =>
+  const resume = (c: Context<Vars<Env>>) =>
     serve(() =>
       ops(c).subscribe(
         parseTaskId({ id: c.req.param("taskId") }),
@@ -50,8 +55,21 @@ export function registerChat<Env extends object>(
       ),
     );
 
-  app.post("/chat", start);
-  app.post("/:tenant/chat", start);
+  const limit = bodyLimit({
+    maxSize: agent.maxBodyBytes,
+    onError: () =>
+      restError(
+        new A2AError(
+          "PayloadTooLarge",
+          `Request body exceeds the limit of ${agent.maxBodyBytes} bytes`,
+          {
+            limitBytes: String(agent.maxBodyBytes),
+          },
+        ),
+      ),
+  });
+  app.post("/chat", limit, start);
+  app.post("/:tenant/chat", limit, start);
   app.get("/chat/:taskId", resume);
   app.get("/:tenant/chat/:taskId", resume);
 }

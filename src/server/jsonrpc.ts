@@ -1,6 +1,6 @@
 import type { Agent } from "../agent/definition";
 import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
-import { A2AError } from "../models/errors";
+import { A2AError, type ErrorKind } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import { protoJsonNames } from "../models/protojson";
 import { renderTask, renderTaskList } from "../models/render";
@@ -74,6 +74,14 @@ const METHODS: Record<ProtocolVersion, Record<string, Operation>> = {
 
 const JSON_HEADERS = { "Content-Type": "application/json" };
 
+/** Errors about the HTTP request itself keep their HTTP status under JSON-RPC too. */
+const HTTP_LEVEL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  "PayloadTooLarge",
+  "UnsupportedMediaType",
+  "Unauthenticated",
+  "PermissionDenied",
+]);
+
 function isRpcId(v: unknown): v is RpcId {
   return typeof v === "string" || typeof v === "number" || v === null;
 }
@@ -130,7 +138,7 @@ async function serveJsonRpc<Env>(
   let notification = false;
   const answer = (response: Response) => ({ response, notification });
   try {
-    const body = await readJson(request, agent.maxBodyBytes);
+    const body = await readJson(request);
     if (Array.isArray(body)) {
       throw new A2AError("InvalidRequest", "Batch requests are not supported by A2A");
     }
@@ -213,8 +221,7 @@ async function serveJsonRpc<Env>(
     }
   } catch (error) {
     const a2a = toA2AError(error);
-    const status =
-      a2a.kind === "PayloadTooLarge" ? 413 : a2a.kind === "UnsupportedMediaType" ? 415 : 200;
+    const status = HTTP_LEVEL.has(a2a.kind) ? a2a.httpStatus : 200;
     return answer(Response.json(jsonRpcError(id, a2a), { status, headers: JSON_HEADERS }));
   }
 }

@@ -40,6 +40,8 @@ export class Operations<Env> {
     private readonly tenant: string,
     /** The request's origin: the issuer of push signatures, and how dev is recognized. */
     private readonly origin = "",
+    /** The caller's subject: it owns what it creates and sees only that ("" = anonymous). */
+    private readonly owner = "",
   ) {}
 
   private namespace(name: string): DurableObjectNamespace {
@@ -55,9 +57,9 @@ export class Operations<Env> {
 
   private context(contextId: string): { stub: ContextRpc; scope: Scope } {
     const ns = this.namespace(this.agent.bindings.context);
-    const id = ns.idFromName(contextObjectName(this.tenant, contextId));
+    const id = ns.idFromName(contextObjectName(this.tenant, contextId, this.owner));
     const stub = ns.get(id) as unknown as ContextRpc;
-    return { stub, scope: { tenant: this.tenant, contextId } };
+    return { stub, scope: { tenant: this.tenant, contextId, owner: this.owner } };
   }
 
   /** The conversation object holding a task; the id itself says which (no lookup). */
@@ -154,7 +156,9 @@ export class Operations<Env> {
       return { ...page, pageSize: params.pageSize };
     }
     const ns = this.namespace(this.agent.bindings.index);
-    const index = ns.get(ns.idFromName(indexObjectName(this.tenant))) as unknown as IndexRpc;
+    const index = ns.get(
+      ns.idFromName(indexObjectName(this.tenant, this.owner)),
+    ) as unknown as IndexRpc;
     const page = await index.query({
       state: params.state,
       statusTimestampAfter: params.statusTimestampAfter,

@@ -20,105 +20,98 @@ import type { Operations } from "./operations";
 import { runPushOperation } from "./push-api";
 import { requestedVersion } from "./version";
 
-type Route =
+export type Route =
   | { op: "send" | "stream" | "list" | "extendedCard" }
   | { op: "get" | "cancel" | "subscribe" | "pushConfigs"; id: string }
   | { op: "pushConfig"; id: string; configId: string }
   | { op: "history" | "compact"; contextId: string }
   | { op: "deadLetters" | "redeliver"; id: string };
 
-// Every route may carry a `/{tenant}` prefix (§11.3, a2a.proto additional_bindings).
-const ROUTES: { pattern: RegExp; methods: string[]; route: (m: string[]) => Route }[] = [
-  { pattern: /^\/message:send$/, methods: ["POST"], route: () => ({ op: "send" }) },
-  { pattern: /^\/message:stream$/, methods: ["POST"], route: () => ({ op: "stream" }) },
-  { pattern: /^\/tasks$/, methods: ["GET"], route: () => ({ op: "list" }) },
-  { pattern: /^\/extendedAgentCard$/, methods: ["GET"], route: () => ({ op: "extendedCard" }) },
+/** One HTTP+JSON route: Hono path pattern, methods, and the operation it names. */
+export interface RestRoute {
+  methods: string[];
+  path: string;
+  route: (params: Record<string, string>) => Route;
+}
+
+/**
+ * Hono cannot put a literal after a parameter in one segment (`/tasks/{id}:cancel`), so
+ * those segments are a regular expression over the whole segment and `idBefore` strips
+ * the literal off the matched value. Ids never contain `:` or `/`.
+ */
+const ID = "[^/:]+";
+function idBefore(value: string | undefined, verb: string): string {
+  return (value ?? "").slice(0, -verb.length);
+}
+
+/** The HTTP+JSON binding (§11); app.ts serves each also under a `/{tenant}` prefix. */
+export const REST_ROUTES: RestRoute[] = [
+  { methods: ["POST"], path: "/message:send", route: () => ({ op: "send" }) },
+  { methods: ["POST"], path: "/message:stream", route: () => ({ op: "stream" }) },
+  { methods: ["GET"], path: "/tasks", route: () => ({ op: "list" }) },
+  { methods: ["GET"], path: "/extendedAgentCard", route: () => ({ op: "extendedCard" }) },
   {
-    pattern: /^\/tasks\/([^/:]+):cancel$/,
     methods: ["POST"],
-    route: (m) => ({ op: "cancel", id: m[0] ?? "" }),
+    path: `/tasks/:idVerb{${ID}:cancel}`,
+    route: (p) => ({ op: "cancel", id: idBefore(p.idVerb, ":cancel") }),
   },
   {
-    pattern: /^\/tasks\/([^/:]+):subscribe$/,
     methods: ["GET", "POST"],
-    route: (m) => ({ op: "subscribe", id: m[0] ?? "" }),
+    path: `/tasks/:idVerb{${ID}:subscribe}`,
+    route: (p) => ({ op: "subscribe", id: idBefore(p.idVerb, ":subscribe") }),
   },
   {
-    pattern: /^\/tasks\/([^/:]+)\/pushNotificationConfigs$/,
     methods: ["GET", "POST"],
-    route: (m) => ({ op: "pushConfigs", id: m[0] ?? "" }),
+    path: `/tasks/:id{${ID}}/pushNotificationConfigs`,
+    route: (p) => ({ op: "pushConfigs", id: p.id ?? "" }),
   },
   {
-    pattern: /^\/tasks\/([^/:]+)\/pushNotificationConfigs\/([^/:]+)$/,
     methods: ["GET", "DELETE"],
-    route: (m) => ({ op: "pushConfig", id: m[0] ?? "", configId: m[1] ?? "" }),
+    path: `/tasks/:id{${ID}}/pushNotificationConfigs/:configId{${ID}}`,
+    route: (p) => ({ op: "pushConfig", id: p.id ?? "", configId: p.configId ?? "" }),
   },
-  {
-    pattern: /^\/tasks\/([^/:]+)$/,
-    methods: ["GET"],
-    route: (m) => ({ op: "get", id: m[0] ?? "" }),
-  },
+  { methods: ["GET"], path: `/tasks/:id{${ID}}`, route: (p) => ({ op: "get", id: p.id ?? "" }) },
   // Edgelink's dead-letter API for webhook deliveries.
   {
-    pattern: /^\/tasks\/([^/:]+)\/deadLetters$/,
     methods: ["GET"],
-    route: (m) => ({ op: "deadLetters", id: m[0] ?? "" }),
+    path: `/tasks/:id{${ID}}/deadLetters`,
+    route: (p) => ({ op: "deadLetters", id: p.id ?? "" }),
   },
   {
-    pattern: /^\/tasks\/([^/:]+)\/deadLetters:redeliver$/,
     methods: ["POST"],
-    route: (m) => ({ op: "redeliver", id: m[0] ?? "" }),
+    path: `/tasks/:id{${ID}}/deadLetters:redeliver`,
+    route: (p) => ({ op: "redeliver", id: p.id ?? "" }),
   },
   // Edgelink's conversation history API.
   {
-    pattern: /^\/contexts\/([^/:]+)\/history$/,
     methods: ["GET"],
-    route: (m) => ({ op: "history", contextId: m[0] ?? "" }),
+    path: `/contexts/:contextId{${ID}}/history`,
+    route: (p) => ({ op: "history", contextId: p.contextId ?? "" }),
   },
   {
-    pattern: /^\/contexts\/([^/:]+)\/history:compact$/,
     methods: ["POST"],
-    route: (m) => ({ op: "compact", contextId: m[0] ?? "" }),
+    path: `/contexts/:contextId{${ID}}/history:compact`,
+    route: (p) => ({ op: "compact", contextId: p.contextId ?? "" }),
   },
 ];
 
-/** A path segment decoded, or a 400 naming it when its percent-encoding is broken. */
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new A2AError(
-      "InvalidRequest",
-      `Path segment ${JSON.stringify(segment)} is not valid percent-encoded UTF-8`,
-      {},
-      [{ field: "path", description: `bad percent-encoding in ${JSON.stringify(segment)}` }],
-    );
-  }
-}
-
-/** Splits `/{tenant}/rest...` into tenant and route, trying the unprefixed form first. */
-export function matchRest(
-  pathname: string,
-  method: string,
-): { tenant: string; route: Route } | { allowed: string[] } | null {
-  const segments = pathname.split("/");
-  const candidates: { tenant: string; path: string }[] = [{ tenant: "", path: pathname }];
-  if (segments.length > 2 && segments[1]) {
-    candidates.push({
-      tenant: segments[1],
-      path: `/${segments.slice(2).join("/")}`,
-    });
-  }
-  for (const { tenant, path } of candidates) {
-    for (const r of ROUTES) {
-      const match = r.pattern.exec(path);
-      if (!match) continue;
-      if (!r.methods.includes(method)) return { allowed: r.methods };
-      const groups = match.slice(1).map(decodeSegment);
-      return { tenant: tenant && decodeSegment(tenant), route: r.route(groups) };
+/**
+ * A 400 naming the segment when a path's percent-encoding is broken (Hono would match
+ * the route with the segment left undecoded).
+ */
+export function checkPathEncoding(pathname: string): void {
+  for (const segment of pathname.split("/")) {
+    try {
+      decodeURIComponent(segment);
+    } catch {
+      throw new A2AError(
+        "InvalidRequest",
+        `Path segment ${JSON.stringify(segment)} is not valid percent-encoded UTF-8`,
+        {},
+        [{ field: "path", description: `bad percent-encoding in ${JSON.stringify(segment)}` }],
+      );
     }
   }
-  return null;
 }
 
 /** Query string to ListTasks params: numbers and booleans typed, so zod names bad ones. */
@@ -138,10 +131,10 @@ function listQuery(url: URL): JsonObject {
   return out;
 }
 
-async function optionalBody(request: Request, limit: number): Promise<JsonObject> {
+async function optionalBody(request: Request): Promise<JsonObject> {
   const length = request.headers.get("Content-Length");
   if (request.method === "GET" || length === "0" || !request.body) return {};
-  const body = await readJson(request, limit);
+  const body = await readJson(request);
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new A2AError("InvalidParams", "The request body must be a JSON object");
   }
@@ -149,8 +142,8 @@ async function optionalBody(request: Request, limit: number): Promise<JsonObject
 }
 
 /** A JSON body with proto field names mapped to JSON names. */
-async function jsonBody(request: Request, limit: number): Promise<unknown> {
-  return protoJsonNames((await readJson(request, limit)) as JsonValue);
+async function jsonBody(request: Request): Promise<unknown> {
+  return protoJsonNames((await readJson(request)) as JsonValue);
 }
 
 /**
@@ -173,13 +166,13 @@ export async function handleRest<Env>(
       Response.json(value, { headers: { "Content-Type": "application/json" } });
     switch (route.op) {
       case "send": {
-        const params = parseSend(await jsonBody(request, agent.maxBodyBytes), version);
+        const params = parseSend(await jsonBody(request), version);
         return new Response(await ops.sendMessage(params, version), {
           headers: { "Content-Type": "application/json" },
         });
       }
       case "stream": {
-        const body = await jsonBody(request, agent.maxBodyBytes);
+        const body = await jsonBody(request);
         return new Response(await ops.streamMessage(parseSend(body, version), format), {
           headers: SSE_HEADERS,
         });
@@ -203,12 +196,12 @@ export async function handleRest<Env>(
         return json(renderTaskList(await ops.listTasks(params), version, params));
       }
       case "cancel": {
-        const body = await optionalBody(request, agent.maxBodyBytes);
+        const body = await optionalBody(request);
         const params = parseTaskId({ ...body, id: route.id });
         return json(renderTask(await ops.cancelTask(params), version));
       }
       case "subscribe": {
-        await optionalBody(request, agent.maxBodyBytes);
+        await optionalBody(request);
         const stream = await ops.subscribe(
           parseTaskId({ id: route.id }),
           format,
@@ -218,7 +211,7 @@ export async function handleRest<Env>(
       }
       case "pushConfigs": {
         if (request.method === "POST") {
-          const body = await optionalBody(request, agent.maxBodyBytes);
+          const body = await optionalBody(request);
           return json(
             await runPushOperation(ops, "pushCreate", { ...body, taskId: route.id }, version),
           );
@@ -245,7 +238,7 @@ export async function handleRest<Env>(
         return json(await ops.history(parseHistory({ ...query, contextId: route.contextId })));
       }
       case "compact": {
-        const body = await optionalBody(request, agent.maxBodyBytes);
+        const body = await optionalBody(request);
         return json(await ops.compact(route.contextId, body));
       }
       case "extendedCard": {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import type { ArtifactUpdate, TaskContext } from "../../src/agent/context";
 import { runDefaultExecution } from "../../src/agent/default-execution";
 import { tool } from "../../src/agent/tools";

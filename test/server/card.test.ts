@@ -53,7 +53,7 @@ describe("agent card (A2, A3)", () => {
     const first = await SELF.fetch(`${BASE}/.well-known/agent-card.json`);
     const etag = first.headers.get("ETag");
     expect(first.headers.get("Cache-Control")).toBe("public, max-age=300");
-    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(etag).toMatch(/^"[0-9a-f]{40}"$/);
     expect(Date.parse(first.headers.get("Last-Modified") ?? "")).not.toBeNaN();
     const second = await SELF.fetch(`${BASE}/.well-known/agent-card.json`, {
       headers: { "If-None-Match": etag ?? "" },

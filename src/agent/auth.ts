@@ -1,0 +1,153 @@
+import type { JWK } from "jose";
+import type { SecurityScheme } from "../models/agent-card";
+
+/**
+ * Who is calling: the subject that owns the tasks and conversations it creates, and the
+ * tenant it belongs to. Without `auth` every caller is the one anonymous principal.
+ */
+export interface Principal {
+  /** Stable id of the caller (a JWT's `sub`, an API key's name, ...). */
+  subject: string;
+  /** The tenant the caller acts in; "" for the default tenant. */
+  tenant: string;
+  /** How the caller proved it: which configured scheme accepted it. */
+  scheme: "bearer" | "apiKey" | "custom" | "anonymous";
+  /** Verified claims (JWT payload) when the scheme has any. */
+  claims?: Record<string, unknown>;
+}
+
+/** What a custom `authenticate` answers: a subject and, optionally, its tenant. */
+export interface PrincipalInput {
+  subject: string;
+  tenant?: string;
+  claims?: Record<string, unknown>;
+}
+
+/** The caller of an agent without `auth`: everyone, in the default tenant. */
+export const ANONYMOUS: Principal = Object.freeze({
+  subject: "",
+  tenant: "",
+  scheme: "anonymous",
+}) as Principal;
+
+/** JWT bearer tokens (RFC 6750), verified with `jose`. */
+export interface BearerAuth {
+  /** The `iss` every token must carry. */
+  issuer: string;
+  /** The `aud` tokens must be issued for (any of them). */
+  audience: string | string[];
+  /** Accepted signature algorithms, e.g. `["RS256"]` or `["EdDSA"]`. `none` is never accepted. */
+  algorithms: string[];
+  /** Where the issuer publishes its keys (fetched and cached). */
+  jwksUrl?: string;
+  /** Public JWKs to verify with, instead of fetching them. */
+  keys?: JWK[];
+  /**
+   * Find the JWKS through OIDC discovery: `{issuer}/.well-known/openid-configuration`.
+   * The card then declares an `openIdConnect` scheme.
+   */
+  discovery?: boolean;
+  /** Claim that names the caller's tenant; without one every caller is in tenant "". */
+  tenantClaim?: string;
+  /** Leeway for `exp` and `nbf`, in seconds. Default 30. */
+  clockToleranceSeconds?: number;
+}
+
+/**
+ * API keys read from a secret (never from source): `wrangler secret put <secret>` with
+ * either comma-separated keys, or JSON `{"<key>": {"subject": "...", "tenant": "..."}}`.
+ */
+export interface ApiKeyAuth {
+  /** Name of the env binding (a secret) holding the keys. */
+  secret: string;
+  /** Header the key travels in; the card names it. Default `X-API-Key`. */
+  header?: string;
+}
+
+/**
+ * Authentication of every request except the public card and JWKS, before any Durable
+ * Object is touched. Configure one or more; a request is accepted by the first scheme
+ * whose credential it carries.
+ * @example
+ * defineAgent({
+ *   card,
+ *   auth: {
+ *     bearer: {
+ *       issuer: "https://login.example.com/",
+ *       audience: "https://agent.example.com",
+ *       algorithms: ["RS256"],
+ *       jwksUrl: "https://login.example.com/.well-known/jwks.json",
+ *       tenantClaim: "org_id",
+ *     },
+ *     apiKeys: { secret: "AGENT_API_KEYS" },
+ *   },
+ * });
+ */
+export interface AuthOptions<Env = unknown> {
+  bearer?: BearerAuth;
+  apiKeys?: ApiKeyAuth;
+  /**
+   * Anything else (mTLS via `request.cf`, a gateway header, a session): answer the
+   * principal, or null when the request carries no valid credential. Tried after the
+   * bearer and API key schemes.
+   */
+  authenticate?: (
+    request: Request,
+    env: Env,
+  ) => PrincipalInput | null | Promise<PrincipalInput | null>;
+  /** How the card describes `authenticate`'s scheme (e.g. `{ type: "mutualTLS" }`). */
+  customScheme?: SecurityScheme;
+}
+
+/** The card's security schemes, derived from what is configured (never declared by hand). */
+export function securitySchemesOf(auth: AuthOptions<never>): Record<string, SecurityScheme> {
+  const schemes: Record<string, SecurityScheme> = {};
+  if (auth.bearer) {
+    schemes.bearer = auth.bearer.discovery
+      ? {
+          type: "openIdConnect",
+          openIdConnectUrl: `${auth.bearer.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`,
+        }
+      : { type: "http", scheme: "bearer", bearerFormat: "JWT" };
+  }
+  if (auth.apiKeys) {
+    schemes.apiKey = { type: "apiKey", in: "header", name: auth.apiKeys.header ?? "X-API-Key" };
+  }
+  if (auth.authenticate) {
+    schemes.custom = auth.customScheme ?? {
+      type: "http",
+      scheme: "custom",
+      description: "Authenticated by the agent's own authenticate(request, env)",
+    };
+  }
+  return schemes;
+}
+
+/** Checks an `auth` option at definition time, naming the bad field. */
+export function checkAuth<Env>(auth: AuthOptions<Env>): AuthOptions<Env> {
+  const fail = (why: string) => {
+    throw new TypeError(`Invalid auth: ${why}`);
+  };
+  if (!auth.bearer && !auth.apiKeys && !auth.authenticate) {
+    fail("configure at least one of bearer, apiKeys or authenticate");
+  }
+  const b = auth.bearer;
+  if (b) {
+    if (!b.issuer) fail("bearer.issuer is required");
+    if (!b.audience || (Array.isArray(b.audience) && b.audience.length === 0)) {
+      fail("bearer.audience is required");
+    }
+    if (!Array.isArray(b.algorithms) || b.algorithms.length === 0) {
+      fail("bearer.algorithms must list the accepted algorithms (pin them)");
+    }
+    if (b.algorithms.some((a) => a.toLowerCase() === "none")) {
+      fail('bearer.algorithms must not include "none"');
+    }
+    if ([b.jwksUrl, b.keys, b.discovery].filter(Boolean).length !== 1) {
+      fail("bearer needs exactly one of jwksUrl, keys or discovery: true");
+    }
+  }
+  if (auth.apiKeys && !auth.apiKeys.secret)
+    fail("apiKeys.secret names the secret holding the keys");
+  return auth;
+}

@@ -1,0 +1,122 @@
+import { A2AConnectionError, A2ARemoteError } from "../client/index";
+import { PushVerificationError } from "../push/receiver";
+import { flag, parseArgs, UsageError } from "./args";
+import * as commands from "./commands";
+import { EXIT } from "./events";
+import { proc } from "./node";
+import { styleFor } from "./output";
+
+const HELP = `edgelink — talk to A2A agents from the terminal
+
+usage: edgelink <command> [arguments] [options]
+
+commands:
+  card URL                     the agent's card
+  send URL TEXT                send a message, print the answer
+                               (--task ID, --context ID, --no-wait)
+  stream URL TEXT              send and stream the answer as it comes (--task, --context)
+  tasks URL                    list tasks (--context ID, --state S, --page-size N, --page-token T)
+  get URL TASK                 one task (--history N)
+  cancel URL TASK              cancel a task
+  watch URL TASK               follow a running task; resumes after dropped connections
+                               (--last-event-id ID)
+  history URL CONTEXT          a conversation's history (--page-size N, --page-token T, --all)
+  push add URL TASK WEBHOOK    register a webhook (--notification-token T,
+                               --auth-scheme S --auth-credentials C, --id ID)
+  push list URL TASK           a task's webhooks
+  push delete URL TASK ID      remove one
+  push listen URL              receive and verify webhooks locally
+                               (--port 8788, --host, --path /, --audience URL,
+                               --notification-token T, --count N)
+
+options:
+  --json                       machine-readable output (JSON; NDJSON for streams)
+  --token T                    bearer token (or EDGELINK_TOKEN)
+  --api-key K                  API key (header named by the card, else X-API-Key)
+  --header "Name: value"       extra header, repeatable
+  --binding jsonrpc|rest       force a protocol binding
+  --no-color                   no colours (also NO_COLOR=1; colours only on a terminal)
+
+exit codes: 0 ok/completed, 1 error, 2 usage, 3 task failed or rejected,
+            4 canceled, 5 input or auth required
+`;
+
+const COMMANDS: Record<string, (ctx: commands.Context) => Promise<number>> = {
+  card: commands.card,
+  send: commands.send,
+  stream: commands.stream,
+  tasks: commands.tasks,
+  get: commands.get,
+  cancel: commands.cancel,
+  watch: commands.watch,
+  history: commands.history,
+  push: commands.push,
+};
+
+/** Runs the CLI; answers the exit code. Never throws. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let json = false;
+  const errStyle = styleFor(proc.stderr, argv.includes("--no-color"));
+  try {
+    const args = parseArgs(argv);
+    json = flag(args, "json");
+    const [name, ...positional] = args.positional;
+    if (flag(args, "version")) {
+      proc.stdout.write("edgelink 0.1.0\n");
+      return EXIT.ok;
+    }
+    if (!name || flag(args, "help") || name === "help") {
+      proc.stdout.write(HELP);
+      return name || flag(args, "help") ? EXIT.ok : EXIT.usage;
+    }
+    const command = COMMANDS[name];
+    if (!command) throw new UsageError(`unknown command "${name}"`);
+    const style = styleFor(proc.stdout, flag(args, "no-color"));
+    return await command({ args: { ...args, positional }, style, errStyle, json });
+  } catch (error) {
+    return report(error, json, errStyle);
+  }
+}
+
+function report(error: unknown, json: boolean, s: ReturnType<typeof styleFor>): number {
+  const code = error instanceof UsageError ? EXIT.usage : EXIT.error;
+  if (json) {
+    const body =
+      error instanceof A2ARemoteError
+        ? {
+            error: error.name,
+            message: error.message,
+            code: error.code,
+            httpStatus: error.httpStatus,
+            errorInfo: error.errorInfo ?? null,
+            fieldViolations: error.fieldViolations,
+          }
+        : {
+            error: (error as Error)?.name ?? "Error",
+            message: String((error as Error)?.message ?? error),
+          };
+    proc.stderr.write(`${JSON.stringify(body)}\n`);
+    return code;
+  }
+  let line = `${s.red("error:")} ${(error as Error)?.message ?? String(error)}`;
+  if (error instanceof A2ARemoteError) {
+    line += s.dim(` (${error.name}, code ${error.code}${error.reason ? `, ${error.reason}` : ""})`);
+    for (const v of error.fieldViolations) line += `\n  ${v.field}: ${v.description}`;
+  } else if (error instanceof A2AConnectionError) {
+    line += s.dim(" (is the agent running? check the URL)");
+  } else if (error instanceof PushVerificationError) {
+    line += s.dim(` (${error.reason})`);
+  } else if (error instanceof UsageError) {
+    line += s.dim("\nrun edgelink --help for usage");
+  }
+  proc.stderr.write(`${line}\n`);
+  return code;
+}
+
+// Run when executed (the launcher imports this module for its side effect). Exit once
+// the output is flushed: fetch keeps idle keep-alive sockets that would hold the process
+// open for seconds after the command is done.
+main(proc.argv.slice(2)).then((code) => {
+  proc.exitCode = code;
+  proc.stdout.write("", () => proc.stderr.write("", () => proc.exit(code)));
+});

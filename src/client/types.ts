@@ -1,0 +1,107 @@
+import type { Item } from "../history/items";
+import type { TaskEvent } from "../models/events";
+import type { JsonObject } from "../models/json";
+import type { Message, MessageInput } from "../models/message";
+import type { Part } from "../models/part";
+import type { Task } from "../models/task";
+import type { TaskState } from "../models/task-state";
+import type { Auth } from "./auth";
+import type { Binding } from "./transport";
+
+/** The client's options and results: what its callers see. */
+
+/** Options of `connect`. */
+export interface ConnectOptions {
+  /** The fetch to use: a service binding's `fetch` reaches a same-account Worker directly. */
+  fetch?: typeof fetch;
+  /** Headers sent with every request (card fetch included). */
+  headers?: HeadersInit;
+  auth?: Auth;
+  /** Force a binding instead of the card's first supported interface. */
+  binding?: Binding;
+  /** Extension URIs to declare in `A2A-Extensions` on every call. */
+  extensions?: string[];
+  /** How streams resume after a dropped connection (default: 5 retries, from 250 ms). */
+  resume?: ResumeOptions | false;
+  signal?: AbortSignal;
+}
+
+/** Reconnection of dropped streams: `retries` attempts in a row, doubling from `delayMs`. */
+export interface ResumeOptions {
+  retries?: number;
+  delayMs?: number;
+  maxDelayMs?: number;
+  /** Told before each reconnection (to show "reconnecting…", say). */
+  onRetry?: (attempt: number, error: unknown) => void;
+}
+
+/** A stream event with its SSE id (pass it as `lastEventId` to resume from there). */
+export type AgentEvent = TaskEvent & { eventId?: string };
+
+/** SendMessage's answer: a task, or for agents that answer directly, a message. */
+export type SendResult = { kind: "task"; task: Task } | { kind: "message"; message: Message };
+
+/** What can be sent: text, parts, or a whole message (role defaults to user). */
+export type MessageLike = string | Part[] | MessageInput;
+
+export interface SendOptions {
+  /** Continue this task (answering input-required, for example). */
+  taskId?: string;
+  contextId?: string;
+  /** Return at once with the task still running (v1 `returnImmediately`). */
+  returnImmediately?: boolean;
+  historyLength?: number;
+  acceptedOutputModes?: string[];
+  /** A push config registered with the task (see `createPushConfig`). */
+  pushConfig?: PushConfigInit;
+  metadata?: JsonObject;
+  signal?: AbortSignal;
+}
+
+export interface StreamOptions extends Omit<SendOptions, "returnImmediately"> {
+  resume?: ResumeOptions | false;
+}
+
+export interface SubscribeOptions {
+  /** Resume after this event (sent as `Last-Event-ID`). */
+  lastEventId?: string;
+  resume?: ResumeOptions | false;
+  signal?: AbortSignal;
+}
+
+export interface ListTasksOptions {
+  contextId?: string;
+  state?: TaskState;
+  pageSize?: number;
+  /** Start from this page (a `nextPageToken` seen earlier). */
+  pageToken?: string;
+  historyLength?: number;
+  statusTimestampAfter?: string;
+  includeArtifacts?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface TaskPage {
+  tasks: Task[];
+  nextPageToken: string;
+  pageSize?: number;
+  totalSize?: number;
+}
+
+/** A webhook registration (A2A TaskPushNotificationConfig). */
+export interface PushConfigInit {
+  url: string;
+  id?: string;
+  token?: string;
+  authentication?: { scheme: string; credentials?: string };
+}
+export interface PushNotificationConfig extends PushConfigInit {
+  id: string;
+  taskId: string;
+}
+
+export interface HistoryPage {
+  items: Item[];
+  nextPageToken: string;
+  totalSize?: number;
+}

@@ -1,0 +1,237 @@
+import type { MiddlewareHandler } from "hono";
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  type JWTVerifyGetKey,
+  errors as joseErrors,
+  jwtVerify,
+} from "jose";
+import { ANONYMOUS, type AuthOptions, type BearerAuth, type Principal } from "../agent/auth";
+import type { Agent } from "../agent/definition";
+import { A2AError } from "../models/errors";
+import { jsonRpcError, restError } from "./errors";
+
+/** The Hono variables Edgelink's middleware sets. */
+export type AuthVariables = { principal: Principal };
+
+/** Thrown for a missing or bad credential; `challenge` is the WWW-Authenticate value. */
+class Unauthenticated extends A2AError {
+  constructor(
+    message: string,
+    readonly error?: "invalid_token",
+  ) {
+    super("Unauthenticated", message);
+  }
+}
+
+const keySets = new Map<string, JWTVerifyGetKey>();
+const discovered = new Map<string, Promise<string>>();
+
+/** The JWKS URL an issuer publishes through OIDC discovery (fetched once per isolate). */
+function discoverJwks(issuer: string): Promise<string> {
+  const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+  let found = discovered.get(url);
+  if (!found) {
+    found = fetch(url)
+      .then(async (response) => {
+        if (!response.ok) throw new Error(`OIDC discovery ${url} answered ${response.status}`);
+        const config = (await response.json()) as { jwks_uri?: unknown };
+        if (typeof config.jwks_uri !== "string") throw new Error(`${url} has no jwks_uri`);
+        return config.jwks_uri;
+      })
+      .catch((error) => {
+        discovered.delete(url);
+        throw error;
+      });
+    discovered.set(url, found);
+  }
+  return found;
+}
+
+/** The key set a bearer config verifies with; remote sets are cached by jose per URL. */
+async function keySetOf(bearer: BearerAuth): Promise<JWTVerifyGetKey> {
+  if (bearer.keys) {
+    const key = JSON.stringify(bearer.keys);
+    let set = keySets.get(key);
+    if (!set) {
+      set = createLocalJWKSet({ keys: bearer.keys });
+      keySets.set(key, set);
+    }
+    return set;
+  }
+  const url = bearer.jwksUrl ?? (await discoverJwks(bearer.issuer));
+  let set = keySets.get(url);
+  if (!set) {
+    set = createRemoteJWKSet(new URL(url), { cacheMaxAge: 10 * 60_000 });
+    keySets.set(url, set);
+  }
+  return set;
+}
+
+async function verifyBearer(token: string, bearer: BearerAuth): Promise<Principal> {
+  try {
+    const { payload } = await jwtVerify(token, await keySetOf(bearer), {
+      issuer: bearer.issuer,
+      audience: bearer.audience,
+      algorithms: bearer.algorithms,
+      clockTolerance: bearer.clockToleranceSeconds ?? 30,
+      requiredClaims: ["sub", "exp"],
+    });
+    const tenant = bearer.tenantClaim ? payload[bearer.tenantClaim] : "";
+    if (typeof tenant !== "string") {
+      throw new Unauthenticated(`The token has no ${bearer.tenantClaim} claim`, "invalid_token");
+    }
+    return { subject: payload.sub as string, tenant, scheme: "bearer", claims: payload };
+  } catch (error) {
+    if (error instanceof Unauthenticated) throw error;
+    if (error instanceof joseErrors.JOSEError) {
+      throw new Unauthenticated(`Invalid bearer token: ${error.code}`, "invalid_token");
+    }
+    // Discovery or JWKS fetch failed: our side, not the caller's credential.
+    throw error;
+  }
+}
+
+const encoder = new TextEncoder();
+
+async function digest(text: string): Promise<ArrayBuffer> {
+  return crypto.subtle.digest("SHA-256", encoder.encode(text));
+}
+
+/** Key → principal, from the secret: comma-separated keys, or JSON with subjects. */
+function parseKeys(raw: string): { key: string; subject: string; tenant: string }[] {
+  const text = raw.trim();
+  if (text.startsWith("{")) {
+    const table = JSON.parse(text) as Record<string, { subject?: string; tenant?: string }>;
+    return Object.entries(table).map(([key, v], i) => ({
+      key,
+      subject: v.subject ?? `apiKey:${i}`,
+      tenant: v.tenant ?? "",
+    }));
+  }
+  return text
+    .split(",")
+    .map((k) => k.trim())
+    .filter(Boolean)
+    .map((key, i) => ({ key, subject: `apiKey:${i}`, tenant: "" }));
+}
+
+async function verifyApiKey(presented: string, secret: unknown, name: string): Promise<Principal> {
+  if (typeof secret !== "string" || secret.trim() === "") {
+    throw new A2AError(
+      "Internal",
+      `The API key secret ${name} is not set; wrangler secret put ${name}`,
+    );
+  }
+  const wanted = await digest(presented);
+  let match: Principal | null = null;
+  // Every key is compared, in constant time, so timing says nothing about which matched.
+  for (const entry of parseKeys(secret)) {
+    const equal = crypto.subtle.timingSafeEqual(wanted, await digest(entry.key));
+    if (equal && !match) match = { subject: entry.subject, tenant: entry.tenant, scheme: "apiKey" };
+  }
+  if (!match) throw new Unauthenticated("Invalid API key");
+  return match;
+}
+
+/** Who sent `request`, by the configured schemes; throws Unauthenticated when nobody. */
+export async function authenticate<Env>(
+  request: Request,
+  env: Env,
+  auth: AuthOptions<Env>,
+): Promise<Principal> {
+  const authorization = request.headers.get("Authorization");
+  if (auth.bearer && authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match?.[1]) return verifyBearer(match[1], auth.bearer);
+  }
+  if (auth.apiKeys) {
+    const header = auth.apiKeys.header ?? "X-API-Key";
+    const presented = request.headers.get(header);
+    if (presented) {
+      const secret = (env as Record<string, unknown>)[auth.apiKeys.secret];
+      return verifyApiKey(presented, secret, auth.apiKeys.secret);
+    }
+  }
+  if (auth.authenticate) {
+    const principal = await auth.authenticate(request, env);
+    if (principal) {
+      if (typeof principal.subject !== "string" || principal.subject === "") {
+        throw new TypeError("auth.authenticate must answer a principal with a non-empty subject");
+      }
+      return { ...principal, tenant: principal.tenant ?? "", scheme: "custom" };
+    }
+  }
+  throw new Unauthenticated("Authentication required");
+}
+
+/** The WWW-Authenticate challenges for the configured schemes (RFC 9110 §11.6.1). */
+function challenges(agent: Agent<unknown>, error: Unauthenticated): string {
+  const auth = agent.auth as AuthOptions<unknown>;
+  const realm = `realm=${JSON.stringify(agent.card.name)}`;
+  const out: string[] = [];
+  if (auth.bearer) {
+    out.push(
+      error.error
+        ? `Bearer ${realm}, error="${error.error}", error_description=${JSON.stringify(error.message)}`
+        : `Bearer ${realm}`,
+    );
+  }
+  if (auth.apiKeys) out.push(`ApiKey ${realm}, header="${auth.apiKeys.header ?? "X-API-Key"}"`);
+  if (auth.authenticate && out.length === 0) out.push(`Custom ${realm}`);
+  return out.join(", ");
+}
+
+/** A refusal in the binding's shape: JSON-RPC at `POST /`, google.rpc.Status elsewhere. */
+export function refusal(request: Request, error: A2AError, headers: HeadersInit = {}): Response {
+  const url = new URL(request.url);
+  const response =
+    url.pathname === "/" && request.method === "POST"
+      ? Response.json(jsonRpcError(null, error), { status: error.httpStatus })
+      : restError(error);
+  for (const [k, v] of new Headers(headers)) response.headers.set(k, v);
+  return response;
+}
+
+/**
+ * Middleware: authenticates every request it guards before any Durable Object is
+ * touched, and records the principal (ANONYMOUS for an agent without `auth`).
+ */
+export function requireAuth<Env extends object>(
+  agent: Agent<Env>,
+): MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables }> {
+  return async (c, next) => {
+    if (!agent.auth) {
+      c.set("principal", ANONYMOUS);
+      return next();
+    }
+    try {
+      c.set("principal", await authenticate(c.req.raw, c.env, agent.auth));
+    } catch (error) {
+      if (error instanceof Unauthenticated) {
+        return refusal(c.req.raw, error, {
+          "WWW-Authenticate": challenges(agent as Agent<unknown>, error),
+        });
+      }
+      throw error;
+    }
+    return next();
+  };
+}
+
+/**
+ * The tenant a request acts in: the principal's. A `/{tenant}` prefix or `params.tenant`
+ * may repeat it; one that differs is refused (403). An agent without `auth` keeps taking
+ * the tenant from the request, as one anonymous principal spanning tenants.
+ */
+export function tenantFor(principal: Principal, requested: string): string {
+  if (principal.scheme === "anonymous") return requested;
+  if (requested !== "" && requested !== principal.tenant) {
+    throw new A2AError(
+      "PermissionDenied",
+      `The caller's tenant does not allow acting in tenant ${JSON.stringify(requested)}`,
+      { tenant: requested },
+    );
+  }
+  return principal.tenant;
+}

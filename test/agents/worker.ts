@@ -1,0 +1,73 @@
+/**
+ * The agents the `agents` test project serves: a model-backed agent with MCP servers (its
+ * provider is the fake one, replaying recorded streams). Tests choose its model through
+ * `harness`: the Durable Objects run in the tests' isolate, so they share module state.
+ */
+import { z } from "zod";
+import { defineAgent, tool } from "../../src/index";
+import { capabilitiesFor } from "../../src/providers/pricing";
+import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../src/providers/types";
+
+export interface Env {
+  MCP_URL: string;
+  MCP_DOWN_URL: string;
+  MCP_TOKEN: string;
+}
+
+export const harness: {
+  model: Model | null;
+  fetch: typeof fetch | null;
+  requests: ModelRequest[];
+} = { model: null, fetch: null, requests: [] };
+
+const switchable: Model = {
+  provider: "test",
+  model: "switchable",
+  get capabilities() {
+    return harness.model?.capabilities ?? capabilitiesFor("switchable");
+  },
+  streamBatches(request: ModelRequest, options: CallOptions = {}): AsyncIterable<StreamEvent[]> {
+    if (!harness.model) throw new Error("no model set for this test");
+    harness.requests.push(structuredClone(request));
+    return harness.model.streamBatches(request, {
+      ...options,
+      ...(harness.fetch ? { fetch: harness.fetch } : {}),
+    });
+  },
+};
+
+/** A model-backed agent whose tools come partly from the test MCP server. */
+export const mcpAgent = defineAgent<Env>({
+  card: { name: "MCP agent", description: "Answers with tools from an MCP server" },
+  model: switchable,
+  instructions: "Use the tools.",
+  tools: {
+    add: tool({
+      description: "Adds two numbers (the agent's own add)",
+      input: z.object({ a: z.number(), b: z.number() }),
+      run: ({ a, b }) => a + b,
+    }),
+  },
+  mcp: {
+    docs: {
+      url: "${MCP_URL}/mcp",
+      headers: { Authorization: "Bearer ${MCP_TOKEN}" },
+    },
+  },
+  toolTimeoutMs: 2_000,
+  bindings: { context: "MCP_CONTEXT", index: "MCP_INDEX" },
+});
+
+export const { EdgelinkContext: McpContext, EdgelinkIndex: McpIndex } = mcpAgent;
+
+/** Routes by the first label of the host name: `mcp.test` → the MCP agent. */
+const byHost: Record<string, { fetch: typeof mcpAgent.fetch }> = { mcp: mcpAgent };
+
+export default {
+  fetch(request: Request, env: Env, ctx: ExecutionContext) {
+    const label = new URL(request.url).hostname.split(".")[0] ?? "";
+    const agent = byHost[label];
+    if (!agent) return new Response("no agent at this host", { status: 404 });
+    return agent.fetch(request, env, ctx);
+  },
+};

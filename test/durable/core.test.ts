@@ -1,0 +1,354 @@
+import { env, evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { EventHub } from "../../src/durable/event-hub";
+import { HistoryStore } from "../../src/durable/history-store";
+import { contextObjectName } from "../../src/durable/ids";
+import { MAX_ROW_BYTES } from "../../src/durable/row-limit";
+import { TaskStore } from "../../src/durable/task-store";
+import { DROPPED_COMMENT, openTaskStream } from "../../src/durable/task-stream";
+import { A2AError } from "../../src/models/errors";
+import { Messages } from "../../src/models/message";
+import { Parts } from "../../src/models/part";
+import type { StreamFormat } from "../../src/models/stream";
+import { BASE, parseSse, rest, rpc, send, userMessage } from "../helpers";
+
+type Json = Record<string, unknown>;
+
+function stubOf(contextId: string) {
+  const ns = env.EDGELINK_CONTEXT;
+  return ns.get(ns.idFromName(contextObjectName("", contextId)));
+}
+
+/** Statements and transactions one object runs while `fn` runs (every sql.exec logged). */
+async function statementsOf(contextId: string, fn: () => Promise<unknown>): Promise<string[]> {
+  const log: string[] = [];
+  await runInDurableObject(stubOf(contextId), (_i, state) => {
+    const sql = state.storage.sql;
+    const exec = sql.exec.bind(sql);
+    Object.defineProperty(sql, "exec", {
+      configurable: true,
+      value: (query: string, ...args: SqlStorageValue[]) => {
+        log.push(query.replace(/\s+/g, " ").trim());
+        return exec(query, ...args);
+      },
+    });
+    const transactionSync = state.storage.transactionSync.bind(state.storage);
+    Object.defineProperty(state.storage, "transactionSync", {
+      configurable: true,
+      value: <T>(f: () => T): T => {
+        log.push("<transaction>");
+        return transactionSync(f);
+      },
+    });
+  });
+  try {
+    await fn();
+  } finally {
+    await runInDurableObject(stubOf(contextId), (_i, state) => {
+      delete (state.storage.sql as unknown as Record<string, unknown>).exec;
+      delete (state.storage as unknown as Record<string, unknown>).transactionSync;
+    });
+  }
+  return log;
+}
+
+const statements = (log: string[]) => log.filter((q) => q !== "<transaction>");
+const reads = (log: string[]) => statements(log).filter((q) => /^SELECT/i.test(q));
+
+function taskFixture(id: string) {
+  const now = new Date().toISOString();
+  return {
+    id,
+    contextId: "c",
+    status: { state: "submitted" as const, message: null, timestamp: now },
+    history: [Messages.user("hi")],
+    artifacts: [],
+    metadata: {},
+    stateHistory: [],
+    createdAt: now,
+    flowState: {},
+  };
+}
+
+describe("durable core: a lean hot path", () => {
+  it("a follow-up message writes its rows without reading anything back (<= 10 statements)", async () => {
+    const first = await send("warm");
+    const contextId = first.contextId as string;
+    const log = await statementsOf(contextId, () => send("ok", { contextId }));
+    // The demo agent streams "You said: ok" as 3 chunks, the last 2 appended (2 statements
+    // each, counted by the next test). The rest: the previous message's index
+    // acknowledgement | task, message, working event | artifact header, part, event |
+    // completed: row, event.
+    expect(statements(log).length - 2 * 2, log.join("\n")).toBeLessThanOrEqual(10);
+    expect(reads(log)).toEqual([]);
+  });
+
+  it("a streamed chunk appended to an artifact costs 2 statements and no read", async () => {
+    const first = await send("warm");
+    const contextId = first.contextId as string;
+    const one = statements(await statementsOf(contextId, () => send("one", { contextId })));
+    const five = await statementsOf(contextId, () => send("a b c d e", { contextId }));
+    // Four more chunks than "one": two statements each (the part row and its event).
+    expect(statements(five).length - one.length).toBe(8);
+    expect(reads(five)).toEqual([]);
+  });
+
+  it("SendMessage answers what GetTask reads back from SQLite, also after a restart", async () => {
+    const task = await send("same from memory and from disk");
+    const contextId = task.contextId as string;
+    const read = async () => (await rpc("GetTask", { id: task.id })).body.result as Json;
+    expect(await read()).toEqual(task);
+    await evictDurableObject(stubOf(contextId));
+    expect(await read()).toEqual(task);
+  });
+
+  it("a multi-turn task (input-required, then answered) reads back as it was answered", async () => {
+    const asked = await send("hello");
+    expect((asked.status as Json).state).toBe("TASK_STATE_INPUT_REQUIRED");
+    const answered = await send("Ada", { contextId: asked.contextId, taskId: asked.id });
+    await evictDurableObject(stubOf(asked.contextId as string));
+    const { body } = await rpc("GetTask", { id: asked.id });
+    expect(body.result).toEqual(answered);
+    const changes = (answered.metadata as Json)["edgelink/stateHistory"] as Json[];
+    expect(changes.map((c) => c.newState)).toEqual([
+      "working",
+      "input-required",
+      "working",
+      "completed",
+    ]);
+  });
+});
+
+describe("durable core: every row within SQLite's 2 MB limit", () => {
+  it("an artifact part too big for one row is refused clearly and nothing is written", async () => {
+    const result = await runInDurableObject(stubOf("row-limit"), (_i, state) => {
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      store.create(taskFixture("big"), true);
+      const huge = Parts.text("x".repeat(MAX_ROW_BYTES + 1));
+      let error: unknown = null;
+      try {
+        store.putArtifact(
+          "big",
+          {
+            artifactId: "a1",
+            name: null,
+            description: null,
+            parts: [huge],
+            metadata: {},
+            kind: "result",
+            timestamp: new Date().toISOString(),
+            uri: null,
+            mediaType: null,
+            actionId: null,
+          },
+          { append: false, lastChunk: true },
+        );
+      } catch (e) {
+        error = e;
+      }
+      const rows = state.storage.sql
+        .exec<{ n: number }>("SELECT COUNT(*) AS n FROM artifact_parts WHERE task_id = 'big'")
+        .one().n;
+      return {
+        kind: error instanceof A2AError ? error.kind : String(error),
+        message: error instanceof Error ? error.message : "",
+        rows,
+        artifacts: store.read("big")?.artifacts.length,
+      };
+    });
+    expect(result.kind).toBe("InvalidParams");
+    expect(result.message).toMatch(/artifact part is \d+ bytes, over the \d+-byte limit/);
+    expect(result).toMatchObject({ rows: 0, artifacts: 0 });
+  });
+
+  it("a status message or metadata too big for the task row is refused, the task unchanged", async () => {
+    const result = await runInDurableObject(stubOf("row-limit-2"), (_i, state) => {
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      store.create(taskFixture("t"), true);
+      const errors: string[] = [];
+      try {
+        store.mergeMetadata("t", { blob: "é".repeat(MAX_ROW_BYTES / 2) });
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+      try {
+        store.statusMessage("t", Messages.agent("y".repeat(MAX_ROW_BYTES)));
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+      return { errors, task: store.read("t") };
+    });
+    expect(result.errors).toHaveLength(2);
+    expect(result.errors[0]).toMatch(/task metadata is \d+ bytes/);
+    expect(result.task?.metadata).toEqual({});
+    expect(result.task?.status.message).toBeNull();
+  });
+});
+
+describe("durable core: races", () => {
+  it("two concurrent summary compactions of one conversation write one summary (E8)", async () => {
+    const first = await send("first topic");
+    const contextId = first.contextId as string;
+    for (const word of ["second", "third", "fourth", "fifth"]) await send(word, { contextId });
+    // A summarizer that waits like a model call does, so the two calls overlap.
+    await runInDurableObject(stubOf(contextId), (instance) => {
+      const agent = (instance as unknown as { agent: Json }).agent;
+      Object.defineProperty(instance, "agent", {
+        configurable: true,
+        value: {
+          ...agent,
+          summarizer: async (transcript: string) => {
+            await new Promise((r) => setTimeout(r, 30));
+            return `summary of ${transcript.length} chars`;
+          },
+        },
+      });
+    });
+    const path = `/contexts/${encodeURIComponent(contextId)}/history`;
+    const compact = () =>
+      rest("POST", `${path}:compact`, { strategy: "summary", preserveRecent: 2 });
+    const results = await Promise.all([compact(), compact()]);
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    const items = (await rest("GET", path)).body.items as { extra: Json; content: string[] }[];
+    expect(items.filter((i) => i.extra.summary === true)).toHaveLength(1);
+    expect(items.slice(1).map((i) => i.content[0])).toEqual(["fourth", "fifth"]);
+  });
+});
+
+/** Changes the agent's limits on one live object (the demo agent keeps the defaults). */
+async function withLimits(contextId: string, limits: Json) {
+  await runInDurableObject(stubOf(contextId), (instance) => {
+    const agent = (instance as unknown as { agent: Json }).agent;
+    Object.defineProperty(instance, "agent", {
+      configurable: true,
+      value: { ...agent, limits: { ...(agent.limits as Json), ...limits } },
+    });
+  });
+}
+
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
+  return new Response(stream).text();
+}
+
+describe("durable core: bounded streams", () => {
+  it("a subscriber that does not read is dropped with a clear end, not buffered without limit", async () => {
+    const text = await runInDurableObject(stubOf("stalled"), async (_i, state) => {
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      store.create(taskFixture("s1"), true);
+      const hub = new EventHub();
+      const stream = openTaskStream({
+        taskId: "s1",
+        format: { version: "1.0", binding: "rest" } as StreamFormat,
+        from: { snapshot: true },
+        store,
+        hub,
+        snapshot: () => ({ task: store.read("s1") as never, seq: 0 }),
+        keepAliveMs: 60_000,
+        bufferBytes: 2048,
+        pageSize: 10,
+      });
+      // 100 chunks of ~200 bytes while nobody reads.
+      for (let i = 0; i < 100; i++) {
+        const logged = store.putArtifact(
+          "s1",
+          {
+            artifactId: "a",
+            name: null,
+            description: null,
+            parts: [Parts.text(`chunk ${i} ${"x".repeat(150)}`)],
+            metadata: {},
+            kind: "result",
+            timestamp: new Date().toISOString(),
+            uri: null,
+            mediaType: null,
+            actionId: null,
+          },
+          { append: i > 0, lastChunk: false },
+        );
+        hub.emit("s1", [logged]);
+      }
+      const listening = hub.count("s1");
+      return { body: await readAll(stream), listening };
+    });
+    expect(text.listening).toBe(0);
+    expect(text.body.endsWith(DROPPED_COMMENT)).toBe(true);
+    const frames = parseSse(text.body);
+    // The snapshot and the chunks that fit in the buffer, then nothing more.
+    expect(frames.length).toBeGreaterThan(2);
+    expect(frames.length).toBeLessThan(30);
+  });
+
+  it("a resumed stream reads its backlog page by page and misses nothing (Last-Event-ID)", async () => {
+    const result = await runInDurableObject(stubOf("backlog"), async (_i, state) => {
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      store.create(taskFixture("b1"), true);
+      for (let i = 0; i < 25; i++) {
+        store.statusMessage("b1", Messages.agent(`step ${i}`));
+      }
+      store.transition("b1", "completed");
+      const log: string[] = [];
+      const sql = state.storage.sql;
+      const exec = sql.exec.bind(sql);
+      Object.defineProperty(sql, "exec", {
+        configurable: true,
+        value: (q: string, ...args: SqlStorageValue[]) => {
+          log.push(q);
+          return exec(q, ...args);
+        },
+      });
+      try {
+        const stream = openTaskStream({
+          taskId: "b1",
+          format: { version: "1.0", binding: "rest" } as StreamFormat,
+          from: { snapshot: false, afterSeq: 0 },
+          store,
+          hub: new EventHub(),
+          snapshot: () => {
+            throw new Error("no snapshot on resume");
+          },
+          keepAliveMs: 60_000,
+          bufferBytes: 1024,
+          pageSize: 4,
+        });
+        return {
+          body: await readAll(stream),
+          pages: log.filter((q) => /FROM events/.test(q)).length,
+        };
+      } finally {
+        delete (sql as unknown as Record<string, unknown>).exec;
+      }
+    });
+    const frames = parseSse(result.body);
+    // working, 25 status messages, completed: all of them, in order, then the end.
+    expect(frames).toHaveLength(27);
+    const ids = frames.map((f) => f.id as number);
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    expect(result.pages).toBe(7);
+  });
+
+  it("open streams per task are capped; the next is refused clearly", async () => {
+    const first = await send("warm");
+    const contextId = first.contextId as string;
+    await withLimits(contextId, { maxSubscribersPerTask: 1 });
+    const open = await SELF.fetch(`${BASE}/`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "SendStreamingMessage",
+        params: { message: userMessage("count 3", { contextId }) },
+      }),
+    });
+    const reader = (open.body as ReadableStream<Uint8Array>).getReader();
+    const firstChunk = new TextDecoder().decode((await reader.read()).value);
+    const taskId = (((parseSse(firstChunk)[0] as { data: Json }).data.result as Json).task as Json)
+      .id as string;
+    const { body } = await rpc("SubscribeToTask", { id: taskId });
+    expect(body.error).toMatchObject({
+      message: expect.stringMatching(/already has 1 open streams/),
+    });
+    await reader.cancel();
+    await rpc("CancelTask", { id: taskId });
+  });
+});

@@ -1,0 +1,222 @@
+/**
+ * The `edgelink` CLI, built (src/cli/main.ts bundled to dist/cli.js) and run with plain
+ * `node` through its launcher bin/edgelink.mjs, against the demo worker.
+ */
+// @ts-nocheck -- Node-only test (the repository has no @types/node).
+import { spawn } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DemoAgent, startDemoAgent } from "./support/worker";
+
+const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
+let agent: DemoAgent;
+let launcher: string;
+
+beforeAll(async () => {
+  const dir = mkdtempSync(join(tmpdir(), "edgelink-cli-"));
+  mkdirSync(join(dir, "bin"));
+  await build({
+    entryPoints: [join(ROOT, "src/cli/main.ts")],
+    outfile: join(dir, "dist/cli.js"),
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    logLevel: "silent",
+  });
+  copyFileSync(join(ROOT, "bin/edgelink.mjs"), join(dir, "bin/edgelink.mjs"));
+  // The launcher imports ../dist/cli.js as ESM: mark the folder as a module package.
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(join(dir, "package.json"), '{"type":"module"}');
+  launcher = join(dir, "bin/edgelink.mjs");
+  agent = await startDemoAgent(10);
+});
+
+afterAll(async () => {
+  await agent?.stop();
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI; `onStderr` sees stderr as it comes (to learn a listener's port). */
+function cli(args: string[], onStderr?: (text: string) => void): Promise<Run> & { kill(): void } {
+  const env = { ...process.env };
+  delete env.NO_COLOR;
+  delete env.FORCE_COLOR;
+  const child = spawn(process.execPath, [launcher, ...args], { env });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr.on("data", (d) => {
+    stderr += d;
+    onStderr?.(stderr);
+  });
+  const done = new Promise<Run>((resolve) =>
+    child.on("close", (code) => resolve({ code, stdout, stderr })),
+  );
+  return Object.assign(done, { kill: () => child.kill("SIGINT") });
+}
+
+const ESC = String.fromCharCode(27);
+
+describe("edgelink CLI against the demo worker", () => {
+  it("card prints the card; --json prints it as JSON; no colours off a terminal", async () => {
+    const text = await cli(["card", agent.baseUrl]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain("Edgelink demo agent");
+    expect(text.stdout).toContain("count");
+    expect(text.stdout).not.toContain(ESC);
+    const json = await cli(["card", agent.baseUrl, "--json"]);
+    expect(JSON.parse(json.stdout).name).toBe("Edgelink demo agent");
+  });
+
+  it("send prints the answer; the exit code follows the final state", async () => {
+    const done = await cli(["send", agent.baseUrl, "hi there"]);
+    expect(done).toMatchObject({ code: 5 }); // "hi" asks for a name: input-required
+    expect(done.stdout.trim()).toBe("Hi! What's your name?");
+    const taskId = /task (\S+)/.exec(done.stderr)[1];
+    const answered = await cli(["send", agent.baseUrl, "Ada", "--task", taskId]);
+    expect(answered.code).toBe(0);
+    expect(answered.stdout.trim()).toBe("Nice to meet you, Ada!");
+    expect(answered.stderr).toContain("completed");
+
+    const echo = await cli(["send", agent.baseUrl, "plain words", "--binding", "rest"]);
+    expect(echo.code).toBe(0);
+    expect(echo.stdout.trim()).toBe("You said: plain words");
+
+    const failed = await cli(["send", agent.baseUrl, "fail"]);
+    expect(failed.code).toBe(3);
+    const json = await cli(["send", agent.baseUrl, "x", "--json"]);
+    expect(JSON.parse(json.stdout).task.status.state).toBe("completed");
+  });
+
+  it("stream prints tokens as they arrive and the final state; --json is NDJSON", async () => {
+    const run = await cli(["stream", agent.baseUrl, "one two three"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe("You said: one two three\n");
+    expect(run.stderr).toContain("completed");
+    const json = await cli(["stream", agent.baseUrl, "a b", "--json"]);
+    const events = json.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(events[0].kind).toBe("task");
+    expect(events.filter((e) => e.kind === "artifact-update").length).toBe(4);
+    expect(events.at(-1).status.state).toBe("completed");
+  });
+
+  it("tasks, get, cancel and watch", async () => {
+    const started = await cli(["send", agent.baseUrl, "count 3", "--no-wait", "--json"]);
+    const { task } = JSON.parse(started.stdout);
+    const watched = await cli(["watch", agent.baseUrl, task.id]);
+    expect(watched.code).toBe(0);
+    // Off a terminal, each status update is a line of its own.
+    expect(watched.stderr).toMatch(/working · [23]…/);
+    expect(watched.stderr).toContain("completed");
+    expect(watched.stdout.trim()).toBe("Counted to 3.");
+
+    const got = await cli(["get", agent.baseUrl, task.id]);
+    expect(got.code).toBe(0);
+    expect(got.stdout).toContain("completed");
+    expect(got.stdout).toContain("Counted to 3.");
+
+    const list = await cli(["tasks", agent.baseUrl, "--context", task.contextId]);
+    expect(list.stdout).toContain("TASK");
+    expect(list.stdout).toContain(task.id);
+
+    const long = JSON.parse(
+      (await cli(["send", agent.baseUrl, "count 30", "--no-wait", "--json"])).stdout,
+    );
+    const canceled = await cli(["cancel", agent.baseUrl, long.task.id]);
+    expect(canceled.code).toBe(0);
+    expect(canceled.stdout).toContain("canceled");
+    const again = await cli(["cancel", agent.baseUrl, long.task.id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("TaskNotCancelableError");
+  });
+
+  it("history is paged", async () => {
+    const first = JSON.parse((await cli(["send", agent.baseUrl, "first", "--json"])).stdout);
+    const contextId = first.task.contextId;
+    await cli(["send", agent.baseUrl, "second", "--context", contextId]);
+    const page = await cli(["history", agent.baseUrl, contextId, "--page-size", "1"]);
+    expect(page.code).toBe(0);
+    expect(page.stdout.trim().split("\n")).toHaveLength(1);
+    expect(page.stderr).toContain("more: --page-token");
+    const all = await cli(["history", agent.baseUrl, contextId, "--page-size", "1", "--all"]);
+    expect(all.stdout).toContain("user: first");
+    expect(all.stdout).toContain("user: second");
+  });
+
+  it("push add registers a webhook; push listen verifies and prints the deliveries", async () => {
+    let resolvePort: (url: string) => void = () => {};
+    const portKnown = new Promise<string>((r) => {
+      resolvePort = r;
+    });
+    const listener = cli(
+      ["push", "listen", agent.baseUrl, "--port", "0", "--count", "2", "--json"],
+      (err) => {
+        const m = /listening on (\S+)/.exec(err);
+        if (m) resolvePort(m[1]);
+      },
+    );
+    const hook = await portKnown;
+    const forged = await fetch(hook, {
+      method: "POST",
+      headers: { "Content-Type": "application/a2a+json", "X-A2A-Signature": "not.a.jwt" },
+      body: "{}",
+    });
+    expect(forged.status).toBe(401);
+    const { task } = JSON.parse(
+      (await cli(["send", agent.baseUrl, "count 6", "--no-wait", "--json"])).stdout,
+    );
+    const added = await cli(["push", "add", agent.baseUrl, task.id, hook, "--json"]);
+    expect(added.code).toBe(0);
+    expect(JSON.parse(added.stdout).url).toBe(hook);
+    const listed = await cli(["push", "list", agent.baseUrl, task.id]);
+    expect(listed.stdout).toContain(hook);
+    const timer = setTimeout(() => listener.kill(), 20_000);
+    const run = await listener;
+    clearTimeout(timer);
+    expect(run.code).toBe(0);
+    const lines = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.refused)).toEqual([
+      expect.objectContaining({ refused: 401, reason: "bad-signature" }),
+    ]);
+    const deliveries = lines.filter((l) => !l.refused);
+    expect(deliveries.length).toBeGreaterThanOrEqual(2);
+    for (const d of deliveries) expect(d.taskId).toBe(task.id);
+  });
+
+  it("clear errors and exit codes", async () => {
+    const missing = await cli(["get", agent.baseUrl, "nope"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("TaskNotFoundError");
+    const json = await cli(["get", agent.baseUrl, "nope", "--json"]);
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: "TaskNotFoundError", code: -32001 });
+    const bad = await cli(["tasks", agent.baseUrl, "--page-size", "500"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("pageSize");
+    expect((await cli(["frobnicate"])).code).toBe(2);
+    expect((await cli(["send", agent.baseUrl])).stderr).toContain("missing message text");
+    expect((await cli(["send", agent.baseUrl, "x", "--bogus", "1"])).code).toBe(2);
+    const down = await cli(["card", "http://127.0.0.1:9"]);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain("could not reach");
+    const help = await cli(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("push listen");
+  });
+});

@@ -1,0 +1,194 @@
+/**
+ * Issue 13: Edgelink as a real package. `npm pack` the repository, install the tarball
+ * into a new Worker project in a temporary folder outside the repository, type-check the
+ * project against the published .d.ts, build it with `wrangler deploy --dry-run`, run it,
+ * and ask it for its card and a message. The project's worker is the demo agent with its
+ * import changed from `../src/index` to `edgelink`, as a user would write it.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DemoAgent, startWorker } from "./support/worker";
+
+declare const process: { env: Record<string, string | undefined> };
+
+const REPO = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
+const BIN = (name: string) => join(REPO, "node_modules", ".bin", name);
+/** The gzipped size the whole framework must stay under in a built Worker (issue 13). */
+const BUNDLE_BUDGET_BYTES = 165 * 1024;
+
+function run(cmd: string, args: string[], cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      cmd,
+      args,
+      { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, CI: "1" } },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${cmd} ${args.join(" ")} failed:\n${stdout}\n${stderr}`));
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+let project: string;
+let tarball: string;
+let agent: DemoAgent | undefined;
+
+beforeAll(async () => {
+  project = mkdtempSync(join(tmpdir(), "edgelink-user-"));
+  // `npm pack` runs the `prepack` build (tsup) and names the tarball on its last line.
+  const packed = await run("npm", ["pack", "--silent", "--pack-destination", project], REPO);
+  tarball = join(project, packed.trim().split("\n").at(-1) ?? "");
+  const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
+    peerDependencies: Record<string, string>;
+  };
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({
+      name: "my-agent",
+      private: true,
+      type: "module",
+      dependencies: { edgelink: `file:${tarball}`, ...pkg.peerDependencies },
+    }),
+  );
+  const demo = readFileSync(join(REPO, "examples/demo-agent.ts"), "utf8");
+  expect(demo).toContain('from "../src/index"');
+  writeFileSync(join(project, "worker.ts"), demo.replace('from "../src/index"', 'from "edgelink"'));
+  writeFileSync(
+    join(project, "wrangler.toml"),
+    [
+      'name = "my-agent"',
+      'main = "worker.ts"',
+      'compatibility_date = "2026-11-01"',
+      'compatibility_flags = ["nodejs_compat"]',
+      "[[durable_objects.bindings]]",
+      'name = "EDGELINK_CONTEXT"',
+      'class_name = "EdgelinkContext"',
+      "[[durable_objects.bindings]]",
+      'name = "EDGELINK_INDEX"',
+      'class_name = "EdgelinkIndex"',
+      "[[migrations]]",
+      'tag = "v1"',
+      'new_sqlite_classes = ["EdgelinkContext", "EdgelinkIndex"]',
+      "[vars]",
+      'DEMO_CHUNK_DELAY_MS = "1"',
+    ].join("\n"),
+  );
+  // Dependencies come from the registry (or npm's cache); edgelink from the tarball.
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], project);
+}, 600_000);
+
+afterAll(async () => {
+  await agent?.stop();
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+describe("the packed package in a new Worker project (issue 13)", () => {
+  it("ships built ESM and .d.ts for edgelink, edgelink/client and edgelink/push, not sources", () => {
+    const root = join(project, "node_modules", "edgelink");
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    expect(manifest.private).toBeUndefined();
+    expect(manifest.sideEffects).toBe(false);
+    expect(Object.keys(manifest.peerDependencies as object).sort()).toEqual(["hono", "zod"]);
+    const dist = readdirSync(join(root, "dist"));
+    for (const entry of ["index", "client", "push"]) {
+      expect(dist).toContain(`${entry}.js`);
+      expect(dist).toContain(`${entry}.d.ts`);
+    }
+    expect(readdirSync(root)).not.toContain("src");
+  });
+
+  it("edgelink/push and edgelink/client import in Node (no cloudflare:* imports)", async () => {
+    const out = await run(
+      "node",
+      [
+        "--input-type=module",
+        "-e",
+        `const push = await import("edgelink/push");
+         const client = await import("edgelink/client");
+         console.log(typeof push.verifyPushNotification, Object.keys(client).length > 0);`,
+      ],
+      project,
+    );
+    expect(out.trim()).toBe("function true");
+  });
+
+  it("exports a deliberate API: no internals", () => {
+    // The worker entry imports cloudflare:workers, so read its export list from the .d.ts.
+    const dts = readFileSync(join(project, "node_modules/edgelink/dist/index.d.ts"), "utf8");
+    const names = [...dts.matchAll(/^export (?:type )?\{([^}]*)\}/gm)].flatMap((m) =>
+      (m[1] ?? "").split(",").map((n) => n.trim().split(" as ").at(-1) ?? ""),
+    );
+    for (const name of ["defineAgent", "tool", "textOf", "openai", "verifyPushNotification"]) {
+      expect(names).toContain(name);
+    }
+    for (const internal of ["ERROR_TABLE", "planTransition", "compact", "newId", "createApp"]) {
+      expect(names).not.toContain(internal);
+    }
+    expect(names.length).toBeLessThan(100);
+  });
+
+  it("the user's worker type-checks against the published types", async () => {
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2023",
+          module: "ESNext",
+          moduleResolution: "Bundler",
+          lib: ["ES2023"],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          typeRoots: [join(REPO, "node_modules", "@cloudflare")],
+          types: ["workers-types"],
+        },
+        files: ["worker.ts"],
+      }),
+    );
+    await run(BIN("tsc"), ["-p", "tsconfig.json"], project);
+  });
+
+  it("builds with wrangler deploy --dry-run within the bundle budget, runs, and answers", async () => {
+    const out = join(project, "out");
+    await run(BIN("wrangler"), ["deploy", "--dry-run", "--outdir", out], project);
+    const bundle = readdirSync(out).filter((f) => f.endsWith(".js"));
+    const bytes = bundle.reduce((sum, f) => sum + readFileSync(join(out, f)).length, 0);
+    const gzipped = bundle.reduce((sum, f) => sum + gzipSync(readFileSync(join(out, f))).length, 0);
+    console.log(
+      `demo worker from the package: ${(bytes / 1024).toFixed(1)} KiB, ${(gzipped / 1024).toFixed(1)} KiB gzipped`,
+    );
+    expect(gzipped).toBeLessThanOrEqual(BUNDLE_BUDGET_BYTES);
+
+    agent = await startWorker(join(project, "wrangler.toml"));
+    const card = (await (
+      await fetch(`${agent.baseUrl}/.well-known/agent-card.json`)
+    ).json()) as Record<string, unknown>;
+    expect(card.name).toBeTruthy();
+    expect(card.supportedInterfaces).toContainEqual({
+      url: agent.baseUrl,
+      protocolBinding: "HTTP+JSON",
+      protocolVersion: "1.0",
+    });
+    const sent = await fetch(`${agent.baseUrl}/message:send`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+      body: JSON.stringify({
+        message: { messageId: "p1", role: "ROLE_USER", parts: [{ text: "packed and shipped" }] },
+      }),
+    });
+    const task = ((await sent.json()) as { task: Record<string, unknown> }).task;
+    expect(task.status).toMatchObject({ state: "TASK_STATE_COMPLETED" });
+    const artifacts = task.artifacts as { parts: { text?: string }[] }[];
+    expect(artifacts.flatMap((a) => a.parts.map((p) => p.text ?? "")).join("")).toBe(
+      "You said: packed and shipped",
+    );
+  });
+});

@@ -1,0 +1,24 @@
+import { defineConfig } from "tsup";
+
+/**
+ * The published package: ESM and bundled .d.ts for the three entry points. Dependencies
+ * and peer dependencies stay imports (the user's bundler, wrangler, resolves them), and
+ * `cloudflare:workers` is left to the Workers runtime.
+ */
+export default defineConfig({
+  entry: {
+    index: "src/index.ts",
+    client: "src/client/index.ts",
+    push: "src/push/receiver.ts",
+  },
+  format: ["esm"],
+  target: "es2023",
+  platform: "neutral",
+  dts: true,
+  clean: true,
+  splitting: true,
+  treeshake: true,
+  sourcemap: false,
+  external: [/^cloudflare:/, "hono", /^hono\//, "zod", "jose", "eventsource-parser"],
+  outDir: "dist",
+});
