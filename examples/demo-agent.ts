@@ -9,7 +9,7 @@
  * - "fail": fails the task on purpose
  * - a tool_call part (add, reverse, wordCount): run by the default execution
  */
-import * as z from "zod";
+import { z } from "zod";
 import {
   defineAgent,
   messageText,

@@ -1,5 +1,5 @@
 import type { cors } from "hono/cors";
-import { z } from "zod";
+import * as z from "zod";
 import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";
@@ -7,6 +7,7 @@ import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
+import { type AgentTools, checkAgentTools } from "./agent-tools";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
@@ -43,6 +44,13 @@ export interface AgentConfig<Env = unknown> {
    * `${VAR}` in the url and header values comes from the Worker's env and secrets.
    */
   mcp?: McpServers;
+  /**
+   * Other agents the model may call as tools, by tool name: each takes a message and
+   * answers with the agent's answer. `{ writer: { binding: "WRITER", description: "..." } }`
+   * (a service binding), `{ url: "https://..." }` or `{ card: {...} }`. Calls are
+   * delegations (see `ctx.delegate`): durable across restarts, canceled with the task.
+   */
+  agents?: AgentTools;
   /**
    * The model that answers: a provider (`openai(...)`, `anthropic(...)`, `gemini(...)`,
    * `workersAI(...)`, `openaiCompatible(...)`), a `fallback` or a `router`. With a model and
@@ -140,6 +148,11 @@ export interface AgentConfig<Env = unknown> {
    */
   cors?: CorsOptions;
   /**
+   * Accept task ids issued before ids were signed (`<context>.<random>`, no signature),
+   * for a migration window. They still reach only the caller's own objects. Default false.
+   */
+  acceptUnsignedIds?: boolean;
+  /**
    * Serve the inspector page at `/inspector` (a browser UI to chat with the agent and
    * look at its tasks, history and webhooks). Default: on under `wrangler dev` (served
    * from localhost), off when deployed, unless the `EDGELINK_INSPECTOR` variable says
@@ -147,6 +160,9 @@ export interface AgentConfig<Env = unknown> {
    */
   inspector?: boolean;
 }
+
+/** Hono's `cors` middleware options. */
+export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
 /**
  * Request settings of an agent's model calls; messages, system and tools come from the
@@ -163,8 +179,6 @@ export type ModelSettings = Omit<
 
 /** Model settings as resolved: the output schema as JSON Schema. */
 export type ResolvedModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
-/** Hono's `cors` middleware options. */
-export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
 /** Push notification settings. */
 export interface PushOptions {
@@ -187,6 +201,7 @@ export interface Agent<Env = unknown> {
   handler: AgentHandler<Env> | null;
   tools: Tools;
   mcp: McpServer[];
+  agents: AgentTools;
   infer: InferFn<Env> | null;
   model: Model | null;
   instructions:
@@ -216,6 +231,7 @@ export interface Agent<Env = unknown> {
   limits: Limits;
   auth: AuthOptions<Env> | null;
   cors: CorsOptions | null;
+  acceptUnsignedIds: boolean;
   /** true/false when set; null: decided per request (see `inspector` in AgentConfig). */
   inspector: boolean | null;
 }
@@ -254,9 +270,10 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       : null,
     handler: config.handler ?? null,
     tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
+    mcp: checkMcpServers(config.mcp),
+    agents: checkAgentTools(config.agents, config.tools ?? {}),
     // C7: without an infer function, infer parts go to the agent's own model.
     infer: config.infer ?? (config.model ? modelInfer<Env>(config.model) : null),
-    mcp: checkMcpServers(config.mcp),
     model: config.model
       ? config.stripThinkTags === false
         ? config.model
@@ -290,6 +307,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     limits: resolveLimits(config.limits),
     auth,
     cors: config.cors ?? null,
+    acceptUnsignedIds: config.acceptUnsignedIds ?? false,
     inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",

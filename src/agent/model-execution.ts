@@ -22,10 +22,10 @@ import { runDefaultExecution } from "./default-execution";
 import type { Agent } from "./definition";
 import { composePrompt } from "./prompt";
 import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
-import { runToolCalls } from "./tool-runner";
+import { runToolCalls, type ToolRunOptions } from "./tool-runner";
 import { announceCall, announceReasoning, announceResult } from "./tool-work";
 import type { Tools } from "./tools";
-import { openTurnTools } from "./turn-tools";
+import { openTurnTools, resumeAgentCalls } from "./turn-tools";
 
 const RequestSettings = ModelRequest.omit({ messages: true });
 type RequestSettings = z.output<typeof RequestSettings>;
@@ -134,15 +134,31 @@ async function modelLoop<Env>(
   end: End,
 ): Promise<void> {
   const system = await systemPrompt(agent, ctx);
-  const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
   const turn = await openTurnTools(agent, ctx);
   try {
     const tools: Tools = turn ? { ...agent.tools, ...turn.tools } : agent.tools;
     const settings = withTools(requestSettings(agent, system), turn?.tools);
+    // A turn cut by a restart first finishes its agents-as-tools calls (re-attaching).
+    await resumeAgentCalls(
+      ctx,
+      agent,
+      tools,
+      toolOptions(agent, callOptions.signal as AbortSignal),
+    );
+    const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
     await toolLoop(ctx, agent, model, items, settings, tools, callOptions, recorder, end);
   } finally {
     await turn?.close();
   }
+}
+
+function toolOptions<Env>(agent: Agent<Env>, signal: AbortSignal): ToolRunOptions {
+  return {
+    signal,
+    timeoutMs: agent.toolTimeoutMs,
+    maxCallsPerTurn: agent.maxToolCallsPerTurn,
+    parallel: agent.parallelToolCalls,
+  };
 }
 
 /** The settings with run-time tools (MCP) added after the agent's own. */

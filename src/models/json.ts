@@ -1,4 +1,4 @@
-import * as z from "zod";
+import { z } from "zod";
 
 /** Any JSON value. */
 export type JsonValue =

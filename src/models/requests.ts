@@ -1,4 +1,4 @@
-import * as z from "zod";
+import { z } from "zod";
 import { invalidParams } from "./errors";
 import { JsonObject } from "./json";
 import { ClientId, Metadata, TaskIdString } from "./limits";

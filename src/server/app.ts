@@ -106,14 +106,16 @@ export function createApp<Env extends object>(
     );
   });
 
-  registerChat(app, agent);
-
   // HTTP+JSON: every route, then every route again under `/{tenant}` (§11.3). Unprefixed
   // first, so `/tasks/tasks` is task "tasks", not the task list of tenant "tasks".
   const restLimit: MiddlewareHandler<Vars> = bodyLimit({
     maxSize: agent.maxBodyBytes,
     onError: () => restError(tooLarge()),
   });
+
+  // The chat endpoint (N1–N7): a streaming view of the same tasks for front ends.
+  registerChat(app, agent, restLimit);
+
   for (const prefix of ["", "/:tenant"]) {
     for (const { methods, path, route } of REST_ROUTES) {
       app.on(methods, prefix + path, restLimit, (c: Context<Vars>) => {

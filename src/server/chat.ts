@@ -1,5 +1,4 @@
-import type { Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import type { Context, Hono, MiddlewareHandler } from "hono";
 import type { Agent } from "../agent/definition";
 import { A2AError } from "../models/errors";
 import { newId } from "../models/json";
@@ -10,8 +9,7 @@ import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
 import { lastEventId } from "./jsonrpc";
 import { Operations } from "./operations";
-
-type Vars<Env> = { Bindings: Env; Variables: AuthVariables };
+import { checkPathEncoding } from "./rest";
 
 /**
  * The chat endpoint (N1–N7), a streaming view for browser and app front ends beside A2A:
@@ -28,25 +26,30 @@ type Vars<Env> = { Bindings: Env; Variables: AuthVariables };
  * visible over A2A too (`GetTask`, `SubscribeToTask`), and the chat `sessionId` is its
  * `contextId`.
  */
-export function registerChat<Env extends object>(app: Hono<Vars<Env>>, agent: Agent<Env>): void {
+export function registerChat<Env extends object>(
+  app: Hono<{ Bindings: Env; Variables: AuthVariables }>,
+  agent: Agent<Env>,
+  bodyLimit: MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables }>,
+): void {
+  type C = Context<{ Bindings: Env; Variables: AuthVariables }>;
   const format: StreamFormat = {
     version: "1.0",
     binding: "chat",
     model: agent.model?.model ?? null,
   };
-  // The same caller, tenant and ownership rules as the A2A bindings.
-  const ops = (c: Context<Vars<Env>>) => {
+  const ops = (c: C) => {
+    checkPathEncoding(new URL(c.req.url).pathname);
     const principal = c.get("principal");
     const tenant = tenantFor(principal, c.req.param("tenant") ?? "");
     return new Operations(agent, c.env, tenant, new URL(c.req.url).origin, principal.subject);
   };
 
-  const start = (c: Context<Vars<Env>>) =>
+  const start = (c: C) =>
     serve(async () => {
       const body = await readJson(c.req.raw);
       return ops(c).streamMessage(parseChatRequest(body), format);
     });
-  const resume = (c: Context<Vars<Env>>) =>
+  const resume = (c: C) =>
     serve(() =>
       ops(c).subscribe(
         parseTaskId({ id: c.req.param("taskId") }),
@@ -55,21 +58,8 @@ export function registerChat<Env extends object>(app: Hono<Vars<Env>>, agent: Ag
       ),
     );
 
-  const limit = bodyLimit({
-    maxSize: agent.maxBodyBytes,
-    onError: () =>
-      restError(
-        new A2AError(
-          "PayloadTooLarge",
-          `Request body exceeds the limit of ${agent.maxBodyBytes} bytes`,
-          {
-            limitBytes: String(agent.maxBodyBytes),
-          },
-        ),
-      ),
-  });
-  app.post("/chat", limit, start);
-  app.post("/:tenant/chat", limit, start);
+  app.post("/chat", bodyLimit, start);
+  app.post("/:tenant/chat", bodyLimit, start);
   app.get("/chat/:taskId", resume);
   app.get("/:tenant/chat/:taskId", resume);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import * as z from "zod";
+import { z } from "zod";
 import type { ArtifactUpdate, TaskContext } from "../../src/agent/context";
 import { runDefaultExecution } from "../../src/agent/default-execution";
 import { tool } from "../../src/agent/tools";
@@ -37,6 +37,9 @@ function contextFor(parts: Part[], signal = new AbortController().signal) {
     complete: () => Tasks.updateState(task, "completed"),
     fail: (m) => Tasks.fail(task, m),
     reject: () => Tasks.updateState(task, "rejected"),
+    delegate: () => {
+      throw new Error("not used by the default execution");
+    },
   };
   return { ctx, task, artifacts, announced };
 }

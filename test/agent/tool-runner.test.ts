@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import * as z from "zod";
+import { z } from "zod";
 import { runToolCalls, type ToolRunOptions } from "../../src/agent/tool-runner";
 import { type Tools, tool } from "../../src/agent/tools";
 import type { ToolCall } from "../../src/providers/types";

@@ -3,7 +3,7 @@
  * adapter pointed at the fake provider, a fallback, ...) through `harness`: the Durable
  * Objects run in the same isolate as the tests, so they see the same module state.
  */
-import * as z from "zod";
+import { z } from "zod";
 import { defineAgent, tool } from "../../src/index";
 import { capabilitiesFor } from "../../src/providers/pricing";
 import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../src/providers/types";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import { z } from "zod";
 import type { JsonObject, JsonValue } from "../../models/json";
 import type { Tool, Tools } from "../tools";
 import { expandServer, type McpServer } from "./config";
