@@ -18,6 +18,12 @@ export interface RetryOptions {
   random?: () => number;
   /** Waits `ms`; must reject when `signal` aborts. A timer by default. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Your own rule, asked instead of the status-based one: retry this failure (attempt is
+   * 1 for the first)? `maxAttempts`, cancellation and the stream-already-sent rule still
+   * hold. E.g. `(error) => error.retryable || error.code === "overloaded_error"`.
+   */
+  retryIf?: (error: ProviderError, attempt: number) => boolean;
 }
 
 /** The delay settings with their defaults applied. */
@@ -121,7 +127,13 @@ export function withRetry(model: Model, options: RetryOptions = {}): Model {
         const result = yield* attempt(() => model.streamBatches(request, call), recovered);
         if (result.opened) return;
         const { error } = result;
-        if (call.signal?.aborted || !shouldRetry(error, attempts, policy.maxAttempts)) throw error;
+        const again = options.retryIf
+          ? attempts < policy.maxAttempts &&
+            error instanceof ProviderError &&
+            error.kind !== "aborted" &&
+            options.retryIf(error, attempts)
+          : shouldRetry(error, attempts, policy.maxAttempts);
+        if (call.signal?.aborted || !again) throw error;
         recovered.push(recoveredEvent(error as ProviderError, model.model));
         try {
           await sleep(retryDelay(attempts - 1, error, policy, random), call.signal);

@@ -304,7 +304,7 @@ describe("infer parts use the agent's own model (C7)", () => {
     });
     const task = (sent.result as { task: Json }).task;
     expect((task.status as Json).state).toBe("TASK_STATE_COMPLETED");
-    const part = ((task.artifacts as Json[])[0]?.parts as Json[])[0] as Json;
+    const part = (((task.artifacts as Json[])[0]?.parts ?? []) as Json[])[0] as Json;
     expect(part).toMatchObject({
       data: { capital: "Paris" },
       metadata: { "edgelink/part": "infer_output" },

@@ -55,6 +55,31 @@ describe("H7: retry decision", () => {
     }
   });
 
+  it("H7: a retryIf predicate replaces the status rule: a 400 it accepts is retried, a 503 it refuses is not", async () => {
+    const asked: [number | null, number][] = [];
+    const retryIf = (error: ProviderError, attempt: number) => {
+      asked.push([error.status, attempt]);
+      return error.status === 400;
+    };
+    const bad = new ScriptedModel({
+      scripts: [[{ fail: failure({ status: 400 }) }], textScript(["ok"])],
+    });
+    const events = await collectBatches(retrying(bad, { retryIf }).wrapped.streamBatches(request));
+    expect(textOf(events)).toBe("ok");
+    const busy = new ScriptedModel({
+      scripts: [[{ fail: failure({ status: 503 }) }], textScript(["no"])],
+    });
+    const error = await failureOf(
+      collectBatches(retrying(busy, { retryIf }).wrapped.streamBatches(request)),
+    );
+    expect((error as ProviderError).status).toBe(503);
+    expect(busy.calls).toHaveLength(1);
+    expect(asked).toEqual([
+      [400, 1],
+      [503, 1],
+    ]);
+  });
+
   it("H7: network and timeout failures are retried", async () => {
     for (const kind of ["network", "timeout"] as const) {
       const model = new ScriptedModel({
