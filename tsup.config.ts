@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 /**
- * The published package: ESM and bundled .d.ts for the three entry points. Dependencies
+ * The published package: ESM and bundled .d.ts for the three entry points, and the CLI. Dependencies
  * and peer dependencies stay imports (the user's bundler, wrangler, resolves them), and
  * `cloudflare:workers` is left to the Workers runtime.
  */
@@ -10,7 +10,8 @@ export default defineConfig({
     index: "src/index.ts",
     client: "src/client/index.ts",
     push: "src/push/receiver.ts",
-    // The `edgelink` command (bin/edgelink.mjs runs it); Node only, no types.
+    // The `edgelink` command; bin/edgelink.mjs imports it (Node only, Web APIs plus a
+    // dynamically imported node:http for `push listen`).
     cli: "src/cli/main.ts",
   },
   format: ["esm"],

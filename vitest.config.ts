@@ -15,12 +15,20 @@ const noNetwork = {
     }),
 };
 
+/** Task ids are signed (EDGELINK_ID_KEY); the tests get a key as a deployment gets its secret. */
+const testSecrets = {
+  bindings: { EDGELINK_ID_KEY: "test-only-key-for-signing-task-ids-0123456789" },
+};
+
 export default defineConfig({
   test: {
     projects: [
       {
         plugins: [
-          cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: noNetwork }),
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { ...noNetwork, ...testSecrets },
+          }),
           providerFixtures(),
         ],
         test: {
@@ -36,7 +44,7 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./test/llm/wrangler.toml" },
-            miniflare: noNetwork,
+            miniflare: { ...noNetwork, ...testSecrets },
           }),
           providerFixtures(),
         ],
@@ -49,6 +57,22 @@ export default defineConfig({
             wrangler: { configPath: "./test/agents/wrangler.toml" },
             miniflare: {
               bindings: { MCP_URL: inject("mcpUrl"), MCP_DOWN_URL: inject("mcpDownUrl") },
+              // The demo agent as a second Worker, reached through a service binding.
+              serviceBindings: { DEMO: "demo" },
+              workers: [
+                {
+                  name: "demo",
+                  modules: true,
+                  scriptPath: String(inject("demoBundle")),
+                  compatibilityDate: "2026-11-01",
+                  compatibilityFlags: ["nodejs_compat"],
+                  durableObjects: {
+                    EDGELINK_CONTEXT: { className: "EdgelinkContext", useSQLite: true },
+                    EDGELINK_INDEX: { className: "EdgelinkIndex", useSQLite: true },
+                  },
+                  bindings: { DEMO_CHUNK_DELAY_MS: "150" },
+                },
+              ],
             },
           })),
           providerFixtures(),

@@ -8,6 +8,7 @@
  * @packageDocumentation
  */
 
+export type { AgentToolConfig, AgentTools } from "./agent/agent-tools";
 export type { ApiKeyAuth, AuthOptions, BearerAuth, Principal, PrincipalInput } from "./agent/auth";
 export type {
   AgentHandler,
@@ -19,7 +20,27 @@ export type {
 } from "./agent/context";
 export { runDefaultExecution } from "./agent/default-execution";
 export type { AgentConfig, InferFn, ModelSettings, PushOptions } from "./agent/definition";
-export { runModelAgent } from "./agent/model-execution";
+export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
+export { clearMcpCache, listMcp, type McpListing } from "./agent/mcp/catalog";
+export {
+  MCP_CACHE_TTL_MS,
+  McpError,
+  type McpServer,
+  type McpServerConfig,
+  type McpServers,
+  type McpTransport,
+} from "./agent/mcp/config";
+export type { McpResourceInfo, McpToolInfo } from "./agent/mcp/connection";
+export { RESPONSE_ARTIFACT, runModelAgent } from "./agent/model-execution";
+export {
+  composePrompt,
+  generatedToolsPrompt,
+  PromptComposition,
+  type PromptCompositionInput,
+  PromptProfile,
+  PromptSection,
+  PromptSectionType,
+} from "./agent/prompt";
 export type { AgentResult, AgentStatus, ModelUse, ToolUse, TraceEntry } from "./agent/result";
 export { type ToolRun, ToolTimeoutError } from "./agent/tool-runner";
 export { type Tool, type Tools, tool } from "./agent/tools";

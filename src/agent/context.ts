@@ -1,9 +1,10 @@
 import type { Item, ItemInput } from "../history/items";
 import type { ReadonlyConversation } from "../history/readonly";
 import type { JsonObject } from "../models/json";
-import type { Message } from "../models/message";
+import type { Message, MessageInput } from "../models/message";
 import type { Part } from "../models/part";
 import type { Task } from "../models/task";
+import type { ChildTask, DelegateOptions, DelegateTarget } from "./delegation";
 
 /** What an artifact update carries; `append` adds parts to an artifact already sent (D4). */
 export interface ArtifactUpdate {
@@ -78,6 +79,23 @@ export interface TaskContext<Env = unknown> {
   fail(message: string, options?: EndOptions): void;
   /** Rejects the task: the agent will not do it. */
   reject(reason: string): void;
+  /**
+   * Gives work to another agent: creates a child task there and returns a handle to
+   * follow it (`for await` its events, `result()`, `answer()`, or `forward()` its progress
+   * into this task). The child is recorded in this task's object, so after a restart the
+   * handler runs again and the same call re-attaches to the same child (by `key`, by
+   * default the call's order) and continues from the last event seen. Canceling this task
+   * cancels its children.
+   * @example
+   * const child = ctx.delegate(ctx.env.WRITER, "Draft a haiku about the sea");
+   * const task = await child.forward(); // its artifacts become this task's
+   * return task.status.state === "completed" ? undefined : ctx.fail("the writer failed");
+   */
+  delegate(
+    target: DelegateTarget,
+    message: string | Part[] | MessageInput,
+    options?: DelegateOptions,
+  ): ChildTask;
 }
 
 /**

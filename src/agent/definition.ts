@@ -1,14 +1,22 @@
 import type { cors } from "hono/cors";
+import { z } from "zod";
 import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";
 import type { InferPart } from "../models/part";
 import { stripThinkTags } from "../providers/think-tags";
+import { jsonSchemaOf } from "../providers/tool-spec";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
+import { type AgentTools, checkAgentTools } from "./agent-tools";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpServers, type McpServer, type McpServers } from "./mcp/config";
+import {
+  type PromptComposition,
+  type PromptCompositionInput,
+  parsePromptComposition,
+} from "./prompt";
 import type { Tools } from "./tools";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
@@ -36,14 +44,28 @@ export interface AgentConfig<Env = unknown> {
    */
   mcp?: McpServers;
   /**
+   * Other agents the model may call as tools, by tool name: each takes a message and
+   * answers with the agent's answer. `{ writer: { binding: "WRITER", description: "..." } }`
+   * (a service binding), `{ url: "https://..." }` or `{ card: {...} }`. Calls are
+   * delegations (see `ctx.delegate`): durable across restarts, canceled with the task.
+   */
+  agents?: AgentTools;
+  /**
    * The model that answers: a provider (`openai(...)`, `anthropic(...)`, `gemini(...)`,
    * `workersAI(...)`, `openaiCompatible(...)`), a `fallback` or a `router`. With a model and
    * no handler, each turn sends the conversation to it, streams its answer into a
    * `response` artifact, runs the tools it calls and records every step in the history.
    */
   model?: Model;
-  /** System instructions for the model; a function may build them per task. */
-  instructions?: string | ((ctx: TaskContext<Env>) => string | Promise<string>);
+  /**
+   * System instructions for the model: a string, a composition (global prompt, generated
+   * tools prompt, profile sections, additional context, or a verbatim `systemOverride`;
+   * see `PromptComposition`), or a function building them per task.
+   */
+  instructions?:
+    | string
+    | PromptCompositionInput
+    | ((ctx: TaskContext<Env>) => string | Promise<string>);
   /** Request settings for every model call: temperature, maxTokens, reasoning, ... */
   modelSettings?: ModelSettings;
   /**
@@ -125,6 +147,11 @@ export interface AgentConfig<Env = unknown> {
    */
   cors?: CorsOptions;
   /**
+   * Accept task ids issued before ids were signed (`<context>.<random>`, no signature),
+   * for a migration window. They still reach only the caller's own objects. Default false.
+   */
+  acceptUnsignedIds?: boolean;
+  /**
    * Serve the inspector page at `/inspector` (a browser UI to chat with the agent and
    * look at its tasks, history and webhooks). Default: on under `wrangler dev` (served
    * from localhost), off when deployed, unless the `EDGELINK_INSPECTOR` variable says
@@ -136,8 +163,21 @@ export interface AgentConfig<Env = unknown> {
 /** Hono's `cors` middleware options. */
 export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
-/** Request settings of an agent's model calls; messages, system and tools come from the agent. */
-export type ModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
+/**
+ * Request settings of an agent's model calls; messages, system and tools come from the
+ * agent. `outputSchema` may be a zod schema or a JSON Schema (G18): it is sent natively
+ * where the provider supports it, as instructions otherwise, and the answer is validated
+ * against it (`metadata.result.output`, or `outputError` saying what does not match).
+ */
+export type ModelSettings = Omit<
+  ModelRequestInput,
+  "messages" | "system" | "tools" | "outputSchema"
+> & {
+  outputSchema?: JsonObject | z.ZodType;
+};
+
+/** Model settings as resolved: the output schema as JSON Schema. */
+export type ResolvedModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
 
 /** Push notification settings. */
 export interface PushOptions {
@@ -160,10 +200,15 @@ export interface Agent<Env = unknown> {
   handler: AgentHandler<Env> | null;
   tools: Tools;
   mcp: McpServer[];
+  agents: AgentTools;
   infer: InferFn<Env> | null;
   model: Model | null;
-  instructions: string | ((ctx: TaskContext<Env>) => string | Promise<string>) | null;
-  modelSettings: ModelSettings;
+  instructions:
+    | string
+    | PromptComposition
+    | ((ctx: TaskContext<Env>) => string | Promise<string>)
+    | null;
+  modelSettings: ResolvedModelSettings;
   maxIterations: number;
   maxToolRounds: number;
   turnTimeoutMs: number;
@@ -185,6 +230,7 @@ export interface Agent<Env = unknown> {
   limits: Limits;
   auth: AuthOptions<Env> | null;
   cors: CorsOptions | null;
+  acceptUnsignedIds: boolean;
   /** true/false when set; null: decided per request (see `inspector` in AgentConfig). */
   inspector: boolean | null;
 }
@@ -224,13 +270,17 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     handler: config.handler ?? null,
     tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
     mcp: checkMcpServers(config.mcp),
+    agents: checkAgentTools(config.agents, config.tools ?? {}),
     infer: config.infer ?? null,
     model: config.model
       ? config.stripThinkTags === false
         ? config.model
         : stripThinkTags(config.model)
       : null,
-    instructions: config.instructions ?? null,
+    instructions:
+      typeof config.instructions === "object"
+        ? parsePromptComposition(config.instructions)
+        : (config.instructions ?? null),
     modelSettings: checkModelSettings(config.modelSettings ?? {}),
     maxIterations: positive("maxIterations", config.maxIterations, 20),
     maxToolRounds: positive("maxToolRounds", config.maxToolRounds, 10),
@@ -255,6 +305,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     limits: resolveLimits(config.limits),
     auth,
     cors: config.cors ?? null,
+    acceptUnsignedIds: config.acceptUnsignedIds ?? false,
     inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",
@@ -290,7 +341,16 @@ function filterTools(
 const Settings = ModelRequest.omit({ messages: true, system: true, tools: true }).partial();
 
 /** Bad model settings are a definition error, named at startup, not at the first task. */
-function checkModelSettings(settings: ModelSettings): ModelSettings {
+function checkModelSettings(input: ModelSettings): ResolvedModelSettings {
+  const { outputSchema, ...rest } = input;
+  const settings: ResolvedModelSettings =
+    outputSchema === undefined
+      ? rest
+      : {
+          ...rest,
+          outputSchema:
+            outputSchema instanceof z.ZodType ? jsonSchemaOf(outputSchema) : outputSchema,
+        };
   const parsed = Settings.safeParse(settings);
   if (!parsed.success) {
     const why = parsed.error.issues.map((i) => `modelSettings.${i.path.join(".")}: ${i.message}`);

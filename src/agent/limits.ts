@@ -17,6 +17,14 @@ export interface LimitsConfig {
   backlogPageSize?: number;
   /** Webhook configs per task. Default 10. */
   maxPushConfigsPerTask?: number;
+  /**
+   * Finished tasks (completed, failed, canceled, rejected) a conversation keeps; older
+   * ones are pruned by the object's alarm with their artifacts, events and webhook rows
+   * (the conversation history stays). Default 1000.
+   */
+  retainFinishedTasks?: number;
+  /** Finished tasks older than this (ms since their last update) are pruned too. Default 30 days. */
+  retainFinishedMs?: number;
 }
 
 export type Limits = Required<LimitsConfig>;
@@ -26,6 +34,8 @@ export const DEFAULT_LIMITS: Limits = {
   streamBufferBytes: 1024 * 1024,
   backlogPageSize: 100,
   maxPushConfigsPerTask: 10,
+  retainFinishedTasks: 1000,
+  retainFinishedMs: 30 * 24 * 60 * 60 * 1000,
 };
 
 /** Applies the defaults; a bad value is a definition error naming the field. */

@@ -7,6 +7,7 @@ import type { Message } from "../models/message";
 import { Parts } from "../models/part";
 import { isFirstToken } from "../providers/collect";
 import { AllProvidersFailedError, ProviderError } from "../providers/errors";
+import { checkOutput } from "../providers/output";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import {
   type CallOptions,
@@ -18,11 +19,12 @@ import {
 } from "../providers/types";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
-import { type ModelUse, ResultRecorder } from "./result";
-import { runToolCalls } from "./tool-runner";
+import { composePrompt } from "./prompt";
+import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
+import { runToolCalls, type ToolRunOptions } from "./tool-runner";
 import { announceCall, announceReasoning, announceResult } from "./tool-work";
 import type { Tools } from "./tools";
-import { openTurnTools } from "./turn-tools";
+import { openTurnTools, resumeAgentCalls } from "./turn-tools";
 
 const RequestSettings = ModelRequest.omit({ messages: true });
 type RequestSettings = z.output<typeof RequestSettings>;
@@ -55,6 +57,20 @@ function requestSettings<Env>(agent: Agent<Env>, system: string | null): Request
   return settings;
 }
 
+/** The system prompt of a turn: the agent's string, its composition (L1–L3), or its function's. */
+async function systemPrompt<Env>(agent: Agent<Env>, ctx: TaskContext<Env>): Promise<string | null> {
+  const instructions = agent.instructions;
+  if (instructions === null || typeof instructions === "string") return instructions;
+  if (typeof instructions === "function") return instructions(ctx);
+  return composePrompt(instructions, agent.tools);
+}
+
+/** The answer against the agent's output schema (G18): its value, or what is wrong with it. */
+function structuredOutcome(text: string, schema: JsonObject): Partial<AgentResult> {
+  const checked = checkOutput(text, schema);
+  return checked.error === null ? { output: checked.output } : { outputError: checked.error };
+}
+
 /** The artifact an LLM agent streams its answer into. */
 export const RESPONSE_ARTIFACT = "response";
 
@@ -77,9 +93,13 @@ export async function runModelAgent<Env>(
   if (!model) throw new TypeError("runModelAgent needs an agent with a model");
   const recorder = new ResultRecorder(agent.trace);
   const turn = turnSignal(ctx.signal, agent.turnTimeoutMs);
-  const end = (reason: string | null, extra: JsonObject = {}) => {
+  const end: End = (reason, extra = {}, outcome = {}) => {
     const status = reason === null ? "complete" : "failed";
-    const result = recorder.result(ctx.taskId, status, reason === null ? {} : { error: reason });
+    const result = recorder.result(
+      ctx.taskId,
+      status,
+      reason === null ? outcome : { ...outcome, error: reason },
+    );
     const metadata = {
       ...turnMetadata(recorder),
       ...extra,
@@ -98,7 +118,7 @@ export async function runModelAgent<Env>(
   }
 }
 
-type End = (reason: string | null, extra?: JsonObject) => void;
+type End = (reason: string | null, extra?: JsonObject, outcome?: Partial<AgentResult>) => void;
 
 async function modelLoop<Env>(
   ctx: TaskContext<Env>,
@@ -108,17 +128,33 @@ async function modelLoop<Env>(
   recorder: ResultRecorder,
   end: End,
 ): Promise<void> {
-  const system =
-    typeof agent.instructions === "function" ? await agent.instructions(ctx) : agent.instructions;
+  const system = await systemPrompt(agent, ctx);
   const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
   const turn = await openTurnTools(agent, ctx);
   try {
     const tools: Tools = turn ? { ...agent.tools, ...turn.tools } : agent.tools;
     const settings = withTools(requestSettings(agent, system), turn?.tools);
+    // A turn cut by a restart first finishes its agents-as-tools calls (re-attaching).
+    await resumeAgentCalls(
+      ctx,
+      agent,
+      tools,
+      toolOptions(agent, callOptions.signal as AbortSignal),
+    );
+    const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
     await toolLoop(ctx, agent, model, items, settings, tools, callOptions, recorder, end);
   } finally {
     await turn?.close();
   }
+}
+
+function toolOptions<Env>(agent: Agent<Env>, signal: AbortSignal): ToolRunOptions {
+  return {
+    signal,
+    timeoutMs: agent.toolTimeoutMs,
+    maxCallsPerTurn: agent.maxToolCallsPerTurn,
+    parallel: agent.parallelToolCalls,
+  };
 }
 
 /** The settings with run-time tools (MCP) added after the agent's own. */
@@ -165,7 +201,11 @@ async function toolLoop<Env>(
     items.push(...ctx.record(turnItems(round, ctx)));
     if (round.toolCalls.length === 0) {
       artifact.finish();
-      end(null);
+      end(
+        null,
+        {},
+        settings.outputSchema ? structuredOutcome(round.text, settings.outputSchema) : {},
+      );
       return;
     }
     const calls = new Map(round.toolCalls.map((c) => [c.id, c]));

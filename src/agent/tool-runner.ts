@@ -88,7 +88,7 @@ async function runOne(call: ToolCall, tools: Tools, options: ToolRunOptions): Pr
   try {
     const value: JsonValue =
       (await Promise.race([
-        Promise.resolve(tool.run(parsed.data, { signal: controller.signal })),
+        Promise.resolve(tool.run(parsed.data, { signal: controller.signal, callId: call.id })),
         timeout,
       ])) ?? null;
     return {

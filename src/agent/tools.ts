@@ -19,7 +19,11 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
    * schema comes from elsewhere (an MCP server's tools).
    */
   jsonSchema?: JsonObject;
-  run: (args: z.output<S>, options: { signal: AbortSignal }) => JsonValue | Promise<JsonValue>;
+  run: (
+    args: z.output<S>,
+    /** `callId`: the model's id for this call, when a model made it. */
+    options: { signal: AbortSignal; callId?: string },
+  ) => JsonValue | Promise<JsonValue>;
   /** This tool's time limit, over the agent's `toolTimeoutMs` (H12). */
   timeoutMs?: number;
 }

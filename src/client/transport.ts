@@ -312,11 +312,18 @@ export class Transport {
   }
 }
 
-/** A network error's message with its cause's code (ECONNREFUSED, ...) when there is one. */
+/**
+ * A network error's message with what caused it (Node's fetch says only "fetch failed";
+ * the cause has ECONNREFUSED, "bad port", ...).
+ */
 export const messageOf = (error: unknown): string => {
-  const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
+  const cause =
+    error instanceof Error
+      ? (error.cause as { code?: unknown; message?: unknown } | undefined)
+      : undefined;
   const base = error instanceof Error ? error.message : String(error);
-  return cause?.code ? `${base} (${cause.code})` : base;
+  const why = typeof cause?.code === "string" ? cause.code : cause?.message;
+  return typeof why === "string" && why ? `${base} (${why})` : base;
 };
 
 /** Largest unary answer read: a peer cannot make the client buffer without bound. */

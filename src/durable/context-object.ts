@@ -21,9 +21,10 @@ import { renderSendResult } from "../models/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/requests";
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
-import { InvalidTransitionError, isTerminal } from "../models/task-state";
+import { InvalidTransitionError, isTerminal, type TaskState } from "../models/task-state";
 import type { FailoverStore } from "../providers/types";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
+import { ChildStore, cancelChildren } from "./children";
 import { EventHub } from "./event-hub";
 import { type HistoryPage, HistoryStore } from "./history-store";
 import { indexObjectName, newTaskId } from "./ids";
@@ -31,6 +32,7 @@ import type { IndexRpc } from "./index-object";
 import { IndexOutbox } from "./index-outbox";
 import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, PushStore } from "./push-store";
+import { checkRowBytes } from "./row-limit";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ReadOptions, TaskStore } from "./task-store";
@@ -52,6 +54,8 @@ export interface Scope {
   contextId: string;
   /** The principal owning the conversation ("" when the agent has no auth). */
   owner?: string;
+  /** The id a new task gets: signed by the Worker, which holds the id key. */
+  newTaskId?: string;
 }
 
 export interface TaskPage {
@@ -83,6 +87,14 @@ export type ContextRpc = Pick<
   | "redeliver"
 >;
 
+/** How long after a task finishes the alarm prunes (one alarm serves many tasks). */
+const PRUNE_DELAY_MS = 60_000;
+/** Between batches when more is to prune. */
+const PRUNE_AGAIN_MS = 1_000;
+
+const endsTask = ({ event }: LoggedEvent): boolean =>
+  event.kind === "status-update" && isTerminal(event.status.state);
+
 /** Reason recorded on a task whose run was cut off by an object restart. */
 export const RESTART_REASON =
   "The agent restarted while this task was running, and the run could not be resumed";
@@ -98,6 +110,14 @@ function publicReason(error: unknown): string {
   const reference = errorReference();
   console.error(`edgelink: handler error ${reference}`, error);
   return `The agent failed (reference ${reference})`;
+}
+
+const taskNotFound = (taskId: string) =>
+  new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+
+/** Whether this object was ever written (its schema exists); reading this creates nothing. */
+function hasSchema(storage: DurableObjectStorage): boolean {
+  return storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'meta'").toArray().length > 0;
 }
 
 async function attempt<T>(fn: () => T | Promise<T>): Promise<Result<T>> {
@@ -127,10 +147,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly runs = new Map<string, AbortController>();
   private readonly outbox: IndexOutbox;
   private readonly pushStore: PushStore | null;
+  /** Delegations of this context's tasks to other agents. */
+  private readonly children: ChildStore;
   private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
-  /** The tenant and conversation this object holds, once known (they never change). */
-  private owner: { tenant: string; contextId: string } | null = null;
+  /** True until the first write: the object holds nothing and has no schema. */
+  private vacant: boolean;
+  /** The tenant, conversation and owner this object holds, once read (they never change). */
+  private identity: { tenant: string; contextId: string; owner: string } | null = null;
 
   /**
    * Where a fallback model keeps its failure counts (H2–H5): this object's SQLite, so the
@@ -175,7 +199,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
           (taskId) => this.read(taskId),
         )
       : null;
-    migrate(ctx.storage, CONTEXT_MIGRATIONS);
+    // A read never creates storage: an object never written gets its schema on the first
+    // write (admit), and until then every read answers "nothing here".
+    this.vacant = !hasSchema(ctx.storage);
+    if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS);
+    this.children = new ChildStore(ctx.storage.sql);
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
 
@@ -229,20 +257,35 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   getTask(scope: Scope, taskId: string, options: ReadOptions = {}): Promise<Result<Task>> {
     return attempt(() => {
+      if (this.vacant) throw taskNotFound(taskId);
       this.claim(scope);
       return this.read(taskId, options);
     });
   }
 
-  /** Several tasks in the given order; ids this object does not hold are skipped. */
-  async getTasks(scope: Scope, taskIds: string[], options: ReadOptions = {}): Promise<Task[]> {
+  /**
+   * Several tasks in the given order; ids this object does not hold are skipped, and so
+   * are tasks that no longer match the listing's state filter: the tenant index may lag
+   * behind (a restart just failed a working task), this object does not.
+   */
+  async getTasks(
+    scope: Scope,
+    taskIds: string[],
+    options: ReadOptions = {},
+    filter: { state?: TaskState } = {},
+  ): Promise<Task[]> {
+    if (this.vacant) return [];
     this.claim(scope);
-    return taskIds.flatMap((id) => this.store.read(id, options) ?? []);
+    return taskIds.flatMap((id) => {
+      const task = this.store.read(id, options);
+      return task && (!filter.state || task.status.state === filter.state) ? [task] : [];
+    });
   }
 
   /** ListTasks for this conversation alone (a contextId filter needs no index). */
   listTasks(scope: Scope, params: ListTasksParams): Promise<Result<TaskPage>> {
     return attempt(() => {
+      if (this.vacant) return { tasks: [], totalSize: 0, nextPageToken: "" };
       this.claim(scope);
       const page = this.store.page({
         state: params.state,
@@ -265,6 +308,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   /** CancelTask: records the cancellation, then interrupts the running handler (B9). */
   cancelTask(scope: Scope, taskId: string, metadata?: JsonObject): Promise<Result<Task>> {
     return attempt(async () => {
+      if (this.vacant) throw taskNotFound(taskId);
       this.claim(scope);
       const state = this.store.state(taskId);
       if (state === null)
@@ -284,6 +328,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         }),
       );
       this.runs.get(taskId)?.abort(new DOMException(reason || "Task canceled", "AbortError"));
+      this.ctx.waitUntil(cancelChildren(this.children.open(taskId), this.env));
       await this.flushIndex();
       return this.read(taskId);
     });
@@ -300,6 +345,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     lastEventId?: number,
   ): Promise<Result<ReadableStream<Uint8Array>>> {
     return attempt(() => {
+      if (this.vacant) throw taskNotFound(taskId);
       this.claim(scope);
       const state = this.store.state(taskId);
       if (state === null)
@@ -374,10 +420,25 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  /** Retries index updates that could not be delivered. */
+  /** Retries index updates that could not be delivered; delivers push; prunes. */
   override async alarm(): Promise<void> {
+    if (this.vacant) return;
+    this.prune();
     await this.flushIndex();
+    this.store.commitAcknowledgements();
     await this.deliverPush();
+    if (this.pruneArmed) await this.wakeAt(Date.now() + PRUNE_AGAIN_MS);
+  }
+
+  /** Set while finished tasks may be over the retention limits; the alarm prunes. */
+  private pruneArmed = false;
+
+  /** One batch of retention (`limits.retainFinishedTasks`, `limits.retainFinishedMs`). */
+  private prune(): void {
+    const { retainFinishedTasks, retainFinishedMs } = this.agent.limits;
+    const cutoff = new Date(Date.now() - retainFinishedMs).toISOString();
+    const batch = 100;
+    this.pruneArmed = this.store.prune(retainFinishedTasks, cutoff, batch) === batch;
   }
 
   // ---- push notifications ------------------------------------------------------------
@@ -391,8 +452,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   ): Promise<Result<PushConfig>> {
     return attempt(async () => {
       const push = this.requirePush(scope, taskId);
-      const config = this.ctx.storage.transactionSync(() =>
-        this.registerConfig(push, taskId, input, issuer),
+      const config = this.store.atomic(() =>
+        this.registerConfig(push, taskId, input, issuer, this.read(taskId)),
       );
       await this.wakeAt(Date.now());
       return config;
@@ -436,9 +497,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  /** A task's dead-lettered webhook deliveries. */
-  deadDeliveries(scope: Scope, taskId: string): Promise<Result<DeliveryRow[]>> {
-    return attempt(() => this.requirePush(scope, taskId).dead(taskId));
+  /** A task's dead-lettered webhook deliveries, a page at a time (`after`: last seq seen). */
+  deadDeliveries(
+    scope: Scope,
+    taskId: string,
+    page: { after?: number; limit?: number } = {},
+  ): Promise<Result<DeliveryRow[]>> {
+    return attempt(() => this.requirePush(scope, taskId).dead(taskId, page));
   }
 
   /** Queues a task's dead-lettered deliveries again; answers how many. */
@@ -452,6 +517,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   private requirePush(scope: Scope, taskId: string): PushStore {
+    if (this.vacant) throw taskNotFound(taskId);
     this.claim(scope);
     if (!this.pushStore) {
       throw new A2AError(
@@ -496,6 +562,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     beforeRun?: (taskId: string, snapshot?: Snapshot) => T,
     push?: InlinePush,
   ): { taskId: string; run: Promise<void>; opened?: T } {
+    if (this.vacant) {
+      if (input.taskId) throw taskNotFound(input.taskId);
+      migrate(this.ctx.storage, CONTEXT_MIGRATIONS);
+      this.vacant = false;
+    }
     this.claim(scope);
     const message: Message = { ...input, contextId: scope.contextId };
     const taskId = message.taskId;
@@ -519,14 +590,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       }
       this.store.atomic(() => {
         this.store.appendMessage(taskId, message);
-        if (push) this.registerInline(taskId, push.config, push.issuer);
+        if (push) this.registerInline(taskId, push.config, push.issuer, this.read(taskId));
       });
       const opened = beforeRun?.(taskId);
       return { taskId, run: this.start(taskId, message), opened };
     }
     // A new task: its row, its message and its move to working in one transaction; a
     // stream opened on it starts from the submitted task, before the first event.
-    const id = newTaskId(scope.contextId);
+    const id = scope.newTaskId ?? newTaskId(scope.contextId);
     message.taskId = id;
     const now = nowIso();
     const submitted: Task = {
@@ -541,7 +612,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       flowState: {},
     };
     const events = this.store.atomic(() => {
-      if (push) this.registerInline(id, push.config, push.issuer);
+      if (push) this.registerInline(id, push.config, push.issuer, submitted);
       return this.store.create(submitted, true, push !== undefined);
     });
     const opened = beforeRun?.(id, { task: submitted, seq: 0 });
@@ -550,27 +621,46 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /** A config sent inside SendMessage: saved before the run starts, so no event is missed. */
-  private registerInline(taskId: string, input: PushConfigInput, issuer: string): void {
+  private registerInline(
+    taskId: string,
+    input: PushConfigInput,
+    issuer: string,
+    snapshot: Task,
+  ): void {
     if (!this.pushStore) {
       throw new A2AError(
         "PushNotificationNotSupported",
         "This agent does not send push notifications",
       );
     }
-    this.registerConfig(this.pushStore, taskId, input, issuer);
+    this.registerConfig(this.pushStore, taskId, input, issuer, snapshot);
     this.store.pushQueued = true;
   }
 
-  /** Saves a config and queues the task snapshot as its first delivery. */
+  /**
+   * Saves a config and queues the task snapshot as its first delivery. The snapshot is
+   * written now, so every retry of that delivery sends the same body.
+   */
   private registerConfig(
     push: PushStore,
     taskId: string,
     input: PushConfigInput,
     issuer: string,
+    snapshot: Task,
   ): PushConfig {
     const config = resolvePushConfig(input, { taskId });
+    const max = this.agent.limits.maxPushConfigsPerTask;
+    if (!push.config(taskId, config.id) && push.configCount(taskId) >= max) {
+      throw new A2AError(
+        "InvalidParams",
+        `Task ${taskId} already has ${max} push notification configs, the limit; delete one first`,
+        { taskId, limit: String(max) },
+      );
+    }
     push.saveConfig(config);
-    push.enqueue(taskId, null, Date.now(), config.id);
+    const body = JSON.stringify(snapshot);
+    checkRowBytes("task snapshot for the webhook", body);
+    push.enqueue(taskId, null, Date.now(), config.id, body);
     this.ctx.storage.sql.exec(
       "INSERT INTO meta (key, value) VALUES ('push_issuer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       issuer,
@@ -593,8 +683,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private async execute(taskId: string, message: Message, controller: AbortController) {
     const task = this.store.snapshot(taskId);
     if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-    const run = new TaskRun(task, message, controller.signal, this.env, this.store, (id, e) =>
-      this.publish(id, e),
+    const run = new TaskRun(
+      task,
+      message,
+      controller.signal,
+      this.env,
+      this.store,
+      (id, e) => this.publish(id, e),
+      this.children,
     );
     try {
       const agent = this.agent;
@@ -642,10 +738,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * resume it if the agent allows, otherwise fail it with a clear reason.
    */
   private async recover(): Promise<void> {
+    if (this.vacant) return;
     const orphans = this.store.idsInStates(["submitted", "working"]);
     if (orphans.length === 0) return;
     for (const taskId of orphans) {
-      const message = this.agent.resumeOnRestart ? this.store.lastUserMessage(taskId) : null;
+      // A task following children is resumed: its delegations re-attach instead of resending.
+      const resume = this.agent.resumeOnRestart || this.children.open(taskId).length > 0;
+      const message = resume ? this.store.lastUserMessage(taskId) : null;
       if (message) this.ctx.waitUntil(this.start(taskId, message).then(() => this.flushIndex()));
       else this.failTask(taskId, RESTART_REASON);
     }
@@ -655,8 +754,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   /** A conversation exists once it has a task or a history item. */
   private requireContext(scope: Scope): void {
     const known =
-      this.ctx.storage.sql.exec("SELECT 1 FROM tasks LIMIT 1").toArray().length > 0 ||
-      this.store.history.count() > 0;
+      !this.vacant &&
+      (this.ctx.storage.sql.exec("SELECT 1 FROM tasks LIMIT 1").toArray().length > 0 ||
+        this.store.history.count() > 0);
     if (!known) {
       throw new A2AError("ContextNotFound", `Context ${scope.contextId} not found`, {
         contextId: scope.contextId,
@@ -673,6 +773,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   private publish(taskId: string, events: LoggedEvent[]): void {
     if (events.length) this.hub.emit(taskId, events);
+    if (!this.pruneArmed && events.some(endsTask)) {
+      // A task finished: retention runs from the alarm a little later, once per batch.
+      this.pruneArmed = true;
+      this.wakeAt(Date.now() + PRUNE_DELAY_MS).catch((error) =>
+        console.error("edgelink: could not schedule retention", error),
+      );
+    }
     if (this.store.pushQueued) {
       this.store.pushQueued = false;
       this.wakeAt(Date.now()).catch((error) =>
@@ -695,10 +802,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     );
   }
 
-  private readOwner(): { tenant: string; contextId: string } | null {
+  private readIdentity(): { tenant: string; contextId: string; owner: string } | null {
     const tenant = this.meta("tenant");
     const contextId = this.meta("context_id");
-    return tenant === null || contextId === null ? null : { tenant, contextId };
+    if (tenant === null || contextId === null) return null;
+    return { tenant, contextId, owner: this.meta("owner") ?? "" };
   }
 
   private meta(key: string): string | null {
@@ -710,14 +818,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Where this conversation's index rows go, once the object knows its tenant. */
   private indexTarget(): { index: IndexRpc; contextId: string } | null {
-    this.owner ??= this.readOwner();
-    if (!this.owner) return null;
-    const { tenant, contextId } = this.owner;
+    this.identity ??= this.readIdentity();
+    if (!this.identity) return null;
+    const { tenant, contextId, owner } = this.identity;
     const binding = (this.env as Record<string, unknown>)[this.agent.bindings.index] as
       | DurableObjectNamespace
       | undefined;
     if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
-    const owner = this.meta("owner") ?? "";
     const index = binding.get(
       binding.idFromName(indexObjectName(tenant, owner)),
     ) as unknown as IndexRpc;

@@ -5,6 +5,8 @@
  * tenant.
  */
 
+import { A2AError } from "../models/errors";
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -33,9 +35,98 @@ export function newTaskId(contextId: string): string {
 
 /** The context a task id belongs to, or null when the id is not one of ours. */
 export function contextOfTaskId(taskId: string): string | null {
-  const dot = taskId.lastIndexOf(".");
-  if (dot <= 0 || !/^[0-9a-f]{32}$/.test(taskId.slice(dot + 1))) return null;
-  return fromBase64Url(taskId.slice(0, dot));
+  const [encoded, random] = taskId.split(".");
+  if (!encoded || !random || !/^[0-9a-f]{32}$/.test(random)) return null;
+  return fromBase64Url(encoded);
+}
+
+/**
+ * Signed task ids: `<base64url(contextId)>.<random>.<mac>`, the mac an HMAC-SHA256 (first
+ * 128 bits) of the rest with the tenant and owner, keyed by the `EDGELINK_ID_KEY` secret.
+ * A made-up id, or another caller's, fails the check in the Worker: refused before any
+ * Durable Object is reached, so it can neither read nor create storage.
+ */
+export const ID_KEY_BINDING = "EDGELINK_ID_KEY";
+
+const keys = new Map<string, Promise<CryptoKey>>();
+let ephemeral: Promise<CryptoKey> | null = null;
+
+function hmacKey(secret: BufferSource): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify",
+  ]);
+}
+
+/**
+ * The key task ids are signed with: the `EDGELINK_ID_KEY` secret; under `wrangler dev`
+ * (served from localhost) an ephemeral one when it is not set; deployed without it, a
+ * clear error.
+ */
+export function idKey(env: unknown, origin: string): Promise<CryptoKey> {
+  const secret = (env as Record<string, unknown>)[ID_KEY_BINDING];
+  if (typeof secret === "string" && secret.length >= 32) {
+    let key = keys.get(secret);
+    if (!key) {
+      key = hmacKey(encoder.encode(secret));
+      keys.set(secret, key);
+    }
+    return key;
+  }
+  let local = false;
+  try {
+    local = ["localhost", "127.0.0.1", "[::1]"].includes(new URL(origin).hostname);
+  } catch {}
+  if (!local) {
+    throw new A2AError(
+      "Internal",
+      `${ID_KEY_BINDING} is not set (or shorter than 32 characters): task ids are signed with it. ` +
+        `Run: openssl rand -base64 48 | npx wrangler secret put ${ID_KEY_BINDING}`,
+    );
+  }
+  ephemeral ??= hmacKey(crypto.getRandomValues(new Uint8Array(32)));
+  return ephemeral;
+}
+
+async function mac(key: CryptoKey, scope: IdScope, body: string): Promise<string> {
+  const data = encoder.encode(`${scope.tenant}\u0000${scope.owner}\u0000${body}`);
+  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
+  let binary = "";
+  for (const byte of signature.subarray(0, 16)) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** Whose ids these are: a signature is valid only for the tenant and owner it was made for. */
+export interface IdScope {
+  tenant: string;
+  owner: string;
+}
+
+/** A new signed task id in `contextId`. */
+export async function signedTaskId(key: CryptoKey, scope: IdScope, contextId: string) {
+  const body = newTaskId(contextId);
+  return `${body}.${await mac(key, scope, body)}`;
+}
+
+/**
+ * The context of a task id, if its signature is valid for this tenant and owner (or it
+ * is an unsigned id from before signing and `acceptUnsigned` is on); null otherwise.
+ */
+export async function verifiedContextOf(
+  key: CryptoKey,
+  scope: IdScope,
+  taskId: string,
+  acceptUnsigned = false,
+): Promise<string | null> {
+  const parts = taskId.split(".");
+  if (parts.length === 2) return acceptUnsigned ? contextOfTaskId(taskId) : null;
+  if (parts.length !== 3) return null;
+  const body = `${parts[0]}.${parts[1]}`;
+  const expected = encoder.encode(await mac(key, scope, body));
+  const given = encoder.encode(parts[2] ?? "");
+  if (given.byteLength !== expected.byteLength) return null;
+  if (!crypto.subtle.timingSafeEqual(given, expected)) return null;
+  return contextOfTaskId(body);
 }
 
 /**

@@ -18,7 +18,7 @@ export interface IndexPage {
 }
 
 /** The index's RPC surface as callers use it (see ContextRpc for why). */
-export type IndexRpc = Pick<IndexObject, "upsert" | "query">;
+export type IndexRpc = Pick<IndexObject, "upsert" | "query" | "remove">;
 
 /**
  * A tenant's task index, for ListTasks across conversations. Conversation objects push
@@ -31,23 +31,35 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
     migrate(ctx.storage, INDEX_MIGRATIONS);
   }
 
-  /** Applies rows; an older update never overwrites a newer one. */
+  /**
+   * Applies rows; an older update never overwrites a newer one. No explicit transaction:
+   * the statements join the object's implicit one, which the platform commits once for
+   * the upserts of many conversations arriving together (a `transactionSync` per call
+   * forced a commit per call and was the index's main cost). One call's rows still
+   * commit together: nothing is awaited between them.
+   */
   async upsert(rows: IndexRow[]): Promise<void> {
     const sql = this.ctx.storage.sql;
-    this.ctx.storage.transactionSync(() => {
-      for (const r of rows) {
-        sql.exec(
-          `INSERT INTO task_index (task_id, context_id, state, created_at, updated_at)
+    for (const r of rows) {
+      sql.exec(
+        `INSERT INTO task_index (task_id, context_id, state, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (task_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
            WHERE excluded.updated_at >= task_index.updated_at`,
-          r.taskId,
-          r.contextId,
-          r.state,
-          r.createdAt,
-          r.updatedAt,
-        );
-      }
+        r.taskId,
+        r.contextId,
+        r.state,
+        r.createdAt,
+        r.updatedAt,
+      );
+    }
+  }
+
+  /** Forgets tasks their conversation pruned (retention). */
+  async remove(taskIds: string[]): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    this.ctx.storage.transactionSync(() => {
+      for (const id of taskIds) sql.exec("DELETE FROM task_index WHERE task_id = ?", id);
     });
   }
 

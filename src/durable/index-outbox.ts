@@ -40,11 +40,18 @@ export class IndexOutbox {
 
   private async send(): Promise<void> {
     const rows = this.store.outbox();
-    if (rows.length === 0) return;
+    const removed = this.store.removals();
+    if (rows.length === 0 && removed.length === 0) return;
     const target = this.target();
     if (!target) return;
-    const indexRows: IndexRow[] = rows.map((r) => ({ ...r, contextId: target.contextId }));
-    await target.index.upsert(indexRows);
-    this.store.acknowledge(rows);
+    if (rows.length) {
+      const indexRows: IndexRow[] = rows.map((r) => ({ ...r, contextId: target.contextId }));
+      await target.index.upsert(indexRows);
+      this.store.acknowledge(rows);
+    }
+    if (removed.length) {
+      await target.index.remove(removed);
+      this.store.removed(removed);
+    }
   }
 }

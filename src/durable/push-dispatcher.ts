@@ -4,7 +4,8 @@ import { compact } from "../models/json";
 import type { Task } from "../models/task";
 import { nextDelay } from "../push/backoff";
 import { buildDelivery, deliver } from "../push/delivery";
-import { signingKeys } from "./push-keys";
+import type { SigningKey } from "../push/signing";
+import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
 import type { DeliveryRow, PushStore } from "./push-store";
 import type { TaskStore } from "./task-store";
 
@@ -36,10 +37,16 @@ export class PushDispatcher {
     return this.push.nextDue();
   }
 
+  /** The task as it was when the config was registered; older rows have none stored. */
+  private frozenSnapshot(row: DeliveryRow): Task {
+    const body = this.push.snapshotOf(row.seq);
+    return body === null ? this.snapshot(row.taskId) : (JSON.parse(body) as Task);
+  }
+
   /** Dead letters are visible in the task's metadata as well as through the API. */
   private deadLetter(row: DeliveryRow, attempts: number, reason: string): void {
     this.push.markDead(row.seq, attempts, reason);
-    this.store.mergeMetadata(row.taskId, { pushDeadLetters: this.push.dead(row.taskId).length });
+    this.store.mergeMetadata(row.taskId, { pushDeadLetters: this.push.deadCount(row.taskId) });
   }
 
   private async attempt(row: DeliveryRow, now: number): Promise<void> {
@@ -47,10 +54,17 @@ export class PushDispatcher {
     if (!config) return this.deadLetter(row, row.attempts, "config deleted");
     const event: TaskEvent | null =
       row.eventSeq === null
-        ? { kind: "task", task: this.snapshot(row.taskId) }
+        ? { kind: "task", task: this.frozenSnapshot(row) }
         : this.store.event(row.eventSeq);
     if (!event) return this.deadLetter(row, row.attempts, "event no longer stored");
-    const [key] = await signingKeys(this.env);
+    let key: SigningKey | undefined;
+    try {
+      [key] = await signingKeys(this.env);
+    } catch (error) {
+      // A bad secret does not heal by retrying: say so once, keep the delivery for redelivery.
+      const why = error instanceof Error ? error.message : String(error);
+      return this.deadLetter(row, row.attempts, `${PUSH_KEYS_SECRET} is not usable: ${why}`);
+    }
     const delivery = await buildDelivery({
       config,
       event,
@@ -63,6 +77,10 @@ export class PushDispatcher {
     const attempts = row.attempts + 1;
     if (result.outcome === "delivered") return this.push.markDelivered(row.seq);
     const reason = result.reason ?? `HTTP ${result.status ?? "error"}`;
+    if (result.outcome === "permanent" && result.status === 410) {
+      this.push.disableConfig(row.taskId, row.configId, `${reason}; config removed`);
+      return this.deadLetter(row, attempts, reason);
+    }
     if (result.outcome === "permanent") return this.deadLetter(row, attempts, reason);
     const firstAttemptAt = row.firstAttemptAt ?? now;
     const delay = nextDelay(

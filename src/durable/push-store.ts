@@ -111,16 +111,23 @@ export class PushStore {
   }
 
   /** Queues an event (or, with eventSeq null, a task snapshot) for every config of the task. */
-  enqueue(taskId: string, eventSeq: number | null, now: number, onlyConfig?: string): number {
+  enqueue(
+    taskId: string,
+    eventSeq: number | null,
+    now: number,
+    onlyConfig?: string,
+    snapshot?: string,
+  ): number {
     if (this.without.has(taskId)) return 0;
     // RETURNING counts rows; rowsWritten would count index entries too.
     const queued = this.sql
       .exec(
-        `INSERT INTO push_deliveries (task_id, config_id, event_seq, next_at)
-         SELECT task_id, id, ?, ? FROM push_configs WHERE task_id = ? AND (? IS NULL OR id = ?)
+        `INSERT INTO push_deliveries (task_id, config_id, event_seq, next_at, snapshot)
+         SELECT task_id, id, ?, ?, ? FROM push_configs WHERE task_id = ? AND (? IS NULL OR id = ?)
          RETURNING seq`,
         eventSeq,
         now,
+        snapshot ?? null,
         taskId,
         onlyConfig ?? null,
         onlyConfig ?? null,
@@ -148,10 +155,40 @@ export class PushStore {
     return heads.length ? Math.min(...heads.map((d) => d.nextAt)) : null;
   }
 
+  /** A delivered row has done its job: it goes (retention of delivered rows is zero). */
   markDelivered(seq: number): void {
+    this.sql.exec("DELETE FROM push_deliveries WHERE seq = ?", seq);
+  }
+
+  configCount(taskId: string): number {
+    return this.sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM push_configs WHERE task_id = ?", taskId)
+      .one().n;
+  }
+
+  /**
+   * A receiver that answered 410 Gone: its config is removed and what was still queued for
+   * it is dead-lettered with the reason, so nothing is retried against it again.
+   */
+  disableConfig(taskId: string, configId: string, reason: string): void {
     this.sql.exec(
-      "UPDATE push_deliveries SET state = 'delivered', last_error = NULL WHERE seq = ?",
-      seq,
+      "UPDATE push_deliveries SET state = 'dead', last_error = ? WHERE task_id = ? AND config_id = ? AND state = 'pending'",
+      reason,
+      taskId,
+      configId,
+    );
+    this.sql.exec("DELETE FROM push_configs WHERE task_id = ? AND id = ?", taskId, configId);
+  }
+
+  /** The frozen body of a snapshot delivery (the task when its config was registered). */
+  snapshotOf(seq: number): string | null {
+    return (
+      this.sql
+        .exec<{ snapshot: string | null }>(
+          "SELECT snapshot FROM push_deliveries WHERE seq = ?",
+          seq,
+        )
+        .toArray()[0]?.snapshot ?? null
     );
   }
 
@@ -175,15 +212,27 @@ export class PushStore {
     );
   }
 
-  /** Dead-lettered deliveries of a task, oldest first. */
-  dead(taskId: string): DeliveryRow[] {
+  /** Dead-lettered deliveries of a task, oldest first, a page at a time (default 100). */
+  dead(taskId: string, page: { after?: number; limit?: number } = {}): DeliveryRow[] {
     return this.sql
       .exec<Row>(
-        "SELECT * FROM push_deliveries WHERE task_id = ? AND state = 'dead' ORDER BY seq",
+        "SELECT * FROM push_deliveries WHERE task_id = ? AND state = 'dead' AND seq > ? ORDER BY seq LIMIT ?",
         taskId,
+        page.after ?? 0,
+        Math.min(Math.max(page.limit ?? 100, 1), 1000),
       )
       .toArray()
       .map(toDelivery);
+  }
+
+  /** How many deliveries of a task are dead-lettered. */
+  deadCount(taskId: string): number {
+    return this.sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM push_deliveries WHERE task_id = ? AND state = 'dead'",
+        taskId,
+      )
+      .one().n;
   }
 
   /** Puts a task's dead-lettered deliveries back in the queue; returns how many. */

@@ -126,6 +126,10 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
     "DROP TABLE IF EXISTS index_outbox",
     "CREATE INDEX IF NOT EXISTS tasks_index_pending ON tasks (index_pending) WHERE index_pending = 1",
   ],
+  // v5: a config's first delivery (the task snapshot) keeps the body it was queued with.
+  ["ALTER TABLE push_deliveries ADD COLUMN snapshot TEXT"],
+  // v6: tasks pruned by retention, until the tenant index has forgotten them too.
+  ["CREATE TABLE IF NOT EXISTS index_removals (task_id TEXT PRIMARY KEY)"],
 ];
 
 /** Copies v1-v3 state history rows into their task's `state_history` JSON, in order. */

@@ -1,11 +1,18 @@
 import type { ArtifactUpdate, EndOptions, StatusOptions, TaskContext } from "../agent/context";
+import {
+  type ChildLedger,
+  type ChildTask,
+  type DelegateOptions,
+  type DelegateTarget,
+  Delegator,
+} from "../agent/delegation";
 import { Conversation } from "../history/conversation";
 import { Item, type ItemInput } from "../history/items";
 import type { ReadonlyConversation } from "../history/readonly";
 import { Artifact } from "../models/artifact";
 import type { LoggedEvent } from "../models/events";
 import { type JsonObject, newId, nowIso } from "../models/json";
-import type { Message } from "../models/message";
+import type { Message, MessageInput } from "../models/message";
 import { type Part, Parts } from "../models/part";
 import type { Task } from "../models/task";
 import { isTerminal } from "../models/task-state";
@@ -32,6 +39,7 @@ export class TaskRun<Env> implements TaskContext<Env> {
     readonly env: Env,
     private readonly store: TaskStore,
     private readonly publish: (taskId: string, events: LoggedEvent[]) => void,
+    private readonly children: ChildLedger | null = null,
   ) {
     this.taskId = task.id;
     this.contextId = task.contextId;
@@ -39,6 +47,18 @@ export class TaskRun<Env> implements TaskContext<Env> {
   }
 
   private loaded: ReadonlyConversation | null = null;
+  private delegator: Delegator | null = null;
+
+  delegate(
+    target: DelegateTarget,
+    message: string | Part[] | MessageInput,
+    options?: DelegateOptions,
+  ): ChildTask {
+    this.guard();
+    if (!this.children) throw new Error("delegate: this run has no place to record children");
+    this.delegator ??= new Delegator(this, this.children);
+    return this.delegator.delegate(target, message, options);
+  }
 
   get conversation(): ReadonlyConversation {
     this.loaded ??= Conversation.fromStored(

@@ -487,6 +487,76 @@ export class TaskStore {
     }
   }
 
+  /**
+   * Retention: deletes up to `batch` finished tasks beyond the newest `keep` or last
+   * updated before `olderThan`, with their artifacts, events and webhook rows, in one
+   * transaction, and queues their removal from the tenant index. The conversation
+   * history is left alone. Returns how many went.
+   */
+  prune(keep: number, olderThan: string, batch = 100): number {
+    const finished = "state IN ('completed', 'failed', 'canceled', 'rejected')";
+    const ids = new Set<string>();
+    for (const r of this.sql.exec<{ id: string }>(
+      `SELECT id FROM tasks WHERE ${finished} AND updated_at < ? ORDER BY updated_at LIMIT ?`,
+      olderThan,
+      batch,
+    )) {
+      ids.add(r.id);
+    }
+    for (const r of this.sql.exec<{ id: string }>(
+      `SELECT id FROM tasks WHERE ${finished} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+      batch,
+      keep,
+    )) {
+      ids.add(r.id);
+    }
+    if (ids.size === 0) return 0;
+    const list = [...ids];
+    this.noRemovals = false;
+    this.atomic(() => {
+      for (let i = 0; i < list.length; i += 90) {
+        const chunk = list.slice(i, i + 90);
+        const marks = chunk.map(() => "?").join(", ");
+        for (const table of ["artifacts", "artifact_parts", "events"]) {
+          this.sql.exec(`DELETE FROM ${table} WHERE task_id IN (${marks})`, ...chunk);
+        }
+        if (this.push) {
+          this.sql.exec(`DELETE FROM push_deliveries WHERE task_id IN (${marks})`, ...chunk);
+          this.sql.exec(`DELETE FROM push_configs WHERE task_id IN (${marks})`, ...chunk);
+        }
+        this.sql.exec(`DELETE FROM tasks WHERE id IN (${marks})`, ...chunk);
+        for (const id of chunk) {
+          this.sql.exec("INSERT OR IGNORE INTO index_removals (task_id) VALUES (?)", id);
+          this.live.delete(id);
+          this.pending?.delete(id);
+        }
+      }
+    });
+    return list.length;
+  }
+
+  /** True once SQLite showed no removal pending, until the next prune. */
+  private noRemovals = false;
+
+  /** Pruned tasks the tenant index has not forgotten yet (no statement when none). */
+  removals(): string[] {
+    if (this.noRemovals) return [];
+    const ids = this.sql
+      .exec<{ task_id: string }>("SELECT task_id FROM index_removals LIMIT 500")
+      .toArray()
+      .map((r) => r.task_id);
+    if (ids.length === 0) this.noRemovals = true;
+    return ids;
+  }
+
+  /** The index forgot these tasks. */
+  removed(taskIds: readonly string[]): void {
+    this.atomic(() => {
+      for (const id of taskIds) this.sql.exec("DELETE FROM index_removals WHERE task_id = ?", id);
+    });
+    this.noRemovals = false;
+  }
+
   /** Writes the pending acknowledgements now (the alarm's flush, when nothing else writes). */
   commitAcknowledgements(): void {
     if (this.acked.length) this.atomic(() => {});

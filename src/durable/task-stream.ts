@@ -1,3 +1,4 @@
+import { ChatView, chatFrames } from "../models/chat-stream";
 import type { TaskEvent } from "../models/events";
 import { renderEvent, SSE_KEEP_ALIVE, type StreamFormat, sseFrame } from "../models/stream";
 import type { Task } from "../models/task";
@@ -57,8 +58,20 @@ export function openTaskStream(options: {
           unsubscribe();
           if (timer !== undefined) clearInterval(timer);
         };
-        const send = (event: TaskEvent, seq: number) =>
-          controller.enqueue(encoder.encode(sseFrame(renderEvent(event, format), seq)));
+        const chat =
+          format.binding === "chat"
+            ? new ChatView({
+                model: format.model ?? null,
+                resumed: !from.snapshot && from.afterSeq > 0,
+                task: () => store.read(taskId) ?? options.snapshot().task,
+              })
+            : null;
+        const send = (event: TaskEvent, seq: number) => {
+          const frame = chat
+            ? chatFrames(chat.events(event), seq)
+            : sseFrame(renderEvent(event, format), seq);
+          if (frame) controller.enqueue(encoder.encode(frame));
+        };
         const close = () => {
           if (closed) return;
           stop();

@@ -7,9 +7,12 @@ import { eventToV03 } from "./wire-v03";
 /** How a stream's events are framed: protocol version, binding, and the JSON-RPC id. */
 export interface StreamFormat {
   version: ProtocolVersion;
-  binding: "jsonrpc" | "rest";
+  /** `chat`: the chat endpoint's view of the same events (see `ChatView`). */
+  binding: "jsonrpc" | "rest" | "chat";
   /** JSON-RPC request id echoed in every event (jsonrpc binding only). */
   rpcId?: string | number | null;
+  /** The agent's model id, for the chat view's `start` event. */
+  model?: string | null;
 }
 
 /** The JSON body of one stream event in the requested format. */

@@ -1,4 +1,6 @@
+import type { JsonObject } from "../models/json";
 import { ProviderError } from "./errors";
+import { checkOutput } from "./output";
 import {
   type CallOptions,
   type Model,
@@ -54,7 +56,7 @@ export async function generate(
   response.text = text.join("");
   response.reasoning = reasoning.join("");
   response.latencyMs = now() - started;
-  if (parsed.outputSchema) parseOutput(response);
+  if (parsed.outputSchema) parseOutput(response, parsed.outputSchema);
   return response;
 }
 
@@ -123,19 +125,11 @@ function applyEvent(
   }
 }
 
-/** G18: the answer must be JSON; a parse failure is reported on the response, not thrown. */
-function parseOutput(response: ModelResponse): void {
-  const source = response.toolCalls.length === 0 ? response.text : "";
-  try {
-    response.output = JSON.parse(stripFence(source));
-  } catch (error) {
-    response.outputError = `the answer is not valid JSON: ${(error as Error).message}`;
-  }
-}
-
-function stripFence(text: string): string {
-  const match = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
-  return match?.[1] ?? text;
+/** G18: the answer must be JSON matching the schema; a failure is reported, not thrown. */
+function parseOutput(response: ModelResponse, schema: JsonObject): void {
+  const checked = checkOutput(response.toolCalls.length === 0 ? response.text : "", schema);
+  response.output = checked.output;
+  response.outputError = checked.error;
 }
 
 /** Throws when the stream ended without a `message_end` (a provider cut us off). */

@@ -10,6 +10,7 @@ import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
 import { type AuthVariables, requireAuth, tenantFor } from "./auth";
 import { serveCard, servedFeatures } from "./card";
+import { registerChat } from "./chat";
 import { corsFor } from "./cors";
 import { jsonRpcError, restError, toA2AError } from "./errors";
 import { mountInspector } from "./inspector";
@@ -111,6 +112,10 @@ export function createApp<Env extends object>(
     maxSize: agent.maxBodyBytes,
     onError: () => restError(tooLarge()),
   });
+
+  // The chat endpoint (N1–N7): a streaming view of the same tasks for front ends.
+  registerChat(app, agent, restLimit);
+
   for (const prefix of ["", "/:tenant"]) {
     for (const { methods, path, route } of REST_ROUTES) {
       app.on(methods, prefix + path, restLimit, (c: Context<Vars>) => {

@@ -2,10 +2,13 @@ import type { Agent } from "../agent/definition";
 import type { ContextRpc, Result, Scope } from "../durable/context-object";
 import {
   contextObjectName,
-  contextOfTaskId,
   decodeCursor,
+  type IdScope,
+  idKey,
   indexObjectName,
   MAX_CONTEXT_ID_LENGTH,
+  signedTaskId,
+  verifiedContextOf,
 } from "../durable/ids";
 import type { IndexRpc } from "../durable/index-object";
 import { A2AError } from "../models/errors";
@@ -55,6 +58,10 @@ export class Operations<Env> {
     return ns as DurableObjectNamespace;
   }
 
+  private get ids(): IdScope {
+    return { tenant: this.tenant, owner: this.owner };
+  }
+
   private context(contextId: string): { stub: ContextRpc; scope: Scope } {
     const ns = this.namespace(this.agent.bindings.context);
     const id = ns.idFromName(contextObjectName(this.tenant, contextId, this.owner));
@@ -62,21 +69,25 @@ export class Operations<Env> {
     return { stub, scope: { tenant: this.tenant, contextId, owner: this.owner } };
   }
 
-  /** The conversation object holding a task; the id itself says which (no lookup). */
-  private contextOfTask(taskId: string) {
-    const contextId = contextOfTaskId(taskId);
+  /** The context of a task id signed for this caller; not found for any other id. */
+  private async verifiedContext(taskId: string): Promise<string> {
+    const key = await idKey(this.env, this.origin);
+    const contextId = await verifiedContextOf(key, this.ids, taskId, this.agent.acceptUnsignedIds);
     if (contextId === null)
       throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-    return this.context(contextId);
+    return contextId;
+  }
+
+  /** The conversation object holding a task; the id itself says which (no lookup). */
+  private async contextOfTask(taskId: string) {
+    return this.context(await this.verifiedContext(taskId));
   }
 
   /** Where a new message goes: its task's conversation, its own, or a new one. */
-  private route(params: SendParams) {
+  private async route(params: SendParams) {
     const { taskId, contextId } = params.message;
     if (taskId) {
-      const owner = contextOfTaskId(taskId);
-      if (owner === null)
-        throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+      const owner = await this.verifiedContext(taskId);
       if (contextId && contextId !== owner) {
         throw new A2AError(
           "InvalidParams",
@@ -95,7 +106,10 @@ export class Operations<Env> {
         },
       ]);
     }
-    return this.context(contextId ?? newId());
+    const target = this.context(contextId ?? newId());
+    const key = await idKey(this.env, this.origin);
+    target.scope.newTaskId = await signedTaskId(key, this.ids, target.scope.contextId);
+    return target;
   }
 
   /** SendMessage; answers the result already rendered as JSON text for `version`. */
@@ -105,7 +119,7 @@ export class Operations<Env> {
   ): Promise<string> {
     requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
     const push = this.inlinePush(params.pushConfig, version);
-    const { stub, scope } = this.route(params);
+    const { stub, scope } = await this.route(params);
     return unwrap(await stub.sendMessage(scope, params, version, push));
   }
 
@@ -116,17 +130,17 @@ export class Operations<Env> {
     this.requireStreaming();
     requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
     const push = this.inlinePush(params.pushConfig, format.version);
-    const { stub, scope } = this.route(params);
+    const { stub, scope } = await this.route(params);
     return unwrap(await stub.streamMessage(scope, params, format, push));
   }
 
   async getTask(params: TaskIdParams): Promise<Task> {
-    const { stub, scope } = this.contextOfTask(params.id);
+    const { stub, scope } = await this.contextOfTask(params.id);
     return unwrap(await stub.getTask(scope, params.id, { historyLength: params.historyLength }));
   }
 
   async cancelTask(params: TaskIdParams): Promise<Task> {
-    const { stub, scope } = this.contextOfTask(params.id);
+    const { stub, scope } = await this.contextOfTask(params.id);
     return unwrap(await stub.cancelTask(scope, params.id, params.metadata));
   }
 
@@ -136,7 +150,7 @@ export class Operations<Env> {
     lastEventId?: number,
   ): Promise<ReadableStream> {
     this.requireStreaming();
-    const { stub, scope } = this.contextOfTask(params.id);
+    const { stub, scope } = await this.contextOfTask(params.id);
     return unwrap(await stub.subscribe(scope, params.id, format, lastEventId));
   }
 
@@ -177,7 +191,10 @@ export class Operations<Env> {
     await Promise.all(
       [...byContext].map(async ([contextId, ids]) => {
         const { stub, scope } = this.context(contextId);
-        for (const task of await stub.getTasks(scope, ids, options)) found.set(task.id, task);
+        const filter = { state: params.state };
+        for (const task of await stub.getTasks(scope, ids, options, filter)) {
+          found.set(task.id, task);
+        }
       }),
     );
     return {
@@ -270,38 +287,38 @@ export class Operations<Env> {
       taskId,
       prefix,
     });
-    const { stub, scope } = this.contextOfTask(taskId);
+    const { stub, scope } = await this.contextOfTask(taskId);
     return unwrap(await stub.createPushConfig(scope, taskId, input, this.origin));
   }
 
   async getPushConfig(taskId: string, id: string): Promise<PushConfig> {
     this.requirePush();
-    const { stub, scope } = this.contextOfTask(taskId);
+    const { stub, scope } = await this.contextOfTask(taskId);
     return unwrap(await stub.getPushConfig(scope, taskId, id));
   }
 
   async listPushConfigs(taskId: string, page: { pageSize: number; pageToken?: string }) {
     this.requirePush();
-    const { stub, scope } = this.contextOfTask(taskId);
+    const { stub, scope } = await this.contextOfTask(taskId);
     return unwrap(await stub.listPushConfigs(scope, taskId, page));
   }
 
   /** Dead-lettered deliveries of a task (the push outbox's give-ups). */
   async deadDeliveries(taskId: string) {
     this.requirePush();
-    const { stub, scope } = this.contextOfTask(taskId);
+    const { stub, scope } = await this.contextOfTask(taskId);
     return unwrap(await stub.deadDeliveries(scope, taskId));
   }
 
   async redeliver(taskId: string): Promise<number> {
     this.requirePush();
-    const { stub, scope } = this.contextOfTask(taskId);
+    const { stub, scope } = await this.contextOfTask(taskId);
     return unwrap(await stub.redeliver(scope, taskId));
   }
 
   async deletePushConfig(taskId: string, id: string): Promise<void> {
     this.requirePush();
-    const { stub, scope } = this.contextOfTask(taskId);
+    const { stub, scope } = await this.contextOfTask(taskId);
     unwrap(await stub.deletePushConfig(scope, taskId, id));
   }
 

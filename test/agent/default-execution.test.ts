@@ -37,6 +37,9 @@ function contextFor(parts: Part[], signal = new AbortController().signal) {
     complete: () => Tasks.updateState(task, "completed"),
     fail: (m) => Tasks.fail(task, m),
     reject: () => Tasks.updateState(task, "rejected"),
+    delegate: () => {
+      throw new Error("not used by the default execution");
+    },
   };
   return { ctx, task, artifacts, announced };
 }

@@ -154,7 +154,7 @@ describe("MCP tools and resources (M3)", () => {
       { signal: new AbortController().signal, timeoutMs: 2000, maxCallsPerTurn: 8, parallel: true },
     );
     await session.close();
-    expect(results).toEqual([
+    expect(results).toMatchObject([
       { toolCallId: "c1", name: "get_capital", content: "London", isError: false },
       {
         toolCallId: "c2",

@@ -4,7 +4,7 @@
  * `harness`: the Durable Objects run in the tests' isolate, so they share module state.
  */
 import { z } from "zod";
-import { defineAgent, tool } from "../../src/index";
+import { type AgentHandler, defineAgent, tool } from "../../src/index";
 import { capabilitiesFor } from "../../src/providers/pricing";
 import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../src/providers/types";
 
@@ -12,13 +12,22 @@ export interface Env {
   MCP_URL: string;
   MCP_DOWN_URL: string;
   MCP_TOKEN: string;
+  /** The demo agent, a second Worker (see vitest.config.ts). */
+  DEMO: Fetcher;
+  PARENT_CONTEXT: DurableObjectNamespace;
+  MCP_CONTEXT: DurableObjectNamespace;
+  ORCH_CONTEXT: DurableObjectNamespace;
 }
 
 export const harness: {
   model: Model | null;
   fetch: typeof fetch | null;
   requests: ModelRequest[];
-} = { model: null, fetch: null, requests: [] };
+  /** What the parent agent does with a message (set by each delegation test). */
+  parent: AgentHandler<Env> | null;
+  /** How many times the parent's handler started (a restart runs it again). */
+  parentRuns: number;
+} = { model: null, fetch: null, requests: [], parent: null, parentRuns: 0 };
 
 const switchable: Model = {
   provider: "test",
@@ -60,8 +69,39 @@ export const mcpAgent = defineAgent<Env>({
 
 export const { EdgelinkContext: McpContext, EdgelinkIndex: McpIndex } = mcpAgent;
 
-/** Routes by the first label of the host name: `mcp.test` → the MCP agent. */
-const byHost: Record<string, { fetch: typeof mcpAgent.fetch }> = { mcp: mcpAgent };
+/** A handler-based agent that delegates to the demo agent; tests choose what it does. */
+export const parentAgent = defineAgent<Env>({
+  card: { name: "Parent", description: "Delegates to the demo agent" },
+  handler: (ctx) => {
+    harness.parentRuns++;
+    if (!harness.parent) throw new Error("no parent handler set for this test");
+    return harness.parent(ctx);
+  },
+  bindings: { context: "PARENT_CONTEXT", index: "PARENT_INDEX" },
+});
+
+export const { EdgelinkContext: ParentContext, EdgelinkIndex: ParentIndex } = parentAgent;
+
+/** A model-backed agent given the demo agent as a tool (`agents`). */
+export const orchestratorAgent = defineAgent<Env>({
+  card: { name: "Orchestrator", description: "Answers with the help of other agents" },
+  model: switchable,
+  instructions: "Ask the other agents.",
+  agents: {
+    // Named like the tool of the recorded stream the fake provider replays.
+    get_capital: { binding: "DEMO", description: "Knows capitals (the demo agent)" },
+  },
+  bindings: { context: "ORCH_CONTEXT", index: "ORCH_INDEX" },
+});
+
+export const { EdgelinkContext: OrchContext, EdgelinkIndex: OrchIndex } = orchestratorAgent;
+
+/** Routes by the first label of the host name: `mcp.test` → the MCP agent, ... */
+const byHost: Record<string, { fetch: typeof mcpAgent.fetch }> = {
+  mcp: mcpAgent,
+  parent: parentAgent,
+  orch: orchestratorAgent,
+};
 
 export default {
   fetch(request: Request, env: Env, ctx: ExecutionContext) {

@@ -3,10 +3,16 @@ import { describe, expect, it } from "vitest";
 import { type ContextRpc, RESTART_REASON } from "../../src/durable/context-object";
 import { itemFromMessage } from "../../src/durable/conversation-bridge";
 import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName, contextOfTaskId, indexObjectName } from "../../src/durable/ids";
+import {
+  contextObjectName,
+  contextOfTaskId,
+  idKey,
+  indexObjectName,
+  signedTaskId,
+} from "../../src/durable/ids";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { Message } from "../../src/models/message";
-import { artifactText, rpc, send, sleep, waitForState } from "../helpers";
+import { artifactText, BASE, rpc, send, sleep, waitForState } from "../helpers";
 
 type Json = Record<string, unknown>;
 
@@ -168,7 +174,12 @@ describe("white-box: streams and recovery", () => {
     const first = await send("seed the conversation");
     const contextId = first.contextId as string;
     const stub = contextStub(contextId);
-    const orphanId = `${(first.id as string).split(".")[0]}.${"a".repeat(32)}`;
+    // An id signed like the Worker signs them, so GetTask can reach the orphan.
+    const orphanId = await signedTaskId(
+      await idKey(env, BASE),
+      { tenant: "", owner: "" },
+      contextId,
+    );
     await runInDurableObject(stub, async (instance, state) => {
       const now = new Date().toISOString();
       const message = {

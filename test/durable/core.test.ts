@@ -1,9 +1,19 @@
-import { env, evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
+import {
+  env,
+  evictDurableObject,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  SELF,
+} from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { resolveAgent } from "../../src/agent/definition";
 import { EventHub } from "../../src/durable/event-hub";
 import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
+import { contextObjectName, indexObjectName } from "../../src/durable/ids";
+import { PushDispatcher } from "../../src/durable/push-dispatcher";
+import { PushStore } from "../../src/durable/push-store";
 import { MAX_ROW_BYTES } from "../../src/durable/row-limit";
+import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { TaskStore } from "../../src/durable/task-store";
 import { DROPPED_COMMENT, openTaskStream } from "../../src/durable/task-stream";
 import { A2AError } from "../../src/models/errors";
@@ -122,6 +132,7 @@ describe("durable core: a lean hot path", () => {
 describe("durable core: every row within SQLite's 2 MB limit", () => {
   it("an artifact part too big for one row is refused clearly and nothing is written", async () => {
     const result = await runInDurableObject(stubOf("row-limit"), (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("big"), true);
       const huge = Parts.text("x".repeat(MAX_ROW_BYTES + 1));
@@ -163,6 +174,7 @@ describe("durable core: every row within SQLite's 2 MB limit", () => {
 
   it("a status message or metadata too big for the task row is refused, the task unchanged", async () => {
     const result = await runInDurableObject(stubOf("row-limit-2"), (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("t"), true);
       const errors: string[] = [];
@@ -186,6 +198,18 @@ describe("durable core: every row within SQLite's 2 MB limit", () => {
 });
 
 describe("durable core: races", () => {
+  it("ListTasks right after a restart shows no task under a state it no longer has", async () => {
+    const task = await send("count 30", {}, { returnImmediately: true });
+    // The index now says working; the object is torn down mid-run.
+    await runInDurableObject(stubOf(task.contextId as string), (_i, state) => {
+      state.abort("simulated restart");
+    }).catch(() => {});
+    const { body } = await rpc("ListTasks", { status: "TASK_STATE_WORKING", pageSize: 100 });
+    const tasks = (body.result as { tasks: Json[] }).tasks;
+    expect(tasks.map((t) => t.id)).not.toContain(task.id);
+    for (const t of tasks) expect((t.status as Json).state).toBe("TASK_STATE_WORKING");
+  });
+
   it("two concurrent summary compactions of one conversation write one summary (E8)", async () => {
     const first = await send("first topic");
     const contextId = first.contextId as string;
@@ -233,6 +257,7 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
 describe("durable core: bounded streams", () => {
   it("a subscriber that does not read is dropped with a clear end, not buffered without limit", async () => {
     const text = await runInDurableObject(stubOf("stalled"), async (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("s1"), true);
       const hub = new EventHub();
@@ -280,6 +305,7 @@ describe("durable core: bounded streams", () => {
 
   it("a resumed stream reads its backlog page by page and misses nothing (Last-Event-ID)", async () => {
     const result = await runInDurableObject(stubOf("backlog"), async (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("b1"), true);
       for (let i = 0; i < 25; i++) {
@@ -350,5 +376,170 @@ describe("durable core: bounded streams", () => {
     });
     await reader.cancel();
     await rpc("CancelTask", { id: taskId });
+  });
+});
+
+/** A task with a webhook config, its deliveries queued, and a dispatcher over `fetchFn`. */
+function pushSetUp(state: DurableObjectState, env: Json = {}) {
+  const push = new PushStore(state.storage.sql);
+  const store = new TaskStore(state.storage, new HistoryStore(state.storage), push);
+  store.create(taskFixture("p1"), false, true);
+  push.saveConfig({
+    id: "cfg",
+    taskId: "p1",
+    url: "https://hooks.example.com/a2a",
+    protocolVersion: "1.0",
+    token: "tok",
+  });
+  const agent = resolveAgent({ card: { name: "p", description: "" }, push: {} });
+  const dispatcher = (fetchFn: typeof fetch) =>
+    new PushDispatcher(
+      push,
+      store,
+      agent,
+      env,
+      () => "https://agent.example.com",
+      (id) => store.read(id) as never,
+      fetchFn,
+    );
+  return { push, store, dispatcher };
+}
+
+function receiver(statuses: number[]) {
+  const got: string[] = [];
+  const fetchFn = (async (_input: RequestInfo | URL, init?: RequestInit) => {
+    got.push(String(init?.body));
+    return new Response(null, { status: statuses.shift() ?? 200 });
+  }) as typeof fetch;
+  return { got, fetchFn };
+}
+
+describe("durable core: bounded push", () => {
+  it("a config's first delivery carries the task as it was when registered, on every retry", async () => {
+    const bodies = await runInDurableObject(stubOf("push-frozen"), async (_i, state) => {
+      const { push, store, dispatcher } = pushSetUp(state);
+      push.enqueue("p1", null, Date.now(), "cfg", JSON.stringify(store.read("p1")));
+      // The task moves on before the first attempt, and between the attempts.
+      store.transition("p1", "working");
+      const { got, fetchFn } = receiver([503, 200, 200]);
+      const d = dispatcher(fetchFn);
+      await d.run();
+      store.transition("p1", "completed");
+      await d.run(Date.now() + 7 * 60 * 60_000);
+      return got;
+    });
+    const snapshots = bodies.filter((b) => b.includes('"task"'));
+    expect(snapshots).toHaveLength(2);
+    expect(snapshots[0]).toBe(snapshots[1]);
+    expect(snapshots[0]).toContain("TASK_STATE_SUBMITTED");
+  });
+
+  it("delivered rows are removed; dead letters are read a page at a time", async () => {
+    const result = await runInDurableObject(stubOf("push-prune"), async (_i, state) => {
+      const { push, store, dispatcher } = pushSetUp(state);
+      store.transition("p1", "working");
+      await dispatcher(receiver([200]).fetchFn).run();
+      const left = state.storage.sql
+        .exec<{ n: number }>("SELECT COUNT(*) AS n FROM push_deliveries")
+        .one().n;
+      for (let i = 0; i < 5; i++) store.statusMessage("p1", Messages.agent(`m${i}`));
+      await dispatcher(receiver([400, 400, 400, 400, 400]).fetchFn).run();
+      const first = push.dead("p1", { limit: 2 });
+      const second = push.dead("p1", { after: first.at(-1)?.seq, limit: 2 });
+      const third = push.dead("p1", { after: second.at(-1)?.seq, limit: 2 });
+      return { left, pages: [first.length, second.length, third.length] };
+    });
+    expect(result.left).toBe(0);
+    expect(result.pages).toEqual([2, 2, 1]);
+  });
+
+  it("a bad PUSH_SIGNING_KEYS dead-letters with a clear error instead of retrying forever", async () => {
+    const result = await runInDurableObject(stubOf("push-badkey"), async (_i, state) => {
+      const { push, store, dispatcher } = pushSetUp(state, { PUSH_SIGNING_KEYS: "not a JWK" });
+      store.transition("p1", "working");
+      const { got, fetchFn } = receiver([200]);
+      const next = await dispatcher(fetchFn).run();
+      return { next, sent: got.length, dead: push.dead("p1").map((d) => d.lastError) };
+    });
+    expect(result.sent).toBe(0);
+    expect(result.next).toBeNull();
+    expect(result.dead).toHaveLength(1);
+    expect(result.dead[0]).toMatch(/^PUSH_SIGNING_KEYS is not usable: /);
+  });
+
+  it("push configs per task are capped (limits.maxPushConfigsPerTask)", async () => {
+    const task = await send("hook me many times");
+    await withLimits(task.contextId as string, { maxPushConfigsPerTask: 2 });
+    const create = (n: number) =>
+      rpc("CreateTaskPushNotificationConfig", {
+        taskId: task.id,
+        id: `c${n}`,
+        url: `https://hooks.example.com/${n}`,
+      });
+    expect((await create(1)).body.result).toBeDefined();
+    expect((await create(2)).body.result).toBeDefined();
+    const third = await create(3);
+    expect(third.body.error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/already has 2 push notification configs, the limit/),
+    });
+    // Replacing an existing config is not a new one.
+    expect((await create(2)).body.result).toBeDefined();
+  });
+});
+
+describe("durable core: retention", () => {
+  it("the alarm prunes finished tasks beyond the limit; storage shrinks, recent tasks stay whole", async () => {
+    const first = await send("task 0");
+    const contextId = first.contextId as string;
+    const ids = [first.id as string];
+    for (let i = 1; i < 8; i++) ids.push((await send(`task ${i}`, { contextId })).id as string);
+    await withLimits(contextId, { retainFinishedTasks: 3 });
+    const measure = () =>
+      runInDurableObject(stubOf(contextId), (_i, state) => {
+        const sql = state.storage.sql;
+        const n = (q: string) => sql.exec<{ n: number }>(q).one().n;
+        return {
+          tasks: n("SELECT COUNT(*) AS n FROM tasks"),
+          events: n("SELECT COUNT(*) AS n FROM events"),
+          parts: n("SELECT COUNT(*) AS n FROM artifact_parts"),
+          bytes: n(
+            `SELECT (SELECT COALESCE(SUM(LENGTH(body)), 0) FROM events)
+                  + (SELECT COALESCE(SUM(LENGTH(body)), 0) FROM artifact_parts)
+                  + (SELECT COALESCE(SUM(LENGTH(header)), 0) FROM artifacts)
+                  + (SELECT COALESCE(SUM(LENGTH(state_history) + LENGTH(metadata)), 0) FROM tasks) AS n`,
+          ),
+          history: n("SELECT COUNT(*) AS n FROM history_items"),
+        };
+      });
+    const before = await measure();
+    expect(await runDurableObjectAlarm(stubOf(contextId))).toBe(true);
+    const after = await measure();
+    expect(before.tasks).toBe(8);
+    expect(after.tasks).toBe(3);
+    expect(after.events).toBe((before.events / 8) * 3);
+    expect(after.parts).toBe((before.parts / 8) * 3);
+    expect(after.bytes).toBeLessThan(before.bytes / 2);
+    // The conversation itself is not retention's to cut.
+    expect(after.history).toBe(before.history);
+    // Pruned: not found. Kept: whole, and listed with stable pages.
+    expect((await rpc("GetTask", { id: ids[0] })).body.error).toMatchObject({ code: -32001 });
+    const kept = (await rpc("GetTask", { id: ids[7] })).body.result as Json;
+    expect((kept.artifacts as unknown[]).length).toBe(1);
+    const page1 = (await rpc("ListTasks", { contextId, pageSize: 2 })).body.result as Json;
+    const page2 = (
+      await rpc("ListTasks", { contextId, pageSize: 2, pageToken: page1.nextPageToken })
+    ).body.result as Json;
+    const listed = [...(page1.tasks as Json[]), ...(page2.tasks as Json[])].map((t) => t.id);
+    expect(listed).toEqual([ids[7], ids[6], ids[5]]);
+    // The tenant index forgot them too.
+    const index = env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(indexObjectName("")));
+    const indexed = await runInDurableObject(index, (_i, state) =>
+      state.storage.sql
+        .exec<{ task_id: string }>("SELECT task_id FROM task_index WHERE context_id = ?", contextId)
+        .toArray()
+        .map((r) => r.task_id),
+    );
+    expect(indexed.sort()).toEqual([ids[5], ids[6], ids[7]].sort());
   });
 });

@@ -168,6 +168,7 @@ describe("conversation history in the context object", () => {
 describe("HistoryStore rows", () => {
   it("an append writes the same rows at any length (O(1))", async () => {
     const rows = await runInDurableObject(stubOf("o1-appends"), (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage);
       const first = store.append(userText("x"));
       for (let i = 0; i < 500; i++) store.append(userText(`m${i}`));
@@ -181,6 +182,7 @@ describe("HistoryStore rows", () => {
   it("an item too big for one row is chunked and read back whole", async () => {
     const big = "é".repeat(CHUNK_CHARS * 2 + 10);
     const result = await runInDurableObject(stubOf("chunked"), (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage);
       store.append(userText("before"));
       store.append(userText(big));
@@ -198,6 +200,7 @@ describe("HistoryStore rows", () => {
 
   it("an item over the cap is refused and nothing is written", async () => {
     const outcome = await runInDurableObject(stubOf("capped"), (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage, 1000);
       store.append(userText("small"));
       let error: unknown = null;
@@ -219,6 +222,7 @@ describe("HistoryStore rows", () => {
 
   it("applies a diff: removals, an insertion between survivors, a rewrite", async () => {
     const order = await runInDurableObject(stubOf("diffs"), (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage);
       for (const t of ["a", "b", "c", "d"]) store.append({ ...userText(t), id: t });
       store.apply({
@@ -233,11 +237,14 @@ describe("HistoryStore rows", () => {
 
   it("v1 → v2 migration moves task messages into the history", async () => {
     const moved = await runInDurableObject(stubOf("migrating"), (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
       const sql = state.storage.sql;
       sql.exec("DROP TABLE history_items");
       sql.exec("DROP TABLE history_chunks");
-      // Back to the v1 tables (v4 changed `tasks`).
-      sql.exec("DROP TABLE tasks");
+      // Back to the v1 tables (later versions changed `tasks` and `push_deliveries`).
+      for (const table of ["tasks", "push_configs", "push_deliveries", "index_removals"]) {
+        sql.exec(`DROP TABLE IF EXISTS ${table}`);
+      }
       for (const step of CONTEXT_MIGRATIONS[0] ?? []) if (typeof step === "string") sql.exec(step);
       sql.exec("DROP TABLE messages");
       sql.exec(

@@ -1,8 +1,12 @@
+import { SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Agent } from "../../src/agent/definition";
+import { z } from "zod";
+import { type Agent, resolveAgent } from "../../src/agent/definition";
+import { parsePromptComposition } from "../../src/agent/prompt";
 import type { AgentResult } from "../../src/agent/result";
 import { openai } from "../../src/providers/openai-chat";
-import { rpc } from "../helpers";
+import { parseChat } from "../chat-sse";
+import { BASE, rpc } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { streamMessage } from "./stream";
 import worker, { harness } from "./worker";
@@ -240,6 +244,135 @@ describe("tool loop limits (H10, H14, H16)", () => {
       error: "The turn took longer than 150 ms and was stopped",
     });
     expect(harness.toolAborts).toEqual(["The turn took longer than 150 ms"]);
+  });
+});
+
+describe("structured output (G18)", () => {
+  const answer = (content: string) => {
+    const chunk = (delta: Json, finish: string | null) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const body = [chunk({ content }, null), chunk({}, "stop"), "data: [DONE]\n\n"].join("");
+    return { status: 200, body, headers: { "content-type": "text/event-stream" } };
+  };
+
+  it("G18: a zod outputSchema is sent natively; the answer is validated into result.output or result.outputError", async () => {
+    const resolved = resolveAgent({
+      card: { name: "x", description: "x" },
+      modelSettings: { outputSchema: z.object({ capital: z.string() }) },
+    });
+    agent.modelSettings = resolved.modelSettings;
+    agent.instructions = "Answer as JSON (G18 test)."; // a new system prompt: fresh request settings
+    fake.reply(answer('{"capital":"London"}'));
+    const good = await resultOf(await streamMessage("Capital of the UK?"));
+    expect(good.output).toEqual({ capital: "London" });
+    expect(good.outputError).toBeUndefined();
+    const sent = fake.requests[0]?.body as Json;
+    expect((sent.response_format as Json).type).toBe("json_schema");
+
+    fake.reply(answer('{"capital":42}'));
+    const bad = await resultOf(await streamMessage("Capital of the UK?"));
+    expect(bad.status).toBe("complete");
+    expect(bad.output).toBeUndefined();
+    expect(bad.outputError).toMatch(/does not match the output schema: output\/capital/);
+  });
+});
+
+describe("prompt composition reaches the model (L1–L3)", () => {
+  it("L2: the composed prompt is the system message; L3: systemOverride is sent verbatim", async () => {
+    agent.instructions = parsePromptComposition({
+      global: "You work for Acme.",
+      toolsPrompt: true,
+      profiles: [{ id: "p", sections: [{ id: "f", type: "format", content: "Be brief." }] }],
+    });
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    await streamMessage("Capital of Mexico?");
+    const sent = (fake.requests[0]?.body as { messages: Json[] } | undefined)?.messages[0];
+    expect(sent).toEqual({
+      role: "system",
+      content: [
+        "You work for Acme.",
+        "You can call these tools:\n- get_capital: The capital of a country\n- fixed_version: Return a fixed test version string\n- get_country",
+        "Be brief.",
+      ].join("\n\n"),
+    });
+
+    agent.instructions = parsePromptComposition({
+      global: "ignored",
+      systemOverride: "Only this.",
+    });
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    await streamMessage("Capital of Mexico?");
+    const override = (fake.requests[1]?.body as { messages: Json[] } | undefined)?.messages[0];
+    expect(override).toEqual({ role: "system", content: "Only this." });
+  });
+});
+
+describe("chat endpoint on a model-backed agent (N1–N6)", () => {
+  const chat = async (message: string) => {
+    const response = await SELF.fetch(`${BASE}/chat`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ message }),
+    });
+    return parseChat(await response.text());
+  };
+
+  it("N1–N5: start with the model, tool_call before the tool runs, tool_result after, chunks, done with the result's totals", async () => {
+    fake.reply(
+      { fixture: "openai-chat/tool-call-split-args.sse" },
+      { fixture: "openai-chat/after-tool-result-text.sse" },
+    );
+    const frames = await chat("What is the capital of the UK? Use the tool, then answer.");
+    const events = frames.map((f) => f.event);
+    expect(events[0]).toBe("start");
+    expect(frames[0]?.data.model).toBe("switchable");
+    expect(events.filter((e) => e !== "chunk")).toEqual([
+      "start",
+      "tool_call",
+      "tool_result",
+      "done",
+    ]);
+    expect(events.indexOf("tool_result")).toBeLessThan(events.indexOf("chunk"));
+    expect(frames.find((f) => f.event === "tool_call")?.data).toEqual({
+      tool: "get_capital",
+      arguments: { country: "UK" },
+      toolCallId: "call_ZR5UUuTt3pf61kjwAJIYdVMj",
+    });
+    expect(frames.find((f) => f.event === "tool_result")?.data).toEqual({
+      tool: "get_capital",
+      content: "London",
+      toolCallId: "call_ZR5UUuTt3pf61kjwAJIYdVMj",
+      isError: false,
+    });
+    const answer = frames.filter((f) => f.event === "chunk").map((f) => f.data.content);
+    expect(answer.join("")).toBe("The capital of the UK is London.");
+    const done = frames.at(-1)?.data as Json;
+    const result = await resultOf([{ statusUpdate: { taskId: done.taskId } }]);
+    expect(done).toEqual({
+      taskId: result.taskId,
+      sessionId: done.sessionId,
+      state: "completed",
+      hasThinking: false,
+      totalTimeMs: result.totalTimeMs,
+    });
+  });
+
+  it("N5: done carries the thinking; N6: a provider failure is one error event, no done", async () => {
+    harness.model = openai({ model: "deepseek-r1", apiKey: "k", baseUrl: "https://fake.test/v1" });
+    fake.reply({
+      status: 200,
+      body: thinkBody(),
+      headers: { "content-type": "text/event-stream" },
+    });
+    const ok = await chat("What is 2+2?");
+    expect(ok.at(-1)).toMatchObject({
+      event: "done",
+      data: { thinking: "The user asks 2+2.", hasThinking: true },
+    });
+    fake.reply({ status: 400, body: '{"error":{"message":"bad","type":"invalid_request_error"}}' });
+    const bad = await chat("again");
+    expect(bad.map((f) => f.event)).toEqual(["start", "error"]);
+    expect(String(bad[1]?.data.error)).toMatch(/^The model provider openai failed \(HTTP 400/);
   });
 });
 

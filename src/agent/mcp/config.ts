@@ -1,3 +1,5 @@
+import { UserFacingError } from "../../models/errors";
+
 /** MCP servers an agent takes tools from (M1, M2). */
 
 /** How to reach one MCP server. */
@@ -32,9 +34,11 @@ export interface McpServer {
 /** Default lifetime of a server's cached tool and resource lists: 5 minutes. */
 export const MCP_CACHE_TTL_MS = 5 * 60_000;
 
-/** An MCP failure; the message always names the server. */
-export class McpError extends Error {
-  override name = "McpError";
+/**
+ * An MCP failure; the message always names the server. Meant for users (a task that fails
+ * on it shows the message), so it never carries header values or the URL's path.
+ */
+export class McpError extends UserFacingError {
   constructor(
     readonly server: string,
     message: string,

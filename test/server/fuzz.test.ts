@@ -1,0 +1,253 @@
+import { SELF } from "cloudflare:test";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { BASE, rpc, send } from "../helpers";
+
+/**
+ * Property: whatever arrives (method, path, headers, body), on either binding, the answer
+ * is never a 5xx, is well-formed for its binding, and an earlier task is left unchanged.
+ * FUZZ_RUNS sets the number of cases (default 2,000: what CI runs).
+ */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
+
+type Json = Record<string, unknown>;
+let earlier: Json;
+let snapshot: string;
+
+const stateOf = async (id: string) => {
+  const task = (await rpc("GetTask", { id })).body.result as Json;
+  return JSON.stringify({ status: task.status, artifacts: task.artifacts, history: task.history });
+};
+
+beforeAll(async () => {
+  earlier = await send("the earlier task");
+  snapshot = await stateOf(earlier.id as string);
+});
+
+const junk = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom("%ED%A0%80", "%", "%zz", "..", "__proto__", "constructor", "a:b", "%2F", ""),
+);
+
+function taskIds() {
+  const id = earlier.id as string;
+  const [ctx, random] = id.split(".");
+  return fc.oneof(
+    junk,
+    fc.constant(id),
+    fc.constant(`${ctx}.${random}`),
+    fc.constant(`${ctx}.${random}.AAAAAAAAAAAAAAAAAAAAAA`),
+    fc.constant("x".repeat(600)),
+  );
+}
+
+const paths = () =>
+  fc
+    .tuple(
+      fc.option(junk, { nil: undefined }),
+      fc.constantFrom(
+        "/",
+        "/message:send",
+        "/message:stream",
+        "/tasks",
+        "/tasks/{id}",
+        "/tasks/{id}:cancel",
+        "/tasks/{id}:subscribe",
+        "/tasks/{id}/pushNotificationConfigs",
+        "/tasks/{id}/pushNotificationConfigs/{x}",
+        "/tasks/{id}/deadLetters",
+        "/tasks/{id}/deadLetters:redeliver",
+        "/contexts/{x}/history",
+        "/contexts/{x}/history:compact",
+        "/extendedAgentCard",
+        "/.well-known/agent-card.json",
+        "/{x}",
+      ),
+      taskIds(),
+      junk,
+      fc.option(fc.constantFrom("?historyLength=-1", "?pageSize=abc", "?page_size=5", "?x=%"), {
+        nil: undefined,
+      }),
+    )
+    .map(([tenant, route, id, x, query]) => {
+      const path = route
+        .replace("{id}", encodeURIComponent(id))
+        .replace("{x}", /%/.test(x) ? x : encodeURIComponent(x));
+      const prefixed = tenant !== undefined && route !== "/" ? `/${tenant}${path}` : path;
+      return prefixed + (query ?? "");
+    });
+
+const METHODS = [
+  "SendMessage",
+  "SendStreamingMessage",
+  "GetTask",
+  "ListTasks",
+  "CancelTask",
+  "SubscribeToTask",
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "DeleteTaskPushNotificationConfig",
+  "GetExtendedAgentCard",
+  "GetContextHistory",
+  "CompactContextHistory",
+  "message/send",
+  "tasks/get",
+  "tasks/resubscribe",
+  "__proto__",
+  "toString",
+];
+
+function params() {
+  const message = fc.record(
+    {
+      messageId: fc.oneof(fc.string({ maxLength: 8 }), fc.integer()),
+      role: fc.constantFrom("ROLE_USER", "ROLE_AGENT", "user", 3, null),
+      parts: fc.oneof(
+        fc.constant([{ text: "hi" }]),
+        fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }),
+      ),
+      taskId: taskIds(),
+      metadata: fc.oneof(
+        fc.jsonValue({ maxDepth: 3 }),
+        fc.constant({ "edgelink/role": "system" }),
+        fc.constant({ "edgelink/timestamp": "not-a-date" }),
+      ),
+    },
+    { requiredKeys: [] },
+  );
+  return fc.oneof(
+    fc.jsonValue({ maxDepth: 3 }),
+    fc.record(
+      {
+        id: taskIds(),
+        task_id: taskIds(),
+        message,
+        history_length: fc.oneof(fc.integer(), fc.string({ maxLength: 3 })),
+        pageSize: fc.oneof(fc.integer(), fc.string({ maxLength: 3 })),
+        tenant: junk,
+        contextId: junk,
+        configuration: fc.jsonValue({ maxDepth: 2 }),
+      },
+      { requiredKeys: [] },
+    ),
+  );
+}
+
+const bodies = () =>
+  fc.oneof(
+    fc
+      .record(
+        {
+          jsonrpc: fc.constantFrom("2.0", "1.0", 2),
+          id: fc.oneof(fc.integer(), fc.string({ maxLength: 5 }), fc.constant(null), fc.object()),
+          method: fc.oneof(fc.constantFrom(...METHODS), fc.string({ maxLength: 10 })),
+          params: params(),
+        },
+        { requiredKeys: ["jsonrpc", "method"] },
+      )
+      .map((v) => JSON.stringify(v)),
+    params().map((v) => JSON.stringify(v)),
+    fc.string({ maxLength: 40 }),
+    fc.integer({ min: 100, max: 3000 }).map((depth) => `${"[".repeat(depth)}${"]".repeat(depth)}`),
+    fc.constant(undefined),
+  );
+
+const headers = fc.record(
+  {
+    "Content-Type": fc.constantFrom(
+      "application/json",
+      "application/a2a+json",
+      "text/plain",
+      "application/json; charset=utf-8",
+      "",
+    ),
+    "A2A-Version": fc.constantFrom("1.0", "0.3", "2.0", "x", "1.0.7"),
+    "Last-Event-ID": fc.constantFrom("1", "-1", "abc", "99999999999999999999"),
+    "A2A-Extensions": fc.string({ maxLength: 10 }),
+  },
+  { requiredKeys: [] },
+);
+
+const rpcBodies = () =>
+  fc
+    .record(
+      {
+        jsonrpc: fc.constantFrom("2.0", "2.0", "2.0", "1.0", 2),
+        id: fc.oneof(fc.integer(), fc.string({ maxLength: 5 }), fc.constant(null), fc.object()),
+        method: fc.oneof(fc.constantFrom(...METHODS), fc.string({ maxLength: 10 })),
+        params: params(),
+      },
+      { requiredKeys: ["jsonrpc", "method"] },
+    )
+    .map((v) => JSON.stringify(v));
+
+/** Half the cases are JSON-RPC calls (POST /, mostly well-typed), half anything at all. */
+const requests = () =>
+  fc.oneof(
+    fc.record({
+      method: fc.constant("POST"),
+      path: fc.constantFrom("/", "/?A2A-Version=1.0"),
+      headers: fc.record(
+        {
+          "Content-Type": fc.constantFrom("application/json", "application/a2a+json", "text/plain"),
+          "A2A-Version": fc.constantFrom("1.0", "0.3", "9.9"),
+          "Last-Event-ID": fc.constantFrom("1", "-1", "abc"),
+        },
+        { requiredKeys: ["Content-Type"] },
+      ),
+      body: fc.oneof(rpcBodies(), bodies()),
+    }),
+    fc.record({
+      method: fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"),
+      path: paths(),
+      headers,
+      body: bodies(),
+    }),
+  );
+
+function isJsonRpcEnvelope(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const v = value as Json;
+  if (v.jsonrpc !== "2.0" || !("id" in v)) return false;
+  if ("error" in v) {
+    const error = v.error as Json;
+    return typeof error.code === "number" && typeof error.message === "string";
+  }
+  return "result" in v;
+}
+
+describe("fuzz: hostile requests on both bindings (fast-check)", () => {
+  it(`${RUNS} random requests: no 5xx, well-formed answers, an earlier task unchanged`, async () => {
+    await fc.assert(
+      fc.asyncProperty(requests(), async (req) => {
+        const hasBody = req.body !== undefined && !["GET", "HEAD"].includes(req.method);
+        const response = await SELF.fetch(`${BASE}${req.path}`, {
+          method: req.method,
+          headers: req.headers,
+          body: hasBody ? req.body : undefined,
+        });
+        const label = `${req.method} ${req.path} -> ${response.status}`;
+        expect(response.status, label).toBeLessThan(500);
+        const type = response.headers.get("Content-Type") ?? "";
+        if (type.startsWith("text/event-stream")) {
+          await response.body?.cancel();
+          return;
+        }
+        const text = await response.text();
+        if (response.status === 204 || req.method === "HEAD" || req.method === "OPTIONS") return;
+        const body = JSON.parse(text) as Json;
+        const url = new URL(`${BASE}${req.path}`);
+        if (url.pathname === "/" && req.method === "POST") {
+          expect(isJsonRpcEnvelope(body), `${label} ${text.slice(0, 200)}`).toBe(true);
+        } else if (response.status >= 400) {
+          const error = body.error as Json;
+          expect(error.code, label).toBe(response.status);
+          expect(typeof error.message, label).toBe("string");
+        }
+      }),
+      { numRuns: RUNS, seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31) },
+    );
+    expect(await stateOf(earlier.id as string)).toBe(snapshot);
+  }, 600_000);
+});
