@@ -3,8 +3,8 @@
  * provider is the fake one, replaying recorded streams). Tests choose its model through
  * `harness`: the Durable Objects run in the tests' isolate, so they share module state.
  */
-import * as z from "zod";
-import { type AgentHandler, defineAgent, tool } from "../../src/index";
+import { z } from "zod";
+import { type AgentHandler, type AgentHandler, defineAgent, defineAgent, tool, tool } from "../../src/index";
 import { capabilitiesFor } from "../../src/providers/pricing";
 import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../src/providers/types";
 
