@@ -4,7 +4,7 @@
  * `harness`: the Durable Objects run in the tests' isolate, so they share module state.
  */
 import { z } from "zod";
-import { type AgentHandler, type AgentHandler, defineAgent, defineAgent, tool, tool } from "../../src/index";
+import { type AgentHandler, defineAgent, tool } from "../../src/index";
 import { capabilitiesFor } from "../../src/providers/pricing";
 import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../src/providers/types";
 
