@@ -56,7 +56,11 @@ export default defineConfig({
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./test/agents/wrangler.toml" },
             miniflare: {
-              bindings: { MCP_URL: inject("mcpUrl"), MCP_DOWN_URL: inject("mcpDownUrl") },
+              bindings: {
+                ...testSecrets.bindings,
+                MCP_URL: inject("mcpUrl"),
+                MCP_DOWN_URL: inject("mcpDownUrl"),
+              },
               // The demo agent as a second Worker, reached through a service binding.
               serviceBindings: { DEMO: "demo" },
               workers: [
@@ -70,7 +74,7 @@ export default defineConfig({
                     EDGELINK_CONTEXT: { className: "EdgelinkContext", useSQLite: true },
                     EDGELINK_INDEX: { className: "EdgelinkIndex", useSQLite: true },
                   },
-                  bindings: { DEMO_CHUNK_DELAY_MS: "150" },
+                  bindings: { ...testSecrets.bindings, DEMO_CHUNK_DELAY_MS: "150" },
                 },
               ],
             },

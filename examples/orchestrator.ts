@@ -3,8 +3,11 @@
  * reached through the `DEMO` service binding, no network hop) and streams the demo
  * agent's progress and answer back as its own. Run both Workers together:
  *
+ *   echo "EDGELINK_ID_KEY=$(openssl rand -base64 48)" > .dev.vars   # once
  *   npx wrangler dev -c examples/orchestrator.wrangler.toml -c wrangler.toml
  *
+ * (The demo agent is reached through the binding, not from localhost, so it needs its
+ * task-id signing key even under `wrangler dev`.)
  * The first config is served on http://localhost:8787; the demo agent runs beside it.
  *
  * - any text: the demo agent echoes it, word by word, through the orchestrator
