@@ -55,13 +55,19 @@ export type AnthropicImageSource =
   | { type: "base64"; media_type: string; data: string }
   | { type: "url"; url: string };
 
-export type AnthropicBlock =
+/** A prompt-cache breakpoint: the prefix up to and including this block is cached. */
+export interface CacheControl {
+  type: "ephemeral";
+}
+
+export type AnthropicBlock = (
   | { type: "text"; text: string }
   | { type: "image"; source: AnthropicImageSource }
   | { type: "thinking"; thinking: string; signature: string }
   | { type: "redacted_thinking"; data: string }
   | { type: "tool_use"; id: string; name: string; input: JsonObject }
-  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: true };
+  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: true }
+) & { cache_control?: CacheControl };
 
 export interface AnthropicMessage {
   role: "user" | "assistant";
@@ -72,6 +78,7 @@ export interface AnthropicTool {
   name: string;
   description: string;
   input_schema: JsonObject;
+  cache_control?: CacheControl;
 }
 
 export type AnthropicToolChoice =
@@ -84,7 +91,7 @@ export interface AnthropicBody {
   model: string;
   max_tokens: number;
   messages: AnthropicMessage[];
-  system?: string;
+  system?: string | { type: "text"; text: string; cache_control?: CacheControl }[];
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   thinking?: { type: "enabled"; budget_tokens: number };
@@ -100,6 +107,8 @@ export interface AnthropicBodySettings {
   model: string;
   /** `max_tokens` when the request sets none (the API requires one). */
   maxTokens: number;
+  /** Mark prompt-cache breakpoints (see `addCacheBreakpoints`). */
+  promptCaching?: boolean;
 }
 
 /** How an `outputSchema` is asked for: a forced tool, instructions, or not at all. */
@@ -154,7 +163,29 @@ export function toAnthropicBody(
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.stop?.length) body.stop_sequences = request.stop;
+  if (settings.promptCaching) addCacheBreakpoints(body);
   return { ...body, ...request.providerOptions };
+}
+
+const EPHEMERAL: CacheControl = { type: "ephemeral" };
+
+/**
+ * Prompt caching: up to three of the four breakpoints the API allows, each closing a prefix
+ * that stays the same from one turn to the next: the instructions, the tools (on the last
+ * one, which caches them all), and the conversation before the newest message. Whether a
+ * prefix is long enough to be cached is the provider's call: a short one is simply not
+ * cached. Thinking blocks cannot carry a breakpoint, so a message ending in one gets none.
+ */
+export function addCacheBreakpoints(body: AnthropicBody): void {
+  if (typeof body.system === "string") {
+    body.system = [{ type: "text", text: body.system, cache_control: EPHEMERAL }];
+  }
+  const lastTool = body.tools?.at(-1);
+  if (lastTool) lastTool.cache_control = EPHEMERAL;
+  const prefixEnd = body.messages.at(-2)?.content.at(-1);
+  if (prefixEnd && prefixEnd.type !== "thinking" && prefixEnd.type !== "redacted_thinking") {
+    prefixEnd.cache_control = EPHEMERAL;
+  }
 }
 
 /**

@@ -108,7 +108,7 @@ class AnthropicDecoder implements StreamDecoder {
     input: 0,
     output: 0,
     cacheRead: undefined as number | undefined,
-    cacheCreation: 0,
+    cacheWrite: undefined as number | undefined,
     thinking: undefined as number | undefined,
   };
   #sawUsage = false;
@@ -338,20 +338,21 @@ class AnthropicDecoder implements StreamDecoder {
     if (input !== undefined) u.input = input;
     if (output !== undefined) u.output = output;
     if (cacheRead !== undefined) u.cacheRead = cacheRead;
-    if (cacheCreation !== undefined) u.cacheCreation = cacheCreation;
+    if (cacheCreation !== undefined) u.cacheWrite = cacheCreation;
     if (thinking !== undefined) u.thinking = thinking;
     this.#sawUsage = true;
     out.push({ type: "usage", usage: this.#currentUsage() });
   }
 
-  /** G12: cache reads and cache writes are prompt tokens too; reads are reported as cached. */
+  /** G12: cache reads and cache writes are prompt tokens too, each reported as its part. */
   #currentUsage(): Usage {
     const u = this.#usage;
     return usage({
-      promptTokens: u.input + (u.cacheRead ?? 0) + u.cacheCreation,
+      promptTokens: u.input + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0),
       completionTokens: u.output,
       reasoningTokens: u.thinking,
       cachedPromptTokens: u.cacheRead,
+      cacheWritePromptTokens: u.cacheWrite,
     });
   }
 

@@ -18,6 +18,8 @@ export {
   type AnthropicBlock,
   type AnthropicBody,
   type AnthropicMessage,
+  addCacheBreakpoints,
+  type CacheControl,
   EFFORT_BUDGET_TOKENS,
   LEADING_USER_TEXT,
   outputMode,
@@ -41,6 +43,15 @@ export interface AnthropicOptions extends HttpProviderOptions {
   defaultMaxTokens?: number;
   /** The `anthropic-version` header; default `2023-06-01`. */
   version?: string;
+  /**
+   * Prompt caching: mark `cache_control` breakpoints on the instructions, the tools and the
+   * conversation before the newest message, so the next turn reads that prefix from the
+   * cache (cheaper, faster). Cache reads and writes are reported in `usage`
+   * (`cachedPromptTokens`, `cacheWritePromptTokens`) and priced. Default `false`.
+   * @example
+   * anthropic({ model: "claude-sonnet-4-5", promptCaching: true });
+   */
+  promptCaching?: boolean;
 }
 
 /**
@@ -80,7 +91,11 @@ export function anthropic(options: AnthropicOptions): Model {
           accept: "text/event-stream",
           ...options.headers,
         },
-        body: toAnthropicBody(request, { model: options.model, maxTokens: defaultMaxTokens }),
+        body: toAnthropicBody(request, {
+          model: options.model,
+          maxTokens: defaultMaxTokens,
+          promptCaching: options.promptCaching ?? false,
+        }),
         options: call,
         stallMs,
       });

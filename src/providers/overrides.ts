@@ -50,6 +50,7 @@ const PRICE_KEYS = [
   "inputPricePerMillion",
   "outputPricePerMillion",
   "cachedInputPricePerMillion",
+  "cacheWriteInputPricePerMillion",
 ] as const;
 
 async function* reprice(

@@ -12,6 +12,8 @@ interface Known {
   input: number;
   output: number;
   cachedInput?: number;
+  /** Price of tokens written to the prompt cache, where writing costs extra (Anthropic). */
+  cacheWrite?: number;
   reasoning?: boolean;
   vision?: boolean;
 }
@@ -108,6 +110,7 @@ const KNOWN: Record<string, Known> = {
     input: 15,
     output: 75,
     cachedInput: 1.5,
+    cacheWrite: 18.75,
     reasoning: true,
     vision: true,
   },
@@ -117,6 +120,7 @@ const KNOWN: Record<string, Known> = {
     input: 3,
     output: 15,
     cachedInput: 0.3,
+    cacheWrite: 3.75,
     reasoning: true,
     vision: true,
   },
@@ -126,6 +130,7 @@ const KNOWN: Record<string, Known> = {
     input: 3,
     output: 15,
     cachedInput: 0.3,
+    cacheWrite: 3.75,
     reasoning: true,
     vision: true,
   },
@@ -135,6 +140,7 @@ const KNOWN: Record<string, Known> = {
     input: 1,
     output: 5,
     cachedInput: 0.1,
+    cacheWrite: 1.25,
     reasoning: true,
     vision: true,
   },
@@ -144,6 +150,7 @@ const KNOWN: Record<string, Known> = {
     input: 0.8,
     output: 4,
     cachedInput: 0.08,
+    cacheWrite: 1,
     vision: true,
   },
   "gemini-2.5-pro": {
@@ -214,13 +221,15 @@ export function capabilitiesFor(
     inputPricePerMillion: known?.input ?? null,
     outputPricePerMillion: known?.output ?? null,
     cachedInputPricePerMillion: known?.cachedInput ?? known?.input ?? null,
+    cacheWriteInputPricePerMillion: known?.cacheWrite ?? known?.input ?? null,
     ...overrides,
   };
 }
 
 /**
- * Cost of one call in US dollars, or `null` when a price is unknown (G14). Cached prompt
- * tokens are charged at the cached rate.
+ * Cost of one call in US dollars, or `null` when a price is unknown (G14). Prompt tokens
+ * read from the cache are charged at the cached rate, those written to it at the
+ * cache-write rate, the rest at the input rate.
  * @example
  * estimateCost(capabilitiesFor("gpt-4o-mini"), usage); // e.g. 0.000012
  */
@@ -228,10 +237,13 @@ export function estimateCost(capabilities: ModelCapabilities, usage: Usage | nul
   const { inputPricePerMillion: input, outputPricePerMillion: output } = capabilities;
   if (!usage || input === null || output === null) return null;
   const cached = Math.min(usage.cachedPromptTokens ?? 0, usage.promptTokens);
+  const written = Math.min(usage.cacheWritePromptTokens ?? 0, usage.promptTokens - cached);
   const cachedRate = capabilities.cachedInputPricePerMillion ?? input;
+  const writeRate = capabilities.cacheWriteInputPricePerMillion ?? input;
   const dollars =
-    ((usage.promptTokens - cached) * input +
+    ((usage.promptTokens - cached - written) * input +
       cached * cachedRate +
+      written * writeRate +
       usage.completionTokens * output) /
     1e6;
   return Math.round(dollars * 1e9) / 1e9;

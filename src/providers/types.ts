@@ -111,6 +111,8 @@ export const Usage = z
     reasoningTokens: z.number().int().nonnegative().optional(),
     /** Part of `promptTokens` read from the provider's cache. */
     cachedPromptTokens: z.number().int().nonnegative().optional(),
+    /** Part of `promptTokens` written to the provider's cache (Anthropic prompt caching). */
+    cacheWritePromptTokens: z.number().int().nonnegative().optional(),
   })
   .transform((u) => ({ ...u, totalTokens: u.totalTokens ?? u.promptTokens + u.completionTokens }));
 export type Usage = z.output<typeof Usage>;
@@ -123,6 +125,7 @@ export function usage(input: {
   totalTokens?: number | null | undefined;
   reasoningTokens?: number | null | undefined;
   cachedPromptTokens?: number | null | undefined;
+  cacheWritePromptTokens?: number | null | undefined;
 }): Usage {
   const promptTokens = input.promptTokens ?? 0;
   const completionTokens = input.completionTokens ?? 0;
@@ -133,6 +136,9 @@ export function usage(input: {
   };
   if (input.reasoningTokens != null) out.reasoningTokens = input.reasoningTokens;
   if (input.cachedPromptTokens != null) out.cachedPromptTokens = input.cachedPromptTokens;
+  if (input.cacheWritePromptTokens != null) {
+    out.cacheWritePromptTokens = input.cacheWritePromptTokens;
+  }
   return out;
 }
 
@@ -148,6 +154,7 @@ export function addUsage(a: Usage | null, b: Usage | null): Usage | null {
     totalTokens: a.totalTokens + b.totalTokens,
     reasoningTokens: sum(a.reasoningTokens, b.reasoningTokens),
     cachedPromptTokens: sum(a.cachedPromptTokens, b.cachedPromptTokens),
+    cacheWritePromptTokens: sum(a.cacheWritePromptTokens, b.cacheWritePromptTokens),
   });
 }
 
@@ -249,6 +256,11 @@ export interface ModelCapabilities {
   inputPricePerMillion: number | null;
   outputPricePerMillion: number | null;
   cachedInputPricePerMillion: number | null;
+  /**
+   * Price of prompt tokens written to the cache (Anthropic charges 1.25× input for the
+   * 5-minute cache). Absent or `null`: charged as ordinary input.
+   */
+  cacheWriteInputPricePerMillion?: number | null;
 }
 
 /** Per-call options: cancellation, where keys come from, and the transport. */

@@ -28,6 +28,9 @@ function fx(name: string): string {
   return path;
 }
 
+/** What a recorded stream's `cache_*_input_tokens: 0` map to. */
+const ZERO_CACHE = { cachedPromptTokens: 0, cacheWritePromptTokens: 0 };
+
 const HELLO: ModelRequestInput = { messages: [{ role: "user", content: "Hi" }] };
 
 interface Run {
@@ -197,15 +200,16 @@ describe("anthropic: what each recorded stream decodes to", () => {
     });
     expect(textOf(events)).toBe("Hello");
     expect(events.filter((e) => e.type === "usage").map((e) => e.usage)).toEqual([
-      { promptTokens: 10, completionTokens: 2, totalTokens: 12, cachedPromptTokens: 0 },
-      { promptTokens: 10, completionTokens: 4, totalTokens: 14, cachedPromptTokens: 0 },
+      { ...ZERO_CACHE, promptTokens: 10, completionTokens: 2, totalTokens: 12 },
+      { ...ZERO_CACHE, promptTokens: 10, completionTokens: 4, totalTokens: 14 },
     ]);
     const end = endOf(events);
+    // The recorded usage carries cache_read/cache_creation_input_tokens: 0, mapped as such.
     expect(end.usage).toEqual({
       promptTokens: 10,
       completionTokens: 4,
       totalTokens: 14,
-      cachedPromptTokens: 0,
+      ...ZERO_CACHE,
     });
     // claude-haiku-4-5: $1 in, $5 out per million
     expect(end.costEstimate).toBeCloseTo((10 * 1 + 4 * 5) / 1e6, 12);
@@ -863,7 +867,7 @@ describe("anthropic: keys, base URL, options", () => {
     expect(endOf(events).reasoning).toHaveLength(1);
   });
 
-  it("G12: cache reads and writes count as prompt tokens; reads reported as cached", async () => {
+  it("G12 G14: cache reads and writes count as prompt tokens, each reported and priced", async () => {
     const body = sse(
       {
         type: "message_start",
@@ -891,9 +895,10 @@ describe("anthropic: keys, base URL, options", () => {
       completionTokens: 3,
       totalTokens: 1213,
       cachedPromptTokens: 1000,
+      cacheWritePromptTokens: 200,
     });
-    // sonnet 4: $3 in, $0.30 cached, $15 out per million
-    expect(end.costEstimate).toBeCloseTo((210 * 3 + 1000 * 0.3 + 3 * 15) / 1e6, 12);
+    // sonnet 4: $3 in, $0.30 cache read, $3.75 cache write, $15 out per million
+    expect(end.costEstimate).toBeCloseTo((10 * 3 + 1000 * 0.3 + 200 * 3.75 + 3 * 15) / 1e6, 12);
   });
 
   it("G11: stop reasons normalized", async () => {
