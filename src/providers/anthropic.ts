@@ -117,6 +117,7 @@ export function anthropic(options: AnthropicOptions): Model {
         provider: ANTHROPIC,
         signal: call.signal,
         stallMs,
+        raw: call.raw,
       });
     },
   };

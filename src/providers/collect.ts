@@ -45,8 +45,10 @@ export async function generate(
   const response = emptyResponse(model);
   const text: string[] = [];
   const reasoning: string[] = [];
+  const raw: unknown[] | null = options.raw ? [] : null;
   for await (const batch of model.streamBatches(parsed, options)) {
     for (const event of batch) {
+      if (raw && event.raw !== undefined && event.raw !== raw.at(-1)) raw.push(event.raw);
       if (response.timeToFirstTokenMs === null && isFirstToken(event)) {
         response.timeToFirstTokenMs = now() - started;
       }
@@ -56,6 +58,7 @@ export async function generate(
   response.text = text.join("");
   response.reasoning = reasoning.join("");
   response.latencyMs = now() - started;
+  if (raw) response.raw = raw;
   if (parsed.outputSchema) parseOutput(response, parsed.outputSchema);
   return response;
 }

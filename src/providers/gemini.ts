@@ -92,6 +92,7 @@ export function gemini(options: GeminiOptions): Model {
         provider,
         signal: call.signal,
         stallMs,
+        raw: call.raw,
         ...(transport === "sse" ? {} : { framer: jsonArrayFramer }),
       });
     },

@@ -112,7 +112,12 @@ export function chatCompletionsModel(endpoint: ChatEndpoint): Model {
       });
       // No body reads as an empty stream, which the decoder reports as cut off.
       const stream = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
-      yield* decodeBody(stream, decoder, { provider, signal: options.signal, stallMs });
+      yield* decodeBody(stream, decoder, {
+        provider,
+        signal: options.signal,
+        stallMs,
+        raw: options.raw,
+      });
     },
   };
 }

@@ -93,6 +93,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): Model {
         provider: OPENAI_RESPONSES,
         signal: call.signal,
         stallMs,
+        raw: call.raw,
       });
     },
   };

@@ -55,6 +55,8 @@ export interface ReadOptions {
   stallMs: number;
   /** Makes a framer for this body; SSE when omitted. */
   framer?: (onFrame: (frame: Frame) => void) => Framer;
+  /** Attach each frame's payload to the events decoded from it (`CallOptions.raw`). */
+  raw?: boolean | undefined;
 }
 
 /**
@@ -69,7 +71,17 @@ export async function* decodeBody(
   const reader = body.getReader();
   const text = new TextDecoder();
   let out: StreamEvent[] = [];
-  const framer = (options.framer ?? sseFramer)((frame) => decoder.frame(frame, out));
+  /** With `raw`: the last frame, for events decoded at end of body (Gemini's end). */
+  let last: { data: string; payload?: unknown } | null = null;
+  const onFrame = options.raw
+    ? (frame: Frame) => {
+        const from = out.length;
+        last = { data: frame.data };
+        decoder.frame(frame, out);
+        attachRaw(out, from, last);
+      }
+    : (frame: Frame) => decoder.frame(frame, out);
+  const framer = (options.framer ?? sseFramer)(onFrame);
   let done = false;
   try {
     for (;;) {
@@ -89,7 +101,9 @@ export async function* decodeBody(
       const tail = text.decode();
       if (tail) framer.feed(tail);
       framer.flush();
+      const from = out.length;
       decoder.end(out);
+      if (last !== null) attachRaw(out, from, last);
     });
     done = failure === null;
     if (out.length) yield out;
@@ -157,6 +171,26 @@ function aborted(provider: string, signal: AbortSignal): ProviderError {
     message: "the call was canceled",
     cause: signal.reason,
   });
+}
+
+/** Sets `raw` on the events from `from` on; a frame is parsed once, and only if it is used. */
+function attachRaw(
+  out: StreamEvent[],
+  from: number,
+  frame: { data: string; payload?: unknown },
+): void {
+  if (out.length === from) return;
+  if (!("payload" in frame)) frame.payload = rawPayload(frame.data);
+  for (let i = from; i < out.length; i++) (out[i] as StreamEvent).raw = frame.payload;
+}
+
+/** A frame's data for `event.raw`: its JSON parsed, or the text itself (`[DONE]`). */
+function rawPayload(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
 }
 
 /** Parses a frame's JSON, or throws a `stream` error naming the provider. */

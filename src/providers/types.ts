@@ -215,7 +215,7 @@ export type StopReason = z.infer<typeof StopReason>;
  * `tool_call_end` carries its fully assembled arguments; `message_end` comes last with the
  * stop reason, the final usage and any thinking the provider wants replayed.
  */
-export type StreamEvent =
+export type StreamEvent = (
   | { type: "message_start"; provider: string; model: string; requestId: string | null }
   | { type: "text_delta"; text: string }
   | { type: "reasoning_delta"; text: string }
@@ -236,7 +236,15 @@ export type StreamEvent =
    * A failure a wrapper recovered from (a retry, a fallback to the next provider). A
    * failure that ends the stream is thrown, not sent as an event.
    */
-  | { type: "error"; error: Error; provider: string; model: string; recovered: true };
+  | { type: "error"; error: Error; provider: string; model: string; recovered: true }
+) & {
+  /**
+   * Only with `raw: true` in the call options: the provider's own event this one was
+   * decoded from (its JSON parsed; text when it is not JSON), for debugging. Several
+   * events decoded from one provider event share it.
+   */
+  raw?: unknown;
+};
 
 export type StreamEventType = StreamEvent["type"];
 
@@ -276,6 +284,12 @@ export interface CallOptions {
    * agent passes its Durable Object's storage. Default: in memory.
    */
   failoverStore?: FailoverStore;
+  /**
+   * Keep the provider's payloads for debugging: every stream event carries the provider
+   * event it was decoded from (`event.raw`), and `generate` returns them all in
+   * `response.raw`. Off by default: nothing is kept or parsed twice.
+   */
+  raw?: boolean;
 }
 
 /**
@@ -325,4 +339,10 @@ export interface ModelResponse {
   /** In US dollars; `null` when the model's prices are unknown (G14). */
   costEstimate: number | null;
   requestId: string | null;
+  /**
+   * Only with `raw: true` in the call options: the provider events the response was
+   * decoded from, in order (each once; events that decoded to nothing, such as pings, are
+   * not kept).
+   */
+  raw?: unknown[];
 }

@@ -80,6 +80,7 @@ export function workersAI(options: WorkersAIOptions): Model {
           provider,
           signal: call.signal,
           stallMs,
+          raw: call.raw,
         });
         return;
       }
@@ -87,6 +88,7 @@ export function workersAI(options: WorkersAIOptions): Model {
       const out: StreamEvent[] = [];
       decoder.chunk(body, out);
       decoder.done(out);
+      if (call.raw) for (const event of out) event.raw = body;
       yield out;
     },
   };
