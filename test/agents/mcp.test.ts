@@ -272,6 +272,7 @@ describe("a model-backed agent using MCP tools", () => {
     const ctx = {
       env: workerEnv,
       signal: new AbortController().signal,
+      message: { messageId: "m1", role: "user", parts: [{ type: "text", text: "hi" }] },
       conversation: { providerItems: () => [] },
     };
     await expect(runModelAgent(ctx as never, broken.agent as never)).rejects.toThrow(
