@@ -78,6 +78,21 @@ describe("anthropic prompt caching", () => {
     expect(breakpoints(body)).toBe(1);
   });
 
+  it("a prefix ending in a thinking block gets no breakpoint (the API refuses one there)", () => {
+    const thinking = { provider: "anthropic", text: "Hmm.", signature: "sig" };
+    const body = cachedBody({
+      messages: [
+        user("q"),
+        { type: "message", role: "assistant", content: "", extra: { reasoning: [thinking] } },
+        user("again"),
+      ],
+    });
+    expect(body.messages[1]?.content).toEqual([
+      { type: "thinking", thinking: "Hmm.", signature: "sig" },
+    ]);
+    expect(breakpoints(body)).toBe(0);
+  });
+
   it("the adapter option reaches the wire; cache usage comes back priced (G12, G14)", async () => {
     const events = [
       {
