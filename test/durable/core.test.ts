@@ -381,6 +381,7 @@ describe("durable core: bounded streams", () => {
 
 /** A task with a webhook config, its deliveries queued, and a dispatcher over `fetchFn`. */
 function pushSetUp(state: DurableObjectState, env: Json = {}) {
+  migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
   const push = new PushStore(state.storage.sql);
   const store = new TaskStore(state.storage, new HistoryStore(state.storage), push);
   store.create(taskFixture("p1"), false, true);
