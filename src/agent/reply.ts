@@ -1,6 +1,7 @@
+import { z } from "zod";
 import { newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
-import { type Part, Parts } from "../models/part";
+import { Part, Parts } from "../models/part";
 
 /** What a `reply` hook sees: the incoming message, before any task exists. */
 export interface ReplyContext<Env = unknown> {
@@ -32,12 +33,15 @@ export type ReplyHook<Env = unknown> = (
 // biome-ignore lint/suspicious/noConfusingVoidType: see above
 export type ReplyResult = string | Part[] | undefined | void;
 
-/** The agent message a direct reply sends; it carries the context but no task. */
+/**
+ * The agent message a direct reply sends; it carries the context but no task. Parts are
+ * checked like any stored part (a plain-JS hook may return anything); throws when invalid.
+ */
 export function replyMessage(result: string | Part[], contextId: string): Message {
   return {
     messageId: newId(),
     role: "agent",
-    parts: typeof result === "string" ? [Parts.text(result)] : result,
+    parts: typeof result === "string" ? [Parts.text(result)] : z.array(Part).parse(result),
     contextId,
     timestamp: nowIso(),
   };

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { runDefaultExecution } from "../agent/default-execution";
 import type { Agent } from "../agent/definition";
 import { runModelAgent } from "../agent/model-execution";
-import { type ReplyResult, replyMessage } from "../agent/reply";
+import { replyMessage } from "../agent/reply";
 import { CompactionRequest, type CompactionResult } from "../history/compaction";
 import { Conversation } from "../history/conversation";
 import { diffItems } from "../history/diff";
@@ -566,14 +566,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     const hook = this.agent.reply;
     if (!hook || input.taskId) return null;
     const contextId = scope.contextId;
-    let result: ReplyResult;
     try {
-      result = await hook({ message: { ...input, contextId }, contextId, env: this.env });
+      const result = await hook({ message: { ...input, contextId }, contextId, env: this.env });
+      if (typeof result !== "string" && !Array.isArray(result)) return null;
+      return replyMessage(result, contextId);
     } catch (error) {
       throw new A2AError("Internal", publicReason(error));
     }
-    if (typeof result !== "string" && !Array.isArray(result)) return null;
-    return replyMessage(result, contextId);
   }
 
   /**
