@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 /**
- * The published package: ESM and bundled .d.ts for the three entry points, and the CLI. Dependencies
+ * The published package: ESM and bundled .d.ts for the four entry points, and the CLI. Dependencies
  * and peer dependencies stay imports (the user's bundler, wrangler, resolves them), and
  * `cloudflare:workers` is left to the Workers runtime.
  */
@@ -10,6 +10,8 @@ export default defineConfig({
     index: "src/index.ts",
     client: "src/client/index.ts",
     push: "src/push/receiver.ts",
+    // MCP is opt-in: only Workers importing `edgelink/mcp` bundle the MCP SDK.
+    mcp: "src/mcp/index.ts",
     // The `edgelink` command; bin/edgelink.mjs imports it (Node only, Web APIs plus a
     // dynamically imported node:http for `push listen`).
     cli: "src/cli/main.ts",
@@ -18,7 +20,12 @@ export default defineConfig({
   target: "es2023",
   platform: "neutral",
   dts: {
-    entry: { index: "src/index.ts", client: "src/client/index.ts", push: "src/push/receiver.ts" },
+    entry: {
+      index: "src/index.ts",
+      client: "src/client/index.ts",
+      push: "src/push/receiver.ts",
+      mcp: "src/mcp/index.ts",
+    },
   },
   clean: true,
   splitting: true,

@@ -3,8 +3,10 @@
  *
  * This is the public API of `edgelink`: what an agent's author needs to define, serve
  * and power an agent. The A2A client is `edgelink/client`; the webhook receiver's side of
- * push notifications is `edgelink/push`. Everything else (wire converters, storage,
- * delivery internals) is private and may change; tests import it from its own module.
+ * push notifications is `edgelink/push`; tools from MCP servers (`mcpServers`) are in
+ * `edgelink/mcp`, a separate entry so that Workers without MCP do not bundle its client.
+ * Everything else (wire converters, storage, delivery internals) is private and may
+ * change; tests import it from its own module.
  * @packageDocumentation
  */
 
@@ -21,16 +23,7 @@ export type {
 export { runDefaultExecution } from "./agent/default-execution";
 export type { AgentConfig, InferFn, ModelSettings, PushOptions } from "./agent/definition";
 export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
-export { clearMcpCache, listMcp, type McpListing } from "./agent/mcp/catalog";
-export {
-  MCP_CACHE_TTL_MS,
-  McpError,
-  type McpServer,
-  type McpServerConfig,
-  type McpServers,
-  type McpTransport,
-} from "./agent/mcp/config";
-export type { McpResourceInfo, McpToolInfo } from "./agent/mcp/connection";
+export type { McpOpenOptions, McpToolSource } from "./agent/mcp-source";
 export { RESPONSE_ARTIFACT, runModelAgent } from "./agent/model-execution";
 export {
   composePrompt,
@@ -45,6 +38,7 @@ export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
 export type { AgentResult, AgentStatus, ModelUse, ToolUse, TraceEntry } from "./agent/result";
 export { type ToolRun, ToolTimeoutError } from "./agent/tool-runner";
 export { type Tool, type Tools, tool } from "./agent/tools";
+export type { TurnTools } from "./agent/turn-tools";
 // The conversation history of a context.
 export type {
   CompactionRequestInput,

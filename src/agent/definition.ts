@@ -11,7 +11,7 @@ import { type AgentTools, checkAgentTools } from "./agent-tools";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
-import { checkMcpServers, type McpServer, type McpServers } from "./mcp/config";
+import { checkMcpSource, type McpToolSource } from "./mcp-source";
 import { modelInfer } from "./model-infer";
 import {
   type PromptComposition,
@@ -45,11 +45,12 @@ export interface AgentConfig<Env = unknown> {
   /** Tools the model may call, and that `tool_call` parts may run. */
   tools?: Tools;
   /**
-   * MCP servers whose tools the model may call beside `tools` (M1–M3), by name:
-   * `{ docs: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } } }`.
+   * MCP servers whose tools the model may call beside `tools` (M1–M3), from
+   * `mcpServers` of `edgelink/mcp` (opt-in, so Workers without MCP do not bundle its client):
+   * `mcpServers({ docs: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } } })`.
    * `${VAR}` in the url and header values comes from the Worker's env and secrets.
    */
-  mcp?: McpServers;
+  mcp?: McpToolSource;
   /**
    * Other agents the model may call as tools, by tool name: each takes a message and
    * answers with the agent's answer. `{ writer: { binding: "WRITER", description: "..." } }`
@@ -207,7 +208,7 @@ export interface Agent<Env = unknown> {
   handler: AgentHandler<Env> | null;
   reply: ReplyHook<Env> | null;
   tools: Tools;
-  mcp: McpServer[];
+  mcp: McpToolSource | null;
   agents: AgentTools;
   infer: InferFn<Env> | null;
   model: Model | null;
@@ -278,7 +279,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     handler: config.handler ?? null,
     reply: config.reply ?? null,
     tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
-    mcp: checkMcpServers(config.mcp),
+    mcp: checkMcpSource(config.mcp),
     agents: checkAgentTools(config.agents, config.tools ?? {}),
     // C7: without an infer function, infer parts go to the agent's own model.
     infer: config.infer ?? (config.model ? modelInfer<Env>(config.model) : null),

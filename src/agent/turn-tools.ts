@@ -3,7 +3,6 @@ import type { ToolCall } from "../providers/types";
 import { agentTools } from "./agent-tools";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
-import { McpSession } from "./mcp/catalog";
 import { runToolCalls, type ToolRunOptions } from "./tool-runner";
 import type { Tools } from "./tools";
 
@@ -24,18 +23,16 @@ export async function openTurnTools<Env>(
   ctx: TaskContext<Env>,
 ): Promise<TurnTools | null> {
   const hasAgents = Object.keys(agent.agents).length > 0;
-  if (agent.mcp.length === 0 && !hasAgents) return null;
+  if (!agent.mcp && !hasAgents) return null;
   const delegates = agentTools(agent.agents, ctx);
-  if (agent.mcp.length === 0) return { tools: delegates, close: async () => {} };
-  const session = new McpSession(ctx.env as object, { signal: ctx.signal });
-  try {
-    const taken = new Set([...Object.keys(agent.tools), ...Object.keys(delegates)]);
-    const tools = await session.tools(agent.mcp, taken, agent.toolTimeoutMs);
-    return { tools: { ...delegates, ...tools }, close: () => session.close() };
-  } catch (error) {
-    await session.close();
-    throw error;
-  }
+  if (!agent.mcp) return { tools: delegates, close: async () => {} };
+  const taken = new Set([...Object.keys(agent.tools), ...Object.keys(delegates)]);
+  const mcp = await agent.mcp.open(ctx.env as object, {
+    signal: ctx.signal,
+    taken,
+    timeoutMs: agent.toolTimeoutMs,
+  });
+  return { tools: { ...delegates, ...mcp.tools }, close: () => mcp.close() };
 }
 
 /**

@@ -1,10 +1,11 @@
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { clearMcpCache, listMcp, McpSession } from "../../src/agent/mcp/catalog";
-import { checkMcpServers, McpError, type McpServerConfig } from "../../src/agent/mcp/config";
-import { McpConnection } from "../../src/agent/mcp/connection";
 import { runToolCalls } from "../../src/agent/tool-runner";
 import { defineAgent } from "../../src/index";
+import { McpSession } from "../../src/mcp/catalog";
+import type { McpServerConfig } from "../../src/mcp/config";
+import { McpConnection } from "../../src/mcp/connection";
+import { clearMcpCache, listMcp, McpError, mcpServers } from "../../src/mcp/index";
 import { openai } from "../../src/providers/openai-chat";
 import { parseSse, userMessage } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
@@ -14,7 +15,7 @@ type Json = Record<string, unknown>;
 const workerEnv = env as unknown as { MCP_URL: string; MCP_DOWN_URL: string; MCP_TOKEN: string };
 
 const docs = (config: Partial<McpServerConfig> = {}) =>
-  checkMcpServers({
+  mcpServers({
     docs: {
       url: "${MCP_URL}/mcp",
       headers: { Authorization: "Bearer ${MCP_TOKEN}" },
@@ -40,7 +41,7 @@ beforeEach(async () => {
 describe("MCP server configuration (M1, M2)", () => {
   it("M1: a stdio server is a configuration error naming the server, raised at definition", () => {
     const define = (mcp: Record<string, unknown>) => () =>
-      defineAgent({ card: { name: "x", description: "x" }, mcp: mcp as never });
+      defineAgent({ card: { name: "x", description: "x" }, mcp: mcpServers(mcp as never) });
     expect(define({ local: { transport: "stdio", url: "x" } })).toThrow(
       /mcp\.local: stdio MCP servers cannot run on Cloudflare Workers/,
     );
@@ -52,6 +53,13 @@ describe("MCP server configuration (M1, M2)", () => {
       /mcp\.web: transport must be "streamable-http" or "sse"/,
     );
     expect(define({ web: {} })).toThrow(/mcp\.web: url is required/);
+  });
+
+  it("M1: servers given to defineAgent as a plain object (not mcpServers) are refused at definition", () => {
+    const plain = { docs: { url: "https://mcp.example.com/mcp" } };
+    expect(() =>
+      defineAgent({ card: { name: "x", description: "x" }, mcp: plain as never }),
+    ).toThrow('mcp must be mcpServers({ name: { url, headers, transport } }) from "edgelink/mcp"');
   });
 
   it("M2: ${VAR} in the url and headers comes from the Worker's env; the server accepts the expanded token", async () => {
@@ -81,7 +89,7 @@ describe("MCP server configuration (M1, M2)", () => {
   });
 
   it("M1: a server that is down fails with an error naming the server and its address", async () => {
-    const servers = checkMcpServers({ gone: { url: "${MCP_DOWN_URL}/mcp" } });
+    const servers = mcpServers({ gone: { url: "${MCP_DOWN_URL}/mcp" } });
     const error = await listMcp(servers, workerEnv).catch((e) => e);
     expect(error).toBeInstanceOf(McpError);
     expect(error.message).toContain('MCP server "gone": could not connect to http://127.0.0.1:');
@@ -128,7 +136,7 @@ describe("MCP tools and resources (M3)", () => {
     const listing = await listMcp(servers, workerEnv);
     expect(listing.tools.map((t) => t.name)).toContain("get_capital");
     const session = new McpSession(workerEnv);
-    const tools = await session.tools(servers, new Set(), 2000);
+    const tools = await session.tools(servers.servers, new Set(), 2000);
     await expect(
       tools.get_capital?.run({ country: "UK" }, { signal: new AbortController().signal }),
     ).resolves.toBe("London");
@@ -137,14 +145,14 @@ describe("MCP tools and resources (M3)", () => {
 
   it("names are disambiguated: a tool named like one of the agent's own gets the server's prefix", async () => {
     const session = new McpSession(workerEnv);
-    const tools = await session.tools(docs(), new Set(["add"]), 2000);
+    const tools = await session.tools(docs().servers, new Set(["add"]), 2000);
     await session.close();
     expect(Object.keys(tools).sort()).toEqual(["broken", "docs_add", "get_capital", "slow"]);
   });
 
   it("calls a tool through the tool runner; a tool error comes back as an error result naming the server", async () => {
     const session = new McpSession(workerEnv);
-    const tools = await session.tools(docs(), new Set(), 2000);
+    const tools = await session.tools(docs().servers, new Set(), 2000);
     const results = await runToolCalls(
       [
         { id: "c1", name: "get_capital", arguments: '{"country":"UK"}', input: { country: "UK" } },
@@ -173,7 +181,7 @@ describe("MCP tools and resources (M3)", () => {
 
   it("H12: a tool that runs past the tool timeout gets a timeout result, and the server is told to cancel", async () => {
     const session = new McpSession(workerEnv);
-    const tools = await session.tools(docs(), new Set(), 200);
+    const tools = await session.tools(docs().servers, new Set(), 200);
     const started = Date.now();
     const [result] = await runToolCalls(
       [{ id: "c1", name: "slow", arguments: '{"ms":5000}', input: { ms: 5000 } }],
@@ -193,7 +201,7 @@ describe("MCP tools and resources (M3)", () => {
   });
 
   it("a canceled turn aborts the call at once", async () => {
-    const connection = await McpConnection.open(docs()[0] as never, workerEnv);
+    const connection = await McpConnection.open(docs().servers[0] as never, workerEnv);
     const controller = new AbortController();
     const call = connection.callTool(
       "slow",
@@ -266,12 +274,13 @@ describe("a model-backed agent using MCP tools", () => {
     const broken = defineAgent({
       card: { name: "x", description: "x" },
       model: harness.model ?? undefined,
-      mcp: { gone: { url: "${MCP_DOWN_URL}/mcp" } },
+      mcp: mcpServers({ gone: { url: "${MCP_DOWN_URL}/mcp" } }),
     });
     const { runModelAgent } = await import("../../src/agent/model-execution");
     const ctx = {
       env: workerEnv,
       signal: new AbortController().signal,
+      message: userMessage("hello"),
       conversation: { providerItems: () => [] },
     };
     await expect(runModelAgent(ctx as never, broken.agent as never)).rejects.toThrow(

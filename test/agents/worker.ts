@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { type AgentHandler, defineAgent, tool } from "../../src/index";
+import { mcpServers } from "../../src/mcp/index";
 import { capabilitiesFor } from "../../src/providers/pricing";
 import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../src/providers/types";
 
@@ -57,12 +58,12 @@ export const mcpAgent = defineAgent<Env>({
       run: ({ a, b }) => a + b,
     }),
   },
-  mcp: {
+  mcp: mcpServers({
     docs: {
       url: "${MCP_URL}/mcp",
       headers: { Authorization: "Bearer ${MCP_TOKEN}" },
     },
-  },
+  }),
   toolTimeoutMs: 2_000,
   bindings: { context: "MCP_CONTEXT", index: "MCP_INDEX" },
 });

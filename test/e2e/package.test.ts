@@ -20,12 +20,13 @@ const BIN = (name: string) => join(REPO, "node_modules", ".bin", name);
 /** Issue 13's goal for the whole framework in a built Worker, gzipped. */
 const BUNDLE_GOAL_BYTES = 165 * 1024;
 /**
- * What this test enforces today. The goal was met (134 KiB) until the MCP client landed:
- * `@modelcontextprotocol/sdk` with ajv and @cfworker/json-schema is bundled into every
- * Worker even when no MCP server is configured (dynamic imports do not split in a
- * Worker bundle), 351 KiB in all. Lower this back to the goal when MCP is opt-in.
+ * What this test enforces today. The goal was met (134 KiB) until the MCP client landed
+ * (351 KiB). MCP is now opt-in (`edgelink/mcp`, asserted absent below): 264 KiB. Most of
+ * the rest is zod: `import { z } from "zod"` keeps the whole namespace (every locale, the
+ * JSON Schema compiler) through esbuild, about 114 KiB gzipped against 34 KiB for named
+ * imports. Lower this to the goal when that is solved.
  */
-const BUNDLE_CEILING_BYTES = 400 * 1024;
+const BUNDLE_CEILING_BYTES = 300 * 1024;
 
 function run(cmd: string, args: string[], cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -95,7 +96,7 @@ afterAll(async () => {
 });
 
 describe("the packed package in a new Worker project (issue 13)", () => {
-  it("ships built ESM and .d.ts for edgelink, edgelink/client and edgelink/push, not sources", () => {
+  it("ships built ESM and .d.ts for edgelink, edgelink/client, edgelink/push and edgelink/mcp, not sources", () => {
     const root = join(project, "node_modules", "edgelink");
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<
       string,
@@ -105,14 +106,14 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     expect(manifest.sideEffects).toBe(false);
     expect(Object.keys(manifest.peerDependencies as object).sort()).toEqual(["hono", "zod"]);
     const dist = readdirSync(join(root, "dist"));
-    for (const entry of ["index", "client", "push"]) {
+    for (const entry of ["index", "client", "push", "mcp"]) {
       expect(dist).toContain(`${entry}.js`);
       expect(dist).toContain(`${entry}.d.ts`);
     }
     expect(readdirSync(root)).not.toContain("src");
   });
 
-  it("edgelink/push and edgelink/client import in Node (no cloudflare:* imports)", async () => {
+  it("edgelink/push, edgelink/client and edgelink/mcp import in Node (no cloudflare:* imports)", async () => {
     const out = await run(
       "node",
       [
@@ -120,11 +121,13 @@ describe("the packed package in a new Worker project (issue 13)", () => {
         "-e",
         `const push = await import("edgelink/push");
          const client = await import("edgelink/client");
-         console.log(typeof push.verifyPushNotification, Object.keys(client).length > 0);`,
+         const mcp = await import("edgelink/mcp");
+         const docs = mcp.mcpServers({ docs: { url: "https://mcp.example.com/mcp" } });
+         console.log(typeof push.verifyPushNotification, Object.keys(client).length > 0, docs.servers[0].name);`,
       ],
       project,
     );
-    expect(out.trim()).toBe("function true");
+    expect(out.trim()).toBe("function true docs");
   });
 
   it("installs the edgelink command (the CLI of wt/client), which runs in Node", async () => {
@@ -141,7 +144,16 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     for (const name of ["defineAgent", "tool", "textOf", "openai", "verifyPushNotification"]) {
       expect(names).toContain(name);
     }
-    for (const internal of ["ERROR_TABLE", "planTransition", "compact", "newId", "createApp"]) {
+    // MCP is its own entry (edgelink/mcp), so that importing edgelink does not bundle its SDK.
+    for (const internal of [
+      "ERROR_TABLE",
+      "planTransition",
+      "compact",
+      "newId",
+      "createApp",
+      "mcpServers",
+      "listMcp",
+    ]) {
       expect(names).not.toContain(internal);
     }
     expect(names.length).toBeLessThan(120);
@@ -172,6 +184,10 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     const out = join(project, "out");
     await run(BIN("wrangler"), ["deploy", "--dry-run", "--outdir", out], project);
     const bundle = readdirSync(out).filter((f) => f.endsWith(".js"));
+    // The demo configures no MCP server, so the MCP SDK must not be in its bundle.
+    for (const f of bundle) {
+      expect(readFileSync(join(out, f), "utf8")).not.toContain("@modelcontextprotocol");
+    }
     const bytes = bundle.reduce((sum, f) => sum + readFileSync(join(out, f)).length, 0);
     const gzipped = bundle.reduce((sum, f) => sum + gzipSync(readFileSync(join(out, f))).length, 0);
     console.log(

@@ -1,5 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { JsonObject } from "../../models/json";
+import type { JsonObject } from "../models/json";
 import { expandServer, McpError, type McpServer } from "./config";
 
 /** A tool an MCP server offers (M3). */

@@ -1,4 +1,4 @@
-import { UserFacingError } from "../../models/errors";
+import { UserFacingError } from "../models/errors";
 
 /** MCP servers an agent takes tools from (M1, M2). */
 
@@ -19,7 +19,7 @@ export interface McpServerConfig {
 
 export type McpTransport = "streamable-http" | "sse";
 
-/** The `mcp` option of `defineAgent`: servers by name (the name shows in errors and tool names). */
+/** What `mcpServers` takes: servers by name (the name shows in errors and tool names). */
 export type McpServers = Record<string, McpServerConfig>;
 
 /** A checked server definition, placeholders still unexpanded. */
@@ -52,14 +52,14 @@ const NAME = /^[A-Za-z0-9_-]{1,48}$/;
 const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /**
- * Checks the `mcp` option at definition time (M1): a bad entry is an error naming the
+ * Checks the configuration given to `mcpServers` (M1): a bad entry is an error naming the
  * server, raised when the Worker loads rather than at the first task.
  */
 export function checkMcpServers(servers: McpServers | undefined): McpServer[] {
   if (servers === undefined) return [];
   if (typeof servers !== "object" || servers === null || Array.isArray(servers)) {
     throw new TypeError(
-      "mcp must be an object mapping server names to { url, headers, transport }",
+      "mcpServers takes an object mapping server names to { url, headers, transport }",
     );
   }
   return Object.entries(servers).map(([name, raw]) => {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { JsonObject, JsonValue } from "../../models/json";
-import type { Tool, Tools } from "../tools";
+import type { Tool, Tools } from "../agent/tools";
+import type { JsonObject, JsonValue } from "../models/json";
 import { expandServer, type McpServer } from "./config";
 import { McpConnection, type McpResourceInfo, type McpToolInfo } from "./connection";
 
@@ -137,26 +137,5 @@ function freeName(info: McpToolInfo, taken: ReadonlySet<string>): string {
   for (let n = 2; ; n++) {
     const numbered = `${prefixed.slice(0, 60)}_${n}`;
     if (!taken.has(numbered)) return numbered;
-  }
-}
-
-/**
- * Every tool and resource of the given servers (M3), read through the same per-server
- * cache a model turn uses. A server that cannot be reached throws an `McpError` naming it.
- */
-export async function listMcp(
-  servers: readonly McpServer[],
-  env: object,
-  options: { signal?: AbortSignal; fetch?: typeof fetch } = {},
-): Promise<McpListing> {
-  const session = new McpSession(env, options);
-  try {
-    const listed = await Promise.all(servers.map((s) => session.listing(s)));
-    return {
-      tools: listed.flatMap((l) => l.tools),
-      resources: listed.flatMap((l) => l.resources),
-    };
-  } finally {
-    await session.close();
   }
 }
