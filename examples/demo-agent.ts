@@ -7,6 +7,7 @@
  * - "count 5": counts to 5, one number a second (try cancel and subscribe on it)
  * - "recap": lists what you said earlier in this conversation (its history)
  * - "fail": fails the task on purpose
+ * - "ping": answered at once with a message, no task (a direct reply)
  * - a tool_call part (add, reverse, wordCount): run by the default execution
  */
 import { z } from "zod";
@@ -117,6 +118,8 @@ const worker = defineAgent<Env>({
     const words = transcript.split(/\s+/).filter(Boolean);
     return `Summary of ${words.length} words: ${words.slice(0, 12).join(" ")}${words.length > 12 ? " …" : ""}`;
   },
+  // A quick answer needs no task: SendMessage returns this message itself.
+  reply: ({ message }) => (/^ping$/i.test(textOf(message.parts).trim()) ? "pong" : undefined),
   async handler(ctx) {
     if (ctx.message.parts.some((p) => p.type === "tool_call")) {
       return runDefaultExecution(ctx, { tools, infer: null });

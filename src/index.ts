@@ -34,6 +34,7 @@ export {
   PromptSection,
   PromptSectionType,
 } from "./agent/prompt";
+export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
 export type { AgentResult, AgentStatus, ModelUse, ToolUse, TraceEntry } from "./agent/result";
 export { type ToolRun, ToolTimeoutError } from "./agent/tool-runner";
 export { type Tool, type Tools, tool } from "./agent/tools";

@@ -18,6 +18,7 @@ import {
   type PromptCompositionInput,
   parsePromptComposition,
 } from "./prompt";
+import type { ReplyHook } from "./reply";
 import type { Tools } from "./tools";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
@@ -36,6 +37,11 @@ export interface AgentConfig<Env = unknown> {
    * `infer` parts (B10).
    */
   handler?: AgentHandler<Env>;
+  /**
+   * Answers a new message with a message instead of a task (A2A §3.1.1), for quick replies
+   * that need no tracking; return `undefined` to create a task as usual. See `ReplyHook`.
+   */
+  reply?: ReplyHook<Env>;
   /** Tools the model may call, and that `tool_call` parts may run. */
   tools?: Tools;
   /**
@@ -200,6 +206,7 @@ export interface Agent<Env = unknown> {
   card: AgentCard;
   extendedCard: AgentCard | null;
   handler: AgentHandler<Env> | null;
+  reply: ReplyHook<Env> | null;
   tools: Tools;
   mcp: McpToolSource | null;
   agents: AgentTools;
@@ -270,6 +277,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       ? { ...AgentCard.parse(config.extendedCard), securitySchemes: card.securitySchemes }
       : null,
     handler: config.handler ?? null,
+    reply: config.reply ?? null,
     tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
     mcp: checkMcpSource(config.mcp),
     agents: checkAgentTools(config.agents, config.tools ?? {}),

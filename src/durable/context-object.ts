@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { runDefaultExecution } from "../agent/default-execution";
 import type { Agent } from "../agent/definition";
 import { runModelAgent } from "../agent/model-execution";
+import { replyMessage } from "../agent/reply";
 import { CompactionRequest, type CompactionResult } from "../history/compaction";
 import { Conversation } from "../history/conversation";
 import { diffItems } from "../history/diff";
@@ -17,9 +18,9 @@ import type { LoggedEvent } from "../models/events";
 import { type JsonObject, newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
 import { Parts } from "../models/part";
-import { renderSendResult } from "../models/render";
+import { renderReplyResult, renderSendResult } from "../models/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/requests";
-import type { StreamFormat } from "../models/stream";
+import { replyStream, type StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { InvalidTransitionError, isTerminal, type TaskState } from "../models/task-state";
 import type { FailoverStore } from "../providers/types";
@@ -221,6 +222,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     push?: InlinePush,
   ): Promise<Result<string>> {
     return attempt(async () => {
+      const reply = await this.directReply(scope, params.message);
+      if (reply) return JSON.stringify(renderReplyResult(reply, version));
       const { taskId, run } = this.admit(scope, params.message, undefined, push);
       if (params.returnImmediately) {
         this.ctx.waitUntil(run.then(() => this.flushIndex()));
@@ -243,6 +246,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return attempt(async () => {
       // Refused before the message is written, not after.
       if (params.message.taskId) this.checkSubscribers(params.message.taskId);
+      const reply = await this.directReply(scope, params.message);
+      if (reply) return replyStream(reply, format);
       const stream = this.admit(
         scope,
         params.message,
@@ -550,6 +555,25 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   // ---- tasks and runs ----------------------------------------------------------------
+
+  /**
+   * The agent's direct reply to a new message (A2A §3.1.1), or null when it wants a task.
+   * Asked before admit, so a reply writes nothing: no task, no log, no index entry, not
+   * even the object's schema. An inline push config or returnImmediately has no task to
+   * apply to and is ignored, as the spec says.
+   */
+  private async directReply(scope: Scope, input: Message): Promise<Message | null> {
+    const hook = this.agent.reply;
+    if (!hook || input.taskId) return null;
+    const contextId = scope.contextId;
+    try {
+      const result = await hook({ message: { ...input, contextId }, contextId, env: this.env });
+      if (typeof result !== "string" && !Array.isArray(result)) return null;
+      return replyMessage(result, contextId);
+    } catch (error) {
+      throw new A2AError("Internal", publicReason(error));
+    }
+  }
 
   /**
    * Creates a task for a new message, or resumes the interrupted task it names, then

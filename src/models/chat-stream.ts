@@ -1,5 +1,6 @@
 import type { TaskEvent } from "./events";
 import type { JsonObject, JsonValue } from "./json";
+import type { Message } from "./message";
 import { isKnownPart, type Part, textOf } from "./part";
 import type { Task } from "./task";
 
@@ -47,7 +48,7 @@ export class ChatView {
       case "message": {
         const content = textOf(event.message.parts);
         if (content) out.push({ event: "chunk", data: { content } });
-        out.push(this.done("completed"));
+        out.push(event.message.taskId ? this.done("completed") : replyDone(event.message));
         break;
       }
       case "artifact-update": {
@@ -128,6 +129,18 @@ function toolWork(part: Part): ChatEvent | null {
 
 const textOfValue = (value: JsonValue): string =>
   typeof value === "string" ? value : JSON.stringify(value);
+
+/** `done` for a direct reply (A2A §3.1.1): there is no task to read totals from. */
+const replyDone = (message: Message): ChatEvent => ({
+  event: "done",
+  data: {
+    taskId: null,
+    sessionId: message.contextId ?? null,
+    state: "completed",
+    hasThinking: false,
+    totalTimeMs: 0,
+  },
+});
 
 const taskIdOf = (e: Exclude<TaskEvent, { kind: "task" }>): string | null =>
   e.kind === "message" ? (e.message.taskId ?? null) : e.taskId;

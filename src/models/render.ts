@@ -1,8 +1,9 @@
 import type { JsonObject } from "./json";
+import type { Message } from "./message";
 import type { ProtocolVersion } from "./requests";
 import type { Task } from "./task";
-import { taskToV1 } from "./wire-v1";
-import { taskToV03 } from "./wire-v03";
+import { messageToV1, taskToV1 } from "./wire-v1";
+import { messageToV03, taskToV03 } from "./wire-v03";
 
 /** A ListTasks page before rendering. */
 export interface TaskList {
@@ -34,6 +35,11 @@ export function renderSendResult(
   options: RenderOptions = {},
 ): JsonObject {
   return version === "1.0" ? { task: taskToV1(task, options) } : taskToV03(task, options);
+}
+
+/** SendMessage's result when the agent replied directly (§3.1.1): `{message}` in v1. */
+export function renderReplyResult(message: Message, version: ProtocolVersion): JsonObject {
+  return version === "1.0" ? { message: messageToV1(message) } : messageToV03(message);
 }
 
 /** ListTasks' result; artifacts are omitted entirely unless asked for (§3.1.4). */

@@ -1,5 +1,7 @@
+import { ChatView, chatFrames } from "./chat-stream";
 import type { TaskEvent } from "./events";
 import type { JsonObject } from "./json";
+import type { Message } from "./message";
 import type { ProtocolVersion } from "./requests";
 import { eventToV1 } from "./wire-v1";
 import { eventToV03 } from "./wire-v03";
@@ -36,3 +38,29 @@ export const SSE_HEADERS = {
   "Cache-Control": "no-cache, no-transform",
   "X-Accel-Buffering": "no",
 } as const;
+
+/**
+ * A stream of one message and its end: SendStreamingMessage answered directly (§3.1.1,
+ * "exactly one Message object and then close"). Nothing is logged, so no event id.
+ */
+export function replyStream(message: Message, format: StreamFormat): ReadableStream<Uint8Array> {
+  const event: TaskEvent = { kind: "message", message };
+  const frame =
+    format.binding === "chat"
+      ? chatFrames(
+          new ChatView({ model: format.model ?? null, resumed: false, task: noTask }).events(event),
+          0,
+        )
+      : sseFrame(renderEvent(event, format));
+  const bytes = new TextEncoder().encode(frame);
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}
+
+const noTask = (): never => {
+  throw new Error("a direct reply has no task");
+};

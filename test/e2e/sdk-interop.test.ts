@@ -6,7 +6,7 @@
  * Catalogue IDs: /work/shared/spec/features.md.
  */
 
-import { Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
+import { type Message, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
 import type { Client } from "@a2a-js/sdk/client";
 import {
   type A2AError,
@@ -190,6 +190,21 @@ describe.each(BINDINGS)("A2A v1.0 SDK client over $binding", ({ binding, tag }) 
     const stored = await getTask(task.id);
     expectState(stored, TaskState.TASK_STATE_COMPLETED);
     expect(textOf(artifactNamed(stored, "echo")?.parts)).toBe(`You said: ${text}`);
+  });
+
+  it("§3.1.1 a direct reply: SendMessage yields a Message, the stream one message event", async () => {
+    const result = await client.sendMessage(textRequest("ping"));
+    expect("status" in result, JSON.stringify(result)).toBe(false);
+    const message = result as Message;
+    expect(message.role).toBe(Role.ROLE_AGENT);
+    expect(textOf(message.parts)).toBe("pong");
+    expect(message.taskId).toBe("");
+    expect(message.contextId).not.toBe("");
+
+    const events = await collect(
+      client.sendMessageStream(textRequest("ping"), { signal: AbortSignal.timeout(20_000) }),
+    );
+    expect(events.map(describeEvent)).toEqual(["message:pong"]);
   });
 
   it("B3 B7 multi-turn: hello → input-required → reply in the same task → completed", async () => {
