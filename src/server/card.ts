@@ -3,15 +3,18 @@ import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
 
 /** What the server really serves, for the card's capability flags (A3). */
 export function servedFeatures(agent: Agent<unknown>, baseUrl: string): ServedFeatures {
+  const delegatesToAgents = Object.keys(agent.agents).length > 0;
   return {
     baseUrl,
     streaming: agent.streaming,
     pushNotifications: agent.push !== null,
     extendedAgentCard: agent.extendedCard !== null,
     hasLlm: agent.model !== null,
-    toolCalling: Object.keys(agent.tools).length > 0,
-    // Nothing in Edgelink hands a task to another agent yet, whatever the card says.
-    delegation: false,
+    // Tools the model may call: its own, other agents (`agents`) and MCP servers' tools.
+    toolCalling: Object.keys(agent.tools).length > 0 || delegatesToAgents || agent.mcp !== null,
+    // The agent's model hands work to other agents. (A handler may also call
+    // `ctx.delegate`, which the card cannot know ahead of time.)
+    delegation: delegatesToAgents,
   };
 }
 

@@ -1,5 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { servedFeatures } from "../../src/server/card";
+import { defineAgent } from "../../src/worker";
 import { BASE, rpc } from "../helpers";
 
 type Json = Record<string, unknown>;
@@ -72,6 +74,25 @@ describe("agent card (A2, A3)", () => {
       url: `${BASE}/`,
       preferredTransport: "JSONRPC",
       capabilities: { streaming: true, pushNotifications: true, stateTransitionHistory: true },
+    });
+  });
+});
+
+describe("served flags of a delegating agent (A3)", () => {
+  it("A3 an agent given other agents as tools declares delegation and tool calling", () => {
+    const plain = defineAgent({ card: { name: "p", description: "p" }, handler: () => "hi" });
+    expect(servedFeatures(plain.agent as never, BASE)).toMatchObject({
+      delegation: false,
+      toolCalling: false,
+    });
+    const orchestrator = defineAgent({
+      card: { name: "o", description: "o" },
+      handler: () => "hi",
+      agents: { writer: { url: "https://writer.example.com", description: "Writes" } },
+    });
+    expect(servedFeatures(orchestrator.agent as never, BASE)).toMatchObject({
+      delegation: true,
+      toolCalling: true,
     });
   });
 });
