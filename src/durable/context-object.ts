@@ -187,9 +187,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     );
     this.outbox = new IndexOutbox(
       this.store,
-      () => this.indexTarget(),
-      () => this.wakeAt(Date.now() + 1_000),
+      {
+        target: () => this.indexTarget(),
+        keepAlive: (work) => ctx.waitUntil(work),
+        wakeAt: (at) => this.wakeAt(at),
+      },
+      () => this.agent.limits.indexFlushMs,
     );
+    this.store.onIndexPending = () => this.outbox.schedule();
     this.dispatcher = this.pushStore
       ? new PushDispatcher(
           this.pushStore,
@@ -225,12 +230,10 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       const reply = await this.directReply(scope, params.message);
       if (reply) return JSON.stringify(renderReplyResult(reply, version));
       const { taskId, run } = this.admit(scope, params.message, undefined, push);
-      if (params.returnImmediately) {
-        this.ctx.waitUntil(run.then(() => this.flushIndex()));
-      } else {
-        await run;
-      }
-      await this.flushIndex();
+      // The tenant index hears of the task within `limits.indexFlushMs`, not before this
+      // answer: its call and commit are off the path, shared by the window's changes.
+      if (params.returnImmediately) this.ctx.waitUntil(run);
+      else await run;
       const task = this.read(taskId, { historyLength: params.historyLength });
       return JSON.stringify(renderSendResult(task, version, params));
     });
@@ -254,8 +257,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         (taskId, start) => this.openStream(taskId, format, { snapshot: true }, start),
         push,
       );
-      this.ctx.waitUntil(stream.run.then(() => this.flushIndex()));
-      await this.flushIndex();
+      this.ctx.waitUntil(stream.run);
       return stream.opened as ReadableStream<Uint8Array>;
     });
   }
@@ -334,7 +336,6 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       );
       this.runs.get(taskId)?.abort(new DOMException(reason || "Task canceled", "AbortError"));
       this.ctx.waitUntil(cancelChildren(this.children.open(taskId), this.env));
-      await this.flushIndex();
       return this.read(taskId);
     });
   }
@@ -769,10 +770,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       // A task following children is resumed: its delegations re-attach instead of resending.
       const resume = this.agent.resumeOnRestart || this.children.open(taskId).length > 0;
       const message = resume ? this.store.lastUserMessage(taskId) : null;
-      if (message) this.ctx.waitUntil(this.start(taskId, message).then(() => this.flushIndex()));
+      if (message) this.ctx.waitUntil(this.start(taskId, message));
       else this.failTask(taskId, RESTART_REASON);
     }
-    await this.flushIndex();
   }
 
   /** A conversation exists once it has a task or a history item. */

@@ -65,6 +65,9 @@ export class TaskStore {
   /** Set when an event was queued for a webhook, so the object can wake its alarm. */
   pushQueued = false;
 
+  /** Called when a row for the tenant index is pending (a state change or a removal). */
+  onIndexPending: () => void = () => {};
+
   /** Recently written tasks, least recently used first. */
   private readonly live = new Map<string, Task>();
   /** Index rows not yet acknowledged; null until read from SQLite. */
@@ -532,6 +535,7 @@ export class TaskStore {
         }
       }
     });
+    this.onIndexPending();
     return list.length;
   }
 
@@ -671,6 +675,7 @@ export class TaskStore {
       createdAt: task.createdAt,
       updatedAt: task.status.timestamp,
     });
+    this.onIndexPending();
   }
 }
 

@@ -120,7 +120,16 @@ describe("owners: a task belongs to the principal that created it (JSON-RPC)", (
     const jwt = { Authorization: `Bearer ${await token(key, { sub: "alice", tenant: "acme" })}` };
     const { body } = await rpcAs(worker, jwt, "GetTask", { id: task.id });
     expect((body.result as Json).id).toBe(task.id);
-    const listed = await rpcAs(worker, ALICE, "ListTasks", {});
+    // Across conversations the index lags by up to limits.indexFlushMs: poll as a client would.
+    const deadline = Date.now() + 5000;
+    let listed = await rpcAs(worker, ALICE, "ListTasks", {});
+    while (
+      !JSON.stringify(listed.body.result).includes(task.id as string) &&
+      Date.now() < deadline
+    ) {
+      await new Promise((r) => setTimeout(r, 50));
+      listed = await rpcAs(worker, ALICE, "ListTasks", {});
+    }
     expect(JSON.stringify(listed.body.result)).toContain(task.id as string);
   });
 });
