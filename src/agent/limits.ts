@@ -29,7 +29,7 @@ export interface LimitsConfig {
    * How long a conversation gathers its tasks' state changes before sending them to the
    * tenant index in one call (off the answer's path). A task shows in ListTasks across
    * conversations at most this long after it changes (plus the call's own time), or the
-   * state filter drops it until then. Default 100 ms.
+   * state filter drops it until then. Default 1000 ms.
    */
   indexFlushMs?: number;
 }
@@ -43,7 +43,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxPushConfigsPerTask: 10,
   retainFinishedTasks: 1000,
   retainFinishedMs: 30 * 24 * 60 * 60 * 1000,
-  indexFlushMs: 100,
+  indexFlushMs: 1000,
 };
 
 /** Applies the defaults; a bad value is a definition error naming the field. */

@@ -428,6 +428,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Retries index updates that could not be delivered; delivers push; prunes. */
   override async alarm(): Promise<void> {
+    this.alarmAt = null;
     if (this.vacant) return;
     this.prune();
     await this.flushIndex();
@@ -551,9 +552,19 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** One alarm serves the index retry and push: keep the earliest wake-up asked for. */
   private async wakeAt(at: number): Promise<void> {
+    // Known to be set early enough (every message asks for the index backstop): no call.
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
     const current = await this.ctx.storage.getAlarm();
-    if (current === null || at < current) await this.ctx.storage.setAlarm(at);
+    if (current === null || at < current) {
+      await this.ctx.storage.setAlarm(at);
+      this.alarmAt = at;
+    } else {
+      this.alarmAt = current;
+    }
   }
+
+  /** The alarm this object set and has not run yet, as far as it knows (null: ask). */
+  private alarmAt: number | null = null;
 
   // ---- tasks and runs ----------------------------------------------------------------
 

@@ -14,8 +14,13 @@ export interface OutboxHost {
   wakeAt(at: number): Promise<void>;
 }
 
-/** A failed flush, or one lost with its object, is retried this much later by the alarm. */
+/** A failed flush is retried this much later by the alarm. */
 export const INDEX_RETRY_MS = 1_000;
+/**
+ * The durable backstop: rows a torn-down object could not send go this long after their
+ * window (so a busy conversation sets its alarm about once per this period, not per message).
+ */
+export const INDEX_BACKSTOP_MS = 10_000;
 
 /**
  * Delivers a conversation's pending index rows (marked in the same transaction as each
@@ -53,7 +58,7 @@ export class IndexOutbox {
     // Durable backstop, once per window: if the object goes away before the timer
     // fires, the alarm sends the rows SQLite kept.
     this.host
-      .wakeAt(Date.now() + windowMs + INDEX_RETRY_MS)
+      .wakeAt(Date.now() + windowMs + INDEX_BACKSTOP_MS)
       .catch((error) => console.error("edgelink: could not schedule the index flush", error));
   }
 
