@@ -118,6 +118,4 @@ export async function runIndexBench() {
   }
 }
 
-export const cleanupIndexTemp = cleanupTempDirs;
-
 await runIfMain(import.meta.url, "index", runIndexBench, cleanupTempDirs);

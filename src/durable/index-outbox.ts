@@ -14,6 +14,8 @@ export interface OutboxHost {
   wakeAt(at: number): Promise<void>;
 }
 
+/** Rows per call to the index at most (the rest follow in the next call). */
+export const INDEX_BATCH_ROWS = 500;
 /** A failed flush is retried this much later by the alarm. */
 export const INDEX_RETRY_MS = 1_000;
 /**
@@ -85,7 +87,10 @@ export class IndexOutbox {
   }
 
   private async send(): Promise<void> {
-    const rows = this.store.outbox();
+    const pending = this.store.outbox();
+    // Bounded calls: after an outage the backlog goes in slices, one call each.
+    const rows = pending.slice(0, INDEX_BATCH_ROWS);
+    if (pending.length > INDEX_BATCH_ROWS) this.again = true;
     const removed = this.store.removals();
     if (rows.length === 0 && removed.length === 0) return;
     const target = this.host.target();

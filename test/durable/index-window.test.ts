@@ -2,7 +2,8 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { contextObjectName, indexObjectName } from "../../src/durable/ids";
 import type { IndexRow } from "../../src/durable/index-object";
-import { INDEX_BACKSTOP_MS } from "../../src/durable/index-outbox";
+import { INDEX_BACKSTOP_MS, INDEX_BATCH_ROWS, IndexOutbox } from "../../src/durable/index-outbox";
+import type { IndexEntry, TaskStore } from "../../src/durable/task-store";
 import { rpc, sleep, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;
@@ -204,5 +205,42 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
     expect(tasks.map((t) => [t.id, (t.status as Json).state])).toEqual([
       [asked.id, "TASK_STATE_COMPLETED"],
     ]);
+  });
+
+  it("a backlog goes to the index in bounded calls (INDEX_BATCH_ROWS rows each)", async () => {
+    const pending = new Map<string, IndexEntry>();
+    for (let i = 0; i < 2 * INDEX_BATCH_ROWS + 7; i++) {
+      const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+      pending.set(`t${i}`, { taskId: `t${i}`, state: "completed", createdAt: at, updatedAt: at });
+    }
+    // White-box: the store's outbox surface over a plain map.
+    const store = {
+      outbox: () => [...pending.values()],
+      removals: () => [],
+      acknowledge: (rows: readonly IndexEntry[]) => {
+        for (const r of rows) pending.delete(r.taskId);
+      },
+      removed: () => {},
+    } as unknown as TaskStore;
+    const calls: number[] = [];
+    const outbox = new IndexOutbox(
+      store,
+      {
+        target: () => ({
+          contextId: "c",
+          index: {
+            upsert: async (rows: IndexRow[]) => {
+              calls.push(rows.length);
+            },
+          } as never,
+        }),
+        keepAlive: () => {},
+        wakeAt: async () => {},
+      },
+      () => 1000,
+    );
+    await outbox.flush();
+    expect(calls).toEqual([INDEX_BATCH_ROWS, INDEX_BATCH_ROWS, 7]);
+    expect(pending.size).toBe(0);
   });
 });
