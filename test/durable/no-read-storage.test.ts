@@ -191,12 +191,19 @@ describe("a read never creates storage", () => {
     expect(await storedObjects()).toEqual(before);
   });
 
-  it("another principal's issued context id is refused in the Worker (not found), reaching no object", async () => {
+  it("another principal's task and context ids are refused in the Worker (not found), reaching no object", async () => {
     const worker = authedAgent(await signingKey());
     const sent = await rpcAs(worker, ALICE, "SendMessage", { message: userMessage("mine") });
     const contextId = ((sent.body.result as Json).task as Json).contextId as string;
     expect(contextId).toMatch(/^c\./);
+    const taskId = ((sent.body.result as Json).task as Json).id as string;
     const before = await storedObjects();
+    // Alice's task id does not open for Bob: refused before any object (his or hers).
+    const task = await call(worker, "GET", `/tasks/${taskId}`, { headers: BOB });
+    expect(task.status).toBe(404);
+    expect((await rpcAs(worker, BOB, "GetTask", { id: taskId })).body.error).toMatchObject({
+      code: -32001,
+    });
     const history = await call(worker, "GET", `/contexts/${contextId}/history`, { headers: BOB });
     expect(history.status).toBe(404);
     const compact = await rpcAs(worker, BOB, "CompactContextHistory", { contextId });
