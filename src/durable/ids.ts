@@ -5,12 +5,13 @@
  */
 
 import { A2AError } from "../models/errors";
+import { LIMITS } from "../models/limits";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** Longest client-supplied contextId accepted. */
-export const MAX_CONTEXT_ID_LENGTH = 256;
+export const MAX_CONTEXT_ID_LENGTH = LIMITS.idLength;
 
 function toBase64Url(text: string): string {
   let binary = "";
@@ -145,9 +146,7 @@ function scopeBytes(kind: string, scope: IdScope): Uint8Array {
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 /** The longest task id a valid context id can make: anything longer is refused unread. */
-export const MAX_TASK_ID_LENGTH = Math.ceil(
-  ((NONCE_BYTES + 3 * MAX_CONTEXT_ID_LENGTH + TAG_BYTES) * 4) / 3,
-);
+export const MAX_TASK_ID_LENGTH = LIMITS.taskIdLength;
 
 /**
  * A new task id in `contextId`: a routing token, the context id sealed with AES-256-GCM

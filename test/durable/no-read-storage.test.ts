@@ -9,6 +9,7 @@ import {
   MAX_TASK_ID_LENGTH,
   newTaskId,
 } from "../../src/durable/ids";
+import { LIMITS } from "../../src/models/limits";
 import { Message } from "../../src/models/message";
 import { defineAgent } from "../../src/worker";
 import { BASE, rest, rpc, send, userMessage } from "../helpers";
@@ -350,5 +351,19 @@ describe("ids issued before sealing keep working", () => {
     // New tasks of the same conversation get sealed ids.
     const fresh = await send("new", { contextId });
     expect((fresh.id as string).includes(".")).toBe(false);
+  });
+});
+
+describe("task id length", () => {
+  it("the longest context id a client may choose still gives a task id within the limit, which routes", async () => {
+    const contextId = "✓".repeat(256); // 256 UTF-16 units, 768 UTF-8 bytes: the worst case
+    const task = await send("long", { contextId });
+    const id = task.id as string;
+    expect(id.length).toBeLessThanOrEqual(LIMITS.taskIdLength);
+    expect(id.length).toBeGreaterThan(1000);
+    expect(((await rpc("GetTask", { id })).body.result as Json).contextId).toBe(contextId);
+    expect((await rest("GET", `/tasks/${id}`)).status).toBe(200);
+    // A context id Edgelink issued gives a short one.
+    expect(((await send("short")).id as string).length).toBeLessThan(90);
   });
 });
