@@ -175,6 +175,28 @@ describe("a read never creates storage", () => {
     expect(await storedObjects()).toEqual(before);
   });
 
+  it("an over-long context id is refused in the Worker on every context route, naming the field", async () => {
+    const long = "x".repeat(257);
+    const before = await storedObjects();
+    for (const [method, path] of [
+      ["GET", `/contexts/${long}/history`],
+      ["POST", `/contexts/${long}/history:compact`],
+      ["GET", `/tasks?contextId=${long}`],
+    ] as const) {
+      const answer = await rest(method, path, method === "POST" ? {} : undefined);
+      expect(answer.status, path.slice(0, 30)).toBe(400);
+      expect(JSON.stringify(answer.body)).toContain("contextId");
+    }
+    for (const method of ["GetContextHistory", "CompactContextHistory", "ListTasks"]) {
+      expect((await rpc(method, { contextId: long })).body.error, method).toMatchObject({
+        code: -32602,
+      });
+    }
+    const sent = await rpc("SendMessage", { message: userMessage("hi", { contextId: long }) });
+    expect(sent.body.error).toMatchObject({ code: -32602 });
+    expect(await storedObjects()).toEqual(before);
+  });
+
   it("a context Edgelink issued is opaque, signed, and reads back; a flipped character is refused", async () => {
     const task = await send("start a conversation");
     const contextId = task.contextId as string;
