@@ -221,7 +221,7 @@ describe("the window a model turn reads (F25, issue 10)", () => {
     // The kept turns start at the third newest user message: "thanks for town 78" is one.
     expect(text(first.items[2])).toBe("thanks for town 78");
     expect(first.tokens).toBeLessThanOrEqual(600);
-    expect(stored?.summary.content).toEqual([`${SUMMARY_LABEL}\nsummary number 1`]);
+    expect(text(stored?.summary)).toEqual(`${SUMMARY_LABEL}\nsummary number 1`);
     // The next turn starts from the stored summary: no summarizer call, only the recent rows.
     expect(second.summarized).toBe(false);
     expect(result.callsAfterSecond).toBe(1);
@@ -305,7 +305,7 @@ describe("the window a model turn reads (F25, issue 10)", () => {
       return { a: a.items.map(text), b: b.items.map(text), stored: store.runningSummary() };
     });
     // The second call finished first and stored; the first one's summary was not stored.
-    expect(result.stored?.summary.content).toEqual([`${SUMMARY_LABEL}\nsummary from call 2`]);
+    expect(text(result.stored?.summary)).toEqual(`${SUMMARY_LABEL}\nsummary from call 2`);
     expect(result.a[1]).toBe(`${SUMMARY_LABEL}\nsummary from call 1`);
     expect(result.b[1]).toBe(`${SUMMARY_LABEL}\nsummary from call 2`);
   });
