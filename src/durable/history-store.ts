@@ -165,7 +165,12 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     next: { through: number; summary: T },
   ): boolean {
     const body = JSON.stringify(next);
-    this.checkSize(next.summary, body);
+    // One `meta` row, never chunked: a summarizer answering at length is refused.
+    if (body.length > CHUNK_CHARS) {
+      throw new RangeError(
+        `The running summary is ${body.length} characters of JSON; at most ${CHUNK_CHARS} fit its row`,
+      );
+    }
     return this.storage.transactionSync(() => {
       const current = this.runningSummary();
       if ((current?.summary.id ?? null) !== (expected?.summary.id ?? null)) return false;

@@ -206,7 +206,7 @@ describe("the window a model turn reads (F25, issue 10)", () => {
     expect(result.stored).not.toBeNull();
   });
 
-  it("F25: a failing summarizer costs the summary, not the turn; an abort stores nothing", async () => {
+  it("F25: a failing summarizer (or one answering past its row) costs the summary, not the turn; an abort stores nothing", async () => {
     const result = await runInDurableObject(stubOf("failing"), async (_i, state) => {
       const { store, fill } = countedStore(state.storage);
       fill(101);
@@ -214,6 +214,11 @@ describe("the window a model turn reads (F25, issue 10)", () => {
         throw new Error("summarizer down");
       };
       const window = await readWindow(windowSource(store), { maxTokens: 300, summarizer: failing });
+      const verbose: Summarizer = async () => "word ".repeat(60_000);
+      const tooLong = await readWindow(windowSource(store), {
+        maxTokens: 300,
+        summarizer: verbose,
+      });
       const controller = new AbortController();
       const aborting: Summarizer = async () => {
         controller.abort(new Error("stop"));
@@ -227,11 +232,14 @@ describe("the window a model turn reads (F25, issue 10)", () => {
         () => "resolved",
         (e: Error) => e.message,
       );
-      return { window, aborted, stored: store.runningSummary() };
+      return { window, tooLong, aborted, stored: store.runningSummary() };
     });
     expect(String(result.window.summaryError)).toMatch(/summarizer down/);
     expect(result.window.summarized).toBe(false);
     expect(result.window.tokens).toBeLessThanOrEqual(300);
+    // A summary too long for its row is refused like a failure: the turn is truncated.
+    expect(String(result.tooLong.summaryError)).toMatch(/running summary is \d+ characters/);
+    expect(result.tooLong.tokens).toBeLessThanOrEqual(300);
     expect(result.aborted).toBe("stop");
     expect(result.stored).toBeNull();
   });
