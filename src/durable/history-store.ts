@@ -49,12 +49,12 @@ const encoder = new TextEncoder();
 const RUNNING_SUMMARY = "history_summary";
 
 /**
- * Rows a model must see however old: config updates, and system or developer messages
- * (by their JSON; an instruction over a row's size, kept in chunks, is not found). Written
- * exactly as in the partial index `history_pinned`, so SQLite uses it.
+ * Rows a model must see however old: config updates, system or developer messages and
+ * flagged summaries (by their JSON; one over a row's size, kept in chunks, is not found).
+ * Written exactly as in the partial index `history_pinned`, so SQLite uses it.
  */
 export const PINNED =
-  "(type = 'agent_config_update' OR (type = 'message' AND json_extract(body, '$.role') IN ('system', 'developer')))";
+  "(type = 'agent_config_update' OR (type = 'message' AND (json_extract(body, '$.role') IN ('system', 'developer') OR json_extract(body, '$.extra.summary') = 1)))";
 
 /**
  * The conversation of one context as SQLite rows, one per item, ordered by a sequence
@@ -132,8 +132,9 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   }
 
   /**
-   * Instruction messages and config updates before `before`, through the partial index
-   * `history_pinned` (schema v7): the first one and the newest `limit`, oldest first.
+   * Instruction messages, config updates and summaries before `before`, through the
+   * partial index `history_pinned` (schema v7): the first one and the newest `limit`,
+   * oldest first.
    */
   pinned(before: number, limit: number): HistoryRow<T>[] {
     const newest = this.read(

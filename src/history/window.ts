@@ -1,5 +1,5 @@
 import { providerItems } from "./config";
-import { type Item, isUserMessage, type MessageItem } from "./items";
+import { type Item, isSummary, isUserMessage, type MessageItem } from "./items";
 import {
   DEFAULT_SUMMARY_MAX_TOKENS,
   planSummary,
@@ -38,8 +38,9 @@ export interface WindowSource {
   /** Items with positions strictly between `after` and `before` (null: no bound), newest first. */
   newest(after: number | null, before: number | null, limit: number): PositionedItem[];
   /**
-   * Instruction messages (system, developer) and config updates before `before`: the
-   * first one and the newest `limit`, oldest first. They stay in force however old.
+   * Instruction messages (system, developer), config updates and summary messages before
+   * `before`: the first one and the newest `limit`, oldest first. Instructions stay in
+   * force however old, and a summary stands for what it replaced (F8).
    */
   pinned(before: number, limit: number): PositionedItem[];
   /**
@@ -170,6 +171,7 @@ export async function readWindow(
   };
 
   let summary = running?.summary ?? null;
+  let through = running?.through ?? null;
   let recent = read.map((row) => row.item);
   const tail = recentTurnsStart(recent, keep);
   if (policy.summarizer && over() && tail >= 0 && (tail > 0 || !exhausted)) {
@@ -204,6 +206,7 @@ export async function readWindow(
         if (next) {
           const written: RunningSummary = { through: newest.seq, summary: next.summary };
           source.saveRunningSummary(running, written);
+          through = newest.seq;
           summary = next.summary;
           recent = recent.slice(tail).filter((item) => !next.summarized.has(item.id));
           result.summarized = true;
@@ -218,11 +221,15 @@ export async function readWindow(
 
   // Instructions and config updates older than what is sent still apply (F8, F19, F21).
   const sentFrom = result.summarized ? read[tail] : read[0];
-  const pinned =
+  const found =
     result.summarized || running || !exhausted
       ? source.pinned(sentFrom?.seq ?? Number.POSITIVE_INFINITY, PINNED_LIMIT)
       : [];
-  rowsRead += pinned.length;
+  rowsRead += found.length;
+  // A summary the running summary has folded in is not sent again.
+  const pinned = found.filter(
+    (row) => !(isSummary(row.item) && through !== null && row.seq <= through),
+  );
 
   const window = [...pinned.map((row) => row.item), ...(summary ? [summary] : []), ...recent];
   const fitted = truncateItems(window, {
@@ -248,9 +255,12 @@ async function summarizeFold(
   maxTokens: number,
   signal: AbortSignal | undefined,
 ): Promise<{ summary: MessageItem; summarized: Set<string> } | null> {
-  // The previous summary is read as what the assistant said so far, so it is folded in.
-  const previous: Item[] = running ? [{ ...running.summary, extra: {} }] : [];
-  const items = [...previous, ...folded.map((row) => row.item), ...kept];
+  // Earlier summaries (the running one, a compaction's) are read as what the assistant
+  // said, so they are folded in: nothing before `through` is sent again but instructions.
+  const unflag = (item: Item): Item =>
+    isSummary(item) ? { ...item, extra: { ...item.extra, summary: false } } : item;
+  const previous: Item[] = running ? [unflag(running.summary)] : [];
+  const items = [...previous, ...folded.map((row) => unflag(row.item)), ...kept];
   const plan = planSummary(items, previous.length + folded.length);
   if (!plan) return null;
   const text = await runSummarizer(summarizer, plan.transcript, maxTokens, signal);

@@ -5,7 +5,7 @@ import { windowSource } from "../../src/durable/history-window";
 import { contextObjectName } from "../../src/durable/ids";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { type Item, isSummary } from "../../src/history/items";
-import { SUMMARY_LABEL, type Summarizer } from "../../src/history/summarize";
+import { SUMMARY_LABEL, type Summarizer, summaryMessage } from "../../src/history/summarize";
 import { estimateTokens } from "../../src/history/tokens";
 import { type ConversationWindow, readWindow, type WindowPolicy } from "../../src/history/window";
 import { itemAt } from "../window-items";
@@ -242,6 +242,36 @@ describe("the window a model turn reads (F25, issue 10)", () => {
     expect(result.tooLong.tokens).toBeLessThanOrEqual(300);
     expect(result.aborted).toBe("stop");
     expect(result.stored).toBeNull();
+  });
+
+  it("F25 F8 E8: a compaction's summary older than the window is sent (F8), or folded into the running summary, never lost", async () => {
+    const result = await runInDurableObject(stubOf("compacted"), async (_i, state) => {
+      const { store, fill } = countedStore(state.storage);
+      fill(1);
+      store.append(summaryMessage(SUMMARY_LABEL, "the user lives in Lyon"));
+      for (let i = 1; i < 200; i++) store.append(itemAt(i));
+      // Without a summarizer it is pinned (F8: the first summary stays), however old.
+      const truncated = await readWindow(windowSource(store), { maxTokens: 500 });
+      const { summarizer, transcripts } = recordingSummarizer();
+      const folded = await readWindow(windowSource(store), {
+        maxTokens: 2000,
+        summarizer,
+        foldMaxTokens: 5000,
+      });
+      return { truncated: truncated.items.map(text), folded: folded.items.map(text), transcripts };
+    });
+    expect(result.truncated.slice(0, 2)).toEqual([
+      "You answer questions about the weather.",
+      `${SUMMARY_LABEL}\nthe user lives in Lyon`,
+    ]);
+    // With one, it is folded into the running summary and not sent again beside it.
+    expect(result.folded.filter((t) => t?.includes("Lyon"))).toEqual([]);
+    expect(result.folded[1]).toBe(`${SUMMARY_LABEL}\nsummary number 1`);
+    const { transcripts } = result;
+    expect(transcripts).toHaveLength(1);
+    expect(transcripts[0]).toMatch(
+      /^assistant: Summary of the earlier conversation:\nthe user lives in Lyon\n/,
+    );
   });
 
   it("two turns summarizing at once store one running summary (the first one written wins)", async () => {
