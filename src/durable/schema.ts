@@ -1,5 +1,6 @@
 import type { Message } from "../models/message";
 import { itemFromMessage } from "./conversation-bridge";
+import { PINNED } from "./history-store";
 
 /**
  * SQLite schemas, as ordered migrations. Each object records the version it reached in
@@ -130,6 +131,9 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   ["ALTER TABLE push_deliveries ADD COLUMN snapshot TEXT"],
   // v6: tasks pruned by retention, until the tenant index has forgotten them too.
   ["CREATE TABLE IF NOT EXISTS index_removals (task_id TEXT PRIMARY KEY)"],
+  // v7: a model turn reads only its window, but instructions and config updates apply
+  // however old they are; this index finds them without scanning the history.
+  [`CREATE INDEX IF NOT EXISTS history_pinned ON history_items (seq) WHERE ${PINNED}`],
 ];
 
 /** Copies v1-v3 state history rows into their task's `state_history` JSON, in order. */
@@ -215,4 +219,9 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
     );
     return migrations.length;
   });
+}
+
+/** Whether an object was ever written (`migrate` made its schema); asking creates nothing. */
+export function hasSchema(storage: DurableObjectStorage): boolean {
+  return storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'meta'").toArray().length > 0;
 }
