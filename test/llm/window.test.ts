@@ -94,7 +94,7 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
   it("F25 F10: over 100,000 items the provider gets the instructions, the running summary and the newest turns within budget, reading a few hundred rows", async () => {
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     const first = await streamMessage("hello");
-    const contextId = (first.at(-1)?.statusUpdate as Json).contextId as string;
+    const contextId = ((first.at(-1)?.statusUpdate ?? {}) as Json).contextId as string;
     await seed(contextId, 100_000);
 
     const transcripts: string[] = [];
@@ -112,7 +112,7 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
     const queries = reads.queries();
     await reads.restore();
 
-    const sent = (fake.requests.at(-1)?.body as Json).messages as Json[];
+    const sent = ((fake.requests.at(-1)?.body ?? {}) as Json).messages as Json[];
     // The history's own system message, 100,000 items back, is pinned (F8): the OpenAI
     // converter joins it to the agent's instructions.
     expect(sent[0]).toEqual({
@@ -147,7 +147,7 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
     // The next turn starts from the stored summary: no new summarizer call.
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     await streamMessage("And of Peru?", contextId);
-    const next = (fake.requests.at(-1)?.body as Json).messages as Json[];
+    const next = ((fake.requests.at(-1)?.body ?? {}) as Json).messages as Json[];
     expect(next).toContainEqual(summary);
     expect(next.at(-1)).toEqual({ role: "user", content: "And of Peru?" });
     expect(transcripts).toHaveLength(1);
@@ -156,12 +156,12 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
   it("F25: without a summarizer the turn is truncated to the budget, newest kept", async () => {
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     const first = await streamMessage("hello");
-    const contextId = (first.at(-1)?.statusUpdate as Json).contextId as string;
+    const contextId = ((first.at(-1)?.statusUpdate ?? {}) as Json).contextId as string;
     await seed(contextId, 2_000);
     agent.contextWindow = resolveContextWindow({ maxTokens: 500 });
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     await streamMessage("What is the capital of Mexico?", contextId);
-    const sent = (fake.requests.at(-1)?.body as Json).messages as Json[];
+    const sent = ((fake.requests.at(-1)?.body ?? {}) as Json).messages as Json[];
     expect(estimate(sent.slice(1))).toBeLessThanOrEqual(500);
     expect(sent.some((m) => String(m.content).startsWith(SUMMARY_LABEL))).toBe(false);
     expect(sent.at(-2)).toEqual({
