@@ -130,6 +130,15 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   ["ALTER TABLE push_deliveries ADD COLUMN snapshot TEXT"],
   // v6: tasks pruned by retention, until the tenant index has forgotten them too.
   ["CREATE TABLE IF NOT EXISTS index_removals (task_id TEXT PRIMARY KEY)"],
+  // v7: webhook health. A config's failed attempts in a row and whether they made it
+  // unhealthy (its undelivered events then coalesce into one task snapshot), the events
+  // it had coalesced, and per delivery how many events it stands for.
+  [
+    "ALTER TABLE push_configs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE push_configs ADD COLUMN unhealthy INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE push_configs ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE push_deliveries ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0",
+  ],
 ];
 
 /** Copies v1-v3 state history rows into their task's `state_history` JSON, in order. */
