@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { type PageQuery, queryPage } from "./paging";
-import { INDEX_MIGRATIONS, migrate } from "./schema";
+import { INDEX_LISTING_KEEP, INDEX_MIGRATIONS, migrate } from "./schema";
 
 /** One task's entry in a tenant's index: enough to filter, sort and find its object. */
 export interface IndexRow {
@@ -66,7 +66,7 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
   async query(q: PageQuery): Promise<IndexPage> {
     const page = queryPage<{ context_id: string }>(
       this.ctx.storage.sql,
-      { table: "task_index", id: "task_id", columns: "context_id" },
+      { table: "task_index", id: "task_id", columns: "context_id", keep: INDEX_LISTING_KEEP },
       q,
     );
     return {
