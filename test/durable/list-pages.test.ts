@@ -1,7 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { contextObjectName } from "../../src/durable/ids";
-import { CONTEXT_LISTING_KEEP } from "../../src/durable/schema";
+import { queryPage } from "../../src/durable/paging";
+import { CONTEXT_LISTING_KEEP, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { rpc, send, sleep } from "../helpers";
 
 type Json = Record<string, unknown>;
@@ -66,6 +67,35 @@ describe("ListTasks pages a snapshot (issue 10)", () => {
     const { whole, pages } = await pageWhileUpdating({ statusTimestampAfter: since }, contextId);
     expect(new Set(whole)).toEqual(new Set(ids));
     expect(pages.flat()).toEqual(whole);
+  });
+
+  it("tasks stored before the migration page stably too (they are in every snapshot)", async () => {
+    const stub = env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName("list-migration"));
+    const result = await runInDurableObject(stub, (_i, state) => {
+      const sql = state.storage.sql;
+      migrate(state.storage, CONTEXT_MIGRATIONS.slice(0, 7)); // as deployed before v8
+      for (const [id, at] of [
+        ["a", "2026-01-01T00:00:01.000Z"],
+        ["b", "2026-01-01T00:00:02.000Z"],
+        ["c", "2026-01-01T00:00:03.000Z"],
+      ]) {
+        sql.exec(
+          `INSERT INTO tasks (id, context_id, state, status_timestamp, created_at, updated_at)
+           VALUES (?, 'c', 'working', ?, ?, ?)`,
+          id,
+          at,
+          at,
+          at,
+        );
+      }
+      migrate(state.storage, CONTEXT_MIGRATIONS);
+      const source = { table: "tasks", id: "id", columns: "state", keep: CONTEXT_LISTING_KEEP };
+      const page1 = queryPage(sql, source, { pageSize: 1 });
+      sql.exec("UPDATE tasks SET updated_at = '2026-01-01T00:00:09.000Z' WHERE id = 'a'");
+      const page2 = queryPage(sql, source, { pageSize: 5, pageToken: page1.nextPageToken });
+      return [...page1.rows, ...page2.rows].map((r) => r.id);
+    });
+    expect(result).toEqual(["c", "b", "a"]);
   });
 
   it("a page token older than the moves kept has expired: InvalidParams naming pageToken", async () => {
