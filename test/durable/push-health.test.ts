@@ -18,13 +18,18 @@ function stubOf(name: string) {
   return ns.get(ns.idFromName(contextObjectName("", name)));
 }
 
-/** A webhook receiver at the HTTP level: answers from a script, keeps what it got. */
+/**
+ * A webhook receiver at the HTTP level: answers from a script, keeps what it got. Its
+ * failures ask for a retry in an hour, so no retry falls due within one `run` (a jittered
+ * delay can be a few ms) and each round of the test is one attempt per config.
+ */
 function receiver(statuses: number[]) {
   const got: { id: string | null; body: string }[] = [];
   const fetchFn = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init);
     got.push({ id: request.headers.get("x-a2a-event-id"), body: await request.text() });
-    return new Response(null, { status: statuses.shift() ?? 200 });
+    const status = statuses.shift() ?? 200;
+    return new Response(null, { status, headers: status >= 500 ? { "Retry-After": "3600" } : {} });
   }) as typeof fetch;
   return { got, fetchFn };
 }
