@@ -20,6 +20,11 @@ import {
 } from "./prompt";
 import type { ReplyHook } from "./reply";
 import type { Tools } from "./tools";
+import {
+  type ContextWindowOptions,
+  type ContextWindowSettings,
+  resolveContextWindow,
+} from "./turn-window";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
 export type InferFn<Env = unknown> = (
@@ -139,6 +144,11 @@ export interface AgentConfig<Env = unknown> {
   /** Largest single conversation item, in UTF-8 bytes; bigger ones are refused. Default 4 MiB. */
   maxHistoryItemBytes?: number;
   /**
+   * How much history a model turn sends, read as a window from the end of the
+   * conversation (never all of it): see `ContextWindowOptions` for the defaults.
+   */
+  contextWindow?: ContextWindowOptions;
+  /**
    * Webhook push notifications. Set (even to `{}`) to serve them; the card then says
    * `pushNotifications: true`. Deliveries are signed with the private JWK(s) in the
    * `PUSH_SIGNING_KEYS` secret.
@@ -246,6 +256,7 @@ export interface Agent<Env = unknown> {
   bindings: { context: string; index: string };
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
+  contextWindow: ContextWindowSettings;
   push: PushOptions | null;
   limits: Limits;
   auth: AuthOptions<Env> | null;
@@ -334,6 +345,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       index: config.bindings?.index ?? "EDGELINK_INDEX",
     },
     summarizer: config.summarizer ?? null,
+    contextWindow: resolveContextWindow(config.contextWindow),
     push: config.push ?? null,
     limits: resolveLimits(config.limits),
     auth,

@@ -1,5 +1,6 @@
 import type { Message } from "../models/message";
 import { itemFromMessage } from "./conversation-bridge";
+import { PINNED } from "./history-store";
 
 /**
  * SQLite schemas, as ordered migrations. Each object records the version it reached in
@@ -176,7 +177,10 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   ["ALTER TABLE push_deliveries ADD COLUMN snapshot TEXT"],
   // v6: tasks pruned by retention, until the tenant index has forgotten them too.
   ["CREATE TABLE IF NOT EXISTS index_removals (task_id TEXT PRIMARY KEY)"],
-  // v7: webhook health. A config's failed attempts in a row and whether they made it
+  // v7: a model turn reads only its window, but instructions and config updates apply
+  // however old they are; this index finds them without scanning the history.
+  [`CREATE INDEX IF NOT EXISTS history_pinned ON history_items (seq) WHERE ${PINNED}`],
+  // v8: webhook health. A config's failed attempts in a row and whether they made it
   // unhealthy (its undelivered events then coalesce into one task snapshot), the events
   // it had coalesced, and per delivery how many events it stands for.
   [
@@ -185,7 +189,7 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
     "ALTER TABLE push_configs ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0",
     "ALTER TABLE push_deliveries ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0",
   ],
-  // v8: ListTasks pages a snapshot (see listingSteps).
+  // v9: ListTasks pages a snapshot (see listingSteps).
   listingSteps("tasks", "id", CONTEXT_LISTING_KEEP),
 ];
 
