@@ -173,6 +173,13 @@ export interface AgentConfig<Env = unknown> {
    */
   acceptUnsignedIds?: boolean;
   /**
+   * Accept context ids chosen by clients (A2A §3.4.1: an agent MAY). Default true: many
+   * clients name their own conversations. With false, a message naming a contextId this
+   * agent did not issue is refused (400, `params.message.contextId`), and so is every
+   * read naming one: no context id the Worker cannot verify ever reaches an object.
+   */
+  clientContextIds?: boolean;
+  /**
    * Serve the inspector page at `/inspector` (a browser UI to chat with the agent and
    * look at its tasks, history and webhooks). Default: on under `wrangler dev` (served
    * from localhost), off when deployed, unless the `EDGELINK_INSPECTOR` variable says
@@ -256,6 +263,7 @@ export interface Agent<Env = unknown> {
   auth: AuthOptions<Env> | null;
   cors: CorsOptions | null;
   acceptUnsignedIds: boolean;
+  clientContextIds: boolean;
   /** true/false when set; null: decided per request (see `inspector` in AgentConfig). */
   inspector: boolean | null;
 }
@@ -344,6 +352,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     auth,
     cors: config.cors ?? null,
     acceptUnsignedIds: config.acceptUnsignedIds ?? false,
+    clientContextIds: config.clientContextIds ?? true,
     inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",

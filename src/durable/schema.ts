@@ -220,3 +220,8 @@ export function migrate(storage: DurableObjectStorage, migrations: readonly Migr
     return migrations.length;
   });
 }
+
+/** Whether an object was ever written (`migrate` made its schema); asking creates nothing. */
+export function hasSchema(storage: DurableObjectStorage): boolean {
+  return storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'meta'").toArray().length > 0;
+}
