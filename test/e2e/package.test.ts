@@ -20,10 +20,10 @@ const BIN = (name: string) => join(REPO, "node_modules", ".bin", name);
 /** Issue 13's goal for the whole framework in a built Worker, gzipped. */
 const BUNDLE_GOAL_BYTES = 165 * 1024;
 /**
- * What this test enforces: the 188 KiB measured (zod as a namespace import) plus a margin.
- * Above the goal it warns; above this it fails.
+ * What this test enforces: the 162 KiB measured (zod as a namespace import, the package
+ * minified) plus a margin for features to come. Above the goal it warns; above this it fails.
  */
-const BUNDLE_CEILING_BYTES = 200 * 1024;
+const BUNDLE_CEILING_BYTES = 180 * 1024;
 
 function run(cmd: string, args: string[], cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
