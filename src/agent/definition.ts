@@ -97,9 +97,12 @@ export interface AgentConfig<Env = unknown> {
    * model an error result (H14). Unknown tools and bad arguments stay error results. Default false.
    */
   stopOnError?: boolean;
-  /** Only these tools are offered and run; unset or empty means all (H16). */
+  /**
+   * Only these tools are offered and run; unset or empty means all (H16). Applies to the
+   * agent's own tools, its `agents` and its MCP servers' tools (by the name the model sees).
+   */
   allowedTools?: readonly string[];
-  /** These tools are never offered or run; wins over `allowedTools` (H16). */
+  /** These tools are never offered or run; wins over `allowedTools` (H16). Same scope. */
   blockedTools?: readonly string[];
   /**
    * Stream the model's reasoning deltas to A2A clients as transient status updates (a data
@@ -210,6 +213,8 @@ export interface Agent<Env = unknown> {
   tools: Tools;
   mcp: McpToolSource | null;
   agents: AgentTools;
+  /** Whether a tool known only at run time (an MCP server's) passes allowed/blockedTools. */
+  toolAllowed: (name: string) => boolean;
   infer: InferFn<Env> | null;
   model: Model | null;
   instructions:
@@ -271,6 +276,13 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     throw new TypeError("extendedCard is served only to authenticated callers; configure auth");
   }
   const card = { ...parsed.data, securitySchemes: auth ? securitySchemesOf(auth) : {} };
+  const agents = checkAgentTools(config.agents, config.tools ?? {});
+  const toolAllowed = toolFilter(
+    [...Object.keys(config.tools ?? {}), ...Object.keys(agents)],
+    config.mcp !== undefined,
+    config.allowedTools,
+    config.blockedTools,
+  );
   return {
     card,
     extendedCard: config.extendedCard
@@ -278,9 +290,12 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       : null,
     handler: config.handler ?? null,
     reply: config.reply ?? null,
-    tools: filterTools(config.tools ?? {}, config.allowedTools, config.blockedTools),
+    tools: Object.fromEntries(
+      Object.entries(config.tools ?? {}).filter(([name]) => toolAllowed(name)),
+    ),
     mcp: checkMcpSource(config.mcp),
-    agents: checkAgentTools(config.agents, config.tools ?? {}),
+    agents: Object.fromEntries(Object.entries(agents).filter(([name]) => toolAllowed(name))),
+    toolAllowed,
     // C7: without an infer function, infer parts go to the agent's own model.
     infer: config.infer ?? (config.model ? modelInfer<Env>(config.model) : null),
     model: config.model
@@ -327,26 +342,29 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
 }
 
 /**
- * The tools an agent offers and runs (H16): `allowed` (unset or empty: all) minus
- * `blocked`. A name in either list that is not a tool is a definition error.
+ * Which tools an agent offers and runs (H16): `allowed` (unset or empty: all) minus
+ * `blocked`. A name in either list that is no tool and no agent is a definition error,
+ * unless the agent has MCP servers, whose tools are known only when listed.
  */
-function filterTools(
-  tools: Tools,
+function toolFilter(
+  known: readonly string[],
+  hasMcp: boolean,
   allowed: readonly string[] | undefined,
   blocked: readonly string[] | undefined,
-): Tools {
-  for (const [field, names] of [
-    ["allowedTools", allowed],
-    ["blockedTools", blocked],
-  ] as const) {
-    const unknown = (names ?? []).filter((name) => !Object.hasOwn(tools, name));
-    if (unknown.length) throw new TypeError(`${field}: no tool named ${unknown.join(", ")}`);
+): (name: string) => boolean {
+  if (!hasMcp) {
+    const names = new Set(known);
+    for (const [field, list] of [
+      ["allowedTools", allowed],
+      ["blockedTools", blocked],
+    ] as const) {
+      const unknown = (list ?? []).filter((name) => !names.has(name));
+      if (unknown.length) throw new TypeError(`${field}: no tool named ${unknown.join(", ")}`);
+    }
   }
   const keep = allowed?.length ? new Set(allowed) : null;
   const drop = new Set(blocked ?? []);
-  return Object.fromEntries(
-    Object.entries(tools).filter(([name]) => (keep === null || keep.has(name)) && !drop.has(name)),
-  );
+  return (name) => (keep === null || keep.has(name)) && !drop.has(name);
 }
 
 const Settings = ModelRequest.omit({ messages: true, system: true, tools: true }).partial();

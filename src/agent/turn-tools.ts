@@ -32,7 +32,8 @@ export async function openTurnTools<Env>(
     taken,
     timeoutMs: agent.toolTimeoutMs,
   });
-  return { tools: { ...delegates, ...mcp.tools }, close: () => mcp.close() };
+  const allowed = Object.entries(mcp.tools).filter(([name]) => agent.toolAllowed(name));
+  return { tools: { ...delegates, ...Object.fromEntries(allowed) }, close: () => mcp.close() };
 }
 
 /**

@@ -8,9 +8,9 @@ import type { Task } from "./task";
  * The chat view of a task's event log (N1–N7): the same events A2A streams carry, told
  * the way a chat front end wants them. `start {taskId, model, sessionId}`, `chunk
  * {content}` per streamed text, `tool_call {tool, arguments, toolCallId}` before each tool
- * runs, `tool_result {tool, content, toolCallId, isError}` after it, then exactly one of
- * `done {taskId, sessionId, state, thinking?, hasThinking, totalTimeMs}` or `error
- * {error}`. Each frame is `event:` + `data:` with the log position as its `id:`, so a
+ * runs, `tool_result {tool, content, toolCallId, isError}` after it, then, per turn,
+ * exactly one of `done {taskId, sessionId, state, thinking?, hasThinking, totalTimeMs}` or
+ * `error {error}` (a replay of a task that asked for input has one per turn). Each frame is `event:` + `data:` with the log position as its `id:`, so a
  * reconnect with `Last-Event-ID` resumes right after it.
  */
 export interface ChatEvent {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { resolveAgent } from "../../src/agent/definition";
 import { tool } from "../../src/agent/tools";
+import { mcpServers } from "../../src/mcp/index";
 
 const noop = (name: string) => tool({ description: name, input: z.object({}), run: () => name });
 const tools = { search: noop("search"), add: noop("add"), shell: noop("shell") };
@@ -36,6 +37,28 @@ describe("tool filters and limits (H16)", () => {
           .tools,
       ),
     ).toEqual(["search"]);
+  });
+
+  it("H16: the filters apply to agents-as-tools too; with MCP servers a name may be an MCP tool", () => {
+    const agents = { helper: { url: "https://helper.example.com" } };
+    expect(
+      Object.keys(resolveAgent({ card, tools, agents, blockedTools: ["helper"] }).agents),
+    ).toEqual([]);
+    expect(
+      Object.keys(resolveAgent({ card, tools, agents, allowedTools: ["add"] }).agents),
+    ).toEqual([]);
+    expect(
+      Object.keys(resolveAgent({ card, tools, agents, allowedTools: ["helper"] }).tools),
+    ).toEqual([]);
+    const withMcp = resolveAgent({
+      card,
+      tools,
+      mcp: mcpServers({ docs: { url: "https://mcp.example.com/mcp" } }),
+      allowedTools: ["add", "docs_search"],
+    });
+    expect(Object.keys(withMcp.tools)).toEqual(["add"]);
+    expect(withMcp.toolAllowed("docs_search")).toBe(true);
+    expect(withMcp.toolAllowed("docs_delete")).toBe(false);
   });
 
   it("H16: a filter naming no tool, or a limit that is not positive, is a definition error naming it", () => {

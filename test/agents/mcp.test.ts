@@ -1,6 +1,9 @@
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
+import type { TaskContext } from "../../src/agent/context";
+import { resolveAgent } from "../../src/agent/definition";
 import { runToolCalls } from "../../src/agent/tool-runner";
+import { openTurnTools } from "../../src/agent/turn-tools";
 import { defineAgent } from "../../src/index";
 import { McpSession } from "../../src/mcp/catalog";
 import type { McpServerConfig } from "../../src/mcp/config";
@@ -119,6 +122,19 @@ describe("MCP tools and resources (M3)", () => {
         mimeType: "text/markdown",
       },
     ]);
+  });
+
+  it("H16: allowedTools and blockedTools filter the MCP tools a turn is offered, by listed name", async () => {
+    const agent = resolveAgent<unknown>({
+      card: { name: "x", description: "x" },
+      mcp: docs(),
+      allowedTools: ["add", "get_capital", "slow"],
+      blockedTools: ["slow"],
+    });
+    const ctx = { env: workerEnv, signal: new AbortController().signal };
+    const turn = await openTurnTools(agent, ctx as unknown as TaskContext<unknown>);
+    expect(Object.keys(turn?.tools ?? {}).sort()).toEqual(["add", "get_capital"]);
+    await turn?.close();
   });
 
   it("M3: the listing is cached per server for its lifetime; a zero lifetime asks every time", async () => {

@@ -88,6 +88,15 @@ describe("chat endpoint (N1–N7) on a handler-based agent", () => {
     });
     expect(answer.frames[0]?.data).toMatchObject({ taskId, sessionId });
     expect(answer.frames.at(-1)).toMatchObject({ event: "done", data: { state: "completed" } });
+
+    // A replay from the start shows both turns, each closed by its own done.
+    const replay = parseChat(await (await SELF.fetch(`${BASE}/chat/${taskId}`)).text());
+    expect(replay.filter((f) => f.event === "start")).toHaveLength(1);
+    expect(replay.filter((f) => f.event === "done").map((f) => f.data.state)).toEqual([
+      "input-required",
+      "completed",
+    ]);
+    expect(replay.at(-1)?.event).toBe("done");
   });
 
   it("N7: GET /chat/{taskId} with Last-Event-ID resumes right after that event; without it replays the task", async () => {
