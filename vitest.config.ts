@@ -31,6 +31,9 @@ const testSecrets = {
 
 export default defineConfig({
   test: {
+    // Vitest's default on 2 cores is one file at a time. The e2e files mostly wait (on
+    // workerd, on the demo's one-number-a-second count), so a second file runs beside them.
+    maxWorkers: 2,
     projects: [
       {
         plugins: [
@@ -108,6 +111,8 @@ export default defineConfig({
       {
         test: {
           name: "e2e",
+          // One Node process for the files, which imports wrangler (seconds) once.
+          isolate: false,
           include: ["test/e2e/**/*.test.ts"],
           environment: "node",
           testTimeout: 60_000,
