@@ -1,4 +1,5 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
 
@@ -24,12 +25,31 @@ const noNetwork = {
  */
 const shareOneWorkerd = { isolate: false } as const;
 
+/**
+ * The MCP SDK publishes source maps without their sources, and vite warns once per module
+ * (about 30 lines per run, from the `agents` project and its global setup). Nothing to fix
+ * on our side, so those warnings, and only those, are dropped.
+ */
+const quietMcpSourceMaps: Plugin = {
+  name: "quiet-mcp-source-maps",
+  configResolved(config) {
+    const warnOnce = config.logger.warnOnce;
+    config.logger.warnOnce = (message, options) => {
+      if (message.includes("@modelcontextprotocol/sdk") && message.includes("missing source")) {
+        return;
+      }
+      warnOnce(message, options);
+    };
+  },
+};
+
 /** Task ids are signed (EDGELINK_ID_KEY); the tests get a key as a deployment gets its secret. */
 const testSecrets = {
   bindings: { EDGELINK_ID_KEY: "test-only-key-for-signing-task-ids-0123456789" },
 };
 
 export default defineConfig({
+  plugins: [quietMcpSourceMaps],
   test: {
     // Vitest's default on 2 cores is one file at a time. The e2e files mostly wait (on
     // workerd, on the demo's one-number-a-second count), so a second file runs beside them.
@@ -71,6 +91,7 @@ export default defineConfig({
       {
         // Agents calling out: MCP servers (started by the global setup) and other agents.
         plugins: [
+          quietMcpSourceMaps,
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./test/agents/wrangler.toml" },
             miniflare: {
