@@ -27,7 +27,7 @@ const shareOneWorkerd = { isolate: false } as const;
 
 /**
  * The MCP SDK publishes source maps without their sources, and vite warns once per module
- * (about 30 lines per run, from the `agents` project and its global setup). Nothing to fix
+ * (about 30 lines per run, wherever src/mcp is imported). Nothing to fix
  * on our side, so those warnings, and only those, are dropped.
  */
 const quietMcpSourceMaps: Plugin = {
@@ -57,6 +57,7 @@ export default defineConfig({
     projects: [
       {
         plugins: [
+          quietMcpSourceMaps,
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: { ...noNetwork, ...testSecrets },
@@ -75,6 +76,7 @@ export default defineConfig({
       },
       {
         plugins: [
+          quietMcpSourceMaps,
           cloudflareTest({
             wrangler: { configPath: "./test/llm/wrangler.toml" },
             miniflare: { ...noNetwork, ...testSecrets },
