@@ -9,9 +9,11 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { HistoryStore } from "../src/durable/history-store";
+import { windowSource } from "../src/durable/history-window";
 import * as schema from "../src/durable/schema";
 import { Conversation } from "../src/history/conversation";
 import type { Item } from "../src/history/items";
+import { readWindow } from "../src/history/window";
 import { makeItems } from "./history-items";
 import { clearItems, type PlanEntry, runPlan } from "./history-work";
 
@@ -145,6 +147,11 @@ export class HistoryBench extends DurableObject<Env> {
     return { rows: rows.length, parsed, total, sqlMs: t1 - t0, parseMs: t2 - t1, countMs: t3 - t2 };
   }
 
+  /** See windowTurns. */
+  window(budget: number, batch: number, reps: number) {
+    return windowTurns(this.store, budget, batch, reps);
+  }
+
   /** The CPU benchmark in workerd: history-work.ts's runPlan. */
   cpu(plan: PlanEntry[], rounds: number) {
     return runPlan(plan, rounds);
@@ -159,6 +166,27 @@ export class HistoryBench extends DurableObject<Env> {
     const conversation = Conversation.fromStored(this.store.all().map((row) => row.item));
     return { items: conversation.length, ms: performance.now() - start };
   }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+/**
+ * A model turn's window over this object's history (bench/window.mjs): `reps` samples of
+ * `batch` readWindow calls (truncate only, `budget` tokens), median ms per call.
+ */
+async function windowTurns(store: HistoryStore<Item>, budget: number, batch: number, reps: number) {
+  const source = windowSource(store);
+  const times: number[] = [];
+  let last = { rowsRead: 0, items: 0, tokens: 0 };
+  for (let r = 0; r < reps; r++) {
+    const start = performance.now();
+    for (let i = 0; i < batch; i++) {
+      const window = await readWindow(source, { maxTokens: budget });
+      last = { rowsRead: window.rowsRead, items: window.items.length, tokens: window.tokens };
+    }
+    times.push((performance.now() - start) / batch);
+  }
+  return { ms: median(times), ...last };
 }
 
 export default {
@@ -182,6 +210,8 @@ export default {
           return Response.json(await stub.page(q("limit")));
         case "/page-parts":
           return Response.json(await stub.pageParts(q("limit")));
+        case "/window":
+          return Response.json(await stub.window(q("budget"), q("batch"), q("reps")));
         case "/load":
           return Response.json(await stub.load());
         case "/cpu":

@@ -2,7 +2,8 @@
  * `npm run bench`: SendMessage round-trip throughput of Edgelink against the platform
  * floor and the official A2A JS SDK, one scenario after another. See bench/README.md.
  *
- * Then the conversation-history benchmark (bench/history.mjs, scenario key `history`), the
+ * Then the conversation-history benchmark (bench/history.mjs, scenario key `history`), a
+ * model turn's window (bench/window.mjs, scenario key `window`), the
  * webhook push benchmark (bench/push.mjs, scenario key `push`) and the provider streaming
  * benchmark (bench/stream.mjs, scenario key `stream`).
  *
@@ -24,6 +25,7 @@ import { checkResponse, createLoad, sendMessageBody } from "./load.mjs";
 import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
 import { cleanupStreamTemp, runStreamBench } from "./stream.mjs";
+import { cleanupWindowTemp, runWindowBench } from "./window.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -217,13 +219,14 @@ async function main() {
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  const keys = [...SCENARIOS.map((s) => s.key), "history", "push", "stream"];
+  const keys = [...SCENARIOS.map((s) => s.key), "history", "window", "push", "stream"];
   const unknown = wanted.filter((key) => !keys.includes(key));
   if (unknown.length) {
     throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(", ")}; known: ${keys.join(", ")}`);
   }
   const scenarios = wanted.length ? SCENARIOS.filter((s) => wanted.includes(s.key)) : SCENARIOS;
   const history = wanted.length === 0 || wanted.includes("history");
+  const window = wanted.length === 0 || wanted.includes("window");
   const push = wanted.length === 0 || wanted.includes("push");
   const stream = wanted.length === 0 || wanted.includes("stream");
 
@@ -250,6 +253,15 @@ async function main() {
       await runHistoryBench();
     } catch (error) {
       console.error("\nhistory benchmark failed:", error);
+      process.exitCode = 1;
+    }
+  }
+  if (window) {
+    try {
+      // Unmet targets are printed; only a failure to measure fails the run.
+      await runWindowBench();
+    } catch (error) {
+      console.error("\nwindow benchmark failed:", error);
       process.exitCode = 1;
     }
   }
@@ -460,6 +472,7 @@ async function sendMessageBench(scenarios, cpu) {
 const interrupt = () => {
   cleanupTempDirs();
   cleanupHistoryTemp();
+  cleanupWindowTemp();
   cleanupStreamTemp();
   process.exit(130);
 };
@@ -474,5 +487,6 @@ try {
 } finally {
   cleanupTempDirs();
   cleanupHistoryTemp();
+  cleanupWindowTemp();
   cleanupStreamTemp();
 }

@@ -14,6 +14,12 @@ export interface Principal {
   scheme: "bearer" | "apiKey" | "custom" | "anonymous";
   /** Verified claims (JWT payload) when the scheme has any. */
   claims?: Record<string, unknown>;
+  /**
+   * The multi-tenant admin role: the caller may act in any tenant a request names (a
+   * `/{tenant}` prefix or `params.tenant`), else in its own. It acts there as itself:
+   * it owns what it creates and sees only that, as every principal does.
+   */
+  allTenants?: boolean;
 }
 
 /** What a custom `authenticate` answers: a subject and, optionally, its tenant. */
@@ -21,6 +27,8 @@ export interface PrincipalInput {
   subject: string;
   tenant?: string;
   claims?: Record<string, unknown>;
+  /** The multi-tenant admin role (see {@link Principal.allTenants}). */
+  allTenants?: boolean;
 }
 
 /** The caller of an agent without `auth`: everyone, in the default tenant. */
@@ -49,13 +57,20 @@ export interface BearerAuth {
   discovery?: boolean;
   /** Claim that names the caller's tenant; without one every caller is in tenant "". */
   tenantClaim?: string;
+  /**
+   * An OAuth scope (in the token's space-separated `scope` claim, or its `scp` list) that
+   * gives the caller the multi-tenant admin role ({@link Principal.allTenants}). Unset:
+   * no token has it.
+   */
+  allTenantsScope?: string;
   /** Leeway for `exp` and `nbf`, in seconds. Default 30. */
   clockToleranceSeconds?: number;
 }
 
 /**
  * API keys read from a secret (never from source): `wrangler secret put <secret>` with
- * either comma-separated keys, or JSON `{"<key>": {"subject": "...", "tenant": "..."}}`.
+ * either comma-separated keys, or JSON `{"<key>": {"subject": "...", "tenant": "..."}}`
+ * (add `"allTenants": true` for the multi-tenant admin role).
  */
 export interface ApiKeyAuth {
   /** Name of the env binding (a secret) holding the keys. */

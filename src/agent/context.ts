@@ -1,5 +1,6 @@
 import type { Item, ItemInput } from "../history/items";
 import type { ReadonlyConversation } from "../history/readonly";
+import type { ConversationWindow, WindowPolicy } from "../history/window";
 import type { JsonObject } from "../models/json";
 import type { Message, MessageInput } from "../models/message";
 import type { Part } from "../models/part";
@@ -49,6 +50,15 @@ export interface TaskContext<Env = unknown> {
    * loaded on first use.
    */
   readonly conversation: ReadonlyConversation;
+  /**
+   * The part of the conversation a model call sends, read back from its end without
+   * loading the rest: the stored running summary, then the newest items within the
+   * policy's budget. Over budget with a summarizer, the older part is summarized into a
+   * new running summary (stored for later turns), then the window is truncated (F25).
+   * @example
+   * const { items } = await ctx.conversationWindow({ maxTokens: 8000, summarizer });
+   */
+  conversationWindow(policy: WindowPolicy): Promise<ConversationWindow>;
   /** Aborted when the task is canceled; pass it to fetch and check it in loops (B9). */
   readonly signal: AbortSignal;
   /** The worker's bindings and secrets. */

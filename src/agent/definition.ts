@@ -20,6 +20,11 @@ import {
 } from "./prompt";
 import type { ReplyHook } from "./reply";
 import type { Tools } from "./tools";
+import {
+  type ContextWindowOptions,
+  type ContextWindowSettings,
+  resolveContextWindow,
+} from "./turn-window";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
 export type InferFn<Env = unknown> = (
@@ -139,6 +144,11 @@ export interface AgentConfig<Env = unknown> {
   /** Largest single conversation item, in UTF-8 bytes; bigger ones are refused. Default 4 MiB. */
   maxHistoryItemBytes?: number;
   /**
+   * How much history a model turn sends, read as a window from the end of the
+   * conversation (never all of it): see `ContextWindowOptions` for the defaults.
+   */
+  contextWindow?: ContextWindowOptions;
+  /**
    * Webhook push notifications. Set (even to `{}`) to serve them; the card then says
    * `pushNotifications: true`. Deliveries are signed with the private JWK(s) in the
    * `PUSH_SIGNING_KEYS` secret.
@@ -162,6 +172,13 @@ export interface AgentConfig<Env = unknown> {
    * for a migration window. They still reach only the caller's own objects. Default false.
    */
   acceptUnsignedIds?: boolean;
+  /**
+   * Accept context ids chosen by clients (A2A §3.4.1: an agent MAY). Default true: many
+   * clients name their own conversations. With false, a message naming a contextId this
+   * agent did not issue is refused (400, `params.message.contextId`), and so is every
+   * read naming one: no context id the Worker cannot verify ever reaches an object.
+   */
+  clientContextIds?: boolean;
   /**
    * Serve the inspector page at `/inspector` (a browser UI to chat with the agent and
    * look at its tasks, history and webhooks). Default: on under `wrangler dev` (served
@@ -202,6 +219,12 @@ export interface PushOptions {
   horizonMs?: number;
   /** Give up on a delivery after this many attempts. Default 12. */
   maxAttempts?: number;
+  /**
+   * A config whose receiver failed this many attempts in a row is unhealthy: its
+   * undelivered events coalesce into one task snapshot until a delivery succeeds.
+   * Default 5.
+   */
+  unhealthyAfter?: number;
 }
 
 /** A validated agent configuration with every default applied. */
@@ -240,11 +263,13 @@ export interface Agent<Env = unknown> {
   bindings: { context: string; index: string };
   summarizer: Summarizer | null;
   maxHistoryItemBytes: number;
+  contextWindow: ContextWindowSettings;
   push: PushOptions | null;
   limits: Limits;
   auth: AuthOptions<Env> | null;
   cors: CorsOptions | null;
   acceptUnsignedIds: boolean;
+  clientContextIds: boolean;
   /** true/false when set; null: decided per request (see `inspector` in AgentConfig). */
   inspector: boolean | null;
 }
@@ -271,6 +296,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       "card.securitySchemes is derived from the auth option; configure auth instead of declaring schemes",
     );
   }
+  positive("push.unhealthyAfter", config.push?.unhealthyAfter, 0);
   const auth = config.auth ? checkAuth(config.auth) : null;
   if (config.extendedCard && !auth) {
     throw new TypeError("extendedCard is served only to authenticated callers; configure auth");
@@ -327,11 +353,13 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       index: config.bindings?.index ?? "EDGELINK_INDEX",
     },
     summarizer: config.summarizer ?? null,
+    contextWindow: resolveContextWindow(config.contextWindow),
     push: config.push ?? null,
     limits: resolveLimits(config.limits),
     auth,
     cors: config.cors ?? null,
     acceptUnsignedIds: config.acceptUnsignedIds ?? false,
+    clientContextIds: config.clientContextIds ?? true,
     inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",

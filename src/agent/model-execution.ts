@@ -26,6 +26,7 @@ import { runToolCalls, type ToolRunOptions } from "./tool-runner";
 import { announceCall, announceReasoning, announceResult } from "./tool-work";
 import type { Tools } from "./tools";
 import { openTurnTools, resumeAgentCalls } from "./turn-tools";
+import { turnWindow } from "./turn-window";
 
 const RequestSettings = ModelRequest.omit({ messages: true });
 type RequestSettings = z.output<typeof RequestSettings>;
@@ -138,14 +139,14 @@ async function modelLoop<Env>(
   try {
     const tools: Tools = turn ? { ...agent.tools, ...turn.tools } : agent.tools;
     const settings = withTools(requestSettings(agent, system), turn?.tools);
-    // A turn cut by a restart first finishes its agents-as-tools calls (re-attaching).
-    await resumeAgentCalls(
-      ctx,
-      agent,
-      tools,
-      toolOptions(agent, callOptions.signal as AbortSignal),
-    );
-    const items: Item[] = answerOrphanCalls(ctx.conversation.providerItems());
+    // The window of the conversation, not all of it (F25); a turn cut by a restart first
+    // finishes its agents-as-tools calls (re-attaching), whose results join the window.
+    const signal = callOptions.signal as AbortSignal;
+    let window = await turnWindow(ctx, agent, model, settings, signal);
+    if (await resumeAgentCalls(ctx, agent, tools, toolOptions(agent, signal), window)) {
+      window = await turnWindow(ctx, agent, model, settings, signal);
+    }
+    const items: Item[] = answerOrphanCalls(window);
     await toolLoop(ctx, agent, model, items, settings, tools, callOptions, recorder, end);
   } finally {
     await turn?.close();

@@ -1,4 +1,4 @@
-import type { FunctionCallItem } from "../history/items";
+import type { FunctionCallItem, Item } from "../history/items";
 import type { ToolCall } from "../providers/types";
 import { agentTools } from "./agent-tools";
 import type { TaskContext } from "./context";
@@ -40,16 +40,18 @@ export async function openTurnTools<Env>(
  * After a restart, a turn may have stopped while its agents-as-tools calls were running.
  * Those calls (made after the last user message, so in this task, and still without a
  * result) run again: each re-attaches to its child by call id instead of asking again.
- * Their results are recorded, and the turn goes on as if nothing happened.
+ * Their results are recorded, and the turn goes on as if nothing happened. `items` is
+ * the turn's window (it always holds the last user message and the calls after it);
+ * true when results were recorded, so the window is read again.
  */
 export async function resumeAgentCalls<Env>(
   ctx: TaskContext<Env>,
   agent: Agent<Env>,
   tools: Tools,
   options: ToolRunOptions,
-): Promise<void> {
-  if (Object.keys(agent.agents).length === 0) return;
-  const items = ctx.conversation.providerItems();
+  items: readonly Item[],
+): Promise<boolean> {
+  if (Object.keys(agent.agents).length === 0) return false;
   let lastUser = -1;
   items.forEach((item, index) => {
     if (item.type === "message" && item.role === "user") lastUser = index;
@@ -62,7 +64,7 @@ export async function resumeAgentCalls<Env>(
     (i): i is FunctionCallItem =>
       i.type === "function_call" && !answered.has(i.callId) && Object.hasOwn(agent.agents, i.name),
   );
-  if (pending.length === 0) return;
+  if (pending.length === 0) return false;
   const calls: ToolCall[] = pending.map((item) => ({
     id: item.callId,
     name: item.name,
@@ -79,6 +81,7 @@ export async function resumeAgentCalls<Env>(
       isError: result.isError,
     })),
   );
+  return true;
 }
 
 function parseArguments(text: string): ToolCall["input"] {

@@ -23,7 +23,6 @@ import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/req
 import { replyStream, type StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { InvalidTransitionError, isTerminal, type TaskState } from "../models/task-state";
-import type { FailoverStore } from "../providers/types";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
 import { ChildStore, cancelChildren } from "./children";
 import { EventHub } from "./event-hub";
@@ -156,24 +155,6 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private vacant: boolean;
   /** The tenant, conversation and owner this object holds, once read (they never change). */
   private identity: { tenant: string; contextId: string; owner: string } | null = null;
-
-  /**
-   * Where a fallback model keeps its failure counts (H2–H5): this object's SQLite, so the
-   * counts hold across the conversation's requests and survive a restart.
-   */
-  private readonly failoverStore: FailoverStore = {
-    load: (key) => {
-      const value = this.meta(`failover:${key}`);
-      return value === null ? null : (JSON.parse(value) as JsonObject);
-    },
-    save: (key, state) => {
-      this.ctx.storage.sql.exec(
-        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        `failover:${key}`,
-        JSON.stringify(state),
-      );
-    },
-  };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -721,7 +702,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       const result = agent.handler
         ? await agent.handler(run)
         : agent.model
-          ? await runModelAgent(run, agent, { failoverStore: this.failoverStore })
+          ? await runModelAgent(run, agent)
           : await runDefaultExecution(run, agent);
       if (controller.signal.aborted) return;
       const state = this.store.state(taskId);

@@ -45,6 +45,17 @@ interface Row {
 
 const encoder = new TextEncoder();
 
+/** The `meta` key of the running summary (one small row, so no table of its own). */
+const RUNNING_SUMMARY = "history_summary";
+
+/**
+ * Rows a model must see however old: config updates, system or developer messages and
+ * flagged summaries (by their JSON; one over a row's size, kept in chunks, is not found).
+ * Written exactly as in the partial index `history_pinned`, so SQLite uses it.
+ */
+export const PINNED =
+  "(type = 'agent_config_update' OR (type = 'message' AND (json_extract(body, '$.role') IN ('system', 'developer') OR json_extract(body, '$.extra.summary') = 1)))";
+
 /**
  * The conversation of one context as SQLite rows, one per item, ordered by a sequence
  * number (never by timestamp). Appends write one row whatever the length; an item too big
@@ -107,6 +118,72 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
         );
   }
 
+  /**
+   * Rows strictly between two positions (null: no bound), newest first: a model turn
+   * reads its window back from the end a page at a time instead of loading everything.
+   */
+  newest(after: number | null, before: number | null, limit: number): HistoryRow<T>[] {
+    return this.read(
+      "SELECT * FROM history_items WHERE seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+      after ?? Number.NEGATIVE_INFINITY,
+      before ?? Number.POSITIVE_INFINITY,
+      limit,
+    );
+  }
+
+  /**
+   * Instruction messages, config updates and summaries before `before`, through the
+   * partial index `history_pinned` (schema v7): the first one and the newest `limit`,
+   * oldest first.
+   */
+  pinned(before: number, limit: number): HistoryRow<T>[] {
+    const newest = this.read(
+      `SELECT * FROM history_items WHERE ${PINNED} AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      before,
+      limit,
+    ).reverse();
+    const first = this.read(
+      `SELECT * FROM history_items WHERE ${PINNED} AND seq < ? ORDER BY seq LIMIT 1`,
+      before,
+    );
+    return first[0] && first[0].seq !== newest[0]?.seq ? [...first, ...newest] : newest;
+  }
+
+  /** The running summary a model turn's window starts from, or null. */
+  runningSummary(): { through: number; summary: T } | null {
+    const value = this.sql
+      .exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", RUNNING_SUMMARY)
+      .toArray()[0]?.value;
+    return value === undefined ? null : (JSON.parse(value) as { through: number; summary: T });
+  }
+
+  /**
+   * Stores a new running summary unless it changed since `expected` was read (two turns
+   * summarizing at once: the first one stored wins). True if stored.
+   */
+  saveRunningSummary(
+    expected: { summary: T } | null,
+    next: { through: number; summary: T },
+  ): boolean {
+    const body = JSON.stringify(next);
+    // One `meta` row, never chunked: a summarizer answering at length is refused.
+    if (body.length > CHUNK_CHARS) {
+      throw new RangeError(
+        `The running summary is ${body.length} characters of JSON; at most ${CHUNK_CHARS} fit its row`,
+      );
+    }
+    return this.storage.transactionSync(() => {
+      const current = this.runningSummary();
+      if ((current?.summary.id ?? null) !== (expected?.summary.id ?? null)) return false;
+      this.sql.exec(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        RUNNING_SUMMARY,
+        body,
+      );
+      return true;
+    });
+  }
+
   count(): number {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM history_items").one().n;
   }
@@ -120,7 +197,8 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     for (const item of [...diff.added.map((a) => a.item), ...diff.changed]) this.checkSize(item);
     this.last = null;
     return this.storage.transactionSync(() => {
-      let written = 0;
+      // A rewritten history starts its model window afresh.
+      let written = this.sql.exec("DELETE FROM meta WHERE key = ?", RUNNING_SUMMARY).rowsWritten;
       for (const id of diff.removed) {
         written += this.sql.exec("DELETE FROM history_items WHERE id = ?", id).rowsWritten;
         written += this.sql.exec("DELETE FROM history_chunks WHERE item_id = ?", id).rowsWritten;
@@ -178,6 +256,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     this.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM history_items");
       this.sql.exec("DELETE FROM history_chunks");
+      this.sql.exec("DELETE FROM meta WHERE key = ?", RUNNING_SUMMARY);
     });
   }
 

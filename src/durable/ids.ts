@@ -1,17 +1,17 @@
 /**
  * Task ids name their conversation's Durable Object, so GetTask and CancelTask reach the
- * right object with no lookup: `<base64url(contextId)>.<random>`. Tenants are not in the
- * id; they select a separate object namespace, so a task is invisible under another
- * tenant.
+ * right object with no lookup: they carry the context id, sealed (see `sealedTaskId`).
+ * Ids from before sealing, `<base64url(contextId)>.<random>[.<mac>]`, are still read.
  */
 
 import { A2AError } from "../models/errors";
+import { LIMITS } from "../models/limits";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** Longest client-supplied contextId accepted. */
-export const MAX_CONTEXT_ID_LENGTH = 256;
+export const MAX_CONTEXT_ID_LENGTH = LIMITS.idLength;
 
 function toBase64Url(text: string): string {
   let binary = "";
@@ -29,6 +29,7 @@ function fromBase64Url(encoded: string): string | null {
   }
 }
 
+/** An unsigned task id of the oldest format (`<base64url(contextId)>.<random>`). */
 export function newTaskId(contextId: string): string {
   return `${toBase64Url(contextId)}.${crypto.randomUUID().replaceAll("-", "")}`;
 }
@@ -41,37 +42,64 @@ export function contextOfTaskId(taskId: string): string | null {
 }
 
 /**
- * Signed task ids: `<base64url(contextId)>.<random>.<mac>`, the mac an HMAC-SHA256 (first
- * 128 bits) of the rest with the tenant and owner, keyed by the `EDGELINK_ID_KEY` secret.
- * A made-up id, or another caller's, fails the check in the Worker: refused before any
- * Durable Object is reached, so it can neither read nor create storage.
+ * Every id this agent issues is keyed by the `EDGELINK_ID_KEY` secret. One secret, keys
+ * for separate jobs derived from it with HKDF (so one never serves as another).
  */
 export const ID_KEY_BINDING = "EDGELINK_ID_KEY";
 
-const keys = new Map<string, Promise<CryptoKey>>();
-let ephemeral: Promise<CryptoKey> | null = null;
+/** The keys ids are made and checked with, imported once per secret (per isolate). */
+export interface IdKeys {
+  /** AES-GCM key of task ids (their routing token). */
+  task: CryptoKey;
+  /** HMAC key of the context ids Edgelink issues. */
+  context: CryptoKey;
+  /** HMAC keyed by the secret itself: checks task ids of the signed 3-part format. */
+  legacy: CryptoKey;
+}
 
-function hmacKey(secret: BufferSource): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-    "verify",
+const cache = new Map<string, Promise<IdKeys>>();
+let ephemeral: Promise<IdKeys> | null = null;
+
+async function deriveKeys(secret: Uint8Array): Promise<IdKeys> {
+  const hmac = { name: "HMAC", hash: "SHA-256" };
+  const root = await crypto.subtle.importKey("raw", secret, "HKDF", false, ["deriveKey"]);
+  const hkdf = (info: string) => ({
+    name: "HKDF",
+    hash: "SHA-256",
+    salt: new Uint8Array(0),
+    info: encoder.encode(info),
+  });
+  const [task, context, legacy] = await Promise.all([
+    crypto.subtle.deriveKey(
+      hkdf("edgelink task id v2"),
+      root,
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
+    crypto.subtle.deriveKey(hkdf("edgelink context id v1"), root, { ...hmac, length: 256 }, false, [
+      "sign",
+      "verify",
+    ]),
+    crypto.subtle.importKey("raw", secret, hmac, false, ["sign", "verify"]),
   ]);
+  return { task, context, legacy };
 }
 
 /**
- * The key task ids are signed with: the `EDGELINK_ID_KEY` secret; under `wrangler dev`
- * (served from localhost) an ephemeral one when it is not set; deployed without it, a
+ * The keys ids are made with: from the `EDGELINK_ID_KEY` secret; under `wrangler dev`
+ * (served from localhost) ephemeral ones when it is not set; deployed without it, a
  * clear error.
  */
-export function idKey(env: unknown, origin: string): Promise<CryptoKey> {
+export function idKeys(env: unknown, origin: string): Promise<IdKeys> {
   const secret = (env as Record<string, unknown>)[ID_KEY_BINDING];
   if (typeof secret === "string" && secret.length >= 32) {
-    let key = keys.get(secret);
-    if (!key) {
-      key = hmacKey(encoder.encode(secret));
-      keys.set(secret, key);
+    let keys = cache.get(secret);
+    if (!keys) {
+      keys = deriveKeys(encoder.encode(secret));
+      cache.set(secret, keys);
     }
-    return key;
+    return keys;
   }
   let local = false;
   try {
@@ -80,53 +108,167 @@ export function idKey(env: unknown, origin: string): Promise<CryptoKey> {
   if (!local) {
     throw new A2AError(
       "Internal",
-      `${ID_KEY_BINDING} is not set (or shorter than 32 characters): task ids are signed with it. ` +
+      `${ID_KEY_BINDING} is not set (or shorter than 32 characters): task and context ids are made with it. ` +
         `Run: openssl rand -base64 48 | npx wrangler secret put ${ID_KEY_BINDING}`,
     );
   }
-  ephemeral ??= hmacKey(crypto.getRandomValues(new Uint8Array(32)));
+  ephemeral ??= deriveKeys(crypto.getRandomValues(new Uint8Array(32)));
   return ephemeral;
 }
 
-async function mac(key: CryptoKey, scope: IdScope, body: string): Promise<string> {
-  const data = encoder.encode(`${scope.tenant}\u0000${scope.owner}\u0000${body}`);
-  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
-  let binary = "";
-  for (const byte of signature.subarray(0, 16)) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-/** Whose ids these are: a signature is valid only for the tenant and owner it was made for. */
+/** Whose ids these are: an id is valid only for the tenant and owner it was made for. */
 export interface IdScope {
   tenant: string;
   owner: string;
 }
 
-/** A new signed task id in `contextId`. */
-export async function signedTaskId(key: CryptoKey, scope: IdScope, contextId: string) {
-  const body = newTaskId(contextId);
-  return `${body}.${await mac(key, scope, body)}`;
+function bytesToBase64Url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+function base64UrlToBytes(encoded: string): Uint8Array | null {
+  if (!/^[A-Za-z0-9_-]*$/.test(encoded) || encoded.length % 4 === 1) return null;
+  try {
+    const binary = atob(encoded.replaceAll("-", "+").replaceAll("_", "/"));
+    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}
+
+/** Tenant and owner, bound into every id so that it is valid for them alone. */
+function scopeBytes(kind: string, scope: IdScope): Uint8Array {
+  return encoder.encode(JSON.stringify([kind, scope.tenant, scope.owner]));
+}
+
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+/** The longest task id a valid context id can make: anything longer is refused unread. */
+export const MAX_TASK_ID_LENGTH = LIMITS.taskIdLength;
+
+/**
+ * A new task id in `contextId`: a routing token, the context id sealed with AES-256-GCM
+ * (a random 96-bit nonce, the tenant and owner as associated data), base64url. It
+ * reveals nothing, and the Worker opens it to find the task's conversation object with
+ * no lookup; a made-up or altered id, or another caller's, does not open.
+ */
+export async function sealedTaskId(keys: IdKeys, scope: IdScope, contextId: string) {
+  const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
+  const sealed = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv: nonce, additionalData: scopeBytes("task", scope) },
+    keys.task,
+    encoder.encode(contextId),
+  );
+  const id = new Uint8Array(NONCE_BYTES + sealed.byteLength);
+  id.set(nonce);
+  id.set(new Uint8Array(sealed), NONCE_BYTES);
+  return bytesToBase64Url(id);
+}
+
+async function openTaskId(keys: IdKeys, scope: IdScope, taskId: string) {
+  const bytes = base64UrlToBytes(taskId);
+  if (!bytes || bytes.byteLength < NONCE_BYTES + TAG_BYTES) return null;
+  try {
+    const plain = await crypto.subtle.decrypt(
+      {
+        name: "AES-GCM",
+        iv: bytes.subarray(0, NONCE_BYTES),
+        additionalData: scopeBytes("task", scope),
+      },
+      keys.task,
+      bytes.subarray(NONCE_BYTES),
+    );
+    return decoder.decode(plain);
+  } catch {
+    return null;
+  }
+}
+
+/** The mac of the signed 3-part task ids (`<base64url(context)>.<random>.<mac>`). */
+async function legacyMac(key: CryptoKey, scope: IdScope, body: string): Promise<string> {
+  const data = encoder.encode(`${scope.tenant}\u0000${scope.owner}\u0000${body}`);
+  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
+  return bytesToBase64Url(signature.subarray(0, 16));
 }
 
 /**
- * The context of a task id, if its signature is valid for this tenant and owner (or it
- * is an unsigned id from before signing and `acceptUnsigned` is on); null otherwise.
+ * A task id of the signed 3-part format, as issued before task ids were sealed. Only
+ * tests make them now, to prove such ids keep working.
+ */
+export async function legacySignedTaskId(keys: IdKeys, scope: IdScope, contextId: string) {
+  const body = newTaskId(contextId);
+  return `${body}.${await legacyMac(keys.legacy, scope, body)}`;
+}
+
+/**
+ * The context of a task id, if it is valid for this tenant and owner; null otherwise.
+ * Sealed ids (one part) are opened; signed 3-part ids from before are checked; unsigned
+ * 2-part ids are accepted only with `acceptUnsigned`.
  */
 export async function verifiedContextOf(
-  key: CryptoKey,
+  keys: IdKeys,
   scope: IdScope,
   taskId: string,
   acceptUnsigned = false,
 ): Promise<string | null> {
+  if (taskId.length > MAX_TASK_ID_LENGTH) return null;
   const parts = taskId.split(".");
+  if (parts.length === 1) return openTaskId(keys, scope, taskId);
   if (parts.length === 2) return acceptUnsigned ? contextOfTaskId(taskId) : null;
   if (parts.length !== 3) return null;
   const body = `${parts[0]}.${parts[1]}`;
-  const expected = encoder.encode(await mac(key, scope, body));
+  const expected = encoder.encode(await legacyMac(keys.legacy, scope, body));
   const given = encoder.encode(parts[2] ?? "");
   if (given.byteLength !== expected.byteLength) return null;
   if (!crypto.subtle.timingSafeEqual(given, expected)) return null;
   return contextOfTaskId(body);
+}
+
+/**
+ * Context ids Edgelink issues: `c.` and 32 base64url characters, a random 96-bit value and
+ * the first 96 bits of its HMAC with the tenant and owner. Client-chosen context ids are
+ * anything else; one of exactly this shape that does not verify is forged.
+ */
+const ISSUED_CONTEXT = /^c\.[A-Za-z0-9_-]{32}$/;
+const CONTEXT_RANDOM_BYTES = 12;
+const CONTEXT_MAC_BYTES = 12;
+
+async function contextMac(keys: IdKeys, scope: IdScope, random: Uint8Array) {
+  const scoped = scopeBytes("context", scope);
+  const data = new Uint8Array(scoped.byteLength + random.byteLength);
+  data.set(scoped);
+  data.set(random, scoped.byteLength);
+  const mac = await crypto.subtle.sign("HMAC", keys.context, data);
+  return new Uint8Array(mac, 0, CONTEXT_MAC_BYTES);
+}
+
+/** A new context id, issued to this tenant and owner. */
+export async function issuedContextId(keys: IdKeys, scope: IdScope): Promise<string> {
+  const random = crypto.getRandomValues(new Uint8Array(CONTEXT_RANDOM_BYTES));
+  const id = new Uint8Array(CONTEXT_RANDOM_BYTES + CONTEXT_MAC_BYTES);
+  id.set(random);
+  id.set(await contextMac(keys, scope, random), CONTEXT_RANDOM_BYTES);
+  return `c.${bytesToBase64Url(id)}`;
+}
+
+/** Whether a context id has the shape of one Edgelink issues (then it must verify). */
+export function looksIssued(contextId: string): boolean {
+  return ISSUED_CONTEXT.test(contextId);
+}
+
+/** Whether an issued-looking context id was issued by this agent to this tenant and owner. */
+export async function verifyContextId(
+  keys: IdKeys,
+  scope: IdScope,
+  contextId: string,
+): Promise<boolean> {
+  if (!looksIssued(contextId)) return false;
+  const bytes = base64UrlToBytes(contextId.slice(2));
+  if (!bytes || bytes.byteLength !== CONTEXT_RANDOM_BYTES + CONTEXT_MAC_BYTES) return false;
+  const expected = await contextMac(keys, scope, bytes.slice(0, CONTEXT_RANDOM_BYTES));
+  return crypto.subtle.timingSafeEqual(bytes.subarray(CONTEXT_RANDOM_BYTES), expected);
 }
 
 /**
@@ -147,14 +289,20 @@ export function indexObjectName(tenant: string, owner = ""): string {
   return owner === "" ? base : `${base}/${encodeURIComponent(owner)}`;
 }
 
-/** Opaque ListTasks page token: the sort key of the last task on the previous page. */
+/**
+ * Opaque ListTasks page token: the sort key of the last task on the previous page, and the
+ * listing's snapshot (the table's change counter when its first page was read), so later
+ * pages keep the order the first one saw while tasks change. Tokens from before snapshots
+ * existed have none (null): they page the table as it is.
+ */
 export interface Cursor {
   updatedAt: string;
   taskId: string;
+  snapshot: number | null;
 }
 
 export function encodeCursor(c: Cursor): string {
-  return toBase64Url(JSON.stringify([c.updatedAt, c.taskId]));
+  return toBase64Url(JSON.stringify([c.updatedAt, c.taskId, c.snapshot]));
 }
 
 export function decodeCursor(token: string): Cursor | null {
@@ -164,11 +312,16 @@ export function decodeCursor(token: string): Cursor | null {
     const value: unknown = JSON.parse(text);
     if (
       Array.isArray(value) &&
-      value.length === 2 &&
+      (value.length === 2 ||
+        (value.length === 3 && Number.isSafeInteger(value[2]) && value[2] >= 0)) &&
       typeof value[0] === "string" &&
       typeof value[1] === "string"
     ) {
-      return { updatedAt: value[0], taskId: value[1] };
+      return {
+        updatedAt: value[0],
+        taskId: value[1],
+        snapshot: value.length === 3 ? (value[2] as number) : null,
+      };
     }
   } catch {}
   return null;

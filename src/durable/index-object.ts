@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { type PageQuery, queryPage } from "./paging";
-import { INDEX_MIGRATIONS, migrate } from "./schema";
+import { hasSchema, INDEX_LISTING_KEEP, INDEX_MIGRATIONS, migrate } from "./schema";
 
 /** One task's entry in a tenant's index: enough to filter, sort and find its object. */
 export interface IndexRow {
@@ -26,9 +26,22 @@ export type IndexRpc = Pick<IndexObject, "upsert" | "query" | "remove">;
  * the index only answers which tasks, in which order, and where they live.
  */
 export class IndexObject<Env = unknown> extends DurableObject<Env> {
+  /**
+   * True until the first write: a read (ListTasks of a caller or tenant with no task yet)
+   * creates no schema and answers an empty page.
+   */
+  private vacant: boolean;
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    migrate(ctx.storage, INDEX_MIGRATIONS);
+    this.vacant = !hasSchema(ctx.storage);
+    if (!this.vacant) migrate(ctx.storage, INDEX_MIGRATIONS);
+  }
+
+  private ready(): void {
+    if (!this.vacant) return;
+    migrate(this.ctx.storage, INDEX_MIGRATIONS);
+    this.vacant = false;
   }
 
   /**
@@ -39,6 +52,7 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * commit together: nothing is awaited between them.
    */
   async upsert(rows: IndexRow[]): Promise<void> {
+    this.ready();
     const sql = this.ctx.storage.sql;
     for (const r of rows) {
       sql.exec(
@@ -57,6 +71,7 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
 
   /** Forgets tasks their conversation pruned (retention). */
   async remove(taskIds: string[]): Promise<void> {
+    if (this.vacant) return;
     const sql = this.ctx.storage.sql;
     this.ctx.storage.transactionSync(() => {
       for (const id of taskIds) sql.exec("DELETE FROM task_index WHERE task_id = ?", id);
@@ -64,9 +79,10 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
   }
 
   async query(q: PageQuery): Promise<IndexPage> {
+    if (this.vacant) return { rows: [], totalSize: 0, nextPageToken: "" };
     const page = queryPage<{ context_id: string }>(
       this.ctx.storage.sql,
-      { table: "task_index", id: "task_id", columns: "context_id" },
+      { table: "task_index", id: "task_id", columns: "context_id", keep: INDEX_LISTING_KEEP },
       q,
     );
     return {

@@ -9,6 +9,7 @@ import {
 import { Conversation } from "../history/conversation";
 import { Item, type ItemInput } from "../history/items";
 import type { ReadonlyConversation } from "../history/readonly";
+import { type ConversationWindow, readWindow, type WindowPolicy } from "../history/window";
 import { Artifact } from "../models/artifact";
 import type { LoggedEvent } from "../models/events";
 import { type JsonObject, newId, nowIso } from "../models/json";
@@ -16,6 +17,7 @@ import type { Message, MessageInput } from "../models/message";
 import { type Part, Parts } from "../models/part";
 import type { Task } from "../models/task";
 import { isTerminal } from "../models/task-state";
+import { windowSource } from "./history-window";
 import type { TaskStore } from "./task-store";
 
 const isPlainText = (part: Part): boolean =>
@@ -65,6 +67,10 @@ export class TaskRun<Env> implements TaskContext<Env> {
       this.store.history.all().map((row) => row.item),
     ).readonly();
     return this.loaded;
+  }
+
+  conversationWindow(policy: WindowPolicy): Promise<ConversationWindow> {
+    return readWindow(windowSource(this.store.history), policy);
   }
 
   private agentMessage(content: string | Part[]): Message {

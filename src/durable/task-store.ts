@@ -13,6 +13,7 @@ import { mergePatch } from "./merge-patch";
 import { type Page, type PageQuery, queryPage } from "./paging";
 import type { PushStore } from "./push-store";
 import { checkRowBytes } from "./row-limit";
+import { CONTEXT_LISTING_KEEP } from "./schema";
 
 interface TaskRow {
   id: string;
@@ -426,7 +427,11 @@ export class TaskStore {
 
   /** One page of this conversation's tasks, newest status first. */
   page(q: PageQuery): Page<{ id: string; updated_at: string }> {
-    return queryPage(this.sql, { table: "tasks", id: "id", columns: "state" }, q);
+    return queryPage(
+      this.sql,
+      { table: "tasks", id: "id", columns: "state", keep: CONTEXT_LISTING_KEEP },
+      q,
+    );
   }
 
   /** Events of a task logged after `afterSeq`, oldest first, at most `limit`. */

@@ -77,3 +77,12 @@ export {
 } from "./summarize";
 export { estimateItemTokens, estimateTokens } from "./tokens";
 export type { TruncateLimits } from "./truncate";
+export {
+  type ConversationWindow,
+  PINNED_LIMIT,
+  type PositionedItem,
+  type RunningSummary,
+  readWindow,
+  type WindowPolicy,
+  type WindowSource,
+} from "./window";

@@ -9,8 +9,12 @@ import { JsonObject } from "./json";
 export const LIMITS = {
   /** messageId, contextId, config ids: client-chosen names. */
   idLength: 256,
-  /** Task ids Edgelink issues (a context id, a random part and a signature) fit in this. */
-  taskIdLength: 512,
+  /**
+   * Task ids Edgelink issues fit in this: a context id of at most `idLength` UTF-16 units
+   * (at most 3 UTF-8 bytes each) sealed with a 12-byte nonce and a 16-byte tag, base64url.
+   * Typical ones are far shorter (83 characters for a context id Edgelink issued).
+   */
+  taskIdLength: Math.ceil(((12 + 3 * 256 + 16) * 4) / 3),
   /** Parts in one message. */
   parts: 256,
   /** One metadata object, serialized, in bytes. */

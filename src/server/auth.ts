@@ -81,7 +81,16 @@ async function verifyBearer(token: string, bearer: BearerAuth): Promise<Principa
     if (typeof tenant !== "string") {
       throw new Unauthenticated(`The token has no ${bearer.tenantClaim} claim`, "invalid_token");
     }
-    return { subject: payload.sub as string, tenant, scheme: "bearer", claims: payload };
+    const principal: Principal = {
+      subject: payload.sub as string,
+      tenant,
+      scheme: "bearer",
+      claims: payload,
+    };
+    if (bearer.allTenantsScope && scopesOf(payload).includes(bearer.allTenantsScope)) {
+      principal.allTenants = true;
+    }
+    return principal;
   } catch (error) {
     if (error instanceof Unauthenticated) throw error;
     if (error instanceof joseErrors.JOSEError) {
@@ -92,6 +101,13 @@ async function verifyBearer(token: string, bearer: BearerAuth): Promise<Principa
   }
 }
 
+/** A token's scopes: the `scope` claim (space-separated, RFC 8693) or an `scp` list. */
+function scopesOf(payload: Record<string, unknown>): string[] {
+  if (typeof payload.scope === "string") return payload.scope.split(" ");
+  if (Array.isArray(payload.scp)) return payload.scp.filter((s) => typeof s === "string");
+  return [];
+}
+
 const encoder = new TextEncoder();
 
 async function digest(text: string): Promise<ArrayBuffer> {
@@ -99,14 +115,25 @@ async function digest(text: string): Promise<ArrayBuffer> {
 }
 
 /** Key → principal, from the secret: comma-separated keys, or JSON with subjects. */
-function parseKeys(raw: string): { key: string; subject: string; tenant: string }[] {
+interface KeyEntry {
+  key: string;
+  subject: string;
+  tenant: string;
+  allTenants?: boolean;
+}
+
+function parseKeys(raw: string): KeyEntry[] {
   const text = raw.trim();
   if (text.startsWith("{")) {
-    const table = JSON.parse(text) as Record<string, { subject?: string; tenant?: string }>;
+    const table = JSON.parse(text) as Record<
+      string,
+      { subject?: string; tenant?: string; allTenants?: unknown }
+    >;
     return Object.entries(table).map(([key, v], i) => ({
       key,
       subject: v.subject ?? `apiKey:${i}`,
       tenant: v.tenant ?? "",
+      allTenants: v.allTenants === true,
     }));
   }
   return text
@@ -128,7 +155,10 @@ async function verifyApiKey(presented: string, secret: unknown, name: string): P
   // Every key is compared, in constant time, so timing says nothing about which matched.
   for (const entry of parseKeys(secret)) {
     const equal = crypto.subtle.timingSafeEqual(wanted, await digest(entry.key));
-    if (equal && !match) match = { subject: entry.subject, tenant: entry.tenant, scheme: "apiKey" };
+    if (equal && !match) {
+      match = { subject: entry.subject, tenant: entry.tenant, scheme: "apiKey" };
+      if (entry.allTenants) match.allTenants = true;
+    }
   }
   if (!match) throw new Unauthenticated("Invalid API key");
   return match;
@@ -159,7 +189,10 @@ export async function authenticate<Env>(
       if (typeof principal.subject !== "string" || principal.subject === "") {
         throw new TypeError("auth.authenticate must answer a principal with a non-empty subject");
       }
-      return { ...principal, tenant: principal.tenant ?? "", scheme: "custom" };
+      const { allTenants, ...rest } = principal;
+      const custom: Principal = { ...rest, tenant: principal.tenant ?? "", scheme: "custom" };
+      if (allTenants === true) custom.allTenants = true;
+      return custom;
     }
   }
   throw new Unauthenticated("Authentication required");
@@ -221,11 +254,13 @@ export function requireAuth<Env extends object>(
 
 /**
  * The tenant a request acts in: the principal's. A `/{tenant}` prefix or `params.tenant`
- * may repeat it; one that differs is refused (403). An agent without `auth` keeps taking
- * the tenant from the request, as one anonymous principal spanning tenants.
+ * may repeat it; one that differs is refused (403) unless the principal has the
+ * multi-tenant admin role. An agent without `auth` keeps taking the tenant from the
+ * request, as one anonymous principal spanning tenants.
  */
 export function tenantFor(principal: Principal, requested: string): string {
   if (principal.scheme === "anonymous") return requested;
+  if (principal.allTenants === true && requested !== "") return requested;
   if (requested !== "" && requested !== principal.tenant) {
     throw new A2AError(
       "PermissionDenied",

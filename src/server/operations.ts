@@ -4,15 +4,18 @@ import {
   contextObjectName,
   decodeCursor,
   type IdScope,
-  idKey,
+  idKeys,
   indexObjectName,
+  issuedContextId,
+  looksIssued,
   MAX_CONTEXT_ID_LENGTH,
-  signedTaskId,
+  sealedTaskId,
   verifiedContextOf,
+  verifyContextId,
 } from "../durable/ids";
 import type { IndexRpc } from "../durable/index-object";
 import { A2AError } from "../models/errors";
-import { type JsonObject, newId } from "../models/json";
+import type { JsonObject } from "../models/json";
 import type { TaskList } from "../models/render";
 import {
   encodeHistoryToken,
@@ -69,10 +72,10 @@ export class Operations<Env> {
     return { stub, scope: { tenant: this.tenant, contextId, owner: this.owner } };
   }
 
-  /** The context of a task id signed for this caller; not found for any other id. */
+  /** The context of a task id issued to this caller; not found for any other id. */
   private async verifiedContext(taskId: string): Promise<string> {
-    const key = await idKey(this.env, this.origin);
-    const contextId = await verifiedContextOf(key, this.ids, taskId, this.agent.acceptUnsignedIds);
+    const keys = await idKeys(this.env, this.origin);
+    const contextId = await verifiedContextOf(keys, this.ids, taskId, this.agent.acceptUnsignedIds);
     if (contextId === null)
       throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
     return contextId;
@@ -98,18 +101,72 @@ export class Operations<Env> {
       }
       return this.context(owner);
     }
-    if (contextId !== undefined && contextId.length > MAX_CONTEXT_ID_LENGTH) {
-      throw new A2AError("InvalidParams", "message.contextId is too long", {}, [
-        {
-          field: "params.message.contextId",
-          description: `at most ${MAX_CONTEXT_ID_LENGTH} characters`,
-        },
+    const keys = await idKeys(this.env, this.origin);
+    const named =
+      contextId === undefined
+        ? await issuedContextId(keys, this.ids)
+        : await this.namedContext(contextId, "params.message.contextId");
+    if (named === null) {
+      throw new A2AError(
+        "InvalidParams",
+        `message.contextId ${contextId} is not a context id this agent issued to this caller`,
+        { contextId: contextId ?? "" },
+        [
+          {
+            field: "params.message.contextId",
+            description: "not issued by this agent to this caller",
+          },
+        ],
+      );
+    }
+    const target = this.context(named);
+    target.scope.newTaskId = await sealedTaskId(keys, this.ids, named);
+    return target;
+  }
+
+  /**
+   * A context id a client names. One of the shape Edgelink issues must verify for this
+   * caller (null when it does not: forged, or another caller's); any other is a
+   * client-chosen id, refused unless the agent accepts those. Checked here in the Worker,
+   * so a forged id reaches no object.
+   */
+  private async namedContext(contextId: string, field: string): Promise<string | null> {
+    if (contextId.length > MAX_CONTEXT_ID_LENGTH) {
+      throw new A2AError("InvalidParams", `${field} is too long`, {}, [
+        { field, description: `at most ${MAX_CONTEXT_ID_LENGTH} characters` },
       ]);
     }
-    const target = this.context(contextId ?? newId());
-    const key = await idKey(this.env, this.origin);
-    target.scope.newTaskId = await signedTaskId(key, this.ids, target.scope.contextId);
-    return target;
+    if (looksIssued(contextId)) {
+      const keys = await idKeys(this.env, this.origin);
+      return (await verifyContextId(keys, this.ids, contextId)) ? contextId : null;
+    }
+    if (!this.agent.clientContextIds) {
+      throw new A2AError(
+        "InvalidParams",
+        `${field}: this agent does not accept client-chosen context ids`,
+        { contextId },
+        [
+          {
+            field,
+            description: "omit it to start a conversation, or send a contextId this agent issued",
+          },
+        ],
+      );
+    }
+    return contextId;
+  }
+
+  /** The object of a context a read names; not found, in the Worker, when not issued to us. */
+  private async readContext(contextId: string, field: string) {
+    const named = await this.namedContext(contextId, field);
+    if (named === null) {
+      throw new A2AError(
+        "ContextNotFound",
+        `Context ${contextId} not found (${field} is not a context id this agent issued to this caller)`,
+        { contextId },
+      );
+    }
+    return this.context(named);
   }
 
   /** SendMessage; answers the result already rendered as JSON text for `version`. */
@@ -165,7 +222,12 @@ export class Operations<Env> {
       ]);
     }
     if (params.contextId) {
-      const { stub, scope } = this.context(params.contextId);
+      // A context not issued to this caller holds none of its tasks: an empty page, and
+      // no object reached.
+      const named = await this.namedContext(params.contextId, "params.contextId");
+      if (named === null)
+        return { tasks: [], nextPageToken: "", pageSize: params.pageSize, totalSize: 0 };
+      const { stub, scope } = this.context(named);
       const page = unwrap(await stub.listTasks(scope, params));
       return { ...page, pageSize: params.pageSize };
     }
@@ -207,7 +269,7 @@ export class Operations<Env> {
 
   /** A page of a conversation's history. */
   async history(params: HistoryParams) {
-    const { stub, scope } = this.context(params.contextId);
+    const { stub, scope } = await this.readContext(params.contextId, "contextId");
     const page = unwrap(
       await stub.getHistory(scope, { after: params.after, limit: params.pageSize }),
     );
@@ -220,7 +282,7 @@ export class Operations<Env> {
 
   /** Compacts a conversation's history (E10: a control call, never a task part). */
   async compact(contextId: string, request: JsonObject) {
-    const { stub, scope } = this.context(contextId);
+    const { stub, scope } = await this.readContext(contextId, "contextId");
     return unwrap(await stub.compactHistory(scope, request));
   }
 

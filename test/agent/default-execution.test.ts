@@ -22,6 +22,7 @@ function contextFor(parts: Part[], signal = new AbortController().signal) {
     history: task.history,
     task,
     conversation: new Conversation().readonly(),
+    conversationWindow: () => Promise.reject(new Error("not used by the default execution")),
     signal,
     env: {},
     status: (parts, options) =>

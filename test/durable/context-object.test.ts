@@ -6,9 +6,10 @@ import { HistoryStore } from "../../src/durable/history-store";
 import {
   contextObjectName,
   contextOfTaskId,
-  idKey,
+  idKeys,
   indexObjectName,
-  signedTaskId,
+  sealedTaskId,
+  verifiedContextOf,
 } from "../../src/durable/ids";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { Message } from "../../src/models/message";
@@ -64,9 +65,19 @@ describe("conversation Durable Object storage", () => {
     expect(counts.largest).toBeLessThan(10_000);
   });
 
-  it("task ids name their conversation, so no lookup is needed", async () => {
-    const task = await send("where do I live", { contextId: "ctx with spaces/and ✓ unicode" });
-    expect(contextOfTaskId(task.id as string)).toBe("ctx with spaces/and ✓ unicode");
+  it("task ids name their conversation, so no lookup is needed, yet reveal nothing", async () => {
+    const contextId = "ctx with spaces/and ✓ unicode";
+    const task = await send("where do I live", { contextId });
+    const id = task.id as string;
+    const keys = await idKeys(env, BASE);
+    expect(await verifiedContextOf(keys, { tenant: "", owner: "" }, id)).toBe(contextId);
+    // Opaque: one base64url token, neither the context id nor its encoding inside.
+    expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(id).not.toContain(btoa("ctx with").slice(0, 8));
+    // Another tenant or owner cannot open it.
+    expect(await verifiedContextOf(keys, { tenant: "t", owner: "" }, id)).toBeNull();
+    expect(await verifiedContextOf(keys, { tenant: "", owner: "bob" }, id)).toBeNull();
+    // The oldest unsigned format still parses (for acceptUnsignedIds).
     expect(contextOfTaskId("not-a-task")).toBeNull();
     expect(contextOfTaskId("bm9wZQ.zzzz")).toBeNull();
   });
@@ -175,8 +186,8 @@ describe("white-box: streams and recovery", () => {
     const contextId = first.contextId as string;
     const stub = contextStub(contextId);
     // An id signed like the Worker signs them, so GetTask can reach the orphan.
-    const orphanId = await signedTaskId(
-      await idKey(env, BASE),
+    const orphanId = await sealedTaskId(
+      await idKeys(env, BASE),
       { tenant: "", owner: "" },
       contextId,
     );

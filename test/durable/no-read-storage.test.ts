@@ -1,62 +1,391 @@
 import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { contextObjectName, newTaskId } from "../../src/durable/ids";
-import { rest, rpc, send } from "../helpers";
+import type { ContextRpc } from "../../src/durable/context-object";
+import {
+  contextObjectName,
+  idKeys,
+  indexObjectName,
+  legacySignedTaskId,
+  MAX_TASK_ID_LENGTH,
+  newTaskId,
+} from "../../src/durable/ids";
+import { LIMITS } from "../../src/models/limits";
+import { Message } from "../../src/models/message";
+import { defineAgent } from "../../src/worker";
+import { BASE, rest, rpc, send, userMessage } from "../helpers";
+import { ALICE, authedAgent, BOB, call, rpcAs, signingKey } from "../server/auth-support";
 
-/** Objects of the context namespace that hold storage. */
+type Json = Record<string, unknown>;
+
+/** Objects of both namespaces that the platform keeps (each has a database file). */
 async function storedObjects(): Promise<string[]> {
-  return (await listDurableObjectIds(env.EDGELINK_CONTEXT)).map((id) => id.toString()).sort();
+  const ids = [
+    ...(await listDurableObjectIds(env.EDGELINK_CONTEXT)),
+    ...(await listDurableObjectIds(env.EDGELINK_INDEX)),
+  ];
+  return ids.map((id) => id.toString()).sort();
 }
 
-/** Tables in one context object's SQLite (0 for an object that was never written). */
-async function tablesOf(contextId: string): Promise<number> {
-  const stub = env.EDGELINK_CONTEXT.get(
-    env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)),
-  );
+/** Tables in an object's SQLite (0 for an object that was never written). */
+function tablesIn(stub: DurableObjectStub): Promise<number> {
   return runInDurableObject(stub, (_instance, state) =>
     Number(state.storage.sql.exec("SELECT count(*) AS n FROM sqlite_master").one().n),
   );
 }
 
+const contextTables = (contextId: string, tenant = "") =>
+  tablesIn(
+    env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName(tenant, contextId))),
+  );
+
+const indexTables = (tenant: string) =>
+  tablesIn(env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(indexObjectName(tenant))));
+
+/** A response's JSON-RPC error code, whether it came as JSON or as a one-event stream. */
+async function rpcErrorCode(response: Response): Promise<number | undefined> {
+  const text = await response.text();
+  const json = text.startsWith("{") ? text : (text.match(/^data: (.*)$/m)?.[1] ?? "{}");
+  return (JSON.parse(json) as { error?: { code: number } }).error?.code;
+}
+
+async function rawRpc(method: string, params: Json): Promise<Response> {
+  const { SELF } = await import("cloudflare:test");
+  return SELF.fetch(`${BASE}/`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+}
+
+/** Every operation naming a task id, on both bindings. */
+function taskAttempts(id: string): {
+  rest: [string, string, Json | undefined][];
+  rpc: [string, Json][];
+} {
+  const continuing = userMessage("let me in", { taskId: id });
+  return {
+    rest: [
+      ["GET", `/tasks/${id}`, undefined],
+      ["POST", `/tasks/${id}:cancel`, {}],
+      ["GET", `/tasks/${id}:subscribe`, undefined],
+      ["POST", `/tasks/${id}:subscribe`, {}],
+      ["GET", `/tasks/${id}/pushNotificationConfigs`, undefined],
+      ["POST", `/tasks/${id}/pushNotificationConfigs`, { url: "https://hooks.example.com/x" }],
+      ["GET", `/tasks/${id}/pushNotificationConfigs/any`, undefined],
+      ["DELETE", `/tasks/${id}/pushNotificationConfigs/any`, undefined],
+      ["GET", `/tasks/${id}/deadLetters`, undefined],
+      ["POST", `/tasks/${id}/deadLetters:redeliver`, {}],
+      ["POST", "/message:send", { message: continuing }],
+      ["POST", "/message:stream", { message: continuing }],
+    ],
+    rpc: [
+      ["GetTask", { id }],
+      ["CancelTask", { id }],
+      ["SubscribeToTask", { id }],
+      ["ListTaskPushNotificationConfigs", { taskId: id }],
+      ["CreateTaskPushNotificationConfig", { taskId: id, url: "https://hooks.example.com/x" }],
+      ["GetTaskPushNotificationConfig", { taskId: id, id: "any" }],
+      ["DeleteTaskPushNotificationConfig", { taskId: id, id: "any" }],
+      ["ListDeadPushDeliveries", { id }],
+      ["RedeliverPushDeliveries", { id }],
+      ["SendMessage", { message: continuing }],
+      ["SendStreamingMessage", { message: continuing }],
+    ],
+  };
+}
+
+function flip(id: string, at: number): string {
+  const c = id[at] === "A" ? "B" : "A";
+  return `${id.slice(0, at)}${c}${id.slice(at + 1)}`;
+}
+
 describe("a read never creates storage", () => {
-  it("forged task ids are refused in the Worker (no object created); unknown contexts answer not found with no schema", async () => {
-    const real = await send("before");
-    const before = await storedObjects();
+  it("forged, altered and foreign task ids are refused in the Worker on every route of both bindings: no object reached", async () => {
+    const real = (await send("before")).id as string;
     const unknown = `never-written-${crypto.randomUUID()}`;
-    const forgedSigned = `${newTaskId(unknown)}.AAAAAAAAAAAAAAAAAAAAAA`;
-    const forgedUnsigned = newTaskId(unknown);
-    // Another object's id with a valid shape but a signature for the wrong context.
-    const [, random, mac] = (real.id as string).split(".");
-    const spliced = `${newTaskId(unknown).split(".")[0]}.${random}.${mac}`;
-    for (const id of [forgedSigned, forgedUnsigned, spliced, "not-a-task"]) {
-      expect((await rest("GET", `/tasks/${id}`)).status, id).toBe(404);
-      expect((await rest("POST", `/tasks/${id}:cancel`, {})).status, id).toBe(404);
-      expect((await rest("GET", `/tasks/${id}/pushNotificationConfigs`)).status, id).toBe(404);
-      expect((await rpc("GetTask", { id })).body.error).toMatchObject({ code: -32001 });
-      const continued = await rpc("SendMessage", {
-        message: { messageId: "m", role: "ROLE_USER", parts: [{ text: "x" }], taskId: id },
-      });
-      expect(continued.body.error, id).toMatchObject({ code: -32001 });
-    }
-    // Forged task ids never reached an object: not one was created.
-    expect(await storedObjects()).toEqual(before);
-    // Context reads reach the object (a client may name its own contexts), which answers
-    // "not found" without creating its schema: no table, no row.
-    expect((await rest("GET", `/contexts/${unknown}/history`)).status).toBe(404);
-    const compact = await rest("POST", `/contexts/${unknown}/history:compact`, {});
-    expect(compact.status).toBe(404);
-    const listed = await rpc("ListTasks", { contextId: unknown });
-    expect((listed.body.result as { tasks: unknown[] }).tasks).toEqual([]);
-    expect(await tablesOf(unknown)).toBe(0);
-    // The real task is still there, and still its owner's.
-    expect(((await rpc("GetTask", { id: real.id })).body.result as { id: string }).id).toBe(
-      real.id,
+    const legacy = await legacySignedTaskId(
+      await idKeys(env, BASE),
+      { tenant: "", owner: "" },
+      unknown,
     );
+    const randomBytes = crypto.getRandomValues(new Uint8Array(60));
+    const forgedSealed = btoa(String.fromCharCode(...randomBytes))
+      .replaceAll("+", "-")
+      .replaceAll("/", "_")
+      .replace(/=+$/, "");
+    const forged = [
+      forgedSealed,
+      flip(real, 5), // the nonce altered
+      flip(real, real.length - 3), // the tag altered
+      flip(real, 20), // the sealed context altered
+      real.slice(0, -4), // truncated
+      `${newTaskId(unknown)}.AAAAAAAAAAAAAAAAAAAAAA`, // the signed 3-part format, forged
+      `${newTaskId(`other-${unknown}`).split(".")[0]}.${legacy.split(".").slice(1).join(".")}`,
+      newTaskId(unknown), // unsigned 2-part, not accepted by default
+      "A".repeat(MAX_TASK_ID_LENGTH + 4),
+      "not-a-task",
+    ];
+    const before = await storedObjects();
+    for (const id of forged) {
+      const { rest: routes, rpc: calls } = taskAttempts(id);
+      for (const [method, path, body] of routes) {
+        const answer = await rest(method, path, body).catch(() => ({ status: 0 }));
+        expect([404, 400], `${method} ${path.slice(0, 60)}`).toContain(answer.status);
+      }
+      for (const [method, params] of calls) {
+        const code = await rpcErrorCode(await rawRpc(method, params));
+        expect([-32001, -32602], `${method} ${id.slice(0, 40)}`).toContain(code);
+      }
+    }
+    // Not one object was reached: the platform keeps no new file in either namespace.
+    expect(await storedObjects()).toEqual(before);
+    // The real task is still there.
+    expect(((await rpc("GetTask", { id: real })).body.result as Json).id).toBe(real);
+  });
+
+  it("context ids of the issued shape that do not verify are refused in the Worker, naming the field", async () => {
+    const forged = `c.${"A".repeat(16)}${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+    const before = await storedObjects();
+    const history = await rest("GET", `/contexts/${forged}/history`);
+    expect(history.status).toBe(404);
+    expect(JSON.stringify(history.body)).toContain("not a context id this agent issued");
+    expect((await rest("POST", `/contexts/${forged}/history:compact`, {})).status).toBe(404);
+    const listed = await rest("GET", `/tasks?contextId=${forged}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.tasks).toEqual([]);
+    expect((await rpc("GetContextHistory", { contextId: forged })).body.error).toMatchObject({
+      code: -32050,
+    });
+    const compact = await rpc("CompactContextHistory", { contextId: forged, strategy: "recent" });
+    expect(compact.body.error).toMatchObject({ code: -32050 });
+    expect((await rpc("ListTasks", { contextId: forged })).body.result).toMatchObject({
+      tasks: [],
+    });
+    for (const method of ["SendMessage", "SendStreamingMessage"]) {
+      const response = await rawRpc(method, { message: userMessage("hi", { contextId: forged }) });
+      const error = ((await response.json()) as { error: { code: number; data: unknown } }).error;
+      expect(error.code).toBe(-32602);
+      expect(JSON.stringify(error.data)).toContain("params.message.contextId");
+    }
+    const sent = await rest("POST", "/message:send", {
+      message: userMessage("hi", { contextId: forged }),
+    });
+    expect(sent.status).toBe(400);
+    expect(JSON.stringify(sent.body)).toContain("params.message.contextId");
+    expect(await storedObjects()).toEqual(before);
+  });
+
+  it("an over-long context id is refused in the Worker on every context route, naming the field", async () => {
+    const long = "x".repeat(257);
+    const before = await storedObjects();
+    for (const [method, path] of [
+      ["GET", `/contexts/${long}/history`],
+      ["POST", `/contexts/${long}/history:compact`],
+      ["GET", `/tasks?contextId=${long}`],
+    ] as const) {
+      const answer = await rest(method, path, method === "POST" ? {} : undefined);
+      expect(answer.status, path.slice(0, 30)).toBe(400);
+      expect(JSON.stringify(answer.body)).toContain("contextId");
+    }
+    for (const method of ["GetContextHistory", "CompactContextHistory", "ListTasks"]) {
+      expect((await rpc(method, { contextId: long })).body.error, method).toMatchObject({
+        code: -32602,
+      });
+    }
+    const sent = await rpc("SendMessage", { message: userMessage("hi", { contextId: long }) });
+    expect(sent.body.error).toMatchObject({ code: -32602 });
+    expect(await storedObjects()).toEqual(before);
+  });
+
+  it("a context Edgelink issued is opaque, signed, and reads back; a flipped character is refused", async () => {
+    const task = await send("start a conversation");
+    const contextId = task.contextId as string;
+    expect(contextId).toMatch(/^c\.[A-Za-z0-9_-]{32}$/);
+    const again = await send("and continue it", { contextId });
+    expect(again.contextId).toBe(contextId);
+    const history = await rest("GET", `/contexts/${contextId}/history`);
+    expect(history.status).toBe(200);
+    const text = JSON.stringify(history.body.items);
+    expect(text).toContain("start a conversation");
+    expect(text).toContain("and continue it");
+    const before = await storedObjects();
+    const flipped = flip(contextId, 10);
+    expect((await rest("GET", `/contexts/${flipped}/history`)).status).toBe(404);
+    expect(await storedObjects()).toEqual(before);
+  });
+
+  it("another principal's task and context ids are refused in the Worker (not found), reaching no object", async () => {
+    const worker = authedAgent(await signingKey());
+    const sent = await rpcAs(worker, ALICE, "SendMessage", { message: userMessage("mine") });
+    const contextId = ((sent.body.result as Json).task as Json).contextId as string;
+    expect(contextId).toMatch(/^c\./);
+    const taskId = ((sent.body.result as Json).task as Json).id as string;
+    const before = await storedObjects();
+    // Alice's task id does not open for Bob: refused before any object (his or hers).
+    const task = await call(worker, "GET", `/tasks/${taskId}`, { headers: BOB });
+    expect(task.status).toBe(404);
+    expect((await rpcAs(worker, BOB, "GetTask", { id: taskId })).body.error).toMatchObject({
+      code: -32001,
+    });
+    const history = await call(worker, "GET", `/contexts/${contextId}/history`, { headers: BOB });
+    expect(history.status).toBe(404);
+    const compact = await rpcAs(worker, BOB, "CompactContextHistory", { contextId });
+    expect(compact.body.error).toMatchObject({ code: -32050 });
+    const listed = await rpcAs(worker, BOB, "ListTasks", { contextId });
+    expect((listed.body.result as Json).tasks).toEqual([]);
+    const post = await rpcAs(worker, BOB, "SendMessage", {
+      message: userMessage("into alice's", { contextId }),
+    });
+    expect(post.body.error).toMatchObject({ code: -32602 });
+    expect(await storedObjects()).toEqual(before);
+    // Alice reads her own.
+    const own = await call(worker, "GET", `/contexts/${contextId}/history`, { headers: ALICE });
+    expect(own.status).toBe(200);
+  });
+
+  it("unknown client-chosen context ids (accepted by default) reach their object, which writes nothing: no table, no row", async () => {
+    const reads: [string, (id: string) => Promise<unknown>][] = [
+      ["REST history", (id) => rest("GET", `/contexts/${encodeURIComponent(id)}/history`)],
+      [
+        "REST compact",
+        (id) => rest("POST", `/contexts/${encodeURIComponent(id)}/history:compact`, {}),
+      ],
+      ["REST list", (id) => rest("GET", `/tasks?contextId=${encodeURIComponent(id)}`)],
+      ["RPC history", (id) => rpc("GetContextHistory", { contextId: id })],
+      ["RPC compact", (id) => rpc("CompactContextHistory", { contextId: id })],
+      ["RPC list", (id) => rpc("ListTasks", { contextId: id })],
+    ];
+    for (const [name, read] of reads) {
+      const id = `client-chosen-${crypto.randomUUID()}`;
+      const before = (await storedObjects()).length;
+      await read(id);
+      // The platform (workerd) keeps an empty database file for an object it started,
+      // even one that ran no statement: at most that one, and nothing in it.
+      expect((await storedObjects()).length - before, name).toBeLessThanOrEqual(1);
+      expect(await contextTables(id), name).toBe(0);
+    }
+  });
+
+  it("ListTasks of a tenant with no task yet creates no index schema", async () => {
+    const tenant = `fresh-${crypto.randomUUID()}`;
+    const listed = await rest("GET", `/${tenant}/tasks`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.tasks).toEqual([]);
+    expect((await rpc("ListTasks", { tenant })).body.result).toMatchObject({ tasks: [] });
+    expect(await indexTables(tenant)).toBe(0);
+    // The first task in that tenant writes it.
+    await rest("POST", `/${tenant}/message:send`, { message: userMessage("hello") });
+    expect(await indexTables(tenant)).toBeGreaterThan(0);
   });
 
   it("the first write creates the schema", async () => {
     const contextId = `first-write-${crypto.randomUUID()}`;
     await send("hello there", { contextId });
-    expect(await tablesOf(contextId)).toBeGreaterThan(3);
+    expect(await contextTables(contextId)).toBeGreaterThan(3);
+  });
+});
+
+describe("clientContextIds: false", () => {
+  const strict = defineAgent({
+    card: { name: "Strict ids", description: "Issues every context id itself" },
+    clientContextIds: false,
+  });
+
+  it("refuses a client-chosen contextId on send and on every read, in the Worker; issued ones work", async () => {
+    const before = await storedObjects();
+    const chosen = `mine-${crypto.randomUUID()}`;
+    const sent = await rpcAs(strict, {}, "SendMessage", {
+      message: userMessage("hi", { contextId: chosen }),
+    });
+    expect(sent.body.error).toMatchObject({ code: -32602 });
+    expect(JSON.stringify(sent.body.error)).toContain("params.message.contextId");
+    const restSent = await call(strict, "POST", "/message:send", {
+      body: { message: userMessage("hi", { contextId: chosen }) },
+    });
+    expect(restSent.status).toBe(400);
+    for (const [method, path] of [
+      ["GET", `/contexts/${chosen}/history`],
+      ["POST", `/contexts/${chosen}/history:compact`],
+      ["GET", `/tasks?contextId=${chosen}`],
+    ] as const) {
+      const response = await call(strict, method, path, {
+        body: method === "POST" ? {} : undefined,
+      });
+      expect(response.status, path).toBe(400);
+      expect(await response.text()).toContain("contextId");
+    }
+    for (const method of ["GetContextHistory", "CompactContextHistory", "ListTasks"]) {
+      const { body } = await rpcAs(strict, {}, method, { contextId: chosen });
+      expect(body.error, method).toMatchObject({ code: -32602 });
+    }
+    expect(await storedObjects()).toEqual(before);
+
+    // Without a contextId the agent issues one, and the conversation continues under it.
+    const first = await rpcAs(strict, {}, "SendMessage", { message: userMessage("start") });
+    const task = (first.body.result as Json).task as Json;
+    expect(task.contextId).toMatch(/^c\./);
+    const second = await rpcAs(strict, {}, "SendMessage", {
+      message: userMessage("go on", { contextId: task.contextId }),
+    });
+    expect(((second.body.result as Json).task as Json).contextId).toBe(task.contextId);
+    const history = await rpcAs(strict, {}, "GetContextHistory", { contextId: task.contextId });
+    expect(JSON.stringify(history.body.result)).toContain("go on");
+  });
+});
+
+describe("ids issued before sealing keep working", () => {
+  /** A task stored under a given id, as an older version of Edgelink stored them. */
+  async function storeTask(contextId: string, taskId: string | undefined): Promise<string> {
+    const stub = env.EDGELINK_CONTEXT.get(
+      env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)),
+    ) as unknown as ContextRpc;
+    const message = Message.parse({ role: "user", parts: [{ type: "text", content: "old" }] });
+    const scope = { tenant: "", contextId, owner: "", newTaskId: taskId };
+    const result = await stub.sendMessage(scope, { message, returnImmediately: false }, "1.0");
+    if (!result.ok) throw new Error(JSON.stringify(result.error));
+    return (JSON.parse(result.value) as { task: { id: string } }).task.id;
+  }
+
+  it("a signed 3-part id reads, lists and routes a continuation; an unsigned 2-part one only under acceptUnsignedIds", async () => {
+    const contextId = `old-${crypto.randomUUID()}`;
+    const signed = await legacySignedTaskId(
+      await idKeys(env, BASE),
+      { tenant: "", owner: "" },
+      contextId,
+    );
+    expect(await storeTask(contextId, signed)).toBe(signed);
+    expect((await rest("GET", `/tasks/${signed}`)).body.id).toBe(signed);
+    expect(((await rpc("GetTask", { id: signed })).body.result as Json).id).toBe(signed);
+    // Routed to its conversation: the task is found (and finished), not unknown.
+    const more = await rpc("SendMessage", { message: userMessage("more", { taskId: signed }) });
+    expect(more.body.error).toMatchObject({ code: -32004 });
+
+    const unsigned = await storeTask(contextId, undefined);
+    expect(unsigned.split(".")).toHaveLength(2);
+    expect((await rest("GET", `/tasks/${unsigned}`)).status).toBe(404);
+    const lenient = defineAgent({
+      card: { name: "Migrating", description: "Still reads unsigned ids" },
+      acceptUnsignedIds: true,
+    });
+    const got = await call(lenient, "GET", `/tasks/${unsigned}`);
+    expect(got.status).toBe(200);
+    expect(((await got.json()) as Json).id).toBe(unsigned);
+    // New tasks of the same conversation get sealed ids.
+    const fresh = await send("new", { contextId });
+    expect((fresh.id as string).includes(".")).toBe(false);
+  });
+});
+
+describe("task id length", () => {
+  it("the longest context id a client may choose still gives a task id within the limit, which routes", async () => {
+    const contextId = "✓".repeat(256); // 256 UTF-16 units, 768 UTF-8 bytes: the worst case
+    const task = await send("long", { contextId });
+    const id = task.id as string;
+    expect(id.length).toBeLessThanOrEqual(LIMITS.taskIdLength);
+    expect(id.length).toBeGreaterThan(1000);
+    expect(((await rpc("GetTask", { id })).body.result as Json).contextId).toBe(contextId);
+    expect((await rest("GET", `/tasks/${id}`)).status).toBe(200);
+    // A context id Edgelink issued gives a short one.
+    expect(((await send("short")).id as string).length).toBeLessThan(90);
   });
 });

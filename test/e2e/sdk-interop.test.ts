@@ -514,9 +514,9 @@ describe.each(BINDINGS)("A2A v1.0 SDK client over $binding", ({ binding, tag }) 
     expect(bogus).toBeInstanceOf(TaskNotFoundError);
     expectWireError(bogus, binding, { rpcCode: -32001, httpStatus: 404 });
 
-    // Well-formed (a real task's conversation) but never issued.
+    // Well-formed (a real task's id, one character altered) but never issued.
     const real = asTask(await client.sendMessage(textRequest(`anchor ${tag}`)));
-    const forged = `${real.id.slice(0, real.id.lastIndexOf("."))}.${"0".repeat(32)}`;
+    const forged = `${real.id.slice(0, 8)}${real.id[8] === "A" ? "B" : "A"}${real.id.slice(9)}`;
     const missing = await rejectionOf(() => getTask(forged));
     expect(missing).toBeInstanceOf(TaskNotFoundError);
     expectWireError(missing, binding, { rpcCode: -32001, httpStatus: 404 });

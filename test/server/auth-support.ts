@@ -17,10 +17,13 @@ export const API_KEYS = JSON.stringify({
   "alice-key-0123456789": { subject: "alice", tenant: "acme" },
   "bob-key-0123456789": { subject: "bob", tenant: "acme" },
   "eve-key-0123456789": { subject: "eve", tenant: "evil" },
+  "root-key-0123456789": { subject: "root", tenant: "ops", allTenants: true },
 });
 export const ALICE = { "X-API-Key": "alice-key-0123456789" };
 export const BOB = { "X-API-Key": "bob-key-0123456789" };
 export const EVE = { "X-API-Key": "eve-key-0123456789" };
+/** A multi-tenant admin (`allTenants`), its own tenant "ops". */
+export const ROOT = { "X-API-Key": "root-key-0123456789" };
 
 export async function signingKey() {
   const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
@@ -33,9 +36,17 @@ export type Key = Awaited<ReturnType<typeof signingKey>>;
 /** A token for `sub`, valid unless `overrides` spoil it. */
 export function token(
   key: Key,
-  overrides: { aud?: string; exp?: number; kid?: string; sub?: string; tenant?: string } = {},
+  overrides: {
+    aud?: string;
+    exp?: number;
+    kid?: string;
+    sub?: string;
+    tenant?: string;
+    scope?: string;
+  } = {},
 ): Promise<string> {
-  return new SignJWT({ org: overrides.tenant ?? "acme" })
+  const scope = overrides.scope === undefined ? {} : { scope: overrides.scope };
+  return new SignJWT({ org: overrides.tenant ?? "acme", ...scope })
     .setProtectedHeader({ alg: "ES256", kid: overrides.kid ?? "k1" })
     .setIssuer(ISSUER)
     .setAudience(overrides.aud ?? AUDIENCE)
@@ -56,6 +67,7 @@ export function authedAgent(key: Key, extra: Partial<AgentConfig<Record<string, 
         algorithms: ["ES256"],
         keys: [key.jwk],
         tenantClaim: "org",
+        allTenantsScope: "a2a:all-tenants",
       },
       apiKeys: { secret: "AGENT_API_KEYS" },
     },
