@@ -20,8 +20,9 @@ const BIN = (name: string) => join(REPO, "node_modules", ".bin", name);
 /** Issue 13's goal for the whole framework in a built Worker, gzipped. */
 const BUNDLE_GOAL_BYTES = 165 * 1024;
 /**
- * What this test enforces: the 162 KiB measured (zod as a namespace import, the package
- * minified) plus a margin for features to come. Above the goal it warns; above this it fails.
+ * What this test enforces: 162 KiB measured (zod as a namespace import, the package
+ * minified), 167 KiB once the context window, sealed ids and push health landed, plus a
+ * margin. Above the goal it warns; above this it fails.
  */
 const BUNDLE_CEILING_BYTES = 180 * 1024;
 
