@@ -10,7 +10,7 @@
  * - "ping": answered at once with a message, no task (a direct reply)
  * - a tool_call part (add, reverse, wordCount): run by the default execution
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   defineAgent,
   messageText,

@@ -1,5 +1,5 @@
 // The README's "Define your own agent" example, kept here so it is type-checked.
-import { z } from "zod";
+import * as z from "zod";
 import { defineAgent, textOf, tool } from "../src/index";
 
 interface Env {

@@ -9,7 +9,7 @@
  *   npx wrangler secret put OPENAI_API_KEY -c examples/llm.wrangler.toml
  *   npx wrangler deploy -c examples/llm.wrangler.toml
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   anthropic,
   defineAgent,

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { answerOf } from "../client/client";
 import type { JsonObject } from "../models/json";
 import { textOf } from "../models/part";

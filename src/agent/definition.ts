@@ -1,5 +1,5 @@
 import type { cors } from "hono/cors";
-import { z } from "zod";
+import * as z from "zod";
 import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../models/agent-card";
 import type { JsonObject } from "../models/json";

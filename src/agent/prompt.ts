@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Tools } from "./tools";
 
 /** What a prompt section holds (L1). */

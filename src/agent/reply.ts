@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
 import { Part, Parts } from "../models/part";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { CompactionRequestInput, CompactionResult } from "../history/compaction";
 import { Item } from "../history/items";
 import { PROFILE_EXTENSION } from "../models/agent-card";

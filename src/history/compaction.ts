@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { JsonObject } from "../models/json";
 import { type Item, isInstruction, isStructural, isUserMessage } from "./items";
 import {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { JsonObject, newId, nowIso } from "../models/json";
 import { providerItems } from "./config";
 import {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Tool, Tools } from "../agent/tools";
 import type { JsonObject, JsonValue } from "../models/json";
 import { expandServer, type McpServer } from "./config";

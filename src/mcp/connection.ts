@@ -1,4 +1,7 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { JsonObject } from "../models/json";
 import { expandServer, McpError, type McpServer } from "./config";
 
@@ -30,8 +33,11 @@ const CONNECT_TIMEOUT_MS = 15_000;
 /**
  * One session with an MCP server through the official SDK's client: streamable HTTP or
  * SSE over the Worker's `fetch` (no Node APIs), schemas validated with
- * `@cfworker/json-schema` (Workers forbid the code generation Ajv relies on). The SDK is
- * loaded on first use, so agents without MCP servers never pay for it.
+ * `@cfworker/json-schema` (Workers forbid the code generation Ajv relies on). Only Workers
+ * importing `edgelink/mcp` bundle the SDK. Its imports are static on purpose: a dynamic
+ * import makes esbuild (wrangler) wrap every module it reaches, zod included, in lazy
+ * initializers, and then the framework's `import * as z from "zod"` reads zod before it is
+ * initialized (the Worker fails at start-up: "… is not a constructor").
  */
 export class McpConnection {
   private constructor(
@@ -46,10 +52,6 @@ export class McpConnection {
     options: { signal?: AbortSignal; fetch?: typeof fetch } = {},
   ): Promise<McpConnection> {
     const { url, headers } = expandServer(server, env);
-    const [{ Client }, { CfWorkerJsonSchemaValidator }] = await Promise.all([
-      import("@modelcontextprotocol/sdk/client/index.js"),
-      import("@modelcontextprotocol/sdk/validation/cfworker"),
-    ]);
     const client = new Client(
       { name: "edgelink", version: "0.1.0" },
       { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
@@ -59,14 +61,12 @@ export class McpConnection {
     const fetcher = options.fetch ?? ((input, init) => fetch(input, init));
     const transport =
       server.transport === "sse"
-        ? new (await import("@modelcontextprotocol/sdk/client/sse.js")).SSEClientTransport(url, {
+        ? new SSEClientTransport(url, {
             requestInit,
             fetch: fetcher,
             eventSourceInit: { fetch: (input, init) => fetcher(input, withHeaders(init, headers)) },
           })
-        : new (
-            await import("@modelcontextprotocol/sdk/client/streamableHttp.js")
-          ).StreamableHTTPClientTransport(url, {
+        : new StreamableHTTPClientTransport(url, {
             requestInit,
             fetch: fetcher,
             // A tool call is one request; a dropped stream is reported, not retried forever.

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { compact, JsonObject, JsonValue } from "./json";
 
 /** The MIME types the seed names (A5); others are allowed, these are the common ones. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { A2AError } from "./errors";
 import { JsonObject } from "./json";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { invalidParams } from "./errors";
 import { JsonObject } from "./json";
 import { ClientId, Metadata, TaskIdString } from "./limits";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Task states, spelled as A2A v0.3 and the seed spell them (decision 1: `canceled`).

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { Artifact } from "./artifact";
 import { JsonObject, newId, nowIso } from "./json";
 import { Message, Messages } from "./message";

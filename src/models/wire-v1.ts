@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, JsonValue, newId, nowIso } from "./json";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { JsonObject } from "../models/json";
 import { ToolSpec } from "./types";
 

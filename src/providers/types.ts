@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { Item } from "../history/items";
 import { fromLlmMessages } from "../history/llm-message";
 import { JsonObject } from "../models/json";

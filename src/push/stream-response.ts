@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { TaskEvent } from "../models/events";
 import { JsonObject, nowIso } from "../models/json";
 import { isInterrupted, isTerminal } from "../models/task-state";

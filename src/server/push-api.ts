@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { invalidParams } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import type { ProtocolVersion } from "../models/requests";

@@ -20,13 +20,11 @@ const BIN = (name: string) => join(REPO, "node_modules", ".bin", name);
 /** Issue 13's goal for the whole framework in a built Worker, gzipped. */
 const BUNDLE_GOAL_BYTES = 165 * 1024;
 /**
- * What this test enforces today. The goal was met (134 KiB) until the MCP client landed
- * (351 KiB). MCP is now opt-in (`edgelink/mcp`, asserted absent below): 264 KiB. Most of
- * the rest is zod: `import { z } from "zod"` keeps the whole namespace (every locale, the
- * JSON Schema compiler) through esbuild, about 114 KiB gzipped against 34 KiB for named
- * imports. Lower this to the goal when that is solved.
+ * What this test enforces: 162 KiB measured (zod as a namespace import, the package
+ * minified), 167 KiB once the context window, sealed ids and push health landed, plus a
+ * margin. Above the goal it warns; above this it fails.
  */
-const BUNDLE_CEILING_BYTES = 300 * 1024;
+const BUNDLE_CEILING_BYTES = 180 * 1024;
 
 function run(cmd: string, args: string[], cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -45,6 +43,7 @@ function run(cmd: string, args: string[], cwd: string): Promise<string> {
 let project: string;
 let tarball: string;
 let agent: DemoAgent | undefined;
+let mcpAgent: DemoAgent | undefined;
 
 beforeAll(async () => {
   project = mkdtempSync(join(tmpdir(), "edgelink-user-"));
@@ -66,6 +65,18 @@ beforeAll(async () => {
   const demo = readFileSync(join(REPO, "examples/demo-agent.ts"), "utf8");
   expect(demo).toContain('from "../src/index"');
   writeFileSync(join(project, "worker.ts"), demo.replace('from "../src/index"', 'from "edgelink"'));
+  // The model-backed example with an MCP server: edgelink/mcp bundled beside edgelink.
+  const llm = readFileSync(join(REPO, "examples/llm-agent.ts"), "utf8");
+  expect(llm).toContain("  model,\n");
+  writeFileSync(
+    join(project, "mcp-worker.ts"),
+    `import { mcpServers } from "edgelink/mcp";\n${llm
+      .replace('from "../src/index"', 'from "edgelink"')
+      .replace(
+        "  model,\n",
+        '  model,\n  mcp: mcpServers({ docs: { url: "https://mcp.example.com/mcp" } }),\n',
+      )}`,
+  );
   writeFileSync(
     join(project, "wrangler.toml"),
     [
@@ -86,12 +97,19 @@ beforeAll(async () => {
       'DEMO_CHUNK_DELAY_MS = "1"',
     ].join("\n"),
   );
+  writeFileSync(
+    join(project, "mcp.wrangler.toml"),
+    readFileSync(join(project, "wrangler.toml"), "utf8")
+      .replace('name = "my-agent"', 'name = "my-mcp-agent"')
+      .replace('main = "worker.ts"', 'main = "mcp-worker.ts"'),
+  );
   // Dependencies come from the registry (or npm's cache); edgelink from the tarball.
   await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], project);
 }, 600_000);
 
 afterAll(async () => {
   await agent?.stop();
+  await mcpAgent?.stop();
   if (project) rmSync(project, { recursive: true, force: true });
 });
 
@@ -223,5 +241,16 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     expect(artifacts.flatMap((a) => a.parts.map((p) => p.text ?? "")).join("")).toBe(
       "You said: packed and shipped",
     );
+  });
+
+  it("a Worker importing edgelink/mcp builds and starts (zod is not wrapped in lazy initializers)", async () => {
+    // A dynamic import anywhere in a bundle makes esbuild initialize the modules it reaches
+    // lazily; edgelink's `import * as z from "zod"` then read zod before its initialization
+    // ("... is not a constructor" at start-up). edgelink/mcp imports the MCP SDK statically.
+    mcpAgent = await startWorker(join(project, "mcp.wrangler.toml"));
+    const card = (await (
+      await fetch(`${mcpAgent.baseUrl}/.well-known/agent-card.json`)
+    ).json()) as Record<string, unknown>;
+    expect(card.name).toBe("Edgelink assistant");
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { JsonObject } from "../../src/models/json";
 import { AllProvidersFailedError, ProviderError } from "../../src/providers/errors";
 import { type FailoverState, fallback } from "../../src/providers/fallback";
@@ -381,8 +381,8 @@ describe("H5: concurrent failure reports", () => {
     const b = member("b", [answer("b", "one"), answer("b", "two")]);
     const model = fallback([a, b], { name: "f" });
     const calls = [run(model, store), run(model, store)];
-    await new Promise((r) => setTimeout(r, 1));
-    expect(a.calls).toHaveLength(2);
+    // Both calls are in flight before the gate opens (polled: a loaded machine is slow).
+    await vi.waitFor(() => expect(a.calls).toHaveLength(2));
     gate.resolve();
     const texts = (await Promise.all(calls)).map(textOf).sort();
     expect(texts).toEqual(["one", "two"]);
@@ -419,8 +419,7 @@ describe("H5: concurrent failure reports", () => {
       latencyHits: 3,
     });
     const calls = [1, 2, 3].map(() => run(model, slowStore));
-    await new Promise((r) => setTimeout(r, 20));
-    expect(a.calls).toHaveLength(3);
+    await vi.waitFor(() => expect(a.calls).toHaveLength(3));
     clock.t = 500;
     gate.resolve();
     await Promise.all(calls);
