@@ -2,7 +2,8 @@
  * `npm run bench`: SendMessage round-trip throughput of Edgelink against the platform
  * floor and the official A2A JS SDK, one scenario after another. See bench/README.md.
  *
- * Then the conversation-history benchmark (bench/history.mjs, scenario key `history`), a
+ * Then the tenant index's ceiling (bench/index.mjs, scenario key `index`), the
+ * conversation-history benchmark (bench/history.mjs, scenario key `history`), a
  * model turn's window (bench/window.mjs, scenario key `window`), the
  * webhook push benchmark (bench/push.mjs, scenario key `push`) and the provider streaming
  * benchmark (bench/stream.mjs, scenario key `stream`).
@@ -21,6 +22,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { envNumber } from "./env.mjs";
 import { cleanupHistoryTemp, runHistoryBench } from "./history.mjs";
+import { runIndexBench } from "./index.mjs";
 import { checkResponse, createLoad, openContexts, sendMessageBody } from "./load.mjs";
 import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
@@ -230,12 +232,13 @@ async function main() {
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  const keys = [...SCENARIOS.map((s) => s.key), "history", "window", "push", "stream"];
+  const keys = [...SCENARIOS.map((s) => s.key), "index", "history", "window", "push", "stream"];
   const unknown = wanted.filter((key) => !keys.includes(key));
   if (unknown.length) {
     throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(", ")}; known: ${keys.join(", ")}`);
   }
   const scenarios = wanted.length ? SCENARIOS.filter((s) => wanted.includes(s.key)) : SCENARIOS;
+  const index = wanted.length === 0 || wanted.includes("index");
   const history = wanted.length === 0 || wanted.includes("history");
   const window = wanted.length === 0 || wanted.includes("window");
   const push = wanted.length === 0 || wanted.includes("push");
@@ -255,6 +258,15 @@ async function main() {
       await sendMessageBench(scenarios, cpu);
     } catch (error) {
       console.error("\nSendMessage benchmark failed:", error);
+      process.exitCode = 1;
+    }
+  }
+  if (index) {
+    try {
+      // A row missing from the index (or a failed call) fails the run.
+      if (!(await runIndexBench())) process.exitCode = 1;
+    } catch (error) {
+      console.error("\nindex benchmark failed:", error);
       process.exitCode = 1;
     }
   }
@@ -318,12 +330,12 @@ async function sendMessageBench(scenarios, cpu) {
       const met = e.statements <= TARGET_STATEMENTS && e.txns <= TARGET_TXNS;
       console.log("SQLite work of one SendMessage (counted by logging every sql.exec at run time)");
       say(
-        `Edgelink, existing context: ${e.statements} statements per message in the context object (${e.writes} writes, ${e.reads} reads) in ${e.txns} transactionSync (target <= ${TARGET_STATEMENTS} in <= ${TARGET_TXNS}: ${met ? "met" : "NOT MET"}), 1 RPC to the index object (${e.indexStatements} statement)`,
+        `Edgelink, existing context: ${e.statements} statements per message in the context object (${e.writes} writes, ${e.reads} reads) in ${e.txns} transactionSync (target <= ${TARGET_STATEMENTS} in <= ${TARGET_TXNS}: ${met ? "met" : "NOT MET"}), and no index call on the answer's path (its rows go to the index object within limits.indexFlushMs, one call and one upsert per task for the window's changes; ${e.indexStatements} index statements during the message)`,
         "  ",
         HANG,
       );
       say(
-        `Edgelink, new context:      ${ef.statements} statements in ${ef.txns} transactionSync (the above, and the new database's schema, ${ef.ddl} CREATE TABLE/INDEX), index object ${ef.indexStatements}`,
+        `Edgelink, new context:      ${ef.statements} statements in ${ef.txns} transactionSync (the above, and the new database's schema, ${ef.ddl} CREATE TABLE/INDEX), index object ${ef.indexStatements} during the message`,
         "  ",
         HANG,
       );
@@ -400,7 +412,7 @@ async function sendMessageBench(scenarios, cpu) {
     const v = ratio("b", "a");
     const cpu = by.b.serverCpuMsPerRequest;
     say(
-      `(b)/(a)  Edgelink vs the minimal durable floor: ${fmt(v, 2)} (target >= ${fmt(TARGET_RATIO, 2)}: ${v >= TARGET_RATIO ? "met" : "NOT MET"}). Per request Edgelink uses ${fmt(cpu, 2)} ms of workerd CPU (target <= ${fmt(TARGET_CPU_MS, 1)}: ${cpu <= TARGET_CPU_MS ? "met" : "NOT MET"}), the floor ${fmt(by.a.serverCpuMsPerRequest, 2)} ms${perMessage ? `; Edgelink writes ${perMessage.statements} statements per message (floor 3) and updates the tenant index` : ""}.`,
+      `(b)/(a)  Edgelink vs the minimal durable floor: ${fmt(v, 2)} (target >= ${fmt(TARGET_RATIO, 2)}: ${v >= TARGET_RATIO ? "met" : "NOT MET"}). Per request Edgelink uses ${fmt(cpu, 2)} ms of workerd CPU (target <= ${fmt(TARGET_CPU_MS, 1)}: ${cpu <= TARGET_CPU_MS ? "met" : "NOT MET"}), the floor ${fmt(by.a.serverCpuMsPerRequest, 2)} ms: ${fmt(cpu / by.a.serverCpuMsPerRequest, 2)}× the floor's CPU${by.a.serverCpuMsPerRequest >= TARGET_CPU_MS ? ` (the floor alone costs more than ${fmt(TARGET_CPU_MS, 1)} ms here, so the absolute target cannot be met on this machine in this run; the ratio is the figure to read)` : ""}${perMessage ? `; Edgelink writes ${perMessage.statements} statements per message (floor 3) and sends the tenant index its rows off the answer's path, one call per conversation per limits.indexFlushMs` : ""}.`,
       "  ",
       "           ",
     );

@@ -82,6 +82,11 @@ const agent = defineAgent<Env>({
     version: "0.0.0",
   },
   model: replayModel,
+  // The replayed body never waits for I/O, so a whole answer runs as one turn and its SSE
+  // frames queue until the turn ends (100k deltas: about 6 MB). The default 1 MiB bound
+  // for a client that does not read would drop this reader, which reads as fast as it
+  // can once the turn yields; the bench measures CPU, not backpressure.
+  limits: { streamBufferBytes: 256 * 1024 * 1024 },
 });
 
 let rpcId = 0;

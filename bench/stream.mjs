@@ -179,7 +179,12 @@ async function workerdCall(server, body, { rss = false } = {}) {
 
 async function measureWorkerd(recordedText, progress) {
   const server = await startWorkerd("stream-worker.ts", DOS, {
-    bindings: { RECORDED_SSE: recordedText },
+    // Task ids are signed with EDGELINK_ID_KEY, as deployed (the agent is called at a
+    // non-local origin, so there is no ephemeral development key).
+    bindings: {
+      RECORDED_SSE: recordedText,
+      EDGELINK_ID_KEY: "bench-only-key-for-signing-task-ids-0123456789",
+    },
   });
   const rows = [];
   const checks = [];

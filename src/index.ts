@@ -39,7 +39,6 @@ export type { AgentResult, AgentStatus, ModelUse, ToolUse, TraceEntry } from "./
 export { type ToolRun, ToolTimeoutError } from "./agent/tool-runner";
 export { type Tool, type Tools, tool } from "./agent/tools";
 export type { TurnTools } from "./agent/turn-tools";
-export type { ContextWindowOptions } from "./agent/turn-window";
 // The conversation history of a context.
 export type {
   CompactionRequestInput,
@@ -61,7 +60,6 @@ export type {
 export { messageText } from "./history/items";
 export type { ReadonlyConversation } from "./history/readonly";
 export type { Summarizer } from "./history/summarize";
-export type { ConversationWindow, WindowPolicy } from "./history/window";
 // What a handler reads and writes.
 export type { AgentCardInput } from "./models/agent-card";
 export type { Artifact } from "./models/artifact";

@@ -116,6 +116,27 @@ export async function waitForState(taskId: string, state: string, timeoutMs = 50
   }
 }
 
+/**
+ * ListTasks until `done` accepts the result (or times out). Across conversations the tenant
+ * index lags a change by up to `limits.indexFlushMs` (README, "Listing tasks"), so a test
+ * listing what it just wrote waits for it, as a client would.
+ */
+export async function listUntil(
+  params: Json,
+  done: (result: { tasks: Json[]; totalSize: number }) => boolean,
+  timeoutMs = 5000,
+): Promise<{ tasks: Json[]; totalSize: number; nextPageToken: string }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await rpc("ListTasks", params);
+    const result = body.result as { tasks: Json[]; totalSize: number; nextPageToken: string };
+    if (!result) throw new Error(`ListTasks failed: ${JSON.stringify(body.error)}`);
+    if (done(result)) return result;
+    if (Date.now() > deadline) throw new Error(`ListTasks never showed what was expected`);
+    await sleep(50);
+  }
+}
+
 /** Text of all parts of an artifact JSON (v1). */
 export function artifactText(task: Json, name?: string): string {
   const artifacts = (task.artifacts ?? []) as { name?: string; parts: { text?: string }[] }[];

@@ -219,6 +219,12 @@ export interface PushOptions {
   horizonMs?: number;
   /** Give up on a delivery after this many attempts. Default 12. */
   maxAttempts?: number;
+  /**
+   * A config whose receiver failed this many attempts in a row is unhealthy: its
+   * undelivered events coalesce into one task snapshot until a delivery succeeds.
+   * Default 5.
+   */
+  unhealthyAfter?: number;
 }
 
 /** A validated agent configuration with every default applied. */
@@ -290,6 +296,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       "card.securitySchemes is derived from the auth option; configure auth instead of declaring schemes",
     );
   }
+  positive("push.unhealthyAfter", config.push?.unhealthyAfter, 0);
   const auth = config.auth ? checkAuth(config.auth) : null;
   if (config.extendedCard && !auth) {
     throw new TypeError("extendedCard is served only to authenticated callers; configure auth");

@@ -25,6 +25,13 @@ export interface LimitsConfig {
   retainFinishedTasks?: number;
   /** Finished tasks older than this (ms since their last update) are pruned too. Default 30 days. */
   retainFinishedMs?: number;
+  /**
+   * How long a conversation gathers its tasks' state changes before sending them to the
+   * tenant index in one call (off the answer's path). A task shows in ListTasks across
+   * conversations at most this long after it changes (plus the call's own time), or the
+   * state filter drops it until then. Default 1000 ms.
+   */
+  indexFlushMs?: number;
 }
 
 export type Limits = Required<LimitsConfig>;
@@ -36,6 +43,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxPushConfigsPerTask: 10,
   retainFinishedTasks: 1000,
   retainFinishedMs: 30 * 24 * 60 * 60 * 1000,
+  indexFlushMs: 1000,
 };
 
 /** Applies the defaults; a bad value is a definition error naming the field. */

@@ -23,7 +23,6 @@ import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/req
 import { replyStream, type StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { InvalidTransitionError, isTerminal, type TaskState } from "../models/task-state";
-import type { FailoverStore } from "../providers/types";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
 import { ChildStore, cancelChildren } from "./children";
 import { EventHub } from "./event-hub";
@@ -157,24 +156,6 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   /** The tenant, conversation and owner this object holds, once read (they never change). */
   private identity: { tenant: string; contextId: string; owner: string } | null = null;
 
-  /**
-   * Where a fallback model keeps its failure counts (H2–H5): this object's SQLite, so the
-   * counts hold across the conversation's requests and survive a restart.
-   */
-  private readonly failoverStore: FailoverStore = {
-    load: (key) => {
-      const value = this.meta(`failover:${key}`);
-      return value === null ? null : (JSON.parse(value) as JsonObject);
-    },
-    save: (key, state) => {
-      this.ctx.storage.sql.exec(
-        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        `failover:${key}`,
-        JSON.stringify(state),
-      );
-    },
-  };
-
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // The subclass supplies `agent` as a prototype getter, so it is readable here.
@@ -187,9 +168,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     );
     this.outbox = new IndexOutbox(
       this.store,
-      () => this.indexTarget(),
-      () => this.wakeAt(Date.now() + 1_000),
+      {
+        target: () => this.indexTarget(),
+        keepAlive: (work) => ctx.waitUntil(work),
+        wakeAt: (at) => this.wakeAt(at),
+      },
+      () => this.agent.limits.indexFlushMs,
     );
+    this.store.onIndexPending = () => this.outbox.schedule();
     this.dispatcher = this.pushStore
       ? new PushDispatcher(
           this.pushStore,
@@ -225,12 +211,10 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       const reply = await this.directReply(scope, params.message);
       if (reply) return JSON.stringify(renderReplyResult(reply, version));
       const { taskId, run } = this.admit(scope, params.message, undefined, push);
-      if (params.returnImmediately) {
-        this.ctx.waitUntil(run.then(() => this.flushIndex()));
-      } else {
-        await run;
-      }
-      await this.flushIndex();
+      // The tenant index hears of the task within `limits.indexFlushMs`, not before this
+      // answer: its call and commit are off the path, shared by the window's changes.
+      if (params.returnImmediately) this.ctx.waitUntil(run);
+      else await run;
       const task = this.read(taskId, { historyLength: params.historyLength });
       return JSON.stringify(renderSendResult(task, version, params));
     });
@@ -254,8 +238,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         (taskId, start) => this.openStream(taskId, format, { snapshot: true }, start),
         push,
       );
-      this.ctx.waitUntil(stream.run.then(() => this.flushIndex()));
-      await this.flushIndex();
+      this.ctx.waitUntil(stream.run);
       return stream.opened as ReadableStream<Uint8Array>;
     });
   }
@@ -334,7 +317,6 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       );
       this.runs.get(taskId)?.abort(new DOMException(reason || "Task canceled", "AbortError"));
       this.ctx.waitUntil(cancelChildren(this.children.open(taskId), this.env));
-      await this.flushIndex();
       return this.read(taskId);
     });
   }
@@ -427,6 +409,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Retries index updates that could not be delivered; delivers push; prunes. */
   override async alarm(): Promise<void> {
+    this.alarmAt = null;
     if (this.vacant) return;
     this.prune();
     await this.flushIndex();
@@ -550,9 +533,19 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** One alarm serves the index retry and push: keep the earliest wake-up asked for. */
   private async wakeAt(at: number): Promise<void> {
+    // Known to be set early enough (every message asks for the index backstop): no call.
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
     const current = await this.ctx.storage.getAlarm();
-    if (current === null || at < current) await this.ctx.storage.setAlarm(at);
+    if (current === null || at < current) {
+      await this.ctx.storage.setAlarm(at);
+      this.alarmAt = at;
+    } else {
+      this.alarmAt = current;
+    }
   }
+
+  /** The alarm this object set and has not run yet, as far as it knows (null: ask). */
+  private alarmAt: number | null = null;
 
   // ---- tasks and runs ----------------------------------------------------------------
 
@@ -721,7 +714,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       const result = agent.handler
         ? await agent.handler(run)
         : agent.model
-          ? await runModelAgent(run, agent, { failoverStore: this.failoverStore })
+          ? await runModelAgent(run, agent)
           : await runDefaultExecution(run, agent);
       if (controller.signal.aborted) return;
       const state = this.store.state(taskId);
@@ -769,10 +762,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       // A task following children is resumed: its delegations re-attach instead of resending.
       const resume = this.agent.resumeOnRestart || this.children.open(taskId).length > 0;
       const message = resume ? this.store.lastUserMessage(taskId) : null;
-      if (message) this.ctx.waitUntil(this.start(taskId, message).then(() => this.flushIndex()));
+      if (message) this.ctx.waitUntil(this.start(taskId, message));
       else this.failTask(taskId, RESTART_REASON);
     }
-    await this.flushIndex();
   }
 
   /** A conversation exists once it has a task or a history item. */

@@ -289,14 +289,20 @@ export function indexObjectName(tenant: string, owner = ""): string {
   return owner === "" ? base : `${base}/${encodeURIComponent(owner)}`;
 }
 
-/** Opaque ListTasks page token: the sort key of the last task on the previous page. */
+/**
+ * Opaque ListTasks page token: the sort key of the last task on the previous page, and the
+ * listing's snapshot (the table's change counter when its first page was read), so later
+ * pages keep the order the first one saw while tasks change. Tokens from before snapshots
+ * existed have none (null): they page the table as it is.
+ */
 export interface Cursor {
   updatedAt: string;
   taskId: string;
+  snapshot: number | null;
 }
 
 export function encodeCursor(c: Cursor): string {
-  return toBase64Url(JSON.stringify([c.updatedAt, c.taskId]));
+  return toBase64Url(JSON.stringify([c.updatedAt, c.taskId, c.snapshot]));
 }
 
 export function decodeCursor(token: string): Cursor | null {
@@ -306,11 +312,16 @@ export function decodeCursor(token: string): Cursor | null {
     const value: unknown = JSON.parse(text);
     if (
       Array.isArray(value) &&
-      value.length === 2 &&
+      (value.length === 2 ||
+        (value.length === 3 && Number.isSafeInteger(value[2]) && value[2] >= 0)) &&
       typeof value[0] === "string" &&
       typeof value[1] === "string"
     ) {
-      return { updatedAt: value[0], taskId: value[1] };
+      return {
+        updatedAt: value[0],
+        taskId: value[1],
+        snapshot: value.length === 3 ? (value[2] as number) : null,
+      };
     }
   } catch {}
   return null;

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { type PageQuery, queryPage } from "./paging";
-import { hasSchema, INDEX_MIGRATIONS, migrate } from "./schema";
+import { hasSchema, INDEX_LISTING_KEEP, INDEX_MIGRATIONS, migrate } from "./schema";
 
 /** One task's entry in a tenant's index: enough to filter, sort and find its object. */
 export interface IndexRow {
@@ -82,7 +82,7 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
     if (this.vacant) return { rows: [], totalSize: 0, nextPageToken: "" };
     const page = queryPage<{ context_id: string }>(
       this.ctx.storage.sql,
-      { table: "task_index", id: "task_id", columns: "context_id" },
+      { table: "task_index", id: "task_id", columns: "context_id", keep: INDEX_LISTING_KEEP },
       q,
     );
     return {

@@ -17,46 +17,102 @@ export interface Page<R> {
   nextPageToken: string;
 }
 
+const badToken = (why: string) =>
+  new A2AError("InvalidParams", why, {}, [
+    { field: "params.pageToken", description: "unknown or expired page token" },
+  ]);
+
 /**
  * One page of a task table (a conversation's `tasks` or a tenant's `task_index`), newest
- * status first, with a keyset cursor on (updated_at, id) so deep pages cost the same as
- * the first.
+ * status first (A2A §3.1.4), with a keyset cursor on (updated_at, id) so deep pages cost
+ * the same as the first. Pages after the first list the table as the first page saw it
+ * (its snapshot, see `listingSteps` in schema.ts): a task updated between two reads keeps
+ * the place it had, so none is skipped or listed twice; tasks created since are not in
+ * this listing (a new one, from the first page, shows them on top); tasks deleted since
+ * are left out; filters apply to each task as it is now, except `statusTimestampAfter`,
+ * which applies to the time it is listed at.
  */
 export function queryPage<R extends Record<string, SqlStorageValue>>(
   sql: SqlStorage,
-  source: { table: string; id: string; columns: string },
+  source: { table: string; id: string; columns: string; keep: number },
   q: PageQuery,
 ): Page<R & { id: string; updated_at: string }> {
   const cursor = q.pageToken ? decodeCursor(q.pageToken) : null;
-  if (q.pageToken && !cursor) {
-    throw new A2AError("InvalidParams", "pageToken is not a token this server issued", {}, [
-      { field: "params.pageToken", description: "unknown page token" },
-    ]);
+  if (q.pageToken && !cursor) throw badToken("pageToken is not a token this server issued");
+  const clock = sql.exec<{ seq: number }>("SELECT seq FROM list_clock WHERE id = 1").one().seq;
+  const snapshot = cursor?.snapshot ?? clock;
+  if (snapshot > clock) throw badToken("pageToken is not a token this server issued");
+  if (snapshot < clock - source.keep) {
+    throw badToken(
+      `pageToken has expired: over ${source.keep} task updates since its first page; list again from the first page`,
+    );
   }
-  const where: string[] = [];
-  const args: SqlStorageValue[] = [];
+
+  const { table, id } = source;
+  const current: string[] = [];
+  const currentArgs: SqlStorageValue[] = [];
   if (q.state) {
-    where.push("state = ?");
-    args.push(q.state);
+    current.push("t.state = ?");
+    currentArgs.push(q.state);
   }
+  /** Conditions on where a task is listed (`pos`: its updated_at as of the snapshot). */
+  const placed = (pos: string): { where: string[]; args: SqlStorageValue[] } => {
+    const where = [...current];
+    const args = [...currentArgs];
+    if (q.statusTimestampAfter) {
+      where.push(`${pos} >= ?`);
+      args.push(q.statusTimestampAfter);
+    }
+    if (cursor) {
+      where.push(`(${pos} < ? OR (${pos} = ? AND t.${id} < ?))`);
+      args.push(cursor.updatedAt, cursor.updatedAt, cursor.taskId);
+    }
+    return { where, args };
+  };
+
+  const totalWhere = [...current];
+  const totalArgs = [...currentArgs];
   if (q.statusTimestampAfter) {
-    where.push("updated_at >= ?");
-    args.push(q.statusTimestampAfter);
+    totalWhere.push("t.updated_at >= ?");
+    totalArgs.push(q.statusTimestampAfter);
   }
-  const clause = () => (where.length ? `WHERE ${where.join(" AND ")}` : "");
   const totalSize = sql
-    .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${source.table} ${clause()}`, ...args)
+    .exec<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM ${table} t ${totalWhere.length ? `WHERE ${totalWhere.join(" AND ")}` : ""}`,
+      ...totalArgs,
+    )
     .one().n;
-  if (cursor) {
-    where.push(`(updated_at < ? OR (updated_at = ? AND ${source.id} < ?))`);
-    args.push(cursor.updatedAt, cursor.updatedAt, cursor.taskId);
-  }
+
+  const columns = source.columns
+    .split(",")
+    .map((c) => `t.${c.trim()}`)
+    .join(", ");
+  const limit = q.pageSize + 1;
+  // Unchanged since the snapshot: where they are (the update-order index serves this).
+  const still = placed("t.updated_at");
+  // Changed since: where they were, from the move that left the snapshot.
+  const moved = placed("m.old_updated_at");
   const rows = sql
     .exec<R & { id: string; updated_at: string }>(
-      `SELECT ${source.id} AS id, updated_at, ${source.columns} FROM ${source.table} ${clause()}
-       ORDER BY updated_at DESC, ${source.id} DESC LIMIT ?`,
-      ...args,
-      q.pageSize + 1,
+      `SELECT * FROM (
+         SELECT t.${id} AS id, t.updated_at AS updated_at, ${columns} FROM ${table} t
+         WHERE ${["t.row_seq <= ?", ...still.where].join(" AND ")}
+         ORDER BY t.updated_at DESC, t.${id} DESC LIMIT ?)
+       UNION ALL
+       SELECT * FROM (
+         SELECT t.${id} AS id, m.old_updated_at AS updated_at, ${columns}
+         FROM list_moves m JOIN ${table} t ON t.${id} = m.task_id
+         WHERE ${["m.seq > ?", "m.prev_seq <= ?", ...moved.where].join(" AND ")}
+         ORDER BY m.old_updated_at DESC, t.${id} DESC LIMIT ?)
+       ORDER BY updated_at DESC, id DESC LIMIT ?`,
+      snapshot,
+      ...still.args,
+      limit,
+      snapshot,
+      snapshot,
+      ...moved.args,
+      limit,
+      limit,
     )
     .toArray();
   const shown = rows.slice(0, q.pageSize);
@@ -66,7 +122,7 @@ export function queryPage<R extends Record<string, SqlStorageValue>>(
     totalSize,
     nextPageToken:
       rows.length > q.pageSize && last
-        ? encodeCursor({ updatedAt: last.updated_at, taskId: last.id })
+        ? encodeCursor({ updatedAt: last.updated_at, taskId: last.id, snapshot })
         : "",
   };
 }

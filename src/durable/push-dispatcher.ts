@@ -7,7 +7,11 @@ import { buildDelivery, deliver } from "../push/delivery";
 import type { SigningKey } from "../push/signing";
 import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
 import type { DeliveryRow, PushStore } from "./push-store";
+import { MAX_ROW_BYTES } from "./row-limit";
 import type { TaskStore } from "./task-store";
+
+/** Failed attempts in a row after which a config is unhealthy (`PushOptions.unhealthyAfter`). */
+export const DEFAULT_UNHEALTHY_AFTER = 5;
 
 /**
  * Sends a conversation's queued webhook deliveries from the object's alarm: for each
@@ -37,10 +41,31 @@ export class PushDispatcher {
     return this.push.nextDue();
   }
 
-  /** The task as it was when the config was registered; older rows have none stored. */
+  /**
+   * The task a snapshot delivery sends: as stored with the row (a config's first delivery,
+   * or a coalesced one already tried), else as it is now. A coalesced delivery says in the
+   * task's metadata how many events it replaces (`pushCoalescedEvents`), and is fixed at
+   * its first attempt so every retry carries the same bytes under the same event id.
+   */
   private frozenSnapshot(row: DeliveryRow): Task {
     const body = this.push.snapshotOf(row.seq);
-    return body === null ? this.snapshot(row.taskId) : (JSON.parse(body) as Task);
+    if (body !== null) return JSON.parse(body) as Task;
+    const task = this.snapshot(row.taskId);
+    if (row.skipped === 0) return task;
+    const coalesced = { ...task, metadata: { ...task.metadata, pushCoalescedEvents: row.skipped } };
+    const text = JSON.stringify(coalesced);
+    // Too big for a row (a huge artifact): sent as rendered at each attempt instead.
+    if (text.length * 3 <= MAX_ROW_BYTES) this.push.freeze(row.seq, text);
+    return coalesced;
+  }
+
+  /** The task's metadata shows its unhealthy configs and the events coalesced for them. */
+  private showHealth(taskId: string): void {
+    const { unhealthy, skipped } = this.push.health(taskId);
+    this.store.mergeMetadata(taskId, {
+      pushUnhealthyConfigs: unhealthy.length ? unhealthy : null,
+      pushSkippedEvents: skipped || null,
+    });
   }
 
   /** Dead letters are visible in the task's metadata as well as through the API. */
@@ -50,8 +75,9 @@ export class PushDispatcher {
   }
 
   private async attempt(row: DeliveryRow, now: number): Promise<void> {
-    const config = this.push.config(row.taskId, row.configId);
-    if (!config) return this.deadLetter(row, row.attempts, "config deleted");
+    const health = this.push.configHealth(row.taskId, row.configId);
+    if (!health) return this.deadLetter(row, row.attempts, "config deleted");
+    const { config } = health;
     const event: TaskEvent | null =
       row.eventSeq === null
         ? { kind: "task", task: this.frozenSnapshot(row) }
@@ -75,19 +101,46 @@ export class PushDispatcher {
     });
     const result = await deliver(this.fetchFn, delivery);
     const attempts = row.attempts + 1;
-    if (result.outcome === "delivered") return this.push.markDelivered(row.seq);
+    if (result.outcome === "delivered") {
+      this.push.markDelivered(row.seq);
+      if (health.failures > 0) this.push.recordSuccess(row.taskId, row.configId);
+      if (health.unhealthy) this.showHealth(row.taskId);
+      return;
+    }
+    const failures = this.push.recordFailure(row.taskId, row.configId);
     const reason = result.reason ?? `HTTP ${result.status ?? "error"}`;
     if (result.outcome === "permanent" && result.status === 410) {
       this.push.disableConfig(row.taskId, row.configId, `${reason}; config removed`);
       return this.deadLetter(row, attempts, reason);
     }
-    if (result.outcome === "permanent") return this.deadLetter(row, attempts, reason);
     const firstAttemptAt = row.firstAttemptAt ?? now;
-    const delay = nextDelay(
-      { attempts, firstAttemptAt, now, retryAfterMs: result.retryAfterMs },
-      compact({ horizonMs: this.agent.push?.horizonMs, maxAttempts: this.agent.push?.maxAttempts }),
-    );
-    if (delay === null) return this.deadLetter(row, attempts, reason);
-    this.push.reschedule(row.seq, attempts, firstAttemptAt, now + delay, reason);
+    const delay =
+      result.outcome === "permanent"
+        ? null
+        : nextDelay(
+            { attempts, firstAttemptAt, now, retryAfterMs: result.retryAfterMs },
+            compact({
+              horizonMs: this.agent.push?.horizonMs,
+              maxAttempts: this.agent.push?.maxAttempts,
+            }),
+          );
+    if (delay === null) this.deadLetter(row, attempts, reason);
+    else this.push.reschedule(row.seq, attempts, firstAttemptAt, now + delay, reason);
+    const limit = this.agent.push?.unhealthyAfter ?? DEFAULT_UNHEALTHY_AFTER;
+    if (!health.unhealthy && failures >= limit) {
+      // A receiver that keeps failing does not hold every later event for a day each:
+      // what is queued for it coalesces into one snapshot of the task, probed on backoff.
+      const nextAt = delay === null ? now : now + delay;
+      this.push.markUnhealthy(row.taskId, row.configId, {
+        ...row,
+        attempts,
+        firstAttemptAt,
+        nextAt,
+        lastError: reason,
+      });
+      this.showHealth(row.taskId);
+    } else if (health.unhealthy) {
+      this.showHealth(row.taskId);
+    }
   }
 }

@@ -12,6 +12,18 @@ export interface DeliveryRow {
   firstAttemptAt: number | null;
   nextAt: number;
   lastError: string | null;
+  /**
+   * Events this delivery stands for when it is a coalesced snapshot (the config was
+   * unhealthy): the task as it is at its first attempt replaces them. 0 otherwise.
+   */
+  skipped: number;
+}
+
+/** A config with its health: failed attempts in a row, and whether its events coalesce. */
+export interface ConfigHealth {
+  config: PushConfig;
+  failures: number;
+  unhealthy: boolean;
 }
 
 interface Row {
@@ -24,6 +36,7 @@ interface Row {
   first_attempt_at: number | null;
   next_at: number;
   last_error: string | null;
+  skipped: number;
   [key: string]: SqlStorageValue;
 }
 
@@ -37,6 +50,7 @@ const toDelivery = (r: Row): DeliveryRow => ({
   firstAttemptAt: r.first_attempt_at,
   nextAt: r.next_at,
   lastError: r.last_error,
+  skipped: r.skipped,
 });
 
 /**
@@ -61,16 +75,48 @@ export class PushStore {
     }
   }
 
+  /**
+   * Tasks with an unhealthy config, loaded on first use: their events take the
+   * coalescing path. Bounded by the configs kept (per task and by retention).
+   */
+  private sick: Set<string> | null = null;
+
+  private hasUnhealthy(taskId: string): boolean {
+    if (this.sick === null) {
+      this.sick = new Set(
+        this.sql
+          .exec<{ task_id: string }>(
+            "SELECT DISTINCT task_id FROM push_configs WHERE unhealthy = 1",
+          )
+          .toArray()
+          .map((r) => r.task_id),
+      );
+    }
+    return this.sick.has(taskId);
+  }
+
+  /** Re-reads whether a task still has an unhealthy config (after a change to its configs). */
+  private recheck(taskId: string): void {
+    if (this.sick === null) return;
+    const any = this.sql
+      .exec("SELECT 1 FROM push_configs WHERE task_id = ? AND unhealthy = 1 LIMIT 1", taskId)
+      .toArray().length;
+    if (any) this.sick.add(taskId);
+    else this.sick.delete(taskId);
+  }
+
+  /** Saves a config; saving one again (a new URL, say) starts its health afresh. */
   saveConfig(config: PushConfig): void {
     this.without.delete(config.taskId);
     this.sql.exec(
       `INSERT INTO push_configs (task_id, id, body, created_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (task_id, id) DO UPDATE SET body = excluded.body`,
+       ON CONFLICT (task_id, id) DO UPDATE SET body = excluded.body, failures = 0, unhealthy = 0`,
       config.taskId,
       config.id,
       JSON.stringify(config),
       new Date().toISOString(),
     );
+    this.recheck(config.taskId);
   }
 
   config(taskId: string, id: string): PushConfig | null {
@@ -82,6 +128,142 @@ export class PushStore {
       )
       .toArray()[0];
     return row ? (JSON.parse(row.body) as PushConfig) : null;
+  }
+
+  /** A config and its health, in one read. */
+  configHealth(taskId: string, id: string): ConfigHealth | null {
+    const row = this.sql
+      .exec<{ body: string; failures: number; unhealthy: number }>(
+        "SELECT body, failures, unhealthy FROM push_configs WHERE task_id = ? AND id = ?",
+        taskId,
+        id,
+      )
+      .toArray()[0];
+    return row
+      ? {
+          config: JSON.parse(row.body) as PushConfig,
+          failures: row.failures,
+          unhealthy: row.unhealthy === 1,
+        }
+      : null;
+  }
+
+  /** Counts one more failed attempt of a config; returns its failures in a row. */
+  recordFailure(taskId: string, id: string): number {
+    return (
+      this.sql
+        .exec<{ failures: number }>(
+          "UPDATE push_configs SET failures = failures + 1 WHERE task_id = ? AND id = ? RETURNING failures",
+          taskId,
+          id,
+        )
+        .toArray()[0]?.failures ?? 0
+    );
+  }
+
+  /** A delivered attempt: the config is healthy again and its events queue one by one. */
+  recordSuccess(taskId: string, id: string): void {
+    this.sql.exec(
+      "UPDATE push_configs SET failures = 0, unhealthy = 0 WHERE task_id = ? AND id = ?",
+      taskId,
+      id,
+    );
+    this.recheck(taskId);
+  }
+
+  /**
+   * Marks a config unhealthy and coalesces what it has queued: every pending delivery whose
+   * body is not yet fixed (all but a first snapshot or a coalesced snapshot already sent)
+   * becomes one coalesced snapshot delivery, placed after those, counting the events it
+   * replaces. It takes over the retry state of the delivery in flight when that one was
+   * coalesced, so probing goes on at the same backoff. Returns the events coalesced.
+   */
+  markUnhealthy(taskId: string, id: string, head: DeliveryRow): number {
+    const removed = this.sql
+      .exec<{ seq: number; skipped: number }>(
+        `DELETE FROM push_deliveries WHERE task_id = ? AND config_id = ? AND state = 'pending'
+         AND snapshot IS NULL RETURNING seq, skipped`,
+        taskId,
+        id,
+      )
+      .toArray();
+    const events = removed.reduce((n, r) => n + Math.max(r.skipped, 1), 0);
+    // Events already counted by an earlier coalesced delivery are not counted twice.
+    const fresh = removed.filter((r) => r.skipped === 0).length;
+    this.sql.exec(
+      "UPDATE push_configs SET unhealthy = 1, skipped = skipped + ? WHERE task_id = ? AND id = ?",
+      fresh,
+      taskId,
+      id,
+    );
+    if (removed.length > 0) {
+      const tookHead = removed.some((r) => r.seq === head.seq);
+      this.sql.exec(
+        `INSERT INTO push_deliveries (task_id, config_id, event_seq, next_at, skipped, attempts, first_attempt_at, last_error)
+         VALUES (?, ?, NULL, ?, ?, ?, ?, ?)`,
+        taskId,
+        id,
+        head.nextAt,
+        events,
+        tookHead ? head.attempts : 0,
+        tookHead ? head.firstAttemptAt : null,
+        tookHead ? head.lastError : null,
+      );
+    }
+    this.sick?.add(taskId);
+    return fresh;
+  }
+
+  /**
+   * Folds one new event into each unhealthy config's open coalesced delivery (one not yet
+   * sent), opening one where there is none. Returns the deliveries touched.
+   */
+  private coalesce(taskId: string, now: number): number {
+    const open = this.sql
+      .exec(
+        `UPDATE push_deliveries SET skipped = skipped + 1
+         WHERE task_id = ? AND state = 'pending' AND skipped > 0 AND snapshot IS NULL
+         AND config_id IN (SELECT id FROM push_configs WHERE task_id = ? AND unhealthy = 1)
+         RETURNING seq`,
+        taskId,
+        taskId,
+      )
+      .toArray().length;
+    const opened = this.sql
+      .exec(
+        `INSERT INTO push_deliveries (task_id, config_id, event_seq, next_at, skipped)
+         SELECT task_id, id, NULL, ?, 1 FROM push_configs c WHERE task_id = ? AND unhealthy = 1
+         AND NOT EXISTS (SELECT 1 FROM push_deliveries d WHERE d.task_id = c.task_id
+           AND d.config_id = c.id AND d.state = 'pending' AND d.skipped > 0 AND d.snapshot IS NULL)
+         RETURNING seq`,
+        now,
+        taskId,
+      )
+      .toArray().length;
+    this.sql.exec(
+      "UPDATE push_configs SET skipped = skipped + 1 WHERE task_id = ? AND unhealthy = 1",
+      taskId,
+    );
+    return open + opened;
+  }
+
+  /** Fixes the body of a coalesced snapshot at its first attempt: retries send the same bytes. */
+  freeze(seq: number, body: string): void {
+    this.sql.exec("UPDATE push_deliveries SET snapshot = ? WHERE seq = ?", body, seq);
+  }
+
+  /** The task's webhook health as its metadata shows it. */
+  health(taskId: string): { unhealthy: string[]; skipped: number } {
+    const rows = this.sql
+      .exec<{ id: string; unhealthy: number; skipped: number }>(
+        "SELECT id, unhealthy, skipped FROM push_configs WHERE task_id = ? ORDER BY id",
+        taskId,
+      )
+      .toArray();
+    return {
+      unhealthy: rows.filter((r) => r.unhealthy === 1).map((r) => r.id),
+      skipped: rows.reduce((n, r) => n + r.skipped, 0),
+    };
   }
 
   /** A task's configs, oldest first; `after` is the last id of the previous page. */
@@ -104,10 +286,11 @@ export class PushStore {
       taskId,
       id,
     );
-    return (
+    const existed =
       this.sql.exec("DELETE FROM push_configs WHERE task_id = ? AND id = ?", taskId, id)
-        .rowsWritten > 0
-    );
+        .rowsWritten > 0;
+    this.recheck(taskId);
+    return existed;
   }
 
   /** Queues an event (or, with eventSeq null, a task snapshot) for every config of the task. */
@@ -119,11 +302,14 @@ export class PushStore {
     snapshot?: string,
   ): number {
     if (this.without.has(taskId)) return 0;
+    const coalesced =
+      onlyConfig === undefined && this.hasUnhealthy(taskId) ? this.coalesce(taskId, now) : 0;
     // RETURNING counts rows; rowsWritten would count index entries too.
     const queued = this.sql
       .exec(
         `INSERT INTO push_deliveries (task_id, config_id, event_seq, next_at, snapshot)
-         SELECT task_id, id, ?, ?, ? FROM push_configs WHERE task_id = ? AND (? IS NULL OR id = ?)
+         SELECT task_id, id, ?, ?, ? FROM push_configs
+         WHERE task_id = ? AND (? IS NULL OR id = ?) AND (unhealthy = 0 OR ? IS NOT NULL)
          RETURNING seq`,
         eventSeq,
         now,
@@ -131,10 +317,11 @@ export class PushStore {
         taskId,
         onlyConfig ?? null,
         onlyConfig ?? null,
+        onlyConfig ?? null,
       )
       .toArray().length;
-    if (queued === 0 && onlyConfig === undefined) this.noConfigs(taskId);
-    return queued;
+    if (queued + coalesced === 0 && onlyConfig === undefined) this.noConfigs(taskId);
+    return queued + coalesced;
   }
 
   /** The next pending delivery of each config: later events wait for earlier ones. */
@@ -178,6 +365,7 @@ export class PushStore {
       configId,
     );
     this.sql.exec("DELETE FROM push_configs WHERE task_id = ? AND id = ?", taskId, configId);
+    this.recheck(taskId);
   }
 
   /** The frozen body of a snapshot delivery (the task when its config was registered). */

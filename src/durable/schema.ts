@@ -10,6 +10,52 @@ import { PINNED } from "./history-store";
 export type MigrationStep = string | ((sql: SqlStorage) => void);
 export type Migration = readonly MigrationStep[];
 
+/** Task moves a conversation keeps for page tokens: an older token has expired. */
+export const CONTEXT_LISTING_KEEP = 10_000;
+/** The same for a tenant's index, which sees every conversation's moves. */
+export const INDEX_LISTING_KEEP = 100_000;
+
+/**
+ * What keeps ListTasks pages stable while tasks change (A2A sorts by last update, so a
+ * task updated between two page reads would otherwise move across the cursor and be
+ * skipped or listed twice). Every insert and every change of `updated_at` takes the next
+ * value of a counter (`list_clock`) into the row's `row_seq`; a change also records the
+ * row's previous `updated_at` in `list_moves`. A page token holds the counter as the first
+ * page saw it (the snapshot): a later page lists the rows unchanged since (row_seq ≤
+ * snapshot) at their place, and the rows changed since at the place they had then (the
+ * move that left the snapshot). Triggers do it inside SQLite, so no writer can forget
+ * it; the newest `keep` moves are kept, and a token older than that has expired.
+ */
+function listingSteps(table: string, id: string, keep: number): Migration {
+  return [
+    `ALTER TABLE ${table} ADD COLUMN row_seq INTEGER NOT NULL DEFAULT 0`,
+    "CREATE TABLE IF NOT EXISTS list_clock (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL)",
+    "INSERT INTO list_clock (id, seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+    `CREATE TABLE IF NOT EXISTS list_moves (
+      seq INTEGER PRIMARY KEY,
+      prev_seq INTEGER NOT NULL,
+      task_id TEXT NOT NULL,
+      old_updated_at TEXT NOT NULL
+    )`,
+    "CREATE INDEX IF NOT EXISTS list_moves_by_task ON list_moves (task_id)",
+    `CREATE TRIGGER IF NOT EXISTS ${table}_listed AFTER INSERT ON ${table} BEGIN
+      UPDATE list_clock SET seq = seq + 1 WHERE id = 1;
+      UPDATE ${table} SET row_seq = (SELECT seq FROM list_clock WHERE id = 1) WHERE ${id} = new.${id};
+    END`,
+    `CREATE TRIGGER IF NOT EXISTS ${table}_moved AFTER UPDATE OF updated_at ON ${table}
+    WHEN new.updated_at IS NOT old.updated_at BEGIN
+      UPDATE list_clock SET seq = seq + 1 WHERE id = 1;
+      INSERT INTO list_moves (seq, prev_seq, task_id, old_updated_at)
+        VALUES ((SELECT seq FROM list_clock WHERE id = 1), old.row_seq, old.${id}, old.updated_at);
+      UPDATE ${table} SET row_seq = (SELECT seq FROM list_clock WHERE id = 1) WHERE ${id} = new.${id};
+      DELETE FROM list_moves WHERE seq <= (SELECT seq FROM list_clock WHERE id = 1) - ${keep};
+    END`,
+    `CREATE TRIGGER IF NOT EXISTS ${table}_unlisted AFTER DELETE ON ${table} BEGIN
+      DELETE FROM list_moves WHERE task_id = old.${id};
+    END`,
+  ];
+}
+
 export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   [
     `CREATE TABLE IF NOT EXISTS tasks (
@@ -134,6 +180,17 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   // v7: a model turn reads only its window, but instructions and config updates apply
   // however old they are; this index finds them without scanning the history.
   [`CREATE INDEX IF NOT EXISTS history_pinned ON history_items (seq) WHERE ${PINNED}`],
+  // v8: webhook health. A config's failed attempts in a row and whether they made it
+  // unhealthy (its undelivered events then coalesce into one task snapshot), the events
+  // it had coalesced, and per delivery how many events it stands for.
+  [
+    "ALTER TABLE push_configs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE push_configs ADD COLUMN unhealthy INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE push_configs ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE push_deliveries ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0",
+  ],
+  // v9: ListTasks pages a snapshot (see listingSteps).
+  listingSteps("tasks", "id", CONTEXT_LISTING_KEEP),
 ];
 
 /** Copies v1-v3 state history rows into their task's `state_history` JSON, in order. */
@@ -197,6 +254,8 @@ export const INDEX_MIGRATIONS: readonly Migration[] = [
     )`,
     "CREATE INDEX IF NOT EXISTS task_index_by_update ON task_index (updated_at DESC, task_id DESC)",
   ],
+  // v2: ListTasks pages a snapshot (see listingSteps).
+  listingSteps("task_index", "task_id", INDEX_LISTING_KEEP),
 ];
 
 /** Applies the migrations this database has not seen yet; returns the version reached. */

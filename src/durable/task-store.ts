@@ -13,6 +13,7 @@ import { mergePatch } from "./merge-patch";
 import { type Page, type PageQuery, queryPage } from "./paging";
 import type { PushStore } from "./push-store";
 import { checkRowBytes } from "./row-limit";
+import { CONTEXT_LISTING_KEEP } from "./schema";
 
 interface TaskRow {
   id: string;
@@ -64,6 +65,9 @@ export class TaskStore {
 
   /** Set when an event was queued for a webhook, so the object can wake its alarm. */
   pushQueued = false;
+
+  /** Called when a row for the tenant index is pending (a state change or a removal). */
+  onIndexPending: () => void = () => {};
 
   /** Recently written tasks, least recently used first. */
   private readonly live = new Map<string, Task>();
@@ -426,7 +430,11 @@ export class TaskStore {
 
   /** One page of this conversation's tasks, newest status first. */
   page(q: PageQuery): Page<{ id: string; updated_at: string }> {
-    return queryPage(this.sql, { table: "tasks", id: "id", columns: "state" }, q);
+    return queryPage(
+      this.sql,
+      { table: "tasks", id: "id", columns: "state", keep: CONTEXT_LISTING_KEEP },
+      q,
+    );
   }
 
   /** Events of a task logged after `afterSeq`, oldest first, at most `limit`. */
@@ -532,6 +540,7 @@ export class TaskStore {
         }
       }
     });
+    this.onIndexPending();
     return list.length;
   }
 
@@ -671,6 +680,7 @@ export class TaskStore {
       createdAt: task.createdAt,
       updatedAt: task.status.timestamp,
     });
+    this.onIndexPending();
   }
 }
 

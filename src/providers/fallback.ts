@@ -10,8 +10,17 @@ export interface FallbackOptions {
   name?: string;
   /** A failed member is skipped for this long, then tried again (H2). Default 60 s. */
   temporaryDisableMs?: number;
-  /** After this many failures in all, a member is never used again (H3). Default 3. */
+  /**
+   * After this many failures in a row (a success starts the count again), a member is
+   * disabled for `permanentDisableMs` (H3). Default 3.
+   */
   permanentFailures?: number;
+  /**
+   * How long a disabled member stays out; then one call tries it again: a success restores
+   * it, a failure disables it for as long again. `Infinity` disables for good (until
+   * `reset`). Default 1 h.
+   */
+  permanentDisableMs?: number;
   /** Time to first token above this counts as slow (H4); no latency failover when unset. */
   latencyThresholdMs?: number;
   /** Consecutive slow turns that move the fallback off a member (H4). Default 2. */
@@ -24,7 +33,7 @@ export interface FallbackOptions {
 
 /** What a fallback remembers about one member; plain JSON so a Durable Object can keep it. */
 export type MemberState = {
-  /** Failures in all (H3). */
+  /** Failures since its last success (H3). */
   failures: number;
   /** When it last failed or was moved off for being slow (H2), epoch ms. */
   lastFailureAt: number | null;
@@ -38,16 +47,17 @@ export type FailoverState = {
   members: { [id: string]: MemberState };
 };
 
-/** A fallback model; `reset` forgets every failure, e.g. after fixing a key. */
+/** A fallback model; `reset` forgets every failure and disable, e.g. after fixing a key. */
 export interface FallbackModel extends Model {
   reset(store?: FailoverStore): Promise<void>;
 }
 
 /**
  * Tries models in priority order (H1–H6). Each call starts at the highest-priority member
- * that is neither cooling down after a failure (`temporaryDisableMs`, H2) nor disabled for
- * good (`permanentFailures`, H3); when every usable member is cooling down they are tried
- * anyway, in order, rather than failing without a try. A member that fails before its
+ * that is neither cooling down after a failure (`temporaryDisableMs`, H2) nor disabled
+ * after `permanentFailures` failures in a row (for `permanentDisableMs`, H3); when every
+ * enabled member is cooling down they are tried anyway, in order, rather than failing
+ * without a try. A call a member answers to the end resets its failure count. A member that fails before its
  * stream opened is recorded, and the same request goes to the next member; the stream
  * then starts with an `error` event (`recovered: true`) per failure. When the last member
  * fails too, an `AllProvidersFailedError` is thrown: it takes the last failure's kind,
@@ -56,8 +66,9 @@ export interface FallbackModel extends Model {
  * consumer (H6). A cancellation is never recorded nor passed on.
  *
  * The bookkeeping is plain JSON under `name`, in `CallOptions.failoverStore` when the
- * call brings one (the agent's Durable Object), else in memory. The fallback reports the
- * capabilities of its first member: the one it uses while all is well.
+ * call brings one, else in `options.store`, else in memory: one fallback's health is then
+ * shared by every call (every conversation of an agent) in the isolate. The fallback
+ * reports the capabilities of its first member: the one it uses while all is well.
  * @example
  * const model = fallback([withRetry(openai({ model: "gpt-4o-mini" })), anthropic({ model: "claude-haiku-4-5" })], {
  *   latencyThresholdMs: 5_000,
@@ -70,6 +81,7 @@ export function fallback(models: readonly Model[], options: FallbackOptions = {}
   const name = options.name ?? `fallback(${ids.join(",")})`;
   const temporaryDisableMs = options.temporaryDisableMs ?? 60_000;
   const permanentFailures = options.permanentFailures ?? 3;
+  const permanentDisableMs = options.permanentDisableMs ?? 60 * 60_000;
   const latencyHits = options.latencyHits ?? 2;
   const threshold = options.latencyThresholdMs;
   const now = options.now ?? Date.now;
@@ -85,16 +97,18 @@ export function fallback(models: readonly Model[], options: FallbackOptions = {}
       if (change(state)) await save(store, state);
     });
 
+  /** H3: disabled after too many failures in a row, until the disable has run out. */
+  const enabled = (m: MemberState, t: number) =>
+    m.failures < permanentFailures ||
+    (m.lastFailureAt !== null && t - m.lastFailureAt >= permanentDisableMs);
   const availableAt = (state: FailoverState, t: number) =>
     ids.flatMap((id, i) => {
       const m = state.members[id] as MemberState;
       const cooled = m.lastFailureAt === null || t - m.lastFailureAt >= temporaryDisableMs;
-      return m.failures < permanentFailures && cooled ? [i] : [];
+      return enabled(m, t) && cooled ? [i] : [];
     });
-  const usable = (state: FailoverState) =>
-    ids.flatMap((id, i) =>
-      (state.members[id] as MemberState).failures < permanentFailures ? [i] : [],
-    );
+  const usable = (state: FailoverState, t: number) =>
+    ids.flatMap((id, i) => (enabled(state.members[id] as MemberState, t) ? [i] : []));
 
   /** H5: a failure someone else already recorded while we used the member is not counted again. */
   const recordFailure = (store: FailoverStore, index: number, seen: MemberState) =>
@@ -107,6 +121,15 @@ export function fallback(models: readonly Model[], options: FallbackOptions = {}
       member.lastFailureAt = t;
       member.slowHits = 0;
       state.active = availableAt(state, t)[0] ?? state.active;
+      return true;
+    });
+
+  /** A member that answered to the end starts its failure count again (no write when at 0). */
+  const recordSuccess = (store: FailoverStore, index: number) =>
+    update(store, (state) => {
+      const member = state.members[ids[index] as string] as MemberState;
+      if (member.failures === 0) return false;
+      member.failures = 0;
       return true;
     });
 
@@ -142,6 +165,7 @@ export function fallback(models: readonly Model[], options: FallbackOptions = {}
       }
       yield batch;
     }
+    await recordSuccess(store, index);
   }
 
   return {
@@ -159,13 +183,13 @@ export function fallback(models: readonly Model[], options: FallbackOptions = {}
       const state = await load(store);
       const t = now();
       const available = availableAt(state, t);
-      const order = available.length ? available : usable(state);
+      const order = available.length ? available : usable(state, t);
       const start = order[0];
       if (start === undefined) {
         throw new ProviderError({
           provider: "fallback",
           kind: "config",
-          message: `every member of ${name} failed ${permanentFailures} times and is disabled`,
+          message: `every member of ${name} failed ${permanentFailures} times in a row and is disabled`,
           retryable: false,
         });
       }

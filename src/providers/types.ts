@@ -280,8 +280,9 @@ export interface CallOptions {
   /** Replaces the global `fetch` (tests, or a service binding's `fetch`). */
   fetch?: typeof fetch;
   /**
-   * Where a fallback keeps failure counts that must outlive one request (H2–H5); the
-   * agent passes its Durable Object's storage. Default: in memory.
+   * Where a fallback keeps its failure counts for this call (H2–H5). Default: the
+   * fallback's own `store`, else its memory, shared by every call in the isolate (an
+   * agent passes none, so its conversations share one health).
    */
   failoverStore?: FailoverStore;
   /**
@@ -293,8 +294,8 @@ export interface CallOptions {
 }
 
 /**
- * Persistent failover bookkeeping, keyed by a fallback's name. The agent's Durable Object
- * implements it over SQLite so counts hold across requests and restarts.
+ * Failover bookkeeping, keyed by a fallback's name: plain JSON, so it can live anywhere
+ * (KV, a Durable Object) when health should be shared wider than one isolate.
  */
 export interface FailoverStore {
   load(key: string): Promise<JsonObject | null> | JsonObject | null;

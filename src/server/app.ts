@@ -23,9 +23,9 @@ import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
  * (`app.route("/agent", edgelink.app)` gives `https://host/agent`), so the card
  * advertises URLs that reach it.
  */
-export function baseUrlOf(c: Context): string {
+export function baseUrlOf(c: Context, url: URL = new URL(c.req.url)): string {
   const base = basePath(c);
-  return new URL(c.req.url).origin + (base === "/" ? "" : base);
+  return url.origin + (base === "/" ? "" : base);
 }
 
 /**
@@ -95,14 +95,16 @@ export function createApp<Env extends object>(
     onError: () => Response.json(jsonRpcError(null, tooLarge()), { status: 413 }),
   });
   app.post("/", rpcLimit, (c: Context<Vars>) => {
-    const origin = new URL(c.req.url).origin;
+    // Parsed once per request; the card's features only for the method that shows them.
+    const url = new URL(c.req.url);
     const principal = c.get("principal");
     return handleJsonRpc(
       c.req.raw,
       agent,
       (tenant) =>
-        new Operations(agent, c.env, tenantFor(principal, tenant), origin, principal.subject),
-      servedFeatures(anyAgent, baseUrlOf(c)),
+        new Operations(agent, c.env, tenantFor(principal, tenant), url.origin, principal.subject),
+      () => servedFeatures(anyAgent, baseUrlOf(c, url)),
+      url,
     );
   });
 

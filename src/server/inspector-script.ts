@@ -160,14 +160,19 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
       $("send").disabled = false;
       showContext();
     }
-    await loadTasks();
+    // The task list comes from the tenant index, which hears of a task within the agent's
+    // limits.indexFlushMs (about a second): list again until the new task shows.
+    loadTasks(current && current.id);
     if (current) await selectTask(current.id);
   }
 
   // ---- Tasks
-  async function loadTasks() {
+  async function loadTasks(expected, attempt = 0) {
     try {
       const page = await api("/tasks?pageSize=50");
+      if (typeof expected === "string" && attempt < 10 && !(page.tasks || []).some((t) => t.id === expected)) {
+        setTimeout(() => loadTasks(expected, attempt + 1), 500);
+      }
       const rows = (page.tasks || []).map((task) =>
         el("tr", {},
           el("td", {}, el("button", { type: "button", "aria-label": "Inspect task " + task.id, onclick: () => selectTask(task.id) }, task.id.slice(-10))),
@@ -306,7 +311,7 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
     $("chat-status").textContent = "";
     showContext();
   });
-  $("refresh-tasks").addEventListener("click", loadTasks);
+  $("refresh-tasks").addEventListener("click", () => loadTasks());
   $("compact").addEventListener("click", compact);
   loadCard();
   loadTasks();

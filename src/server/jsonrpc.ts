@@ -120,9 +120,10 @@ export async function handleJsonRpc<Env>(
   request: Request,
   agent: Agent<Env>,
   opsFor: (tenant: string) => Operations<Env>,
-  features: ServedFeatures,
+  features: () => ServedFeatures,
+  url: URL = new URL(request.url),
 ): Promise<Response> {
-  const { response, notification } = await serveJsonRpc(request, agent, opsFor, features);
+  const { response, notification } = await serveJsonRpc(request, agent, opsFor, features, url);
   if (!notification) return response;
   await response.body?.cancel();
   return new Response(null, { status: 204 });
@@ -132,7 +133,8 @@ async function serveJsonRpc<Env>(
   request: Request,
   agent: Agent<Env>,
   opsFor: (tenant: string) => Operations<Env>,
-  features: ServedFeatures,
+  features: () => ServedFeatures,
+  url: URL,
 ): Promise<{ response: Response; notification: boolean }> {
   let id: RpcId = null;
   let notification = false;
@@ -161,7 +163,7 @@ async function serveJsonRpc<Env>(
       ]);
     }
     // The version is checked once the id is known, so its error echoes the id.
-    const asked = requestedVersion(request, new URL(request.url));
+    const asked = requestedVersion(request, url);
     const { operation, version } = resolveMethod(rpc.method, asked);
     requireExtensions(request, agent as Agent<unknown>);
     const params = protoJsonNames((rpc.params ?? {}) as JsonObject);
@@ -204,8 +206,9 @@ async function serveJsonRpc<Env>(
         return answer(respond(await runPushOperation(ops, operation, params, version)));
       case "extendedCard": {
         const card = ops.extendedCard();
+        const served = features();
         return answer(
-          respond(version === "1.0" ? cardToV1(card, features) : cardToV03(card, features)),
+          respond(version === "1.0" ? cardToV1(card, served) : cardToV03(card, served)),
         );
       }
       case "history":

@@ -13,7 +13,7 @@ import {
 } from "../../src/durable/ids";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { Message } from "../../src/models/message";
-import { artifactText, BASE, rpc, send, sleep, waitForState } from "../helpers";
+import { artifactText, BASE, listUntil, rpc, send, sleep, waitForState } from "../helpers";
 
 type Json = Record<string, unknown>;
 
@@ -124,7 +124,11 @@ describe("conversation Durable Object storage", () => {
 
   it("the tenant index receives every state change through the outbox", async () => {
     const task = await send("index me");
-    // The acknowledgement is marked with the conversation's next write.
+    // The index hears of it within limits.indexFlushMs, off the answer's path ...
+    await listUntil({ status: "TASK_STATE_COMPLETED", pageSize: 100 }, ({ tasks }) =>
+      tasks.some((t) => t.id === task.id),
+    );
+    // ... and the acknowledgement is marked with the conversation's next write.
     await send("and me", { contextId: task.contextId as string });
     const stub = contextStub(task.contextId as string);
     const outbox = await runInDurableObject(stub, (_i, state) =>

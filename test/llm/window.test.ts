@@ -33,6 +33,20 @@ afterEach(() => {
   Object.assign(agent, defaults);
 });
 
+/** The context of a streamed task, from its last status update. */
+function contextOf(events: Json[]): string {
+  const last = events.at(-1)?.statusUpdate as Json | undefined;
+  if (!last) throw new Error("the stream ended without a status update");
+  return last.contextId as string;
+}
+
+/** The chat messages of the last request the fake provider got. */
+function lastSent(): Json[] {
+  const request = fake.requests.at(-1);
+  if (!request) throw new Error("no request reached the provider");
+  return (request.body as Json).messages as Json[];
+}
+
 function stubOf(contextId: string) {
   const ns = env.EDGELINK_CONTEXT;
   return ns.get(ns.idFromName(contextObjectName("", contextId)));
@@ -94,7 +108,7 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
   it("F25 F10: over 100,000 items the provider gets the instructions, the running summary and the newest turns within budget, reading a few hundred rows", async () => {
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     const first = await streamMessage("hello");
-    const contextId = ((first.at(-1)?.statusUpdate ?? {}) as Json).contextId as string;
+    const contextId = contextOf(first);
     await seed(contextId, 100_000);
 
     const transcripts: string[] = [];
@@ -112,7 +126,7 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
     const queries = reads.queries();
     await reads.restore();
 
-    const sent = ((fake.requests.at(-1)?.body ?? {}) as Json).messages as Json[];
+    const sent = lastSent();
     // The history's own system message, 100,000 items back, is pinned (F8): the OpenAI
     // converter joins it to the agent's instructions.
     expect(sent[0]).toEqual({
@@ -147,7 +161,7 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
     // The next turn starts from the stored summary: no new summarizer call.
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     await streamMessage("And of Peru?", contextId);
-    const next = ((fake.requests.at(-1)?.body ?? {}) as Json).messages as Json[];
+    const next = lastSent();
     expect(next).toContainEqual(summary);
     expect(next.at(-1)).toEqual({ role: "user", content: "And of Peru?" });
     expect(transcripts).toHaveLength(1);
@@ -156,12 +170,12 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
   it("F25: without a summarizer the turn is truncated to the budget, newest kept", async () => {
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     const first = await streamMessage("hello");
-    const contextId = ((first.at(-1)?.statusUpdate ?? {}) as Json).contextId as string;
+    const contextId = contextOf(first);
     await seed(contextId, 2_000);
     agent.contextWindow = resolveContextWindow({ maxTokens: 500 });
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     await streamMessage("What is the capital of Mexico?", contextId);
-    const sent = ((fake.requests.at(-1)?.body ?? {}) as Json).messages as Json[];
+    const sent = lastSent();
     expect(estimate(sent.slice(1))).toBeLessThanOrEqual(500);
     expect(sent.some((m) => String(m.content).startsWith(SUMMARY_LABEL))).toBe(false);
     expect(sent.at(-2)).toEqual({

@@ -190,7 +190,7 @@ describe("H2, H3: cool-down and permanent disable", () => {
     expect(textOf(await run(model))).toBe("a anyway");
   });
 
-  it("H3: after permanentFailures failures in all a member is never used again", async () => {
+  it("H3: after permanentFailures failures in a row a member is disabled for permanentDisableMs", async () => {
     const clock = { t: 0 };
     const store = new JsonStore();
     const fail = (): Step[] => [{ fail: failure({ provider: "a", status: 503 }) }];
@@ -199,7 +199,12 @@ describe("H2, H3: cool-down and permanent disable", () => {
       "b",
       Array.from({ length: 5 }, (_, i) => answer("b", `b${i}`)),
     );
-    const model = fallback([a, b], { name: "f", now: () => clock.t, permanentFailures: 3 });
+    const model = fallback([a, b], {
+      name: "f",
+      now: () => clock.t,
+      permanentFailures: 3,
+      permanentDisableMs: 60 * 60_000,
+    });
     for (let i = 0; i < 3; i++) {
       await run(model, store);
       clock.t += 60_000;
@@ -208,6 +213,59 @@ describe("H2, H3: cool-down and permanent disable", () => {
     clock.t += 10 * 60_000;
     expect(textOf(await run(model, store))).toBe("b3");
     expect(a.calls).toHaveLength(3);
+  });
+
+  it("H3: a success starts the failure count again: failures not in a row never disable", async () => {
+    const clock = { t: 0 };
+    const store = new JsonStore();
+    const fail = (): Step[] => [{ fail: failure({ provider: "a", status: 503 }) }];
+    // fail, fail, answer, fail, fail, answer: four failures, never three in a row.
+    const a = member("a", [fail(), fail(), answer("a", "a1"), fail(), fail(), answer("a", "a2")]);
+    const b = member(
+      "b",
+      Array.from({ length: 4 }, (_, i) => answer("b", `b${i}`)),
+    );
+    const model = fallback([a, b], { name: "f", now: () => clock.t, permanentFailures: 3 });
+    const texts: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      texts.push(textOf(await run(model, store)));
+      clock.t += 60_000;
+    }
+    expect(texts).toEqual(["b0", "b1", "a1", "b2", "b3", "a2"]);
+    expect(store.state("f").members["a/a-model"]?.failures).toBe(0);
+  });
+
+  it("H3: a disabled member is tried again once permanentDisableMs has passed; a failure disables it as long again", async () => {
+    const clock = { t: 0 };
+    const store = new JsonStore();
+    const fail = (): Step[] => [{ fail: failure({ provider: "a", status: 503 }) }];
+    const a = member("a", [fail(), fail(), fail(), answer("a", "a is back")]);
+    const b = member(
+      "b",
+      Array.from({ length: 6 }, (_, i) => answer("b", `b${i}`)),
+    );
+    const hour = 60 * 60_000;
+    const model = fallback([a, b], {
+      name: "f",
+      now: () => clock.t,
+      permanentFailures: 2,
+      permanentDisableMs: hour,
+    });
+    await run(model, store);
+    clock.t += 60_000;
+    await run(model, store); // second failure in a row: disabled for an hour
+    clock.t += hour - 1;
+    expect(textOf(await run(model, store))).toBe("b2");
+    expect(a.calls).toHaveLength(2);
+    clock.t += 1;
+    expect(textOf(await run(model, store))).toBe("b3"); // a tried and failed: out another hour
+    expect(a.calls).toHaveLength(3);
+    clock.t += hour - 1;
+    expect(textOf(await run(model, store))).toBe("b4");
+    expect(a.calls).toHaveLength(3);
+    clock.t += 1;
+    expect(textOf(await run(model, store))).toBe("a is back");
+    expect(store.state("f").members["a/a-model"]?.failures).toBe(0);
   });
 
   it("H3: when every member is disabled for good the call fails with a config error; reset restores them", async () => {
@@ -463,6 +521,22 @@ describe("H2–H5: bookkeeping in a FailoverStore", () => {
     });
     const model = fallback([member("a", [answer("a", "fresh")])], { name: "f" });
     expect(textOf(await run(model, store))).toBe("fresh");
+  });
+
+  it("H3: permanentDisableMs Infinity disables for good, until reset", async () => {
+    const clock = { t: 0 };
+    const a = member("a", [[{ fail: failure({ provider: "a", status: 500 }) }], answer("a", "a")]);
+    const b = member("b", [answer("b", "b0"), answer("b", "b1")]);
+    const model = fallback([a, b], {
+      now: () => clock.t,
+      permanentFailures: 1,
+      permanentDisableMs: Number.POSITIVE_INFINITY,
+    });
+    await run(model);
+    clock.t += 365 * 24 * 60 * 60_000;
+    expect(textOf(await run(model))).toBe("b1");
+    await model.reset();
+    expect(textOf(await run(model))).toBe("a");
   });
 
   it("H2: in-memory bookkeeping is shared by the calls of one fallback", async () => {

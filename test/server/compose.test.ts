@@ -102,8 +102,16 @@ describe("composing with a user's Hono app (issue 13)", () => {
     expect((await call(`/agent/acme/tasks/${task.id}`, v1)).status).toBe(200);
     expect((await call(`/agent/globex/tasks/${task.id}`, v1)).status).toBe(404);
     expect((await call(`/agent/tasks/${task.id}`, v1)).status).toBe(404);
-    const list = (await (await call("/agent/acme/tasks?pageSize=100", v1)).json()) as Json;
-    expect((list.tasks as Json[]).map((t) => t.id)).toContain(task.id);
+    // The tenant index lags by up to limits.indexFlushMs: list until the task shows.
+    const listed = async () =>
+      ((await (await call("/agent/acme/tasks?pageSize=100", v1)).json()) as Json).tasks as Json[];
+    const deadline = Date.now() + 5000;
+    let tasks = await listed();
+    while (!tasks.some((t) => t.id === task.id) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      tasks = await listed();
+    }
+    expect(tasks.map((t) => t.id)).toContain(task.id);
   });
 
   it("B9 `:subscribe` and `:cancel` after a task id route under the base path", async () => {

@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { artifactText, BASE, rpc, send, userMessage, waitForState } from "../helpers";
+import { artifactText, BASE, listUntil, rpc, send, userMessage, waitForState } from "../helpers";
 
 type Json = Record<string, unknown>;
 const state = (task: Json) => (task.status as Json).state;
@@ -149,14 +149,17 @@ describe("GetTask and ListTasks", () => {
   it("lists across contexts through the tenant index, filtered by status", async () => {
     const done = await send("across one");
     const asked = await send("hello");
-    const completed = (await rpc("ListTasks", { status: "TASK_STATE_COMPLETED", pageSize: 100 }))
-      .body.result as Json;
-    const ids = (completed.tasks as Json[]).map((t) => t.id);
-    expect(ids).toContain(done.id);
-    expect(ids).not.toContain(asked.id);
-    const waiting = (await rpc("ListTasks", { status: "TASK_STATE_INPUT_REQUIRED" })).body
-      .result as Json;
-    expect((waiting.tasks as Json[]).map((t) => t.id)).toContain(asked.id);
+    // The index lags by up to limits.indexFlushMs: a client listing what it just wrote waits.
+    const completed = await listUntil({ status: "TASK_STATE_COMPLETED", pageSize: 100 }, (r) =>
+      r.tasks.some((t) => t.id === done.id),
+    );
+    expect(completed.tasks.map((t) => t.id)).not.toContain(asked.id);
+    const waiting = await listUntil({ status: "TASK_STATE_INPUT_REQUIRED" }, (r) =>
+      r.tasks.some((t) => t.id === asked.id),
+    );
+    expect(
+      waiting.tasks.every((t) => (t.status as Json).state === "TASK_STATE_INPUT_REQUIRED"),
+    ).toBe(true);
   });
 
   it("rejects a bad page token and an out-of-range pageSize (-32602)", async () => {

@@ -39,6 +39,14 @@ beforeAll(async () => {
     url: HOOK,
   });
   expect(created.body.result).toBeDefined();
+  // The tenant index hears of the task within limits.indexFlushMs: wait for it, so that
+  // "another principal's ListTasks does not show it" below is not true merely by lag.
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    const listed = await rpcAs(worker, ALICE, "ListTasks", {});
+    if (JSON.stringify(listed.body.result).includes(task.id as string)) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 });
 
 /** Every operation on Alice's task or context, as JSON-RPC calls. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { artifactText, rest, userMessage } from "../helpers";
+import { artifactText, rest, sleep, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;
 const V1 = { "A2A-Version": "1.0" };
@@ -81,7 +81,14 @@ describe("HTTP+JSON binding", () => {
     expect((await rest("GET", `/globex/tasks/${task.id}`)).status).toBe(404);
     expect((await rest("GET", `/tasks/${task.id}`)).status).toBe(404);
 
-    const acme = await rest("GET", "/acme/tasks?pageSize=100");
+    // The tenant index lags by up to limits.indexFlushMs: wait for the task in acme's list,
+    // so that globex's not showing it below is not true merely by lag.
+    const deadline = Date.now() + 5000;
+    let acme = await rest("GET", "/acme/tasks?pageSize=100");
+    while (!(acme.body.tasks as Json[]).some((t) => t.id === task.id) && Date.now() < deadline) {
+      await sleep(50);
+      acme = await rest("GET", "/acme/tasks?pageSize=100");
+    }
     expect((acme.body.tasks as Json[]).map((t) => t.id)).toContain(task.id);
     const globex = await rest("GET", "/globex/tasks?pageSize=100");
     expect((globex.body.tasks as Json[]).map((t) => t.id)).not.toContain(task.id);

@@ -1,0 +1,136 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { contextObjectName } from "../../src/durable/ids";
+import { queryPage } from "../../src/durable/paging";
+import { CONTEXT_LISTING_KEEP, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { rpc, send, sleep } from "../helpers";
+
+type Json = Record<string, unknown>;
+
+/** Tasks waiting for input in one conversation, each of which an answer will update. */
+async function waitingTasks(n: number): Promise<{ contextId: string; ids: string[] }> {
+  const first = await send("hello");
+  const contextId = first.contextId as string;
+  const ids = [first.id as string];
+  for (let i = 1; i < n; i++) {
+    await sleep(2); // distinct status timestamps, as tasks made apart have
+    ids.push((await send("hello", { contextId })).id as string);
+  }
+  return { contextId, ids };
+}
+
+async function list(params: Json): Promise<{ ids: string[]; next: string }> {
+  const { body } = await rpc("ListTasks", params);
+  if (!body.result) throw new Error(JSON.stringify(body.error));
+  const result = body.result as { tasks: Json[]; nextPageToken: string };
+  return { ids: result.tasks.map((t) => t.id as string), next: result.nextPageToken };
+}
+
+/** Answers waiting tasks at once (each moves to the top of the update order). */
+const answer = (contextId: string, ...taskIds: string[]) =>
+  Promise.all(taskIds.map((taskId) => send("Ada", { contextId, taskId })));
+
+/**
+ * Lists until the newest tasks include `top` (at once for a conversation; the tenant index
+ * may take its flush window to hear of a change), so the changes are in place between
+ * the page reads.
+ */
+async function settled(params: Json, top: string[], within: number): Promise<string[]> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const { ids } = await list({ ...params, pageSize: 100 });
+    if (top.every((id) => ids.slice(0, within).includes(id))) return ids;
+    if (Date.now() > deadline) throw new Error(`ListTasks never showed ${top} first`);
+    await sleep(50);
+  }
+}
+
+/**
+ * Pages through a listing while tasks change between reads: after the first page two
+ * not-yet-listed tasks and a listed one are answered and a new task starts; after the
+ * second, the last task is answered. Every page is read as the first page saw the list.
+ */
+async function pageWhileUpdating(params: Json, contextId: string, ids: string[]) {
+  const whole = await settled(params, ids, ids.length);
+  const page1 = await list({ ...params, pageSize: 3 });
+  const moved = [whole[3], whole[5], whole[0]] as string[];
+  await Promise.all([answer(contextId, ...moved), send("hello", { contextId })]);
+  await settled(params, moved, 4);
+  const page2 = await list({ ...params, pageSize: 3, pageToken: page1.next });
+  await answer(contextId, whole[6] as string);
+  await settled(params, [whole[6] as string], 1);
+  const page3 = await list({ ...params, pageSize: 3, pageToken: page2.next });
+  return { whole, pages: [page1.ids, page2.ids, page3.ids], last: page3.next };
+}
+
+describe("ListTasks pages a snapshot (issue 10)", () => {
+  it("in a conversation: tasks updated between page reads are neither skipped nor repeated", async () => {
+    const { contextId, ids } = await waitingTasks(7);
+    const { whole, pages, last } = await pageWhileUpdating({ contextId }, contextId, ids);
+    expect(new Set(whole)).toEqual(new Set(ids));
+    expect(pages.flat()).toEqual(whole);
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
+    expect(last).toBe("");
+    // A new listing sees the changes: the answered tasks first, the new one among them.
+    expect((await list({ contextId, pageSize: 100 })).ids).toHaveLength(8);
+  });
+
+  it("across conversations (the tenant index): tasks updated between page reads are neither skipped nor repeated", async () => {
+    const since = new Date().toISOString();
+    await sleep(2);
+    const { contextId, ids } = await waitingTasks(7);
+    const { whole, pages } = await pageWhileUpdating(
+      { statusTimestampAfter: since },
+      contextId,
+      ids,
+    );
+    expect(new Set(whole)).toEqual(new Set(ids));
+    expect(pages.flat()).toEqual(whole);
+  });
+
+  it("tasks stored before the migration page stably too (they are in every snapshot)", async () => {
+    const stub = env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName("list-migration"));
+    const result = await runInDurableObject(stub, (_i, state) => {
+      const sql = state.storage.sql;
+      // As deployed before the listing migration (the last one).
+      migrate(state.storage, CONTEXT_MIGRATIONS.slice(0, -1));
+      for (const [id, at] of [
+        ["a", "2026-01-01T00:00:01.000Z"],
+        ["b", "2026-01-01T00:00:02.000Z"],
+        ["c", "2026-01-01T00:00:03.000Z"],
+      ]) {
+        sql.exec(
+          `INSERT INTO tasks (id, context_id, state, status_timestamp, created_at, updated_at)
+           VALUES (?, 'c', 'working', ?, ?, ?)`,
+          id,
+          at,
+          at,
+          at,
+        );
+      }
+      migrate(state.storage, CONTEXT_MIGRATIONS);
+      const source = { table: "tasks", id: "id", columns: "state", keep: CONTEXT_LISTING_KEEP };
+      const page1 = queryPage(sql, source, { pageSize: 1 });
+      sql.exec("UPDATE tasks SET updated_at = '2026-01-01T00:00:09.000Z' WHERE id = 'a'");
+      const page2 = queryPage(sql, source, { pageSize: 5, pageToken: page1.nextPageToken });
+      return [...page1.rows, ...page2.rows].map((r) => r.id);
+    });
+    expect(result).toEqual(["c", "b", "a"]);
+  });
+
+  it("a page token older than the moves kept has expired: InvalidParams naming pageToken", async () => {
+    const { contextId } = await waitingTasks(3);
+    const page1 = await list({ contextId, pageSize: 1 });
+    // As if CONTEXT_LISTING_KEEP tasks had changed since the first page.
+    await runInDurableObject(
+      env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId))),
+      (_i, state) => {
+        state.storage.sql.exec("UPDATE list_clock SET seq = seq + ?", CONTEXT_LISTING_KEEP + 1);
+      },
+    );
+    const { body } = await rpc("ListTasks", { contextId, pageSize: 1, pageToken: page1.next });
+    expect(body.error).toMatchObject({ code: -32602 });
+    expect(JSON.stringify(body.error)).toMatch(/pageToken has expired/);
+    expect(JSON.stringify(body.error)).toContain("params.pageToken");
+  });
+});
