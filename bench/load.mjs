@@ -7,12 +7,19 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 
-/** One v1 SendMessage request body, as all servers receive it. */
+/**
+ * One v1 SendMessage request body, as all servers receive it. A null `contextId` sends
+ * none: the server starts a conversation and issues its id.
+ */
 export function sendMessageBody(id, contextId, text) {
-  return `{"jsonrpc":"2.0","id":${id},"method":"SendMessage","params":{"message":{"messageId":"${crypto.randomUUID()}","role":"ROLE_USER","contextId":"${contextId}","parts":[{"text":"${text}"}]}}}`;
+  const context = contextId === null ? "" : `"contextId":"${contextId}",`;
+  return `{"jsonrpc":"2.0","id":${id},"method":"SendMessage","params":{"message":{"messageId":"${crypto.randomUUID()}","role":"ROLE_USER",${context}"parts":[{"text":"${text}"}]}}}`;
 }
 
-/** Why a response is not a successful blocking SendMessage, or null if it is one. */
+/**
+ * Why a response is not a successful blocking SendMessage, or null if it is one. With a
+ * null `contextId` (none sent) any issued id will do.
+ */
 export function checkResponse(status, text, contextId, expectedText) {
   if (status !== 200) return `HTTP ${status}: ${text.slice(0, 200)}`;
   let body;
@@ -25,10 +32,37 @@ export function checkResponse(status, text, contextId, expectedText) {
   const task = body.result?.task;
   if (!task) return `no result.task: ${text.slice(0, 200)}`;
   if (task.status?.state !== "TASK_STATE_COMPLETED") return `task is ${task.status?.state}`;
-  if (task.contextId !== contextId) return `task in context ${task.contextId}, not ${contextId}`;
+  if (
+    contextId === null
+      ? typeof task.contextId !== "string" || task.contextId === ""
+      : task.contextId !== contextId
+  )
+    return `task in context ${task.contextId}, not ${contextId ?? "a new one"}`;
   const echoed = task.artifacts?.[0]?.parts?.[0]?.text;
   if (echoed !== expectedText) return `artifact says ${JSON.stringify(echoed)}`;
   return null;
+}
+
+/**
+ * Starts `count` conversations on a server that issues context ids (one message each,
+ * no contextId sent) and answers the ids it issued, in order.
+ */
+export async function openContexts(url, headers, count, timeoutMs) {
+  const ids = [];
+  for (let i = 0; i < count; i++) {
+    const text = `open ${i}`;
+    const response = await fetch(url, {
+      method: "POST",
+      headers,
+      body: sendMessageBody(i, null, text),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const body = await response.text();
+    const problem = checkResponse(response.status, body, null, `echo: ${text}`);
+    if (problem) throw new Error(`opening context ${i}: ${problem}`);
+    ids.push(JSON.parse(body).result.task.contextId);
+  }
+  return ids;
 }
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
@@ -84,8 +118,8 @@ const ownCpuSeconds = () => {
 
 /**
  * A load against one server. `contextFor(client, seq)` names the contextId of a client's
- * seq-th request (seq keeps counting across slices). Call `slice(ms, measured)` any
- * number of times, then `result()`.
+ * seq-th request (seq keeps counting across slices), or null to send none. Call
+ * `slice(ms, measured)` any number of times, then `result()`.
  */
 export function createLoad({
   url,

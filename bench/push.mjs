@@ -99,7 +99,7 @@ async function sendMessage(agentUrl, contextId, text, hookUrl) {
       message: {
         messageId: crypto.randomUUID(),
         role: "ROLE_USER",
-        contextId,
+        ...(contextId ? { contextId } : {}),
         parts: [{ text }],
       },
       configuration: { taskPushNotificationConfig: { url: hookUrl } },
@@ -125,7 +125,7 @@ async function sendMessage(agentUrl, contextId, text, hookUrl) {
   if (task.status?.state !== "TASK_STATE_COMPLETED") {
     throw new Error(`SendMessage: task ended ${task.status?.state}`);
   }
-  return task.id;
+  return task;
 }
 
 const parse = (body) => {
@@ -147,7 +147,8 @@ async function run(agentUrl, receiver, contextId, text, expected, serverPid) {
   const machine0 = machineCpuSeconds();
   const own0 = process.cpuUsage();
   const sent = now();
-  const taskId = await sendMessage(agentUrl, contextId, text, receiver.url);
+  const task = await sendMessage(agentUrl, contextId, text, receiver.url);
+  const taskId = task.id;
   const mine = (list) => list.slice(start).filter((a) => a.eventId.startsWith(`${taskId}~`));
   await receiver.until((list) => mine(list).some(isCompletion), WAIT_MS);
   const cpu1 = processCpuSeconds(serverPid);
@@ -203,6 +204,7 @@ async function run(agentUrl, receiver, contextId, text, expected, serverPid) {
   const last = got.at(-1)?.at ?? NaN;
   return {
     taskId,
+    contextId: task.contextId,
     deliveries: got.length,
     spanMs: last - first,
     perSecond: ((got.length - 1) * 1000) / (last - first),
@@ -245,14 +247,16 @@ export async function runPushBench() {
   console.log("\nWebhook push benchmark (bench/push.mjs)");
   const receiver = await startReceiver();
   const server = await startWorkerd("push-worker.ts", DOS);
-  const contextId = `push-bench-${Date.now().toString(36)}`;
   const burst = [];
   let paced;
   let warm;
   try {
     process.stdout.write("  measuring");
     // Warm-up: creates the object and its database, the isolate's signing key, connections.
-    warm = await run(server.url, receiver, contextId, "burst 100", 100, server.pid);
+    // It names no context (the agent refuses client-chosen ids by default): every later
+    // message goes to the one it was issued.
+    warm = await run(server.url, receiver, null, "burst 100", 100, server.pid);
+    const contextId = warm.contextId;
     process.stdout.write(".");
     for (let r = 0; r < BURST_ROUNDS; r++) {
       burst.push(await run(server.url, receiver, contextId, `burst ${BURST}`, BURST, server.pid));

@@ -23,7 +23,7 @@ import { fileURLToPath } from "node:url";
 import { envNumber } from "./env.mjs";
 import { cleanupHistoryTemp, runHistoryBench } from "./history.mjs";
 import { runIndexBench } from "./index.mjs";
-import { checkResponse, createLoad, sendMessageBody } from "./load.mjs";
+import { checkResponse, createLoad, openContexts, sendMessageBody } from "./load.mjs";
 import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
 import { cleanupStreamTemp, runStreamBench } from "./stream.mjs";
@@ -50,10 +50,23 @@ const TARGET_STATEMENTS = 10;
 const TARGET_TXNS = 2;
 const V1_HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
 
-/** Each client keeps one context; its first (warm-up) message creates the object. */
+/**
+ * Each client keeps one context; its first (warm-up) message creates the object. The
+ * floor and the SDK take a context id the client chooses.
+ */
 const ownContext = (client) => `bench-${RUN}-client-${client}`;
 /** Every request a context nobody used: a new Durable Object and SQLite database. */
 const newContext = (client, seq) => `bench-${RUN}-new-${client}-${seq}`;
+/**
+ * Edgelink with its defaults refuses context ids a client chooses (`clientContextIds`),
+ * so a new conversation sends none and gets an issued id...
+ */
+const issuedContext = () => null;
+/** ...and follow-ups go to the contexts `openContexts` started, one per client. */
+const followUps = async (url) => {
+  const ids = await openContexts(url, V1_HEADERS, CONCURRENCY, TIMEOUT_MS);
+  return (client) => ids[client];
+};
 
 const SCENARIOS = [
   {
@@ -73,13 +86,13 @@ const SCENARIOS = [
     key: "b",
     label: "(b)  Edgelink, follow-ups in 16 existing contexts",
     start: () => startWorkerd("echo-worker.ts", EDGELINK_DOS),
-    contextFor: ownContext,
+    contexts: followUps,
   },
   {
     key: "c",
     label: "(c)  Edgelink, first message of a new context",
     start: () => startWorkerd("echo-worker.ts", EDGELINK_DOS),
-    contextFor: newContext,
+    contextFor: issuedContext,
   },
   {
     key: "a-new",
@@ -119,7 +132,8 @@ async function countStatements() {
       ["edgelink", "EDGELINK"],
       ["floor", "FLOOR"],
     ]) {
-      const contextId = `count-${RUN}`;
+      // Edgelink issues the context id (its first message names none); the floor takes ours.
+      let contextId = path === "edgelink" ? null : `count-${RUN}`;
       const requests = [];
       for (let i = 0; i < 2; i++) {
         const response = await fetch(server.url + path, {
@@ -127,13 +141,10 @@ async function countStatements() {
           headers: V1_HEADERS,
           body: sendMessageBody(i, contextId, "count"),
         });
-        const problem = checkResponse(
-          response.status,
-          await response.text(),
-          contextId,
-          "echo: count",
-        );
+        const text = await response.text();
+        const problem = checkResponse(response.status, text, contextId, "echo: count");
         if (problem) throw new Error(`statement count: ${path} SendMessage failed: ${problem}`);
+        contextId ??= JSON.parse(text).result.task.contextId;
         const log = async (ns, name) => {
           const url = `${server.url}log?ns=${prefix}_${ns}&name=${encodeURIComponent(name)}`;
           return (await fetch(url)).json();
@@ -353,16 +364,18 @@ async function sendMessageBench(scenarios, cpu) {
   try {
     for (const scenario of scenarios) {
       const server = await scenario.start();
+      const url = server.url + (scenario.path ?? "");
+      live.push({ scenario, server, load: null });
       const load = createLoad({
-        url: server.url + (scenario.path ?? ""),
+        url,
         headers: V1_HEADERS,
-        contextFor: scenario.contextFor,
+        contextFor: scenario.contexts ? await scenario.contexts(url) : scenario.contextFor,
         concurrency: CONCURRENCY,
         maxRequests: MAX_REQUESTS,
         timeoutMs: TIMEOUT_MS,
         serverPid: server.pid,
       });
-      live.push({ scenario, server, load });
+      live.at(-1).load = load;
     }
     // Load order: the new-context scenarios write many new files and leave the disk busy
     // for a moment, so they run next to each other and never right before (a) or (b).

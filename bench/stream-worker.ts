@@ -90,7 +90,8 @@ const agent = defineAgent<Env>({
 });
 
 let rpcId = 0;
-function a2aRequest(method: string, contextId: string, text: string): Request {
+/** An A2A request; a null `contextId` names none, so the agent issues one. */
+function a2aRequest(method: string, contextId: string | null, text: string): Request {
   return new Request("http://bench.local/", {
     method: "POST",
     headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
@@ -102,7 +103,7 @@ function a2aRequest(method: string, contextId: string, text: string): Request {
         message: {
           messageId: crypto.randomUUID(),
           role: "ROLE_USER",
-          contextId,
+          ...(contextId === null ? {} : { contextId }),
           parts: [{ text }],
         },
       },
@@ -146,15 +147,17 @@ function checkAgentStream(bytes: Uint8Array[], expected: string): AgentCheck {
   return { frames, artifactFrames, finalState, textMatches: text === expected };
 }
 
-/** Makes a context with one small untimed turn, so its object and database are warm. */
+/**
+ * Makes a context with one small untimed turn, so its object and database are warm; its
+ * id is the one the agent issued (it refuses ids a client chooses, by default).
+ */
 async function prepareContext(key: string, env: Env, ctx: ExecutionContext): Promise<string> {
-  const contextId = crypto.randomUUID();
-  const warm = await agent.fetch(a2aRequest("SendMessage", contextId, `warm ${key}`), env, ctx);
+  const warm = await agent.fetch(a2aRequest("SendMessage", null, `warm ${key}`), env, ctx);
   const body = await warm.text();
   if (!warm.ok || !body.includes("TASK_STATE_COMPLETED")) {
     throw new Error(`warm-up turn failed: ${warm.status} ${body.slice(0, 300)}`);
   }
-  return contextId;
+  return (JSON.parse(body) as { result: { task: { contextId: string } } }).result.task.contextId;
 }
 
 /** One timed SendStreamingMessage whose answer replays `key`, read to its last byte. */

@@ -359,7 +359,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     auth,
     cors: config.cors ?? null,
     acceptUnsignedIds: config.acceptUnsignedIds ?? false,
-    clientContextIds: config.clientContextIds ?? true,
+    clientContextIds: config.clientContextIds ?? false,
     inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(
       "maxHistoryItemBytes",

@@ -47,7 +47,8 @@ export function registerChat<Env extends object>(
   const start = (c: C) =>
     serve(async () => {
       const body = await readJson(c.req.raw);
-      return ops(c).streamMessage(parseChatRequest(body), format);
+      const { params, contextField } = parseChatRequest(body);
+      return ops(c).streamMessage(params, format, contextField);
     });
   const resume = (c: C) =>
     serve(() =>
@@ -72,8 +73,15 @@ async function serve(open: () => Promise<ReadableStream>): Promise<Response> {
   }
 }
 
-/** `{message, sessionId?}` as SendStreamingMessage params; a bad field is a 400 naming it. */
-export function parseChatRequest(body: unknown): ReturnType<typeof parseSend> {
+/**
+ * `{message, sessionId?}` as SendStreamingMessage params; a bad field is a 400 naming it.
+ * `contextField` is the field that named the context id, so a refused one (not issued
+ * here, or client-chosen with `clientContextIds: false`) is reported as the client sent it.
+ */
+export function parseChatRequest(body: unknown): {
+  params: ReturnType<typeof parseSend>;
+  contextField: string;
+} {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw invalid("body", "must be a JSON object with a message");
   }
@@ -95,7 +103,10 @@ export function parseChatRequest(body: unknown): ReturnType<typeof parseSend> {
     throw invalid("message", "must be a string or an A2A message");
   }
   if (sessionId !== undefined) wire.contextId = sessionId;
-  return parseSend({ message: wire }, "1.0");
+  return {
+    params: parseSend({ message: wire }, "1.0"),
+    contextField: sessionId !== undefined ? "sessionId" : "message.contextId",
+  };
 }
 
 function invalid(field: string, description: string): A2AError {

@@ -86,17 +86,20 @@ export class Operations<Env> {
     return this.context(await this.verifiedContext(taskId));
   }
 
-  /** Where a new message goes: its task's conversation, its own, or a new one. */
-  private async route(params: SendParams) {
+  /**
+   * Where a new message goes: its task's conversation, its own, or a new one. `field` is
+   * how the request named the context id, for errors (the chat endpoint's `sessionId`).
+   */
+  private async route(params: SendParams, field = "params.message.contextId") {
     const { taskId, contextId } = params.message;
     if (taskId) {
       const owner = await this.verifiedContext(taskId);
       if (contextId && contextId !== owner) {
         throw new A2AError(
           "InvalidParams",
-          `message.contextId ${contextId} does not match the context of task ${taskId}`,
+          `${field} ${contextId} does not match the context of task ${taskId}`,
           { taskId, contextId },
-          [{ field: "params.message.contextId", description: "does not match the task's context" }],
+          [{ field, description: "does not match the task's context" }],
         );
       }
       return this.context(owner);
@@ -105,18 +108,13 @@ export class Operations<Env> {
     const named =
       contextId === undefined
         ? await issuedContextId(keys, this.ids)
-        : await this.namedContext(contextId, "params.message.contextId");
+        : await this.namedContext(contextId, field);
     if (named === null) {
       throw new A2AError(
         "InvalidParams",
-        `message.contextId ${contextId} is not a context id this agent issued to this caller`,
+        `${field} ${contextId} is not a context id this agent issued to this caller`,
         { contextId: contextId ?? "" },
-        [
-          {
-            field: "params.message.contextId",
-            description: "not issued by this agent to this caller",
-          },
-        ],
+        [{ field, description: "not issued by this agent to this caller" }],
       );
     }
     const target = this.context(named);
@@ -180,14 +178,16 @@ export class Operations<Env> {
     return unwrap(await stub.sendMessage(scope, params, version, push));
   }
 
+  /** SendStreamingMessage; `contextField` names the context id in errors (see `route`). */
   async streamMessage(
     params: SendParams & { pushConfig?: JsonObject },
     format: StreamFormat,
+    contextField?: string,
   ): Promise<ReadableStream> {
     this.requireStreaming();
     requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
     const push = this.inlinePush(params.pushConfig, format.version);
-    const { stub, scope } = await this.route(params);
+    const { stub, scope } = await this.route(params, contextField);
     return unwrap(await stub.streamMessage(scope, params, format, push));
   }
 

@@ -66,10 +66,14 @@ describe("conversation Durable Object storage", () => {
   });
 
   it("task ids name their conversation, so no lookup is needed, yet reveal nothing", async () => {
-    const contextId = "ctx with spaces/and ✓ unicode";
-    const task = await send("where do I live", { contextId });
-    const id = task.id as string;
+    const task = await send("where do I live");
     const keys = await idKeys(env, BASE);
+    expect(await verifiedContextOf(keys, { tenant: "", owner: "" }, task.id as string)).toBe(
+      task.contextId,
+    );
+    // Any context id seals, a client-chosen one too (with clientContextIds: true).
+    const contextId = "ctx with spaces/and ✓ unicode";
+    const id = await sealedTaskId(keys, { tenant: "", owner: "" }, contextId);
     expect(await verifiedContextOf(keys, { tenant: "", owner: "" }, id)).toBe(contextId);
     // Opaque: one base64url token, neither the context id nor its encoding inside.
     expect(id).toMatch(/^[A-Za-z0-9_-]+$/);

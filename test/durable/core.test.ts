@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
 import { EventHub } from "../../src/durable/event-hub";
 import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName, indexObjectName } from "../../src/durable/ids";
+import { contextObjectName, idKeys, indexObjectName, issuedContextId } from "../../src/durable/ids";
 import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
 import { MAX_ROW_BYTES } from "../../src/durable/row-limit";
@@ -86,7 +86,8 @@ function taskFixture(id: string) {
  * happened to fall in the same moment.
  */
 async function quietContext(): Promise<string> {
-  const contextId = `quiet-${crypto.randomUUID()}`;
+  // Issued as the agent issues one (it refuses client-chosen ids), before the first message.
+  const contextId = await issuedContextId(await idKeys(env, BASE), { tenant: "", owner: "" });
   await withLimits(contextId, { indexFlushMs: 600_000 });
   return contextId;
 }

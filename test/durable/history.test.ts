@@ -7,7 +7,7 @@ import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { type Item, MessageItem } from "../../src/history/items";
 import { A2AError } from "../../src/models/errors";
 import { Messages } from "../../src/models/message";
-import { artifactText, rest, rpc, send } from "../helpers";
+import { artifactText, rest, rpc, send, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;
 
@@ -113,11 +113,18 @@ describe("conversation history in the context object", () => {
     expect(JSON.stringify(summary.body)).toContain("params.preserveRecent");
     expect(((await rest("GET", path)).body.items as Json[]).length).toBe(1);
 
-    const missing = await rest("GET", "/contexts/no-such-context/history");
+    // A context id this agent issued but no conversation was written under (a direct
+    // reply stores nothing) is not found; a client-chosen one is refused by default.
+    const pong = await rpc("SendMessage", { message: userMessage("ping") });
+    const issued = ((pong.body.result as Json).message as Json).contextId as string;
+    const missing = await rest("GET", `/contexts/${issued}/history`);
     expect(missing.status).toBe(404);
     expect(JSON.stringify(missing.body)).toContain("CONTEXT_NOT_FOUND");
-    const missingRpc = await rpc("CompactContextHistory", { contextId: "no-such-context" });
+    const missingRpc = await rpc("CompactContextHistory", { contextId: issued });
     expect(missingRpc.body.error).toMatchObject({ code: -32050 });
+    const chosen = await rest("GET", "/contexts/no-such-context/history");
+    expect(chosen.status).toBe(400);
+    expect(JSON.stringify(chosen.body)).toContain("contextId");
     const badToken = await rest("GET", `${path}?pageToken=@@`);
     expect(badToken.status).toBe(400);
   });

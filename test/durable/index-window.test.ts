@@ -1,15 +1,22 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { contextObjectName, indexObjectName } from "../../src/durable/ids";
+import { contextObjectName, idKeys, indexObjectName, issuedContextId } from "../../src/durable/ids";
 import type { IndexRow } from "../../src/durable/index-object";
 import { INDEX_BACKSTOP_MS, INDEX_BATCH_ROWS, IndexOutbox } from "../../src/durable/index-outbox";
 import type { IndexEntry, TaskStore } from "../../src/durable/task-store";
-import { rpc, sleep, userMessage } from "../helpers";
+import { BASE, rpc, sleep, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;
 
 /** Every test gets its own tenant, so its own index object. */
 const newTenant = () => `window-${crypto.randomUUID()}`;
+
+/**
+ * A context id as the agent issues one to this tenant's anonymous caller, made before its
+ * first message so a test can set up the conversation's object first.
+ */
+const issuedIn = async (tenant: string) =>
+  issuedContextId(await idKeys(env, BASE), { tenant, owner: "" });
 
 const contextStub = (tenant: string, contextId: string) =>
   env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName(tenant, contextId)));
@@ -96,7 +103,7 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs
 describe("tenant index: batched off the answer's path (issue 10)", () => {
   it("a task reaches the index after the answer, within limits.indexFlushMs (the lag bound)", async () => {
     const tenant = newTenant();
-    const contextId = "lag";
+    const contextId = await issuedIn(tenant);
     await withLimits(tenant, contextId, { indexFlushMs: 600 });
     const sent = Date.now();
     const task = await sendIn(tenant, contextId, "index me later");
@@ -115,7 +122,7 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
 
   it("one window's changes reach the index in one call, each task as its latest row", async () => {
     const tenant = newTenant();
-    const contextId = "batch";
+    const contextId = await issuedIn(tenant);
     await withLimits(tenant, contextId, { indexFlushMs: 1500 });
     const calls = await countUpserts(tenant);
     const tasks = await Promise.all(
@@ -152,7 +159,7 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
 
   it("rows pending when the object restarts reach the index through the alarm (no row lost)", async () => {
     const tenant = newTenant();
-    const contextId = "restart";
+    const contextId = await issuedIn(tenant);
     const stub = contextStub(tenant, contextId);
     // A window that will not close by itself during the test: only the alarm delivers.
     await withLimits(tenant, contextId, { indexFlushMs: 30_000 });
@@ -183,7 +190,7 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
 
   it("while the index lags, a state filter never shows a task in a state it left", async () => {
     const tenant = newTenant();
-    const contextId = "filter";
+    const contextId = await issuedIn(tenant);
     const stub = contextStub(tenant, contextId);
     const asked = await sendIn(tenant, contextId, "hello");
     expect((asked.status as Json).state).toBe("TASK_STATE_INPUT_REQUIRED");

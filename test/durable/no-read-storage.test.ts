@@ -94,6 +94,12 @@ function taskAttempts(id: string): {
   };
 }
 
+/** An agent that opts in to context ids its clients choose (A2A §3.4.1). */
+const lenient = defineAgent({
+  card: { name: "Client ids", description: "Accepts context ids its clients choose" },
+  clientContextIds: true,
+});
+
 function flip(id: string, at: number): string {
   const c = id[at] === "A" ? "B" : "A";
   return `${id.slice(0, at)}${c}${id.slice(at + 1)}`;
@@ -246,22 +252,63 @@ describe("a read never creates storage", () => {
     expect(own.status).toBe(200);
   });
 
-  it("unknown client-chosen context ids (accepted by default) reach their object, which writes nothing: no table, no row", async () => {
-    const reads: [string, (id: string) => Promise<unknown>][] = [
-      ["REST history", (id) => rest("GET", `/contexts/${encodeURIComponent(id)}/history`)],
+  it("with the default, a read of an unknown client-chosen context id reaches no object; a send naming one is InvalidParams naming params.message.contextId", async () => {
+    const chosen = `client-chosen-${crypto.randomUUID()}`;
+    const before = await storedObjects();
+    for (const [method, path] of [
+      ["GET", `/contexts/${chosen}/history`],
+      ["POST", `/contexts/${chosen}/history:compact`],
+      ["GET", `/tasks?contextId=${chosen}`],
+    ] as const) {
+      const answer = await rest(method, path, method === "POST" ? {} : undefined);
+      expect(answer.status, path).toBe(400);
+      expect(JSON.stringify(answer.body), path).toContain("contextId");
+    }
+    for (const method of ["GetContextHistory", "CompactContextHistory", "ListTasks"]) {
+      const { body } = await rpc(method, { contextId: chosen });
+      expect(body.error, method).toMatchObject({ code: -32602 });
+    }
+    for (const method of ["SendMessage", "SendStreamingMessage"]) {
+      const response = await rawRpc(method, { message: userMessage("hi", { contextId: chosen }) });
+      const error = ((await response.json()) as { error: { code: number; data: unknown } }).error;
+      expect(error.code, method).toBe(-32602);
+      expect(JSON.stringify(error.data), method).toContain("params.message.contextId");
+    }
+    const sent = await rest("POST", "/message:send", {
+      message: userMessage("hi", { contextId: chosen }),
+    });
+    expect(sent.status).toBe(400);
+    expect(JSON.stringify(sent.body)).toContain("params.message.contextId");
+    // No object was started for the id, not even an empty file: the Worker refused it.
+    expect(await storedObjects()).toEqual(before);
+    expect(await contextTables(chosen)).toBe(0);
+  });
+
+  it("with clientContextIds: true, unknown client-chosen context ids reach their object, which writes nothing: no table, no row", async () => {
+    // Each read answers as its object does for a conversation it never had (accepted, so
+    // not the Worker's 400): not found, or an empty page.
+    const status = async (path: string, body?: Json) =>
+      (await call(lenient, body ? "POST" : "GET", path, { body })).status;
+    const rpcAnswer = async (method: string, id: string) => {
+      const { body } = await rpcAs(lenient, {}, method, { contextId: id });
+      return (body.error as Json | undefined)?.code ?? (body.result as Json).tasks;
+    };
+    const reads: [string, (id: string) => Promise<unknown>, unknown][] = [
+      ["REST history", (id) => status(`/contexts/${encodeURIComponent(id)}/history`), 404],
       [
         "REST compact",
-        (id) => rest("POST", `/contexts/${encodeURIComponent(id)}/history:compact`, {}),
+        (id) => status(`/contexts/${encodeURIComponent(id)}/history:compact`, {}),
+        404,
       ],
-      ["REST list", (id) => rest("GET", `/tasks?contextId=${encodeURIComponent(id)}`)],
-      ["RPC history", (id) => rpc("GetContextHistory", { contextId: id })],
-      ["RPC compact", (id) => rpc("CompactContextHistory", { contextId: id })],
-      ["RPC list", (id) => rpc("ListTasks", { contextId: id })],
+      ["REST list", (id) => status(`/tasks?contextId=${encodeURIComponent(id)}`), 200],
+      ["RPC history", (id) => rpcAnswer("GetContextHistory", id), -32050],
+      ["RPC compact", (id) => rpcAnswer("CompactContextHistory", id), -32050],
+      ["RPC list", (id) => rpcAnswer("ListTasks", id), []],
     ];
-    for (const [name, read] of reads) {
+    for (const [name, read, answer] of reads) {
       const id = `client-chosen-${crypto.randomUUID()}`;
       const before = (await storedObjects()).length;
-      await read(id);
+      expect(await read(id), name).toEqual(answer);
       // The platform (workerd) keeps an empty database file for an object it started,
       // even one that ran no statement: at most that one, and nothing in it.
       expect((await storedObjects()).length - before, name).toBeLessThanOrEqual(1);
@@ -285,13 +332,12 @@ describe("a read never creates storage", () => {
   });
 
   it("the first write creates the schema", async () => {
-    const contextId = `first-write-${crypto.randomUUID()}`;
-    await send("hello there", { contextId });
+    const contextId = (await send("hello there")).contextId as string;
     expect(await contextTables(contextId)).toBeGreaterThan(3);
   });
 });
 
-describe("clientContextIds: false", () => {
+describe("clientContextIds: false (the default), set explicitly", () => {
   const strict = defineAgent({
     card: { name: "Strict ids", description: "Issues every context id itself" },
     clientContextIds: false,
@@ -369,28 +415,36 @@ describe("ids issued before sealing keep working", () => {
     const unsigned = await storeTask(contextId, undefined);
     expect(unsigned.split(".")).toHaveLength(2);
     expect((await rest("GET", `/tasks/${unsigned}`)).status).toBe(404);
-    const lenient = defineAgent({
+    const migrating = defineAgent({
       card: { name: "Migrating", description: "Still reads unsigned ids" },
       acceptUnsignedIds: true,
     });
-    const got = await call(lenient, "GET", `/tasks/${unsigned}`);
+    const got = await call(migrating, "GET", `/tasks/${unsigned}`);
     expect(got.status).toBe(200);
     expect(((await got.json()) as Json).id).toBe(unsigned);
-    // New tasks of the same conversation get sealed ids.
-    const fresh = await send("new", { contextId });
-    expect((fresh.id as string).includes(".")).toBe(false);
+    // New tasks of the same conversation (a client-style id, as contexts were before
+    // Edgelink issued them: readable with clientContextIds: true) get sealed ids.
+    const fresh = await rpcAs(lenient, {}, "SendMessage", {
+      message: userMessage("new", { contextId }),
+    });
+    expect(fresh.body.error).toBeUndefined();
+    const freshId = ((fresh.body.result as Json).task as Json).id as string;
+    expect(freshId.includes(".")).toBe(false);
   });
 });
 
 describe("task id length", () => {
   it("the longest context id a client may choose still gives a task id within the limit, which routes", async () => {
     const contextId = "✓".repeat(256); // 256 UTF-16 units, 768 UTF-8 bytes: the worst case
-    const task = await send("long", { contextId });
-    const id = task.id as string;
+    const sent = await rpcAs(lenient, {}, "SendMessage", {
+      message: userMessage("long", { contextId }),
+    });
+    const id = ((sent.body.result as Json).task as Json).id as string;
     expect(id.length).toBeLessThanOrEqual(LIMITS.taskIdLength);
     expect(id.length).toBeGreaterThan(1000);
-    expect(((await rpc("GetTask", { id })).body.result as Json).contextId).toBe(contextId);
-    expect((await rest("GET", `/tasks/${id}`)).status).toBe(200);
+    const got = await rpcAs(lenient, {}, "GetTask", { id });
+    expect((got.body.result as Json).contextId).toBe(contextId);
+    expect((await call(lenient, "GET", `/tasks/${encodeURIComponent(id)}`)).status).toBe(200);
     // A context id Edgelink issued gives a short one.
     expect(((await send("short")).id as string).length).toBeLessThan(90);
   });

@@ -139,8 +139,13 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)(
       expect(notCancelable).toBeInstanceOf(TaskNotCancelableError);
       expect(notCancelable.errorInfo.reason).toBe("TASK_NOT_CANCELABLE");
 
-      const noContext = await agent.compact("no-such-context").catch((e) => e);
+      // A context id of the shape Edgelink issues that it did not issue: not found. One a
+      // client chose: refused, naming the field (clientContextIds is false by default).
+      const noContext = await agent.compact(`c.${"A".repeat(32)}`).catch((e) => e);
       expect(noContext).toBeInstanceOf(ContextNotFoundError);
+      const chosen = await agent.compact("no-such-context").catch((e) => e);
+      expect(chosen).toBeInstanceOf(InvalidParamsError);
+      expect(chosen.fieldViolations[0].field).toContain("contextId");
 
       expect(await agent.extendedCard().catch((e) => e)).toBeInstanceOf(UnsupportedOperationError);
     });

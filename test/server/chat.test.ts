@@ -145,6 +145,27 @@ describe("chat endpoint (N1–N7) on a handler-based agent", () => {
       const error = ((await response.json()) as { error: Json }).error;
       expect(String(error.message)).toContain(field);
     }
+    // A sessionId the agent did not issue is refused naming sessionId, the field the
+    // client sent (client-chosen ids are refused by default; a forged issued-shape one always).
+    for (const sessionId of [`mine-${crypto.randomUUID()}`, `c.${"A".repeat(32)}`]) {
+      const { response } = await chat({ message: "hi", sessionId });
+      expect(response.status, sessionId).toBe(400);
+      const error = ((await response.json()) as { error: Json }).error;
+      expect(String(error.message), sessionId).toContain("sessionId");
+      expect(JSON.stringify(error), sessionId).not.toContain("params.message.contextId");
+    }
+    const own = await chat({
+      message: {
+        messageId: "chat-own",
+        role: "ROLE_USER",
+        parts: [{ text: "hi" }],
+        contextId: "mine",
+      },
+    });
+    expect(own.response.status).toBe(400);
+    expect(String(((await own.response.json()) as { error: Json }).error.message)).toContain(
+      "message.contextId",
+    );
     const bad = await SELF.fetch(`${BASE}/chat`, { method: "POST", body: "hi" });
     expect(bad.status).toBe(415);
     const unknown = await SELF.fetch(`${BASE}/chat/nope`);
