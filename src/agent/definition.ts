@@ -173,10 +173,11 @@ export interface AgentConfig<Env = unknown> {
    */
   acceptUnsignedIds?: boolean;
   /**
-   * Accept context ids chosen by clients (A2A §3.4.1: an agent MAY). Default true: many
-   * clients name their own conversations. With false, a message naming a contextId this
-   * agent did not issue is refused (400, `params.message.contextId`), and so is every
-   * read naming one: no context id the Worker cannot verify ever reaches an object.
+   * Accept context ids chosen by clients (A2A §3.4.1: an agent MAY). Default false: a
+   * message naming a contextId this agent did not issue is refused (400,
+   * `params.message.contextId`), and so is every read naming one, so no context id the
+   * Worker cannot verify ever reaches an object. True is for clients that name their own
+   * conversations; a read of an unknown one then reaches an object that writes nothing.
    */
   clientContextIds?: boolean;
   /**
