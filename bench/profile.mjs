@@ -11,7 +11,7 @@
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLoad } from "./load.mjs";
+import { createLoad, openContexts } from "./load.mjs";
 import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
 const target = process.argv[2] ?? "edgelink";
@@ -121,10 +121,14 @@ function summarize(profile, moduleOf, requests) {
 const [entry, durableObjects] = entries[target];
 const server = await startWorkerd(entry, durableObjects, { inspectorPort: INSPECTOR_PORT });
 try {
+  const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+  // Edgelink refuses client-chosen context ids by default: follow up in issued ones.
+  const ids =
+    target === "edgelink" ? await openContexts(server.url, headers, 16, 10_000) : null;
   const load = createLoad({
     url: server.url,
-    headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
-    contextFor: (client) => `profile-${client}`,
+    headers,
+    contextFor: (client) => (ids ? ids[client] : `profile-${client}`),
     concurrency: 16,
     maxRequests: 1_000_000,
     timeoutMs: 10_000,
