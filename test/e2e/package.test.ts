@@ -9,6 +9,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import vm from "node:vm";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DemoAgent, startWorker } from "./support/worker";
@@ -241,6 +242,14 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     expect(artifacts.flatMap((a) => a.parts.map((p) => p.text ?? "")).join("")).toBe(
       "You said: packed and shipped",
     );
+
+    // The packaged inspector (on under a local run) is served: a page and a script that parses.
+    const page = await (await fetch(`${agent.baseUrl}/inspector`)).text();
+    expect(page).toContain('<script src="inspector/app.js"');
+    const script = await fetch(`${agent.baseUrl}/inspector/app.js`);
+    expect(script.status).toBe(200);
+    const code = await script.text();
+    expect(() => new vm.Script(code)).not.toThrow();
   });
 
   it("a Worker importing edgelink/mcp builds and starts (zod is not wrapped in lazy initializers)", async () => {
