@@ -123,8 +123,7 @@ const server = await startWorkerd(entry, durableObjects, { inspectorPort: INSPEC
 try {
   const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
   // Edgelink refuses client-chosen context ids by default: follow up in issued ones.
-  const ids =
-    target === "edgelink" ? await openContexts(server.url, headers, 16, 10_000) : null;
+  const ids = target === "edgelink" ? await openContexts(server.url, headers, 16, 10_000) : null;
   const load = createLoad({
     url: server.url,
     headers,
