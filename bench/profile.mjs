@@ -5,13 +5,19 @@
  * request, and writes the .cpuprofile (open it in Chrome DevTools > Performance).
  *
  *   node bench/profile.mjs [edgelink|floor] [seconds]
+ *   node bench/profile.mjs stream [seconds] [input]
+ *
+ * `stream` profiles the streaming bench's agent (bench/stream-worker.ts, pipeline (2)):
+ * SendStreamingMessage turns replaying `input` ("recorded", the default, or
+ * "synthetic:N"), each in a context prepared before the profile starts, run back to back
+ * by the worker itself; "per request" then means per streamed turn.
  *
  * Profiling slows the isolate down, so compare shares and modules, not absolute rps.
  */
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLoad, openContexts } from "./load.mjs";
+import { createLoad, openContexts, processCpuSeconds } from "./load.mjs";
 import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
 const target = process.argv[2] ?? "edgelink";
@@ -23,9 +29,16 @@ const entries = {
     { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
   ],
   floor: ["floor-worker.ts", { FLOOR_CONTEXT: "FloorContext" }],
+  stream: [
+    "stream-worker.ts",
+    { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
+  ],
 };
+const streamInput = process.argv[4] ?? "recorded";
 if (!entries[target] || !(seconds > 0 && seconds <= 60)) {
-  console.error("usage: node bench/profile.mjs [edgelink|floor] [seconds (1-60)]");
+  console.error(
+    "usage: node bench/profile.mjs [edgelink|floor] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
+  );
   process.exit(2);
 }
 
@@ -116,11 +129,93 @@ function summarize(profile, moduleOf, requests) {
   );
   print("self time by source module (native calls charged to their caller's module)", byModule, 25);
   print("self time by function", byFunction, 30);
+  // Inclusive time: each sample charged once to every distinct function on its stack.
+  const inclusive = new Map();
+  for (const [id, t] of time) {
+    if (nodes.get(id).callFrame.functionName === "(idle)") continue;
+    const seen = new Set();
+    for (let up = id; up !== undefined; up = parent.get(up)) {
+      const frame = nodes.get(up).callFrame;
+      if (!frame.url) continue;
+      seen.add(`${frame.functionName || "(anonymous)"}  ${moduleOf(frame.lineNumber)}`);
+    }
+    for (const key of seen) add(inclusive, key, t);
+  }
+  print(
+    "total time by function (itself and what it calls)",
+    inclusive,
+    Number(process.env.PROFILE_TOTALS ?? 40),
+  );
 }
 
 const [entry, durableObjects] = entries[target];
-const server = await startWorkerd(entry, durableObjects, { inspectorPort: INSPECTOR_PORT });
-try {
+
+/** Starts the V8 profiler on the worker's isolate; returns a function that stops it. */
+async function startProfiler() {
+  const targets = await (await fetch(`http://127.0.0.1:${INSPECTOR_PORT}/json`)).json();
+  const user = targets.find((t) => t.webSocketDebuggerUrl?.endsWith("/core:user:"));
+  if (!user)
+    throw new Error(`no user worker among inspector targets: ${targets.map((t) => t.title)}`);
+  const cdp = await connect(user.webSocketDebuggerUrl);
+  await cdp.call("Profiler.enable");
+  await cdp.call("Profiler.setSamplingInterval", { interval: 100 });
+  await cdp.call("Profiler.start");
+  return async () => {
+    const { result } = await cdp.call("Profiler.stop");
+    cdp.close();
+    return result.profile;
+  };
+}
+
+function save(profile, server, requests) {
+  const out = join(tmpdir(), `edgelink-bench-${target}-${Date.now()}.cpuprofile`);
+  writeFileSync(out, JSON.stringify(profile));
+  copyFileSync(server.scriptPath, out.replace(/\.cpuprofile$/, ".bundle.mjs"));
+  summarize(profile, moduleMapper(server.scriptPath), requests);
+  console.log(`\nprofile: ${out}\nbundle:  ${out.replace(/\.cpuprofile$/, ".bundle.mjs")}`);
+}
+
+/** Profiles the stream worker's agent: streamed turns, each in its own prepared context. */
+async function profileStream(server) {
+  const call = async (body) => {
+    const response = await fetch(`${server.url}bench/run`, {
+      method: "POST",
+      body: JSON.stringify(body),
+    });
+    const json = await response.json();
+    if (!response.ok || json.error) throw new Error(`stream worker: ${json.error}`);
+    return json;
+  };
+  const prepare = async (count) =>
+    (await call({ side: "prepare", input: streamInput, count })).contexts;
+  const turns = async (contexts, check = false) =>
+    call({ side: "agent", input: streamInput, contexts, check });
+  // Warm up (and check the answer once), then time how many turns fit in `seconds`.
+  const checked = await turns(await prepare(1), true);
+  if (!checked.info.check?.textMatches || checked.info.check.finalState !== "TASK_STATE_COMPLETED")
+    throw new Error(`wrong agent answer: ${JSON.stringify(checked.info.check)}`);
+  await turns(await prepare(200));
+  const probe = await prepare(50);
+  const t0 = performance.now();
+  await turns(probe);
+  const perTurnMs = (performance.now() - t0) / probe.length;
+  const count = Math.max(20, Math.min(20_000, Math.round((seconds * 1000) / perTurnMs)));
+  const contexts = await prepare(count);
+  const stop = await startProfiler();
+  const cpu0 = processCpuSeconds(server.pid);
+  const w0 = performance.now();
+  await turns(contexts);
+  const wall = performance.now() - w0;
+  const cpu = processCpuSeconds(server.pid) - cpu0;
+  const profile = await stop();
+  console.log(
+    `stream (${streamInput}): ${count} turns in ${(wall / 1000).toFixed(1)} s while profiled, ${((cpu * 1000) / count).toFixed(2)} ms workerd CPU per turn`,
+  );
+  save(profile, server, count);
+}
+
+/** Profiles SendMessage under the benchmark's load (16 clients). */
+async function profileLoad(server) {
   const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
   // Edgelink refuses client-chosen context ids by default: follow up in issued ones.
   const ids = target === "edgelink" ? await openContexts(server.url, headers, 16, 10_000) : null;
@@ -134,26 +229,33 @@ try {
     serverPid: server.pid,
   });
   await load.slice(2000, false);
-  const targets = await (await fetch(`http://127.0.0.1:${INSPECTOR_PORT}/json`)).json();
-  const user = targets.find((t) => t.webSocketDebuggerUrl?.endsWith("/core:user:"));
-  if (!user)
-    throw new Error(`no user worker among inspector targets: ${targets.map((t) => t.title)}`);
-  const cdp = await connect(user.webSocketDebuggerUrl);
-  await cdp.call("Profiler.enable");
-  await cdp.call("Profiler.setSamplingInterval", { interval: 100 });
-  await cdp.call("Profiler.start");
+  const stop = await startProfiler();
   await load.slice(seconds * 1000, true);
-  const { result } = await cdp.call("Profiler.stop");
-  cdp.close();
+  const profile = await stop();
   const r = load.result();
-  const out = join(tmpdir(), `edgelink-bench-${target}-${Date.now()}.cpuprofile`);
-  writeFileSync(out, JSON.stringify(result.profile));
-  copyFileSync(server.scriptPath, out.replace(/\.cpuprofile$/, ".bundle.mjs"));
   console.log(
     `${target}: ${r.rps.toFixed(0)} rps while profiled, ${r.serverCpuMsPerRequest.toFixed(2)} ms workerd CPU per request, ${r.errors.measured + r.errors.warmup} errors`,
   );
-  summarize(result.profile, moduleMapper(server.scriptPath), r.requests);
-  console.log(`\nprofile: ${out}\nbundle:  ${out.replace(/\.cpuprofile$/, ".bundle.mjs")}`);
+  save(profile, server, r.requests);
+}
+
+const server = await startWorkerd(entry, durableObjects, {
+  inspectorPort: INSPECTOR_PORT,
+  ...(target === "stream"
+    ? {
+        bindings: {
+          RECORDED_SSE: readFileSync(
+            new URL("../test/fixtures/providers/openai-chat/text-with-usage.sse", import.meta.url),
+            "utf8",
+          ),
+          EDGELINK_ID_KEY: "bench-only-key-for-signing-task-ids-0123456789",
+        },
+      }
+    : {}),
+});
+try {
+  if (target === "stream") await profileStream(server);
+  else await profileLoad(server);
 } finally {
   await server.stop();
   cleanupTempDirs();
