@@ -64,7 +64,7 @@ async function connect(url) {
   return { call, close: () => ws.close() };
 }
 
-/** Maps a line of the (unminified) bundle to the source module esbuild put there. */
+/** Maps a frame in the (unminified) bundle to the source module esbuild put there. */
 function moduleMapper(bundlePath) {
   const marks = [];
   readFileSync(bundlePath, "utf8")
@@ -73,7 +73,9 @@ function moduleMapper(bundlePath) {
       const m = /^\/\/ ((?:\.\.\/)*(?:node_modules|src|bench)\/\S+)$/.exec(line);
       if (m) marks.push([i, m[1].replace(/^(\.\.\/)+/, "")]);
     });
-  return (line) => {
+  // Frames of workerd's own modules (node-internal:…) are not lines of the bundle.
+  return ({ url, lineNumber: line }) => {
+    if (url !== "worker.mjs") return url;
     let found = "?";
     for (const [start, name] of marks) {
       if (start > line) break;
@@ -100,18 +102,18 @@ function summarize(profile, moduleOf, requests) {
     if (frame.functionName === "(idle)") continue;
     busy += t;
     let where;
-    if (frame.url) where = moduleOf(frame.lineNumber);
+    if (frame.url) where = moduleOf(frame);
     else {
       // Native code: charge it to the nearest JavaScript caller's module.
       let up = parent.get(id);
       while (up !== undefined && !nodes.get(up).callFrame.url) up = parent.get(up);
-      const caller = up === undefined ? "" : ` <- ${moduleOf(nodes.get(up).callFrame.lineNumber)}`;
+      const caller = up === undefined ? "" : ` <- ${moduleOf(nodes.get(up).callFrame)}`;
       where = `native ${frame.functionName || "(anonymous)"}${caller}`;
     }
     add(byModule, where, t);
     add(
       byFunction,
-      `${frame.functionName || "(anonymous)"}  ${frame.url ? moduleOf(frame.lineNumber) : "native"}`,
+      `${frame.functionName || "(anonymous)"}  ${frame.url ? moduleOf(frame) : "native"}`,
       t,
     );
   }
@@ -137,7 +139,7 @@ function summarize(profile, moduleOf, requests) {
     for (let up = id; up !== undefined; up = parent.get(up)) {
       const frame = nodes.get(up).callFrame;
       if (!frame.url) continue;
-      seen.add(`${frame.functionName || "(anonymous)"}  ${moduleOf(frame.lineNumber)}`);
+      seen.add(`${frame.functionName || "(anonymous)"}  ${moduleOf(frame)}`);
     }
     for (const key of seen) add(inclusive, key, t);
   }
@@ -194,11 +196,10 @@ async function profileStream(server) {
   const checked = await turns(await prepare(1), true);
   if (!checked.info.check?.textMatches || checked.info.check.finalState !== "TASK_STATE_COMPLETED")
     throw new Error(`wrong agent answer: ${JSON.stringify(checked.info.check)}`);
-  await turns(await prepare(200));
-  const probe = await prepare(50);
+  const warm = await prepare(200);
   const t0 = performance.now();
-  await turns(probe);
-  const perTurnMs = (performance.now() - t0) / probe.length;
+  await turns(warm);
+  const perTurnMs = (performance.now() - t0) / warm.length;
   const count = Math.max(20, Math.min(20_000, Math.round((seconds * 1000) / perTurnMs)));
   const contexts = await prepare(count);
   const stop = await startProfiler();
