@@ -1,5 +1,12 @@
 import type { z } from "zod";
-import type { FunctionCallItem, Item, ItemInput, MessageItem } from "../history/items";
+import {
+  builtItem,
+  type FunctionCallItem,
+  ID_PREFIX,
+  type Item,
+  type ItemInput,
+  type MessageItem,
+} from "../history/items";
 import { errorReference } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import { newId, nowIso } from "../models/json";
@@ -357,16 +364,22 @@ function turnItems(round: Round, ids: { taskId: string; contextId: string }): It
   const reasoning = round.reasoningBlocks as unknown as JsonObject[];
   const hasMessage = round.text !== "" || round.toolCalls.length === 0;
   if (hasMessage) {
-    const extra: JsonObject = { a2a: agentMessage(round.text, ids) as unknown as JsonObject };
+    const a2a = agentMessage(round.text, ids);
+    const extra: JsonObject = { a2a: a2a as unknown as JsonObject };
     if (reasoning.length) extra.reasoning = reasoning;
     if (round.reasoning) extra.thinking = round.reasoning;
-    const message: Omit<MessageItem, "id" | "createdAt" | "interrupted"> = {
+    // Built complete, as the schema would (its text and the A2A message are ours), so
+    // recording it costs no validation pass.
+    const message: MessageItem = {
       type: "message",
+      id: newId(ID_PREFIX.message),
+      createdAt: a2a.timestamp,
       role: "assistant",
       content: [round.text],
+      interrupted: false,
       extra,
     };
-    items.push(message);
+    items.push(builtItem(message));
   }
   round.toolCalls.forEach((call, index) => {
     const metadata: JsonObject = { ...call.metadata };
@@ -383,13 +396,14 @@ function turnItems(round: Round, ids: { taskId: string; contextId: string }): It
   return items;
 }
 
+/** The answer as an A2A message, keys in the schema's order (it is stored as built). */
 function agentMessage(text: string, ids: { taskId: string; contextId: string }): Message {
   return {
     messageId: newId(),
     role: "agent",
     parts: [Parts.text(text)],
-    taskId: ids.taskId,
     contextId: ids.contextId,
+    taskId: ids.taskId,
     timestamp: nowIso(),
   };
 }

@@ -1,4 +1,4 @@
-import type { ContentPart, MessageItem } from "../history/items";
+import { type ContentPart, isBuiltItem, type MessageItem } from "../history/items";
 import { newId } from "../models/json";
 import { Message } from "../models/message";
 import { isKnownPart, Parts } from "../models/part";
@@ -35,6 +35,9 @@ export function itemFromMessage(message: Message): MessageItem {
 
 /** The A2A message an item stands for: the one it carries, or one built from its text. */
 export function messageFromItem(item: MessageItem, taskId?: string): Message {
+  // An item the framework built carries the message it built (a model's answer).
+  if (isBuiltItem(item) && item.extra.a2a !== undefined)
+    return item.extra.a2a as unknown as Message;
   const carried = Message.safeParse(item.extra.a2a);
   if (carried.success) return carried.data;
   return {

@@ -7,7 +7,7 @@ import {
   Delegator,
 } from "../agent/delegation";
 import { Conversation } from "../history/conversation";
-import { Item, type ItemInput } from "../history/items";
+import { Item, type ItemInput, isBuiltItem } from "../history/items";
 import type { ReadonlyConversation } from "../history/readonly";
 import { type ConversationWindow, readWindow, type WindowPolicy } from "../history/window";
 import { Artifact } from "../models/artifact";
@@ -135,6 +135,7 @@ export class TaskRun<Env> implements TaskContext<Env> {
   record(items: ItemInput[]): Item[] {
     this.guard();
     const parsed = items.map((item, index) => {
+      if (isBuiltItem(item)) return item;
       const result = Item.safeParse(item);
       if (result.success) return result.data;
       const why = result.error.issues.map(

@@ -318,3 +318,22 @@ export function cloneItem<T extends Item>(item: T): T {
 export function cloneItems(items: readonly Item[]): Item[] {
   return JSON.parse(JSON.stringify(items)) as Item[];
 }
+
+/**
+ * Items the framework built itself, complete as `Item.parse` would return them (every
+ * default filled, keys in the schema's order), e.g. a model's streamed answer. Recording
+ * one skips the schema; an item from anywhere else (a handler, a stored row) is parsed.
+ * Object identity is the mark, so nothing a client sends can carry it.
+ */
+const builtItems = new WeakSet<object>();
+
+/** Marks `item` as built complete by the framework (see `isBuiltItem`). Internal. */
+export function builtItem<T extends Item>(item: T): T {
+  builtItems.add(item);
+  return item;
+}
+
+/** True for an item `builtItem` marked: it needs no validation. Internal. */
+export function isBuiltItem(item: unknown): item is Item {
+  return typeof item === "object" && item !== null && builtItems.has(item);
+}
