@@ -78,9 +78,17 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     return written;
   }
 
+  /**
+   * The running summary as last read; undefined until read, and again after any write of
+   * it (a save, a rewrite, a reset), so only a row SQLite holds is ever kept. Every turn
+   * asks for it; it changes only when a turn summarizes.
+   */
+  private summary: { through: number; summary: T } | null | undefined = undefined;
+
   /** Drops what is known in memory (after a failed transaction); read again when needed. */
   forget(): void {
     this.last = null;
+    this.summary = undefined;
   }
 
   /** Every row in order. Callers that only show history should page instead. */
@@ -143,8 +151,13 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     return first[0] && first[0].seq !== newest[0]?.seq ? [...first, ...newest] : newest;
   }
 
-  /** The running summary a model turn's window starts from, or null. */
+  /** The running summary a model turn's window starts from, or null. Callers must not change it. */
   runningSummary(): { through: number; summary: T } | null {
+    if (this.summary === undefined) this.summary = this.readSummary();
+    return this.summary;
+  }
+
+  private readSummary(): { through: number; summary: T } | null {
     const value = this.sql
       .exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", RUNNING_SUMMARY)
       .toArray()[0]?.value;
@@ -166,8 +179,10 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
         `The running summary is ${body.length} characters of JSON; at most ${CHUNK_CHARS} fit its row`,
       );
     }
+    this.summary = undefined;
     return this.storage.transactionSync(() => {
-      const current = this.runningSummary();
+      // SQLite, not memory, decides the race between two turns summarizing.
+      const current = this.readSummary();
       if ((current?.summary.id ?? null) !== (expected?.summary.id ?? null)) return false;
       this.sql.exec(
         "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -190,6 +205,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   apply(diff: HistoryDiff<T>, taskOf: (item: T) => string | null = () => null): number {
     for (const item of [...diff.added.map((a) => a.item), ...diff.changed]) this.checkSize(item);
     this.last = null;
+    this.summary = undefined;
     return this.storage.transactionSync(() => {
       // A rewritten history starts its model window afresh.
       let written = this.sql.exec("DELETE FROM meta WHERE key = ?", RUNNING_SUMMARY).rowsWritten;
@@ -247,6 +263,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   /** Removes every item (a context reset). */
   clear(): void {
     this.last = null;
+    this.summary = undefined;
     this.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM history_items");
       this.sql.exec("DELETE FROM history_chunks");

@@ -297,6 +297,39 @@ describe("the window a model turn reads (F25, issue 10)", () => {
     expect(result.b[1]).toBe(`${SUMMARY_LABEL}\nsummary from call 2`);
   });
 
+  it("F25: the running summary is read from SQLite once, not every turn; a summary written is read again", async () => {
+    const result = await runInDurableObject(stubOf("summary-memo"), async (_i, state) => {
+      const { store, fill, measure } = countedStore(state.storage);
+      fill(101);
+      const { summarizer } = recordingSummarizer();
+      const metaReads = (queries: string[]) =>
+        queries.filter((q) => q.startsWith("SELECT value FROM meta")).length;
+      const first = measure();
+      await readWindow(windowSource(store), { maxTokens: 5000 });
+      const firstReads = metaReads(first().queries);
+      const second = measure();
+      await readWindow(windowSource(store), { maxTokens: 5000 });
+      const secondReads = metaReads(second().queries);
+      // Over budget: the turn summarizes and stores; the next turn starts from that summary.
+      await readWindow(windowSource(store), { maxTokens: 200, summarizer });
+      const stored = text(store.runningSummary()?.summary);
+      const afterSave = measure();
+      const next = await readWindow(windowSource(store), { maxTokens: 200 });
+      return {
+        firstReads,
+        secondReads,
+        stored,
+        readAfterSave: metaReads(afterSave().queries),
+        nextSummary: next.items.map(text).find((t) => t?.startsWith(SUMMARY_LABEL)),
+      };
+    });
+    expect(result.firstReads).toBe(1);
+    expect(result.secondReads).toBe(0);
+    expect(result.stored).toBe(`${SUMMARY_LABEL}\nsummary number 1`);
+    expect(result.readAfterSave).toBe(0);
+    expect(result.nextSummary).toBe(`${SUMMARY_LABEL}\nsummary number 1`);
+  });
+
   it("a compaction or a reset of the history drops the running summary", async () => {
     const result = await runInDurableObject(stubOf("reset"), async (_i, state) => {
       const { store, fill } = countedStore(state.storage);
