@@ -171,6 +171,19 @@ describe("refusals: every rule a token can break", () => {
       // Importing one for the wrong alg directly is refused too.
       expect(await codeOf(importPublicJwk(jwk, "ES256"))).toBe("ERR_JWK_INVALID");
     }
+    // And the other way round: an RS256 token against EC and OKP keys.
+    const rs = await new jose.SignJWT(CLAIMS)
+      .setProtectedHeader({ alg: "RS256" })
+      .sign(rsa.privateKey);
+    const notRsa = localKeySet({
+      keys: [
+        { ...es.jwk, kid: undefined },
+        { ...ed.jwk, kid: undefined },
+      ],
+    });
+    expect(await codeOf(verifyJwt(rs, notRsa, { algorithms: ["RS256"] }))).toBe(
+      "ERR_JWKS_NO_MATCHING_KEY",
+    );
     // A JWK pinned to another alg (`alg: ES384` on a P-256 key) does not match either.
     const pinned = localKeySet({ keys: [{ ...es.jwk, alg: "ES384" }] });
     expect(await codeOf(verifyJwt(await sign(), pinned, { algorithms: ["ES256"] }))).toBe(
