@@ -1,5 +1,4 @@
-import { JWS_ALGORITHMS } from "../jose/algorithms";
-import type { JWK } from "../jose/jwk";
+import { type JWK, JWS_ALGORITHMS } from "../jose";
 import type { SecurityScheme } from "../models/agent-card";
 
 /**

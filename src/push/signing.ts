@@ -1,6 +1,12 @@
-import { encodeBase64url } from "../jose/base64url";
-import { exportJwk, generateKeyPair, importPrivateJwk, type JWK, jwkThumbprint } from "../jose/jwk";
-import { signJwt } from "../jose/jwt";
+import {
+  encodeBase64url,
+  exportJwk,
+  generateKeyPair,
+  importPrivateJwk,
+  type JWK,
+  jwkThumbprint,
+  signJwt,
+} from "../jose";
 import { SIGNATURE_JWT_TYPE } from "./headers";
 
 /**

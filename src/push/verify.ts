@@ -1,8 +1,13 @@
-import { JoseError } from "../jose/errors";
-import type { JSONWebKeySet, JWK } from "../jose/jwk";
-import { localKeySet, remoteKeySet } from "../jose/jwks";
-import type { KeyResolver } from "../jose/jws";
-import { type JWTPayload, verifyJwt } from "../jose/jwt";
+import {
+  JoseError,
+  type JSONWebKeySet,
+  type JWK,
+  type JWTPayload,
+  type KeyResolver,
+  localKeySet,
+  remoteKeySet,
+  verifyJwt,
+} from "../jose";
 import type { TaskEvent } from "../models/events";
 import type { JsonObject } from "../models/json";
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, SIGNATURE_JWT_TYPE, TOKEN_HEADER } from "./headers";

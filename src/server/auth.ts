@@ -1,10 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { ANONYMOUS, type AuthOptions, type BearerAuth, type Principal } from "../agent/auth";
 import type { Agent } from "../agent/definition";
-import { JoseError } from "../jose/errors";
-import { localKeySet, remoteKeySet } from "../jose/jwks";
-import type { KeyResolver } from "../jose/jws";
-import { verifyJwt } from "../jose/jwt";
+import { JoseError, type KeyResolver, localKeySet, remoteKeySet, verifyJwt } from "../jose";
 import { A2AError } from "../models/errors";
 import { jsonRpcError, restError } from "./errors";
 
