@@ -49,19 +49,22 @@ export function localKeySet(jwks: JSONWebKeySet): KeyResolver {
     if (found.length === 0) {
       throw new JoseError("ERR_JWKS_NO_MATCHING_KEY", "no key of the set matches the token");
     }
-    return Promise.all(
+    const settled = await Promise.allSettled(
       found.map((i) => {
         const id = `${i}:${header.alg}`;
         let key = imported.get(id);
         if (!key) {
+          // A failed import is kept too: it would fail the same way again.
           key = importPublicJwk(keys[i] as JWK, header.alg);
-          // A key that fails to import fails again on the next token, not forever cached.
-          key.catch(() => imported.delete(id));
           imported.set(id, key);
         }
         return key;
       }),
     );
+    // One malformed key among several does not stop the others from verifying.
+    const usable = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    if (usable.length === 0) throw (settled[0] as PromiseRejectedResult).reason;
+    return usable;
   };
 }
 

@@ -372,6 +372,17 @@ describe("refusals: every rule a token can break", () => {
     expect(await codeOf(verifyJwt(numericKid, set, opts))).toBe("ERR_JWS_INVALID");
   });
 
+  it("a malformed key in the set does not stop a good one; alone it refuses the token", async () => {
+    const broken = { ...es.jwk, kid: undefined, x: "AAAA" };
+    const token = await sign({}, { kid: undefined });
+    const opts = { algorithms: ["ES256"] };
+    const mixed = localKeySet({ keys: [broken, { ...es.jwk, kid: undefined }] });
+    expect((await verifyJwt(token, mixed, opts)).header.alg).toBe("ES256");
+    expect(await codeOf(verifyJwt(token, localKeySet({ keys: [broken] }), opts))).toBe(
+      "ERR_JWK_INVALID",
+    );
+  });
+
   it("keys for encryption or without verify in key_ops are not used", async () => {
     for (const extra of [{ use: "enc" }, { key_ops: ["sign"] }]) {
       const set = localKeySet({ keys: [{ ...es.jwk, ...extra }] });
