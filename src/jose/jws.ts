@@ -73,9 +73,12 @@ export async function verifyCompact(
   const candidates = await keys(header);
   if (entry.signatureBytes === undefined || signature.length === entry.signatureBytes) {
     for (const key of candidates) {
-      if (await crypto.subtle.verify(entry.signParams, key, signature, input)) {
-        return { header, payload };
-      }
+      // A runtime that throws on a malformed signature instead of answering false still
+      // refuses it as a bad signature, never as an error of ours.
+      const valid = await crypto.subtle
+        .verify(entry.signParams, key, signature, input)
+        .catch(() => false);
+      if (valid) return { header, payload };
     }
   }
   throw new JoseError("ERR_JWS_SIGNATURE_VERIFICATION_FAILED", "signature verification failed");

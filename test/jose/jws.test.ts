@@ -209,6 +209,20 @@ describe("refusals: every rule a token can break", () => {
       .setProtectedHeader({ alg: "ES256", kid: "ES256-key" })
       .sign(other.privateKey);
     expect(await codeOf(verify(forged))).toBe("ERR_JWS_SIGNATURE_VERIFICATION_FAILED");
+    // Signatures of the wrong length, for each key type.
+    for (const alg of ["RS256", "PS256", "EdDSA"]) {
+      const k = await pair(alg);
+      const [kh, kp, ks] = (
+        await new jose.SignJWT(CLAIMS).setProtectedHeader({ alg }).sign(k.privateKey)
+      ).split(".") as [string, string, string];
+      const cut = encodeBase64url(decodeBase64url(ks, "s").subarray(1));
+      const set = localKeySet({ keys: [k.jwk] });
+      for (const sig of [cut, "", `${ks}AAAA`]) {
+        expect(await codeOf(verifyJwt(`${kh}.${kp}.${sig}`, set, { algorithms: [alg] })), alg).toBe(
+          "ERR_JWS_SIGNATURE_VERIFICATION_FAILED",
+        );
+      }
+    }
     // A truncated ECDSA signature (not r‖s of 64 bytes).
     const short = encodeBase64url(decodeBase64url(s, "s").subarray(0, 63));
     expect(await codeOf(verify(`${h}.${p}.${short}`))).toBe(
