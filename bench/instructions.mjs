@@ -1,0 +1,156 @@
+/**
+ * What one call costs in instructions, not CPU time: workerd runs under valgrind's
+ * callgrind, whose count of executed instructions does not depend on what else the
+ * machine is doing (CPU time on a shared 2-core VM moves 2× with the neighbours' load).
+ * Slow (workerd starts in about a minute and runs ~50× slower) but steady, so a change
+ * worth 3% shows in one run where CPU samples would need hundreds.
+ *
+ *   node bench/instructions.mjs [calls per sample] [rounds] [kind,kind...]
+ *
+ * Kinds (bench/turns-worker.ts; each call in its own context made beforehand):
+ *   echo-send     SendMessage answered by the handler itself (no model)
+ *   echo-stream   SendStreamingMessage, the same answer
+ *   model-stream  SendStreamingMessage, a model turn on the recorded 12-event OpenAI stream
+ *   model-send    SendMessage, the same model turn
+ * The counter is zeroed after the contexts are made and their index flushes have landed,
+ * and read as soon as the calls end: the calls' own index flushes (`limits.indexFlushMs`
+ * later, off the answer's path) are left out, and so is idle-time garbage collection, which
+ * made samples swing by a third when counted. The count covers the whole process (every
+ * thread), V8 compiling and collecting during the calls included, which is what still moves
+ * a few percent between samples. Needs `valgrind` (apt-get install valgrind).
+ */
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
+
+const calls = Number(process.argv[2] ?? 20);
+const rounds = Number(process.argv[3] ?? 3);
+const KINDS = {
+  "echo-send": { method: "SendMessage", text: "echo" },
+  "echo-stream": { method: "SendStreamingMessage", text: "echo" },
+  "model-stream": { method: "SendStreamingMessage", text: "recorded" },
+  "model-send": { method: "SendMessage", text: "recorded" },
+};
+const kinds = (process.argv[4] ?? Object.keys(KINDS).join(",")).split(",");
+if (
+  !(calls >= 1 && calls <= 500 && rounds >= 1 && rounds <= 20) ||
+  kinds.some((k) => !(k in KINDS))
+) {
+  console.error(
+    `usage: node bench/instructions.mjs [calls 1-500] [rounds 1-20] [${Object.keys(KINDS).join(",")}]`,
+  );
+  process.exit(2);
+}
+try {
+  execFileSync("valgrind", ["--version"], { stdio: "ignore" });
+} catch {
+  console.error("bench/instructions.mjs needs valgrind (apt-get install valgrind)");
+  process.exit(2);
+}
+
+// Miniflare starts whatever MINIFLARE_WORKERD_PATH names: a script running workerd under
+// callgrind, its counts written to `dir`.
+const dir = mkdtempSync(join(tmpdir(), "edgelink-instructions-"));
+const workerd = createRequire(import.meta.url)("workerd").default;
+const wrapper = join(dir, "workerd.sh");
+writeFileSync(
+  wrapper,
+  `#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file=${dir}/cg.%p.out --log-file=${dir}/vg.%p.log ${workerd} "$@"\n`,
+);
+chmodSync(wrapper, 0o755);
+process.env.MINIFLARE_WORKERD_PATH = wrapper;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const recorded = readFileSync(
+  new URL("../test/fixtures/providers/openai-chat/text-with-usage.sse", import.meta.url),
+  "utf8",
+);
+const started = Date.now();
+process.stdout.write("starting workerd under callgrind (about a minute)...");
+const server = await startWorkerd(
+  "turns-worker.ts",
+  { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
+  {
+    bindings: {
+      RECORDED_SSE: recorded,
+      EDGELINK_ID_KEY: "bench-only-key-for-signing-task-ids-0123456789",
+    },
+  },
+);
+const valgrindPid = readdirSync(dir)
+  .filter((f) => f.startsWith("vg."))
+  .map((f) => f.split(".")[1])
+  .at(-1);
+console.log(` ${Math.round((Date.now() - started) / 1000)} s`);
+const control = (...args) =>
+  execFileSync("callgrind_control", [...args, String(valgrindPid)], { stdio: "pipe" });
+
+async function call(body) {
+  const response = await fetch(`${server.url}bench/run`, {
+    method: "POST",
+    body: JSON.stringify(body),
+  });
+  const json = await response.json();
+  if (!response.ok || json.error) throw new Error(`turns worker: ${json.error}`);
+  return json;
+}
+
+/** Instructions of `calls` calls of one kind, in fresh contexts. */
+async function sample(kind, count) {
+  const { contexts } = await call({ side: "prepare", count });
+  await sleep(2500); // the contexts' index flushes (limits.indexFlushMs) land first
+  control("--zero");
+  const { completed } = await call({ side: "run", contexts, ...KINDS[kind] });
+  control("--dump");
+  if (completed !== count) throw new Error(`${kind}: ${completed} of ${count} completed`);
+  const dumps = readdirSync(dir).filter((f) => f.startsWith(`cg.${valgrindPid}.out.`));
+  const last = dumps.sort((a, b) => Number(a.split(".").at(-1)) - Number(b.split(".").at(-1)));
+  const text = readFileSync(join(dir, last.at(-1)), "utf8");
+  const total = Number(/^(?:summary|totals): (\d+)/m.exec(text)?.[1]);
+  if (!(total > 0)) throw new Error("callgrind wrote no total");
+  return total / count;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const results = Object.fromEntries(kinds.map((k) => [k, []]));
+try {
+  process.stdout.write("warming up");
+  for (const kind of kinds) {
+    await sample(kind, Math.min(calls, 10));
+    process.stdout.write(".");
+  }
+  process.stdout.write("\nmeasuring");
+  for (let round = 0; round < rounds; round++) {
+    for (const kind of round % 2 ? [...kinds].reverse() : kinds) {
+      results[kind].push(await sample(kind, calls));
+      process.stdout.write(".");
+    }
+  }
+  console.log(` done in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  console.log(
+    `instructions per call (callgrind, whole workerd process), ${calls} calls per sample, ${rounds} samples`,
+  );
+  for (const kind of kinds) {
+    const xs = results[kind];
+    console.log(
+      `  ${kind.padEnd(13)} median ${(median(xs) / 1e6).toFixed(3)} M   samples ${xs.map((x) => (x / 1e6).toFixed(2)).join(" ")}`,
+    );
+  }
+  const m = (k) => (results[k] ? median(results[k]) / 1e6 : null);
+  const diff = (a, b, what) => {
+    if (m(a) !== null && m(b) !== null) console.log(`  ${what}: ${(m(a) - m(b)).toFixed(3)} M`);
+  };
+  diff("echo-stream", "echo-send", "streaming an echo answer over answering it (SSE)");
+  diff("model-stream", "echo-stream", "a model turn over an echo answer, streamed");
+  diff("model-send", "echo-send", "a model turn over an echo answer, blocking");
+} finally {
+  await server.stop();
+  cleanupTempDirs();
+  rmSync(dir, { recursive: true, force: true });
+}
