@@ -12,6 +12,9 @@
  *   echo-stream   SendStreamingMessage, the same answer
  *   model-stream  SendStreamingMessage, a model turn on the recorded 12-event OpenAI stream
  *   model-send    SendMessage, the same model turn
+ *   part-window, part-provider, part-record, part-artifacts
+ *                 SendMessage doing one part of a model turn (read the window, consume the
+ *                 provider stream, record the answer, write two artifact chunks), then echo
  * The counter is zeroed after the contexts are made and their index flushes have landed,
  * and read as soon as the calls end: the calls' own index flushes (`limits.indexFlushMs`
  * later, off the answer's path) are left out, and so is idle-time garbage collection, which
@@ -33,8 +36,14 @@ const KINDS = {
   "echo-stream": { method: "SendStreamingMessage", text: "echo" },
   "model-stream": { method: "SendStreamingMessage", text: "recorded" },
   "model-send": { method: "SendMessage", text: "recorded" },
+  // A part of the model turn, then the echo answer (compare with echo-send).
+  "part-window": { method: "SendMessage", text: "part:window" },
+  "part-provider": { method: "SendMessage", text: "part:provider" },
+  "part-provider-think": { method: "SendMessage", text: "part:provider-think" },
+  "part-record": { method: "SendMessage", text: "part:record" },
+  "part-artifacts": { method: "SendMessage", text: "part:artifacts" },
 };
-const kinds = (process.argv[4] ?? Object.keys(KINDS).join(",")).split(",");
+const kinds = (process.argv[4] ?? "echo-send,echo-stream,model-stream,model-send").split(",");
 if (
   !(calls >= 1 && calls <= 500 && rounds >= 1 && rounds <= 20) ||
   kinds.some((k) => !(k in KINDS))
@@ -149,6 +158,9 @@ try {
   diff("echo-stream", "echo-send", "streaming an echo answer over answering it (SSE)");
   diff("model-stream", "echo-stream", "a model turn over an echo answer, streamed");
   diff("model-send", "echo-send", "a model turn over an echo answer, blocking");
+  for (const part of ["window", "provider", "record", "artifacts"]) {
+    diff(`part-${part}`, "echo-send", `the model turn's ${part} (part-${part} over echo-send)`);
+  }
 } finally {
   await server.stop();
   cleanupTempDirs();

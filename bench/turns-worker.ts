@@ -12,7 +12,13 @@
  */
 import type { Agent } from "../src/agent/definition";
 import { runModelAgent } from "../src/agent/model-execution";
-import type { CallOptions, Model, ModelRequest, StreamEvent } from "../src/providers/types";
+import { Parts } from "../src/models/part";
+import {
+  type CallOptions,
+  type Model,
+  ModelRequest,
+  type StreamEvent,
+} from "../src/providers/types";
 import { defineAgent } from "../src/worker";
 import { type StreamInput, streamInput } from "./stream-input";
 import { ourModel } from "./stream-ours";
@@ -40,10 +46,31 @@ const agent = defineAgent<Env>({
   },
   model: replayModel,
   // A handler replaces the model turn, so this one runs it itself for anything but "echo".
-  handler: (ctx) => {
+  handler: async (ctx) => {
     const first = ctx.message.parts[0];
-    if (first?.type === "text" && first.content === "echo") return "echo";
-    return runModelAgent(ctx, agent.agent as unknown as Agent<Env>);
+    const text = first?.type === "text" ? String(first.content) : "";
+    const self = agent.agent as unknown as Agent<Env>;
+    // Parts of a model turn alone, each then answered like echo (for differences).
+    if (text === "part:window") await ctx.conversationWindow({ maxTokens: 100_000 });
+    else if (text === "part:provider") {
+      const request = ModelRequest.parse({ messages: [{ role: "user", content: "recorded" }] });
+      for await (const _ of replayModel.streamBatches(request, { env: ctx.env as object })) {
+      }
+    } else if (text === "part:provider-think") {
+      const request = ModelRequest.parse({ messages: [{ role: "user", content: "recorded" }] });
+      for await (const _ of (self.model as Model).streamBatches(request, {
+        env: ctx.env as object,
+      })) {
+      }
+    } else if (text === "part:record") {
+      ctx.record([
+        { type: "message", role: "assistant", content: ["The capital is Mexico City."] },
+      ]);
+    } else if (text === "part:artifacts") {
+      const id = ctx.artifact({ name: "response", parts: [Parts.text("The capital of")] });
+      ctx.artifact({ artifactId: id, append: true, lastChunk: true, parts: [Parts.text(" X.")] });
+    } else if (text !== "echo") return runModelAgent(ctx, self);
+    return "echo";
   },
   limits: { streamBufferBytes: 256 * 1024 * 1024 },
 });
