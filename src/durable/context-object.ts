@@ -27,9 +27,10 @@ import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../pus
 import { ChildStore, cancelChildren } from "./children";
 import { EventHub } from "./event-hub";
 import { type HistoryPage, HistoryStore } from "./history-store";
-import { indexObjectName, newTaskId } from "./ids";
+import { newTaskId } from "./ids";
 import type { IndexRpc } from "./index-object";
 import { IndexOutbox } from "./index-outbox";
+import { indexShardFor } from "./index-shards";
 import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, PushStore } from "./push-store";
 import { checkRowBytes } from "./row-limit";
@@ -832,7 +833,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return row ? row.value : null;
   }
 
-  /** Where this conversation's index rows go, once the object knows its tenant. */
+  /** Where this conversation's index rows go (its shard), once the object knows its tenant. */
   private indexTarget(): { index: IndexRpc; contextId: string } | null {
     this.identity ??= this.readIdentity();
     if (!this.identity) return null;
@@ -841,10 +842,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       | DurableObjectNamespace
       | undefined;
     if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
-    const index = binding.get(
-      binding.idFromName(indexObjectName(tenant, owner)),
-    ) as unknown as IndexRpc;
-    return { index, contextId };
+    const shards = this.agent.limits.indexShards;
+    return { index: indexShardFor(binding, { tenant, owner, shards }, contextId), contextId };
   }
 
   private flushIndex(): Promise<void> {
