@@ -36,8 +36,9 @@ export interface LimitsConfig {
    * Objects one owner's task index in a tenant is spread over, by a hash of the context
    * id: each takes a few hundred calls a second (one per busy conversation per
    * `indexFlushMs`), and a ListTasks across conversations asks every one in parallel.
-   * Changing it on a live deployment starts an empty set of shards: see the README,
-   * "Listing across conversations". At most 64. Default 4.
+   * Changing it on a live deployment starts an empty set of shards, which each
+   * conversation fills again at its next state change: see the README, "Index shards".
+   * At most 64. Default 4.
    */
   indexShards?: number;
 }

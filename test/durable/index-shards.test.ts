@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, resolveLimits } from "../../src/agent/limits";
 import {
+  contextObjectName,
   encodeCursor,
   idKeys,
   indexObjectName,
@@ -492,5 +493,100 @@ describe("sharded tenant index: vacancy (issue 10)", () => {
       pageToken: page1.nextPageToken,
     });
     expect(page2.rows.map((r) => r.taskId)).toEqual(["b", "c"]);
+  });
+});
+
+describe("sharded tenant index: changing limits.indexShards (issue 10)", () => {
+  const contextStub = (tenant: string, contextId: string) =>
+    env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName(tenant, contextId)));
+
+  /** Sets the agent's limits on one live object (the demo agent keeps the defaults). */
+  const withLimits = (tenant: string, contextId: string, limits: Json) =>
+    runInDurableObject(contextStub(tenant, contextId), (instance) => {
+      const agent = (instance as unknown as { agent: Json }).agent;
+      Object.defineProperty(instance, "agent", {
+        configurable: true,
+        value: { ...agent, limits: { ...(agent.limits as Json), ...limits } },
+      });
+    });
+
+  const metaShards = (tenant: string, contextId: string) =>
+    runInDurableObject(contextStub(tenant, contextId), (_i, state) =>
+      state.storage.sql
+        .exec<{ value: string }>("SELECT value FROM meta WHERE key = 'index_shards'")
+        .toArray()
+        .map((r) => r.value),
+    );
+
+  async function conversation(shards: number, indexFlushMs = 100) {
+    const tenant = newTenant();
+    const contextId = await issuedContextId(await idKeys(env, BASE), { tenant, owner: "" });
+    await withLimits(tenant, contextId, { indexFlushMs, indexShards: shards });
+    const sendIn = async (text: string) => {
+      const { body } = await rpc("SendMessage", {
+        tenant,
+        message: userMessage(text, { contextId }),
+      });
+      return ((body.result as { task: Json }).task.id as string) ?? "";
+    };
+    return { tenant, contextId, sendIn };
+  }
+
+  const listedUntil = async (scope: IndexScope, count: number) => {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const ids = await pageAll(scope, { pageSize: 100 });
+      if (ids.length >= count || Date.now() > deadline) return ids;
+      await sleep(50);
+    }
+  };
+
+  it("a new conversation records its shard count with its first write (no resend at its first flush)", async () => {
+    // A window that does not close during the test: the count is there before any flush.
+    const { tenant, contextId, sendIn } = await conversation(4, 30_000);
+    await sendIn("one");
+    expect(await metaShards(tenant, contextId)).toEqual(["4"]);
+  });
+
+  it("after the count changes, a conversation's next state change sends every task to its shard of the new count", async () => {
+    const { tenant, contextId, sendIn } = await conversation(4);
+    const before = [await sendIn("one"), await sendIn("two")];
+    const four = { tenant, owner: "", shards: 4 };
+    expect((await listedUntil(four, 2)).sort()).toEqual([...before].sort());
+    await withLimits(tenant, contextId, { indexShards: 2 });
+    const two = { tenant, owner: "", shards: 2 };
+    // Nothing changed yet: the new set does not know this conversation.
+    expect(await pageAll(two, { pageSize: 100 })).toEqual([]);
+    const after = await sendIn("three");
+    const listed = await listedUntil(two, 3);
+    expect(listed.sort()).toEqual([...before, after].sort());
+    expect(await metaShards(tenant, contextId)).toEqual(["2"]);
+    // In its shard of 2, and only there.
+    const tables = await tablesPerShard(two);
+    expect(tables[indexShardOf(contextId, 2)]).toBeGreaterThan(0);
+    expect(tables[1 - indexShardOf(contextId, 2)]).toBe(0);
+  });
+
+  it("a conversation from before shards (no count recorded) sends its tasks again to its shard", async () => {
+    const { tenant, contextId, sendIn } = await conversation(4);
+    const first = await sendIn("one");
+    const four = { tenant, owner: "", shards: 4 };
+    await listedUntil(four, 1);
+    // As written by a release without shards: no count, its row acknowledged by the
+    // unsharded index (so not in the shard).
+    await runInDurableObject(contextStub(tenant, contextId), (_i, state) => {
+      state.storage.sql.exec("DELETE FROM meta WHERE key = 'index_shards'");
+      state.storage.sql.exec("UPDATE tasks SET index_pending = 0");
+    });
+    await runInDurableObject(shardStub(four, indexShardOf(contextId, 4)), (_i, state) => {
+      state.storage.sql.exec("DELETE FROM task_index");
+    });
+    // A restarted object reads the count again.
+    await runInDurableObject(contextStub(tenant, contextId), (_i, state) =>
+      state.abort("restart"),
+    ).catch(() => {});
+    await withLimits(tenant, contextId, { indexFlushMs: 100 });
+    const second = await sendIn("two");
+    expect((await listedUntil(four, 2)).sort()).toEqual([first, second].sort());
   });
 });
