@@ -191,6 +191,20 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   ],
   // v9: ListTasks pages a snapshot (see listingSteps).
   listingSteps("tasks", "id", CONTEXT_LISTING_KEEP),
+  // v10: a frozen webhook snapshot too big for its delivery row keeps the rest of its JSON
+  // in chunk rows, which go with the row (the trigger: no deleting writer can forget them).
+  [
+    "ALTER TABLE push_deliveries ADD COLUMN snapshot_chunks INTEGER NOT NULL DEFAULT 0",
+    `CREATE TABLE IF NOT EXISTS push_snapshot_chunks (
+      seq INTEGER NOT NULL,
+      idx INTEGER NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (seq, idx)
+    )`,
+    `CREATE TRIGGER IF NOT EXISTS push_snapshot_chunks_gone AFTER DELETE ON push_deliveries
+       WHEN old.snapshot_chunks > 0
+       BEGIN DELETE FROM push_snapshot_chunks WHERE seq = old.seq; END`,
+  ],
 ];
 
 /** Copies v1-v3 state history rows into their task's `state_history` JSON, in order. */
