@@ -7,6 +7,7 @@ import { contextObjectName } from "../../src/durable/ids";
 import type { Item } from "../../src/history/items";
 import { SUMMARY_LABEL } from "../../src/history/summarize";
 import { estimateTokens } from "../../src/history/tokens";
+import { anthropic } from "../../src/providers/anthropic";
 import { openai } from "../../src/providers/openai-chat";
 import type { ModelRequest } from "../../src/providers/types";
 import { FakeProvider, fixtureText } from "../providers/fake-provider";
@@ -242,4 +243,58 @@ describe("a turn's tool rounds are fitted to the context window before every mod
       expectPairsIntact(wireMessages(first + call));
     }
   }, 60_000);
+
+  it("F25 F8 F10: on Anthropic's wire too, each fitted request starts with the question (many pages back) and answers every tool_use in the very next message", async () => {
+    harness.model = anthropic({
+      model: "claude-haiku-4-5-20251001",
+      apiKey: "k",
+      baseUrl: "https://fake.test",
+      capabilities: { contextWindow: 700, maxOutputTokens: 100 },
+    });
+    agent.maxToolRounds = 16;
+    // Pages of two rows: the question is many pages back by the last rounds.
+    agent.contextWindow = resolveContextWindow({ pageSize: 2 });
+    const rounds = 14;
+    const recorded = "toolu_01NRLabsLyVHZPKxbKvkfSMn";
+    for (let n = 1; n <= rounds; n++) {
+      // The recorded stream with its tool_use id renumbered, as a live provider gives each its own.
+      const body = fixtureText("anthropic/tool-use-split-args.sse").replaceAll(
+        recorded,
+        `toolu_round_${n}`,
+      );
+      fake.reply({ status: 200, body, headers: { "content-type": "text/event-stream" } });
+    }
+    fake.reply({ fixture: "anthropic/text-after-tool-results.sse" });
+    const events = await streamMessage("What is the weather in Ontario? Ask many times.");
+    expect(finalState(events)).toBe("TASK_STATE_COMPLETED");
+    expect(harness.requests).toHaveLength(rounds + 1);
+
+    let dropped = false;
+    for (const [call, request] of harness.requests.entries()) {
+      expect(estimateTokens(request.messages)).toBeLessThanOrEqual(budgetOf(request));
+      const messages = wireMessages(call);
+      expect(messages[0]).toMatchObject({ role: "user" });
+      expect(JSON.stringify(messages[0])).toContain("What is the weather in Ontario?");
+      const uses = messages.map((m) =>
+        (Array.isArray(m.content) ? (m.content as Json[]) : []).flatMap((b) =>
+          b.type === "tool_use" ? [b.id] : [],
+        ),
+      );
+      const results = messages.map((m) =>
+        (Array.isArray(m.content) ? (m.content as Json[]) : []).flatMap((b) =>
+          b.type === "tool_result" ? [b.tool_use_id] : [],
+        ),
+      );
+      messages.forEach((_, i) => {
+        expect(results[i]).toEqual(uses[i - 1] ?? []);
+      });
+      if (call > 0) {
+        expect(uses.at(-2)).toEqual([`toolu_round_${call}`]);
+        expect(results.at(-1)).toEqual([`toolu_round_${call}`]);
+        if (!uses.flat().includes("toolu_round_1")) dropped = true;
+      }
+    }
+    // The window was too small for every round: the first ones were left out.
+    expect(dropped).toBe(true);
+  });
 });
