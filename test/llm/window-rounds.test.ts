@@ -68,10 +68,33 @@ function contextOf(events: Json[]): string {
 const finalState = (events: Json[]) =>
   ((events.at(-1)?.statusUpdate as Json | undefined)?.status as Json | undefined)?.state;
 
-async function storedHistory(contextId: string): Promise<Item[]> {
+function stubOf(contextId: string) {
   const ns = env.EDGELINK_CONTEXT;
-  const stub = ns.get(ns.idFromName(contextObjectName("", contextId)));
-  return runInDurableObject(stub, (instance) => {
+  return ns.get(ns.idFromName(contextObjectName("", contextId)));
+}
+
+/** Counts the SELECTs on the conversation's `history_items` from here on. */
+async function countHistorySelects(contextId: string) {
+  let selects = 0;
+  const restore = await runInDurableObject(stubOf(contextId), (_instance, state) => {
+    const sql = state.storage.sql;
+    const exec = sql.exec;
+    sql.exec = ((query: string, ...args: SqlStorageValue[]) => {
+      if (query.includes("history_items") && /^\s*SELECT/i.test(query)) selects++;
+      return exec.call(sql, query, ...args);
+    }) as typeof sql.exec;
+    return () => {
+      sql.exec = exec;
+    };
+  });
+  return async () => {
+    await runInDurableObject(stubOf(contextId), () => restore());
+    return selects;
+  };
+}
+
+async function storedHistory(contextId: string): Promise<Item[]> {
+  return runInDurableObject(stubOf(contextId), (instance) => {
     const history = (instance as unknown as { store: { history: HistoryStore<Item> } }).store
       .history;
     return history.all().map((row) => row.item);
@@ -296,5 +319,33 @@ describe("a turn's tool rounds are fitted to the context window before every mod
     }
     // The window was too small for every round: the first ones were left out.
     expect(dropped).toBe(true);
+  });
+
+  it("F25: while the request fits, a tool round reads no history: the turn reads what a turn without tools does", async () => {
+    harness.model = openai({
+      model: "gpt-4o-mini",
+      apiKey: "sk-test",
+      baseUrl: "https://fake.test/v1",
+    });
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    const contextId = contextOf(await streamMessage("hello"));
+
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    let stop = await countHistorySelects(contextId);
+    await streamMessage("no tools this time", contextId);
+    const plain = await stop();
+
+    for (let n = 1; n <= 3; n++) fake.reply(toolRound(n));
+    fake.reply({ fixture: "openai-chat/after-tool-result-text.sse" });
+    stop = await countHistorySelects(contextId);
+    const events = await streamMessage(
+      "What is the capital of the UK? Check it 3 times.",
+      contextId,
+    );
+    const withTools = await stop();
+    expect(finalState(events)).toBe("TASK_STATE_COMPLETED");
+    expect(fake.requests).toHaveLength(6);
+    expect(plain).toBeGreaterThan(0);
+    expect(withTools).toBe(plain);
   });
 });
