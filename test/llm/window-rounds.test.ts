@@ -348,4 +348,30 @@ describe("a turn's tool rounds are fitted to the context window before every mod
     expect(plain).toBeGreaterThan(0);
     expect(withTools).toBe(plain);
   });
+
+  it("F25 F9: contextWindow.maxItems holds on every call of a turn: older rounds leave, the question and the current round stay", async () => {
+    harness.model = openai({
+      model: "gpt-4o-mini",
+      apiKey: "sk-test",
+      baseUrl: "https://fake.test/v1",
+    });
+    agent.contextWindow = resolveContextWindow({ maxItems: 6 });
+    let round = 0;
+    harness.toolOutput = () => `Round ${++round} result: London`;
+    for (let n = 1; n <= 5; n++) fake.reply(toolRound(n));
+    fake.reply({ fixture: "openai-chat/after-tool-result-text.sse" });
+    const events = await streamMessage("What is the capital of the UK? Check it 5 times.");
+    expect(finalState(events)).toBe("TASK_STATE_COMPLETED");
+    for (const [call, request] of harness.requests.entries()) {
+      expect(request.messages.length).toBeLessThanOrEqual(6);
+      const wire = wireMessages(call);
+      expectPairsIntact(wire);
+      expect(wire).toContainEqual({
+        role: "user",
+        content: "What is the capital of the UK? Check it 5 times.",
+      });
+      if (call > 0) expect(roundsIn(wire).at(-1)).toBe(call);
+    }
+    expect(roundsIn(wireMessages(5))).toEqual([4, 5]);
+  });
 });
