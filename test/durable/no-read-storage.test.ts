@@ -1,5 +1,6 @@
 import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_LIMITS } from "../../src/agent/limits";
 import type { ContextRpc } from "../../src/durable/context-object";
 import {
   contextObjectName,
@@ -38,8 +39,16 @@ const contextTables = (contextId: string, tenant = "") =>
     env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName(tenant, contextId))),
   );
 
-const indexTables = (tenant: string) =>
-  tablesIn(env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(indexObjectName(tenant))));
+/** Tables in every index shard of a tenant's anonymous caller. */
+async function indexTables(tenant: string): Promise<number> {
+  const shards = DEFAULT_LIMITS.indexShards;
+  let n = 0;
+  for (let shard = 0; shard < shards; shard++) {
+    const name = indexObjectName(tenant, "", shard, shards);
+    n += await tablesIn(env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(name)));
+  }
+  return n;
+}
 
 /** A response's JSON-RPC error code, whether it came as JSON or as a one-event stream. */
 async function rpcErrorCode(response: Response): Promise<number | undefined> {
