@@ -2,8 +2,8 @@
  * What one call costs in instructions, not CPU time: workerd runs under valgrind's
  * callgrind, whose count of executed instructions does not depend on what else the
  * machine is doing (CPU time on a shared 2-core VM moves 2× with the neighbours' load).
- * Slow (workerd starts in about a minute and runs ~50× slower) but steady, so a change
- * worth 3% shows in one run where CPU samples would need hundreds.
+ * Slow (workerd starts in under a minute and runs ~50× slower) but steadier: samples of
+ * 20 calls agree within about 10% whatever the load, where CPU samples swing by half.
  *
  *   node bench/instructions.mjs [calls per sample] [rounds] [kind,kind...]
  *
@@ -20,7 +20,8 @@
  * later, off the answer's path) are left out, and so is idle-time garbage collection, which
  * made samples swing by a third when counted. The count covers the whole process (every
  * thread), V8 compiling and collecting during the calls included, which is what still moves
- * a few percent between samples. Needs `valgrind` (apt-get install valgrind).
+ * samples by up to 10% (compare medians of several). Needs `valgrind` (apt-get install
+ * valgrind).
  */
 import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
