@@ -191,6 +191,11 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   ],
   // v9: ListTasks pages a snapshot (see listingSteps).
   listingSteps("tasks", "id", CONTEXT_LISTING_KEEP),
+  // v10: the conversation's own writer keeps that bookkeeping (TaskStore, "listing
+  // clock"): the row's new `row_seq` goes in the same INSERT/UPDATE instead of a trigger
+  // rewriting the row, and a move is recorded only when a page token may hold the old
+  // place. The delete trigger stays. The tenant index keeps its triggers.
+  ["DROP TRIGGER IF EXISTS tasks_listed", "DROP TRIGGER IF EXISTS tasks_moved"],
 ];
 
 /** Copies v1-v3 state history rows into their task's `state_history` JSON, in order. */
