@@ -93,6 +93,11 @@ export class TaskStore {
    * changed after it is in no token's snapshot, so its next change records no move.
    */
   private issued = 0;
+  /**
+   * The newest event's seq (the SSE id), read once: an insert names its seq instead of
+   * asking SQLite with RETURNING, which costs several times the insert itself.
+   */
+  private lastEvent: number | null = null;
   /** The `row_seq` of the tasks in memory. */
   private readonly rowSeqs = new WeakMap<Task, number>();
 
@@ -119,6 +124,7 @@ export class TaskStore {
       this.live.clear();
       this.pending = null;
       this.clock = null;
+      this.lastEvent = null;
       this.history.forget();
       throw error;
     } finally {
@@ -756,16 +762,27 @@ export class TaskStore {
   private log(taskId: string, event: TaskEvent): { seq: number; event: TaskEvent } {
     const body = JSON.stringify(event);
     checkRowBytes("event", body);
-    const seq = this.sql
-      .exec<{ seq: number }>(
-        "INSERT INTO events (task_id, body) VALUES (?, ?) RETURNING seq",
-        taskId,
-        body,
-      )
-      .one().seq;
+    const seq = this.nextEventSeq();
+    this.sql.exec("INSERT INTO events (seq, task_id, body) VALUES (?, ?, ?)", seq, taskId, body);
+    this.lastEvent = seq;
     // Same transaction as the event: a delivery can never be lost or exist without it.
     if (this.push && this.push.enqueue(taskId, seq, Date.now()) > 0) this.pushQueued = true;
     return { seq, event };
+  }
+
+  /**
+   * The seq the next event takes: past every seq ever used, as AUTOINCREMENT promises
+   * (its high-water mark in `sqlite_sequence` outlives pruned events, and an explicit seq
+   * raises it).
+   */
+  private nextEventSeq(): number {
+    this.lastEvent ??= this.sql
+      .exec<{ seq: number }>(
+        `SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0),
+           COALESCE((SELECT MAX(seq) FROM events), 0)) AS seq`,
+      )
+      .one().seq;
+    return this.lastEvent + 1;
   }
 
   /** One logged event by its sequence number. */
