@@ -31,8 +31,7 @@ import { indexObjectName, newTaskId } from "./ids";
 import type { IndexRpc } from "./index-object";
 import { IndexOutbox } from "./index-outbox";
 import { PushDispatcher } from "./push-dispatcher";
-import { type DeliveryRow, PushStore } from "./push-store";
-import { checkRowBytes } from "./row-limit";
+import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ReadOptions, TaskStore } from "./task-store";
@@ -676,7 +675,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     }
     push.saveConfig(config);
     const body = JSON.stringify(snapshot);
-    checkRowBytes("task snapshot for the webhook", body);
+    if (body.length > MAX_SNAPSHOT_CHARS) {
+      throw new A2AError(
+        "InvalidParams",
+        `Task ${taskId} is ${body.length} characters of JSON, over the ${MAX_SNAPSHOT_CHARS} a webhook's first delivery keeps`,
+        { taskId, limit: String(MAX_SNAPSHOT_CHARS) },
+      );
+    }
     push.enqueue(taskId, null, Date.now(), config.id, body);
     this.ctx.storage.sql.exec(
       "INSERT INTO meta (key, value) VALUES ('push_issuer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",

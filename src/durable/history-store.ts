@@ -1,4 +1,5 @@
 import { A2AError } from "../models/errors";
+import { CHUNK_CHARS } from "./row-limit";
 
 /** What the store needs of a conversation item: a stable id and a type. */
 export interface StoredItem {
@@ -26,13 +27,6 @@ export interface HistoryDiff<T extends StoredItem = StoredItem> {
   added: { item: T; afterId: string | null }[];
   changed: T[];
 }
-
-/**
- * Body characters per row. SQLite rows in Durable Objects are capped at 2 MB; a UTF-8
- * character takes at most 3 bytes here (JSON escapes astral pairs as one 4-byte pair),
- * so 256 Ki characters stay under 1 MB whatever the text.
- */
-export const CHUNK_CHARS = 256 * 1024;
 
 interface Row {
   id: string;

@@ -6,8 +6,7 @@ import { nextDelay } from "../push/backoff";
 import { buildDelivery, deliver } from "../push/delivery";
 import type { SigningKey } from "../push/signing";
 import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
-import type { DeliveryRow, PushStore } from "./push-store";
-import { MAX_ROW_BYTES } from "./row-limit";
+import { type DeliveryRow, MAX_SNAPSHOT_CHARS, type PushStore } from "./push-store";
 import type { TaskStore } from "./task-store";
 
 /** Failed attempts in a row after which a config is unhealthy (`PushOptions.unhealthyAfter`). */
@@ -47,15 +46,18 @@ export class PushDispatcher {
    * task's metadata how many events it replaces (`pushCoalescedEvents`), and is fixed at
    * its first attempt so every retry carries the same bytes under the same event id.
    */
-  private frozenSnapshot(row: DeliveryRow): Task {
+  private frozenSnapshot(row: DeliveryRow): Task | string {
     const body = this.push.snapshotOf(row.seq);
     if (body !== null) return JSON.parse(body) as Task;
     const task = this.snapshot(row.taskId);
     if (row.skipped === 0) return task;
     const coalesced = { ...task, metadata: { ...task.metadata, pushCoalescedEvents: row.skipped } };
     const text = JSON.stringify(coalesced);
-    // Too big for a row (a huge artifact): sent as rendered at each attempt instead.
-    if (text.length * 3 <= MAX_ROW_BYTES) this.push.freeze(row.seq, text);
+    // Sent unfrozen, a retry could carry other bytes under the same event id: refused instead.
+    if (text.length > MAX_SNAPSHOT_CHARS) {
+      return `the task snapshot is ${text.length} characters of JSON, over the ${MAX_SNAPSHOT_CHARS} a webhook delivery keeps`;
+    }
+    this.push.freeze(row.seq, text);
     return coalesced;
   }
 
@@ -78,10 +80,14 @@ export class PushDispatcher {
     const health = this.push.configHealth(row.taskId, row.configId);
     if (!health) return this.deadLetter(row, row.attempts, "config deleted");
     const { config } = health;
-    const event: TaskEvent | null =
-      row.eventSeq === null
-        ? { kind: "task", task: this.frozenSnapshot(row) }
-        : this.store.event(row.eventSeq);
+    let event: TaskEvent | null;
+    if (row.eventSeq === null) {
+      const task = this.frozenSnapshot(row);
+      if (typeof task === "string") return this.deadLetter(row, row.attempts, task);
+      event = { kind: "task", task };
+    } else {
+      event = this.store.event(row.eventSeq);
+    }
     if (!event) return this.deadLetter(row, row.attempts, "event no longer stored");
     let key: SigningKey | undefined;
     try {

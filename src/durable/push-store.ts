@@ -1,4 +1,11 @@
 import type { PushConfig } from "../push/config";
+import { CHUNK_CHARS } from "./row-limit";
+
+/**
+ * Largest task snapshot a webhook delivery freezes (8 Mi characters of JSON, 32 chunk
+ * rows): the first part in the delivery row, the rest in chunk rows beside it.
+ */
+export const MAX_SNAPSHOT_CHARS = 32 * CHUNK_CHARS;
 
 /** One pending or finished webhook delivery: an event (or the task snapshot) for a config. */
 export interface DeliveryRow {
@@ -249,7 +256,30 @@ export class PushStore {
 
   /** Fixes the body of a coalesced snapshot at its first attempt: retries send the same bytes. */
   freeze(seq: number, body: string): void {
-    this.sql.exec("UPDATE push_deliveries SET snapshot = ? WHERE seq = ?", body, seq);
+    this.sql.exec(
+      "UPDATE push_deliveries SET snapshot = ? WHERE seq = ?",
+      body.slice(0, CHUNK_CHARS),
+      seq,
+    );
+    this.storeRest(seq, body);
+  }
+
+  /** Puts what follows a snapshot's first chunk in chunk rows (nothing when it fits). */
+  private storeRest(seq: number, body: string): void {
+    if (body.length > MAX_SNAPSHOT_CHARS) {
+      throw new RangeError(`snapshot of ${body.length} characters over ${MAX_SNAPSHOT_CHARS}`);
+    }
+    const chunks = Math.ceil(body.length / CHUNK_CHARS);
+    if (chunks <= 1) return;
+    for (let i = 1; i < chunks; i++) {
+      this.sql.exec(
+        "INSERT INTO push_snapshot_chunks (seq, idx, data) VALUES (?, ?, ?)",
+        seq,
+        i,
+        body.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS),
+      );
+    }
+    this.sql.exec("UPDATE push_deliveries SET snapshot_chunks = ? WHERE seq = ?", chunks - 1, seq);
   }
 
   /** The task's webhook health as its metadata shows it. */
@@ -305,21 +335,23 @@ export class PushStore {
     const coalesced =
       onlyConfig === undefined && this.hasUnhealthy(taskId) ? this.coalesce(taskId, now) : 0;
     // RETURNING counts rows; rowsWritten would count index entries too.
-    const queued = this.sql
-      .exec(
+    const rows = this.sql
+      .exec<{ seq: number }>(
         `INSERT INTO push_deliveries (task_id, config_id, event_seq, next_at, snapshot)
          SELECT task_id, id, ?, ?, ? FROM push_configs
          WHERE task_id = ? AND (? IS NULL OR id = ?) AND (unhealthy = 0 OR ? IS NOT NULL)
          RETURNING seq`,
         eventSeq,
         now,
-        snapshot ?? null,
+        snapshot === undefined ? null : snapshot.slice(0, CHUNK_CHARS),
         taskId,
         onlyConfig ?? null,
         onlyConfig ?? null,
         onlyConfig ?? null,
       )
-      .toArray().length;
+      .toArray();
+    if (snapshot !== undefined) for (const r of rows) this.storeRest(r.seq, snapshot);
+    const queued = rows.length;
     if (queued + coalesced === 0 && onlyConfig === undefined) this.noConfigs(taskId);
     return queued + coalesced;
   }
@@ -370,14 +402,21 @@ export class PushStore {
 
   /** The frozen body of a snapshot delivery (the task when its config was registered). */
   snapshotOf(seq: number): string | null {
-    return (
-      this.sql
-        .exec<{ snapshot: string | null }>(
-          "SELECT snapshot FROM push_deliveries WHERE seq = ?",
-          seq,
-        )
-        .toArray()[0]?.snapshot ?? null
-    );
+    const row = this.sql
+      .exec<{ snapshot: string | null; snapshot_chunks: number }>(
+        "SELECT snapshot, snapshot_chunks FROM push_deliveries WHERE seq = ?",
+        seq,
+      )
+      .toArray()[0];
+    if (!row || row.snapshot === null) return null;
+    if (row.snapshot_chunks === 0) return row.snapshot;
+    const rest = this.sql
+      .exec<{ data: string }>(
+        "SELECT data FROM push_snapshot_chunks WHERE seq = ? ORDER BY idx",
+        seq,
+      )
+      .toArray();
+    return row.snapshot + rest.map((r) => r.data).join("");
   }
 
   reschedule(seq: number, attempts: number, firstAttemptAt: number, nextAt: number, error: string) {

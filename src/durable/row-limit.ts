@@ -6,6 +6,13 @@ import { A2AError } from "../models/errors";
  */
 export const MAX_ROW_BYTES = 2_000_000 - 64 * 1024;
 
+/**
+ * Characters per chunk row, for values kept across several rows. A UTF-8 character takes
+ * at most 3 bytes here (JSON escapes astral pairs as one 4-byte pair), so 256 Ki
+ * characters stay under 1 MB whatever the text.
+ */
+export const CHUNK_CHARS = 256 * 1024;
+
 const encoder = new TextEncoder();
 
 /**

@@ -191,7 +191,21 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   ],
   // v9: ListTasks pages a snapshot (see listingSteps).
   listingSteps("tasks", "id", CONTEXT_LISTING_KEEP),
-  // v10: the conversation's own writer keeps that bookkeeping (TaskStore, "listing
+  // v10: a frozen webhook snapshot too big for its delivery row keeps the rest of its JSON
+  // in chunk rows, which go with the row (the trigger: no deleting writer can forget them).
+  [
+    "ALTER TABLE push_deliveries ADD COLUMN snapshot_chunks INTEGER NOT NULL DEFAULT 0",
+    `CREATE TABLE IF NOT EXISTS push_snapshot_chunks (
+      seq INTEGER NOT NULL,
+      idx INTEGER NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (seq, idx)
+    )`,
+    `CREATE TRIGGER IF NOT EXISTS push_snapshot_chunks_gone AFTER DELETE ON push_deliveries
+       WHEN old.snapshot_chunks > 0
+       BEGIN DELETE FROM push_snapshot_chunks WHERE seq = old.seq; END`,
+  ],
+  // v11: the conversation's own writer keeps that bookkeeping (TaskStore, "listing
   // clock"): the row's new `row_seq` goes in the same INSERT/UPDATE instead of a trigger
   // rewriting the row, and a move is recorded only when a page token may hold the old
   // place. The delete trigger stays. The tenant index keeps its triggers.

@@ -12,7 +12,7 @@ import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName, idKeys, indexObjectName, issuedContextId } from "../../src/durable/ids";
 import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
-import { MAX_ROW_BYTES } from "../../src/durable/row-limit";
+import { CHUNK_CHARS, MAX_ROW_BYTES } from "../../src/durable/row-limit";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { TaskStore } from "../../src/durable/task-store";
 import { DROPPED_COMMENT, openTaskStream } from "../../src/durable/task-stream";
@@ -481,6 +481,37 @@ describe("durable core: bounded push", () => {
     expect(snapshots).toHaveLength(2);
     expect(snapshots[0]).toBe(snapshots[1]);
     expect(snapshots[0]).toContain("TASK_STATE_SUBMITTED");
+  });
+
+  it("a first snapshot too big for one row is frozen across chunk rows, sent whole and identical on every retry, and its chunks go with its delivery", async () => {
+    const result = await runInDurableObject(stubOf("push-frozen-big"), async (_i, state) => {
+      const { push, store, dispatcher } = pushSetUp(state);
+      // Two-byte characters: the JSON is 1.2 MB, three chunk rows' worth.
+      store.statusMessage("p1", Messages.agent("é".repeat(600_000)));
+      const frozen = JSON.stringify(store.read("p1"));
+      push.enqueue("p1", null, Date.now(), "cfg", frozen);
+      const chunkRows = () =>
+        state.storage.sql
+          .exec<{ n: number }>("SELECT COUNT(*) AS n FROM push_snapshot_chunks")
+          .one().n;
+      const stored = chunkRows();
+      store.transition("p1", "working");
+      const { got, fetchFn } = receiver([200, 503, 200, 200, 200]);
+      const d = dispatcher(fetchFn);
+      await d.run();
+      store.statusMessage("p1", Messages.agent("changed before the retry"));
+      await d.run(Date.now() + 7 * 60 * 60_000);
+      return { frozen, stored, got, left: chunkRows() };
+    });
+    expect(result.stored).toBe(Math.ceil(result.frozen.length / CHUNK_CHARS) - 1);
+    expect(result.stored).toBeGreaterThan(1);
+    const snapshots = result.got.filter((b) => b.includes('"task"'));
+    expect(snapshots).toHaveLength(2);
+    expect(snapshots[1]).toBe(snapshots[0]);
+    const sent = (JSON.parse(snapshots[0] as string) as { task: Json }).task;
+    const status = sent.status as { message: { parts: { text: string }[] } };
+    expect(status.message.parts[0]?.text).toBe("é".repeat(600_000));
+    expect(result.left).toBe(0);
   });
 
   it("delivered rows are removed; dead letters are read a page at a time", async () => {

@@ -1,8 +1,9 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { itemFromMessage } from "../../src/durable/conversation-bridge";
-import { CHUNK_CHARS, HistoryStore } from "../../src/durable/history-store";
+import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
+import { CHUNK_CHARS } from "../../src/durable/row-limit";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { type Item, MessageItem } from "../../src/history/items";
 import { A2AError } from "../../src/models/errors";

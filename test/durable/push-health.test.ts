@@ -7,7 +7,9 @@ import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { TaskStore } from "../../src/durable/task-store";
+import { Artifacts } from "../../src/models/artifact";
 import { Messages } from "../../src/models/message";
+import { Parts } from "../../src/models/part";
 
 type Json = Record<string, unknown>;
 const HOOK = "https://hooks.example.com/a2a";
@@ -204,5 +206,51 @@ describe("webhook health (issue 10)", () => {
     });
     expect(result.dead).toHaveLength(1);
     expect(result.dead[0]).toMatchObject({ eventSeq: null, skipped: 2 });
+  });
+  it("a coalesced snapshot too big for one row is frozen across chunk rows: its retry is the same bytes", async () => {
+    const result = await runInDurableObject(stubOf("push-health-big"), async (_i, state) => {
+      const { dispatcher, step } = setUp(state, 1);
+      const hook = receiver([500, 500, 200, 200]);
+      const d = dispatcher(hook.fetchFn);
+      let now = Date.now();
+      await d.run(now); // the first event fails: unhealthy, the queue coalesces
+      step("é".repeat(600_000)); // folded into the coalesced delivery
+      now += LATER;
+      await d.run(now); // the probe fails; its 1.2 MB body is now fixed in chunk rows
+      const chunks = state.storage.sql
+        .exec<{ n: number }>("SELECT COUNT(*) AS n FROM push_snapshot_chunks")
+        .one().n;
+      step("after the probe"); // the task moves on before the retry
+      now += LATER;
+      await d.run(now);
+      return { chunks, got: hook.got };
+    });
+    expect(result.chunks).toBeGreaterThan(1);
+    const [probe, retry] = result.got.slice(1, 3);
+    expect(said(probe?.body ?? "{}")).toMatch(/^task TASK_STATE_WORKING é+ \(coalesced 2\)$/);
+    expect(retry?.body).toBe(probe?.body);
+    expect(retry?.id).toBe(probe?.id);
+  });
+
+  it("a coalesced snapshot over the 8 Mi-character limit is dead-lettered with the reason, never sent with changing bytes", async () => {
+    const result = await runInDurableObject(stubOf("push-health-huge"), async (_i, state) => {
+      const { push, store, dispatcher } = setUp(state, 1);
+      const hook = receiver([500, 200, 200]);
+      const d = dispatcher(hook.fetchFn);
+      await d.run(Date.now()); // unhealthy: the working event becomes a coalesced snapshot
+      // Five appended parts of 1.8 M ASCII characters each: one task of 9 M characters.
+      const parts = [Parts.text("x".repeat(1_800_000))];
+      for (let i = 0; i < 5; i++) {
+        store.putArtifact("t1", Artifacts.create({ artifactId: "big", parts }), {
+          append: i > 0,
+          lastChunk: i === 4,
+        });
+      }
+      await d.run(Date.now() + LATER);
+      return { dead: push.dead("t1"), sent: hook.got.length };
+    });
+    expect(result.sent).toBe(1);
+    expect(result.dead).toHaveLength(1);
+    expect(result.dead[0]?.lastError).toMatch(/over the 8388608 a webhook delivery keeps/);
   });
 });
