@@ -504,7 +504,10 @@ export class TaskStore {
     );
   }
 
-  /** Index rows waiting to reach the tenant index (read from SQLite once, then kept). */
+  /**
+   * Index rows waiting to reach the tenant index (read from SQLite once, then kept: the
+   * scan has no index of its own, see schema v12).
+   */
   outbox(): IndexEntry[] {
     if (this.pending === null) {
       this.pending = new Map();
