@@ -36,6 +36,6 @@ export default defineConfig({
   // traces back to them.
   minify: true,
   sourcemap: true,
-  external: [/^cloudflare:/, /^node:/, "hono", /^hono\//, "zod", "jose", "eventsource-parser"],
+  external: [/^cloudflare:/, /^node:/, "hono", /^hono\//, "zod", "eventsource-parser"],
   outDir: "dist",
 });

@@ -1,4 +1,4 @@
-import type { JWK } from "jose";
+import { type JWK, JWS_ALGORITHMS } from "../jose";
 import type { SecurityScheme } from "../models/agent-card";
 
 /**
@@ -38,7 +38,7 @@ export const ANONYMOUS: Principal = Object.freeze({
   scheme: "anonymous",
 }) as Principal;
 
-/** JWT bearer tokens (RFC 6750), verified with `jose`. */
+/** JWT bearer tokens (RFC 6750), verified with WebCrypto (`src/jose`). */
 export interface BearerAuth {
   /** The `iss` every token must carry. */
   issuer: string;
@@ -157,6 +157,10 @@ export function checkAuth<Env>(auth: AuthOptions<Env>): AuthOptions<Env> {
     }
     if (b.algorithms.some((a) => a.toLowerCase() === "none")) {
       fail('bearer.algorithms must not include "none"');
+    }
+    const unknown = b.algorithms.find((a) => !JWS_ALGORITHMS.includes(a));
+    if (unknown !== undefined) {
+      fail(`bearer.algorithms: ${unknown} is not supported (${JWS_ALGORITHMS.join(", ")})`);
     }
     if ([b.jwksUrl, b.keys, b.discovery].filter(Boolean).length !== 1) {
       fail("bearer needs exactly one of jwksUrl, keys or discovery: true");

@@ -1,13 +1,12 @@
 import {
-  base64url,
-  type CryptoKey,
-  calculateJwkThumbprint,
-  exportJWK,
+  encodeBase64url,
+  exportJwk,
   generateKeyPair,
-  importJWK,
+  importPrivateJwk,
   type JWK,
-  SignJWT,
-} from "jose";
+  jwkThumbprint,
+  signJwt,
+} from "../jose";
 import { SIGNATURE_JWT_TYPE } from "./headers";
 
 /**
@@ -108,13 +107,14 @@ export async function loadSigningKey(jwkJson: string | JWK): Promise<SigningKey>
   if (jwk.use !== undefined && jwk.use !== "sig") {
     throw new Error(`push signing key: the JWK is for use "${jwk.use}", not "sig"`);
   }
-  const kid = jwk.kid ?? (await calculateJwkThumbprint(jwk));
+  let kid = jwk.kid ?? "";
   let privateKey: CryptoKey;
   try {
-    const { key_ops: _ops, ext: _ext, ...material } = jwk;
-    privateKey = (await importJWK({ ...material, alg }, alg)) as CryptoKey;
+    kid ||= await jwkThumbprint(jwk);
+    privateKey = await importPrivateJwk(jwk, alg);
   } catch (error) {
-    throw new Error(`push signing key ${kid}: the key could not be imported (${describe(error)})`);
+    const which = kid ? ` ${kid}` : "";
+    throw new Error(`push signing key${which}: the key could not be imported (${describe(error)})`);
   }
   return { kid, alg, privateKey, publicJwk: publicPart(jwk, kid, alg) };
 }
@@ -157,11 +157,10 @@ export async function generateSigningKey(
   alg: SigningAlgorithm | "Ed25519" = "ES256",
 ): Promise<string> {
   const algorithm: SigningAlgorithm = alg === "ES256" ? "ES256" : "EdDSA";
-  const { privateKey } = await generateKeyPair(algorithm, { extractable: true });
-  const jwk = await exportJWK(privateKey);
-  const kid = await calculateJwkThumbprint(jwk);
-  const { key_ops: _ops, ext: _ext, ...material } = jwk;
-  return JSON.stringify({ ...material, kid, alg: algorithm, use: "sig" });
+  const { privateKey } = await generateKeyPair(algorithm);
+  const jwk = await exportJwk(privateKey);
+  const kid = await jwkThumbprint(jwk);
+  return JSON.stringify({ ...jwk, kid, alg: algorithm, use: "sig" });
 }
 
 /**
@@ -172,7 +171,7 @@ export async function generateSigningKey(
 export async function bodySha256(body: string | Uint8Array): Promise<string> {
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return base64url.encode(new Uint8Array(digest));
+  return encodeBase64url(new Uint8Array(digest));
 }
 
 export interface SignDeliveryInput {
@@ -208,14 +207,18 @@ export async function signDelivery(input: SignDeliveryInput): Promise<string> {
     taskId: input.taskId,
     bodySha256: await bodySha256(input.body),
   };
-  return new SignJWT({ ...claims })
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: SIGNATURE_JWT_TYPE })
-    .setIssuer(input.issuer)
-    .setAudience(input.audience)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + ttlSeconds)
-    .setJti(input.eventId)
-    .sign(key.privateKey);
+  return signJwt(
+    { alg: key.alg, kid: key.kid, typ: SIGNATURE_JWT_TYPE },
+    {
+      ...claims,
+      iss: input.issuer,
+      aud: input.audience,
+      iat,
+      exp: iat + ttlSeconds,
+      jti: input.eventId,
+    },
+    key.privateKey,
+  );
 }
 
 /**

@@ -1,14 +1,13 @@
 import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  customFetch,
-  errors,
+  JoseError,
   type JSONWebKeySet,
   type JWK,
   type JWTPayload,
-  type JWTVerifyGetKey,
-  jwtVerify,
-} from "jose";
+  type KeyResolver,
+  localKeySet,
+  remoteKeySet,
+  verifyJwt,
+} from "../jose";
 import type { TaskEvent } from "../models/events";
 import type { JsonObject } from "../models/json";
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, SIGNATURE_JWT_TYPE, TOKEN_HEADER } from "./headers";
@@ -207,14 +206,14 @@ async function checkSignature(
   const keys = keyResolver(options);
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(jwt, keys, {
+    ({ payload } = await verifyJwt(jwt, keys, {
       algorithms: ["ES256", "EdDSA", "Ed25519"],
       typ: SIGNATURE_JWT_TYPE,
       audience: normalizeUrl(options.audience),
       ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
       requiredClaims: ["iss", "aud", "iat", "exp", "jti"],
-      currentDate: new Date(options.now ?? Date.now()),
-      clockTolerance: options.clockToleranceSeconds ?? 30,
+      now: options.now ?? Date.now(),
+      clockToleranceSeconds: options.clockToleranceSeconds ?? 30,
     }));
   } catch (error) {
     throw fromJoseError(error);
@@ -227,47 +226,42 @@ async function checkSignature(
 }
 
 function fromJoseError(error: unknown): PushVerificationError {
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof errors.JWTExpired) {
+  // Anything but a refused token (the JWKS could not be had: network, time-out, non-200,
+  // not a JWKS) is for the sender to retry later rather than dead-letter: 503.
+  if (!(error instanceof JoseError)) {
+    const message = error instanceof Error ? error.message : String(error);
+    return new PushVerificationError(
+      "jwks-unavailable",
+      `the keys could not be fetched: ${message}`,
+    );
+  }
+  if (error.code === "ERR_JWT_EXPIRED") {
     return new PushVerificationError("expired", "the signature has expired");
   }
-  if (error instanceof errors.JWTClaimValidationFailed) {
+  if (error.code === "ERR_JWT_CLAIM_VALIDATION_FAILED") {
     if (error.claim === "aud") {
       return new PushVerificationError("wrong-audience", "the signature is for another URL");
     }
     if (error.claim === "iss") {
       return new PushVerificationError("wrong-issuer", "the signature is from another issuer");
     }
-    return new PushVerificationError("bad-claims", `invalid claims: ${message}`);
+    return new PushVerificationError("bad-claims", `invalid claims: ${error.message}`);
   }
-  if (error instanceof errors.JWKSNoMatchingKey) {
+  if (error.code === "ERR_JWKS_NO_MATCHING_KEY") {
     return new PushVerificationError("unknown-key", "no published key matches the signature");
   }
-  // The JWKS could not be had (network, timeout, non-200, not a JWKS): the sender should
-  // retry later rather than dead-letter, hence its own reason (503).
-  if (
-    !(error instanceof errors.JOSEError) ||
-    error.constructor === errors.JOSEError ||
-    error instanceof errors.JWKSTimeout ||
-    error instanceof errors.JWKSInvalid
-  ) {
-    return new PushVerificationError(
-      "jwks-unavailable",
-      `the keys could not be fetched: ${message}`,
-    );
-  }
-  return new PushVerificationError("bad-signature", `invalid signature: ${message}`);
+  return new PushVerificationError("bad-signature", `invalid signature: ${error.message}`);
 }
 
-/** jose's remote JWKS caches keys per instance, so keep one per (fetch, URL). */
-const remoteSets = new WeakMap<object, Map<string, JWTVerifyGetKey>>();
+/** A remote key set caches its keys, so keep one per (fetch, URL). */
+const remoteSets = new WeakMap<object, Map<string, KeyResolver>>();
 const GLOBAL_FETCH = {};
 
-function keyResolver(options: VerifyPushOptions): JWTVerifyGetKey {
+function keyResolver(options: VerifyPushOptions): KeyResolver {
   if (options.keys) {
     const list = Array.isArray(options.keys) ? options.keys : options.keys.keys;
-    // Only public members: a private JWK passed by mistake must still verify.
-    return createLocalJWKSet({ keys: list.map(({ d: _d, ...pub }) => pub) });
+    // Only the public members are ever imported: a private JWK passed by mistake verifies.
+    return localKeySet({ keys: list });
   }
   if (!options.jwksUrl) {
     throw new TypeError("verifyPushNotification: pass `keys` or `jwksUrl`");
@@ -280,11 +274,7 @@ function keyResolver(options: VerifyPushOptions): JWTVerifyGetKey {
   }
   let set = sets.get(options.jwksUrl);
   if (!set) {
-    const fetchFn = options.fetch;
-    set = createRemoteJWKSet(
-      new URL(options.jwksUrl),
-      fetchFn ? { [customFetch]: (url, init) => fetchFn(url, init) } : {},
-    );
+    set = remoteKeySet(options.jwksUrl, options.fetch ? { fetch: options.fetch } : {});
     sets.set(options.jwksUrl, set);
   }
   return set;

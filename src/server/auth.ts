@@ -1,13 +1,7 @@
 import type { MiddlewareHandler } from "hono";
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  type JWTVerifyGetKey,
-  errors as joseErrors,
-  jwtVerify,
-} from "jose";
 import { ANONYMOUS, type AuthOptions, type BearerAuth, type Principal } from "../agent/auth";
 import type { Agent } from "../agent/definition";
+import { JoseError, type KeyResolver, localKeySet, remoteKeySet, verifyJwt } from "../jose";
 import { A2AError } from "../models/errors";
 import { jsonRpcError, restError } from "./errors";
 
@@ -24,7 +18,7 @@ class Unauthenticated extends A2AError {
   }
 }
 
-const keySets = new Map<string, JWTVerifyGetKey>();
+const keySets = new Map<string, KeyResolver>();
 const discovered = new Map<string, Promise<string>>();
 
 /** The JWKS URL an issuer publishes through OIDC discovery (fetched once per isolate). */
@@ -48,13 +42,13 @@ function discoverJwks(issuer: string): Promise<string> {
   return found;
 }
 
-/** The key set a bearer config verifies with; remote sets are cached by jose per URL. */
-async function keySetOf(bearer: BearerAuth): Promise<JWTVerifyGetKey> {
+/** The key set a bearer config verifies with; a remote set caches its keys, one per URL. */
+async function keySetOf(bearer: BearerAuth): Promise<KeyResolver> {
   if (bearer.keys) {
     const key = JSON.stringify(bearer.keys);
     let set = keySets.get(key);
     if (!set) {
-      set = createLocalJWKSet({ keys: bearer.keys });
+      set = localKeySet({ keys: bearer.keys });
       keySets.set(key, set);
     }
     return set;
@@ -62,7 +56,7 @@ async function keySetOf(bearer: BearerAuth): Promise<JWTVerifyGetKey> {
   const url = bearer.jwksUrl ?? (await discoverJwks(bearer.issuer));
   let set = keySets.get(url);
   if (!set) {
-    set = createRemoteJWKSet(new URL(url), { cacheMaxAge: 10 * 60_000 });
+    set = remoteKeySet(url, { cacheMaxAgeMs: 10 * 60_000 });
     keySets.set(url, set);
   }
   return set;
@@ -70,11 +64,11 @@ async function keySetOf(bearer: BearerAuth): Promise<JWTVerifyGetKey> {
 
 async function verifyBearer(token: string, bearer: BearerAuth): Promise<Principal> {
   try {
-    const { payload } = await jwtVerify(token, await keySetOf(bearer), {
+    const { payload } = await verifyJwt(token, await keySetOf(bearer), {
       issuer: bearer.issuer,
       audience: bearer.audience,
       algorithms: bearer.algorithms,
-      clockTolerance: bearer.clockToleranceSeconds ?? 30,
+      clockToleranceSeconds: bearer.clockToleranceSeconds ?? 30,
       requiredClaims: ["sub", "exp"],
     });
     const tenant = bearer.tenantClaim ? payload[bearer.tenantClaim] : "";
@@ -93,10 +87,11 @@ async function verifyBearer(token: string, bearer: BearerAuth): Promise<Principa
     return principal;
   } catch (error) {
     if (error instanceof Unauthenticated) throw error;
-    if (error instanceof joseErrors.JOSEError) {
+    if (error instanceof JoseError) {
       throw new Unauthenticated(`Invalid bearer token: ${error.code}`, "invalid_token");
     }
-    // Discovery or JWKS fetch failed: our side, not the caller's credential.
+    // Discovery or JWKS fetch failed (JwksUnavailableError): our side, not the caller's
+    // credential.
     throw error;
   }
 }
