@@ -2,9 +2,12 @@
  * Statement counter for the benchmark (not timed). Serves the Edgelink echo agent at
  * POST /edgelink and the floor at POST /floor from one workerd, with every Durable
  * Object's `sql.exec` and `transactionSync` logged; GET /log?ns=BINDING&name=NAME
- * returns (and clears) one object's log. bench/run.mjs uses it to show how many
+ * returns (and clears) one object's log (`indexOf=CONTEXT` instead of `name`: the index
+ * shard of that conversation, at the default `limits.indexShards`). bench/run.mjs uses it to show how many
  * statements one SendMessage costs (a diagnostic; the floor is measured, not mirrored).
  */
+import { DEFAULT_LIMITS } from "../src/agent/limits";
+import { indexObjectName, indexShardOf } from "../src/durable/ids";
 import echo from "./echo-worker";
 import floor, { FloorContext as FloorContextBase } from "./floor-worker";
 
@@ -59,7 +62,13 @@ export default {
     const url = new URL(request.url);
     if (url.pathname === "/log") {
       const ns = env[url.searchParams.get("ns") ?? ""] as DurableObjectNamespace;
-      const stub = ns.get(ns.idFromName(url.searchParams.get("name") ?? "")) as unknown as {
+      const indexOf = url.searchParams.get("indexOf");
+      const shards = DEFAULT_LIMITS.indexShards;
+      const name =
+        indexOf === null
+          ? (url.searchParams.get("name") ?? "")
+          : indexObjectName("", "", indexShardOf(indexOf, shards), shards);
+      const stub = ns.get(ns.idFromName(name)) as unknown as {
         takeSqlLog(): Promise<Log>;
       };
       return Response.json(await stub.takeSqlLog());

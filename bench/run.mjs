@@ -157,13 +157,17 @@ async function countStatements() {
         const problem = checkResponse(response.status, text, contextId, "echo: count");
         if (problem) throw new Error(`statement count: ${path} SendMessage failed: ${problem}`);
         contextId ??= JSON.parse(text).result.task.contextId;
-        const log = async (ns, name) => {
-          const url = `${server.url}log?ns=${prefix}_${ns}&name=${encodeURIComponent(name)}`;
+        const log = async (ns, which) => {
+          const url = `${server.url}log?ns=${prefix}_${ns}&${which}`;
           return (await fetch(url)).json();
         };
         requests.push({
-          context: await log("CONTEXT", `/${contextId}`),
-          index: prefix === "EDGELINK" ? await log("INDEX", "index/") : [],
+          context: await log("CONTEXT", `name=${encodeURIComponent(`/${contextId}`)}`),
+          // The conversation's index shard (src/durable/ids.ts, `indexShardOf`).
+          index:
+            prefix === "EDGELINK"
+              ? await log("INDEX", `indexOf=${encodeURIComponent(contextId)}`)
+              : [],
         });
       }
       if (requests.some((r) => r.context.length === 0)) {

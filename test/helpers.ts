@@ -1,4 +1,6 @@
-import { SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
+import { DEFAULT_LIMITS } from "../src/agent/limits";
+import { indexObjectName, indexShardOf } from "../src/durable/ids";
 
 export const BASE = "http://agent.test";
 
@@ -144,4 +146,11 @@ export function artifactText(task: Json, name?: string): string {
     .filter((a) => name === undefined || a.name === name)
     .flatMap((a) => a.parts.map((p) => p.text ?? ""))
     .join("");
+}
+
+/** The index shard holding a conversation's rows, at the demo agent's `limits.indexShards`. */
+export function indexShardStub(contextId: string, tenant = "", owner = ""): DurableObjectStub {
+  const shards = DEFAULT_LIMITS.indexShards;
+  const name = indexObjectName(tenant, owner, indexShardOf(contextId, shards), shards);
+  return env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(name));
 }

@@ -32,6 +32,15 @@ export interface LimitsConfig {
    * state filter drops it until then. Default 1000 ms.
    */
   indexFlushMs?: number;
+  /**
+   * Objects one owner's task index in a tenant is spread over, by a hash of the context
+   * id: each takes a few hundred calls a second (one per busy conversation per
+   * `indexFlushMs`), and a ListTasks across conversations asks every one in parallel.
+   * Changing it on a live deployment starts an empty set of shards, which each
+   * conversation fills again at its next state change: see the README, "Index shards".
+   * At most 64. Default 4.
+   */
+  indexShards?: number;
 }
 
 export type Limits = Required<LimitsConfig>;
@@ -44,7 +53,11 @@ export const DEFAULT_LIMITS: Limits = {
   retainFinishedTasks: 1000,
   retainFinishedMs: 30 * 24 * 60 * 60 * 1000,
   indexFlushMs: 1000,
+  indexShards: 4,
 };
+
+/** Upper bounds, where a limit has one (a ListTasks asks every index shard). */
+const MAX_LIMITS: Partial<Limits> = { indexShards: 64 };
 
 /** Applies the defaults; a bad value is a definition error naming the field. */
 export function resolveLimits(config: LimitsConfig = {}): Limits {
@@ -54,6 +67,10 @@ export function resolveLimits(config: LimitsConfig = {}): Limits {
     if (v === undefined) continue;
     if (!Number.isInteger(v) || v <= 0) {
       throw new TypeError(`limits.${key} must be a positive integer, got ${String(v)}`);
+    }
+    const max = MAX_LIMITS[key];
+    if (max !== undefined && v > max) {
+      throw new TypeError(`limits.${key} must be at most ${max}, got ${v}`);
     }
     out[key] = v;
   }

@@ -22,11 +22,12 @@ import { runDefaultExecution } from "./default-execution";
 import type { Agent } from "./definition";
 import { composePrompt } from "./prompt";
 import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
+import { roundWindow } from "./round-window";
 import { runToolCalls, type ToolRunOptions } from "./tool-runner";
 import { announceCall, announceReasoning, announceResult } from "./tool-work";
 import type { Tools } from "./tools";
 import { openTurnTools, resumeAgentCalls } from "./turn-tools";
-import { turnWindow } from "./turn-window";
+import { turnWindow, windowPolicy } from "./turn-window";
 
 const RequestSettings = ModelRequest.omit({ messages: true });
 type RequestSettings = z.output<typeof RequestSettings>;
@@ -147,7 +148,7 @@ async function modelLoop<Env>(
       window = await turnWindow(ctx, agent, model, settings, signal);
     }
     const items: Item[] = answerOrphanCalls(window);
-    await toolLoop(ctx, agent, model, items, settings, tools, callOptions, recorder, end);
+    await toolLoop({ ctx, agent, model, items, settings, tools, callOptions, recorder, end });
   } finally {
     await turn?.close();
   }
@@ -172,23 +173,36 @@ function withTools(settings: RequestSettings, extra: Tools | undefined): Request
   return RequestSettings.parse({ ...settings, tools: [...(settings.tools ?? []), ...specs] });
 }
 
-async function toolLoop<Env>(
-  ctx: TaskContext<Env>,
-  agent: Agent<Env>,
-  model: Model,
-  items: Item[],
-  settings: RequestSettings,
-  tools: Tools,
-  callOptions: Pick<CallOptions, "failoverStore" | "signal">,
-  recorder: ResultRecorder,
-  end: End,
-): Promise<void> {
+/** What the tool loop of one turn works with. */
+interface ToolLoop<Env> {
+  ctx: TaskContext<Env>;
+  agent: Agent<Env>;
+  model: Model;
+  /** The request's items: the turn's window, then each round as it is recorded. */
+  items: Item[];
+  settings: RequestSettings;
+  tools: Tools;
+  callOptions: Pick<CallOptions, "failoverStore" | "signal">;
+  recorder: ResultRecorder;
+  end: End;
+}
+
+async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
+  const { ctx, agent, model, settings, tools, callOptions, recorder, end } = loop;
+  let items = loop.items;
   const options: CallOptions = { env: ctx.env as object, ...callOptions };
   const artifact = new ArtifactWriter(ctx);
   const signal = callOptions.signal as AbortSignal;
+  const policy = windowPolicy(agent, model, settings, signal);
   let toolRounds = 0;
+  // The items the last round recorded: every later call carries them (F25 within a turn).
+  let recorded: Item[] = [];
 
   for (let call = 1; call <= agent.maxIterations; call++) {
+    if (recorded.length > 0) {
+      const fitted = await roundWindow(ctx, items, recorded, policy);
+      if (fitted) items = answerOrphanCalls(fitted);
+    }
     const request: ModelRequest = { ...settings, messages: items };
     let round: Round;
     try {
@@ -203,7 +217,8 @@ async function toolLoop<Env>(
       return;
     }
     recorder.model(round.use, round.startedAt, round.text, round.reasoning);
-    items.push(...ctx.record(turnItems(round, ctx)));
+    recorded = ctx.record(turnItems(round, ctx));
+    items.push(...recorded);
     if (round.toolCalls.length === 0) {
       artifact.finish();
       end(
@@ -234,7 +249,9 @@ async function toolLoop<Env>(
       output: result.content,
       isError: result.isError,
     }));
-    items.push(...ctx.record(outputs));
+    const answered = ctx.record(outputs);
+    recorded.push(...answered);
+    items.push(...answered);
     toolRounds++;
     const broke = agent.stopOnError ? results.find((r) => r.threw) : undefined;
     if (broke) {

@@ -1,4 +1,5 @@
 import type { Item } from "../history/items";
+import type { WindowPolicy } from "../history/window";
 import type { Model, ModelRequest } from "../providers/types";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
@@ -99,6 +100,25 @@ export function historyBudget(
   return Math.max(0, window - output - fixed);
 }
 
+/** The window policy of an agent's model calls: one policy for every call of a turn. */
+export function windowPolicy<Env>(
+  agent: Agent<Env>,
+  model: Model,
+  request: Pick<ModelRequest, "system" | "tools" | "maxTokens">,
+  signal: AbortSignal,
+): WindowPolicy {
+  const settings = agent.contextWindow;
+  return {
+    maxTokens: historyBudget(model, request, settings),
+    ...(settings.maxItems === null ? {} : { maxItems: settings.maxItems }),
+    keepRecentTurns: settings.keepRecentTurns,
+    summarizer: settings.summarize ? agent.summarizer : null,
+    summaryMaxTokens: settings.summaryMaxTokens,
+    pageSize: settings.pageSize,
+    signal,
+  };
+}
+
 /** The items a model turn sends: the window of the context's conversation (F25). */
 export async function turnWindow<Env>(
   ctx: TaskContext<Env>,
@@ -107,16 +127,7 @@ export async function turnWindow<Env>(
   request: Pick<ModelRequest, "system" | "tools" | "maxTokens">,
   signal: AbortSignal,
 ): Promise<Item[]> {
-  const settings = agent.contextWindow;
-  const window = await ctx.conversationWindow({
-    maxTokens: historyBudget(model, request, settings),
-    ...(settings.maxItems === null ? {} : { maxItems: settings.maxItems }),
-    keepRecentTurns: settings.keepRecentTurns,
-    summarizer: settings.summarize ? agent.summarizer : null,
-    summaryMaxTokens: settings.summaryMaxTokens,
-    pageSize: settings.pageSize,
-    signal,
-  });
+  const window = await ctx.conversationWindow(windowPolicy(agent, model, request, signal));
   if (window.summaryError !== undefined) {
     // The turn goes on truncated; the operator needs to know their summarizer fails.
     console.error("edgelink: summarizing the conversation failed", window.summaryError);

@@ -86,6 +86,8 @@ export class MethodNotFoundError extends named("MethodNotFoundError") {}
 export class InvalidParamsError extends named("InvalidParamsError") {}
 /** -32603 */
 export class InternalError extends named("InternalError") {}
+/** -32603 with HTTP 503: something the agent depends on is down for now; worth a retry. */
+export class UnavailableError extends named("UnavailableError") {}
 /** 401, or -32010: missing or refused credentials. */
 export class UnauthenticatedError extends named("UnauthenticatedError") {}
 /** 403, or -32011: authenticated, but not allowed to do this. */
@@ -114,6 +116,7 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   Unauthenticated: UnauthenticatedError,
   PermissionDenied: PermissionDeniedError,
   Internal: InternalError,
+  Unavailable: UnavailableError,
 };
 
 const KINDS = Object.entries(ERROR_TABLE) as [ErrorKind, (typeof ERROR_TABLE)[ErrorKind]][];

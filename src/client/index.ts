@@ -55,6 +55,7 @@ export {
   TaskNotCancelableError,
   TaskNotFoundError,
   UnauthenticatedError,
+  UnavailableError,
   UnsupportedOperationError,
   VersionNotSupportedError,
 } from "./errors";

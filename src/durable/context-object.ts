@@ -27,9 +27,10 @@ import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../pus
 import { ChildStore, cancelChildren } from "./children";
 import { EventHub } from "./event-hub";
 import { type HistoryPage, HistoryStore } from "./history-store";
-import { indexObjectName, newTaskId } from "./ids";
+import { newTaskId } from "./ids";
 import type { IndexRpc } from "./index-object";
 import { IndexOutbox } from "./index-outbox";
+import { indexShardFor } from "./index-shards";
 import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
 import { CONTEXT_MIGRATIONS, migrate } from "./schema";
@@ -154,6 +155,10 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private vacant: boolean;
   /** The tenant, conversation and owner this object holds, once read (they never change). */
   private identity: { tenant: string; contextId: string; owner: string } | null = null;
+  /** Set when this instance made the object's schema: a new conversation (see `claim`). */
+  private created = false;
+  /** The index shard count this conversation's rows went to, once read (see `reshard`). */
+  private sentShards: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -582,6 +587,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       if (input.taskId) throw taskNotFound(input.taskId);
       migrate(this.ctx.storage, CONTEXT_MIGRATIONS);
       this.vacant = false;
+      this.created = true;
     }
     this.claim(scope);
     const message: Message = { ...input, contextId: scope.contextId };
@@ -811,16 +817,43 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   // ---- tenant index ------------------------------------------------------------------
 
-  /** Records which tenant and conversation this object holds (first call wins). */
+  /**
+   * Records which tenant and conversation this object holds (first call wins), and, for a
+   * new conversation, the index shard count its rows go to (in the same statement).
+   */
   private claim(scope: Scope): void {
     if (this.claimed) return;
     this.claimed = true;
+    const shards = this.created ? [String(this.agent.limits.indexShards)] : [];
     this.ctx.storage.sql.exec(
-      "INSERT INTO meta (key, value) VALUES ('tenant', ?), ('context_id', ?), ('owner', ?) ON CONFLICT (key) DO NOTHING",
+      `INSERT INTO meta (key, value) VALUES ('tenant', ?), ('context_id', ?), ('owner', ?)${shards.length ? ", ('index_shards', ?)" : ""} ON CONFLICT (key) DO NOTHING`,
       scope.tenant,
       scope.contextId,
       scope.owner ?? "",
+      ...shards,
     );
+  }
+
+  /**
+   * After `limits.indexShards` changed, this conversation's index rows sit in shards that
+   * no listing reads (the count is part of their names): every task is marked to go
+   * again, to its shard of the new count. A conversation from before shards sent its rows
+   * to the one unsharded index. Runs when rows are sent, so a conversation heals with its
+   * next state change; one that never changes again stays out of cross-context listings.
+   */
+  private reshard(shards: number): void {
+    this.sentShards ??= Number(this.meta("index_shards") ?? "1");
+    if (this.sentShards === shards) return;
+    this.store.atomic(() => {
+      this.store.resendAll();
+      this.ctx.storage.sql.exec(
+        "INSERT INTO meta (key, value) VALUES ('index_shards', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        String(shards),
+      );
+    });
+    this.sentShards = shards;
+    // The rows being sent now are among them; the rest go in the next window.
+    this.outbox.schedule();
   }
 
   private readIdentity(): { tenant: string; contextId: string; owner: string } | null {
@@ -837,7 +870,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return row ? row.value : null;
   }
 
-  /** Where this conversation's index rows go, once the object knows its tenant. */
+  /** Where this conversation's index rows go (its shard), once the object knows its tenant. */
   private indexTarget(): { index: IndexRpc; contextId: string } | null {
     this.identity ??= this.readIdentity();
     if (!this.identity) return null;
@@ -846,10 +879,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       | DurableObjectNamespace
       | undefined;
     if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
-    const index = binding.get(
-      binding.idFromName(indexObjectName(tenant, owner)),
-    ) as unknown as IndexRpc;
-    return { index, contextId };
+    const shards = this.agent.limits.indexShards;
+    this.reshard(shards);
+    return { index: indexShardFor(binding, { tenant, owner, shards }, contextId), contextId };
   }
 
   private flushIndex(): Promise<void> {

@@ -308,10 +308,32 @@ export function contextObjectName(tenant: string, contextId: string, owner = "")
   return `o:${encodeURIComponent(tenant)}/${encodeURIComponent(owner)}/${contextId}`;
 }
 
-/** Name of the Durable Object holding one owner's cross-context task index in a tenant. */
-export function indexObjectName(tenant: string, owner = ""): string {
+/**
+ * Name of the Durable Object holding one shard of one owner's cross-context task index in
+ * a tenant. An index of one shard keeps the name the index had before shards existed; the
+ * others carry their number and the count, so a set of shards of one count never reads
+ * rows written under another (see `limits.indexShards`).
+ */
+export function indexObjectName(tenant: string, owner = "", shard = 0, shards = 1): string {
   const base = `index/${encodeURIComponent(tenant)}`;
-  return owner === "" ? base : `${base}/${encodeURIComponent(owner)}`;
+  const named = owner === "" ? base : `${base}/${encodeURIComponent(owner)}`;
+  // encodeURIComponent escapes "#": no tenant or owner makes a name with one.
+  return shards === 1 ? named : `${named}#${shard}.${shards}`;
+}
+
+/**
+ * The index shard a conversation's rows go to: FNV-1a (32 bits) of its context id's UTF-8
+ * bytes, modulo the count. Stable across isolates and releases (changing it would send a
+ * conversation's later rows to another shard than its earlier ones), and every task of a
+ * conversation goes to one shard, so one task's updates stay ordered in one object.
+ */
+export function indexShardOf(contextId: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (const byte of encoder.encode(contextId)) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % shards;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { type PageQuery, queryPage } from "./paging";
+import { A2AError, type ErrorData } from "../models/errors";
+import { type ListPosition, listSnapshot, type PageQuery } from "./paging";
 import { hasSchema, INDEX_LISTING_KEEP, INDEX_MIGRATIONS, migrate } from "./schema";
 
 /** One task's entry in a tenant's index: enough to filter, sort and find its object. */
@@ -11,11 +12,23 @@ export interface IndexRow {
   updatedAt: string;
 }
 
-export interface IndexPage {
-  rows: { taskId: string; contextId: string }[];
-  totalSize: number;
-  nextPageToken: string;
+/** What one shard is asked for one ListTasks page (see `listSnapshot`). */
+export interface ShardQuery extends Omit<PageQuery, "pageToken"> {
+  /** The last task listed so far, across all shards; null for the first page. */
+  after: ListPosition | null;
+  /** This shard's snapshot, from the page token; null for the first page. */
+  snapshot: number | null;
 }
+
+/** One shard's part of a page: up to `pageSize + 1` rows, at their place in the snapshot. */
+export interface ShardPage {
+  rows: { taskId: string; contextId: string; updatedAt: string }[];
+  totalSize: number;
+  snapshot: number;
+}
+
+/** A shard's answer: a bad page token crosses the RPC boundary as data (like ContextRpc). */
+export type ShardResult = { ok: true; value: ShardPage } | { ok: false; error: ErrorData };
 
 /** The index's RPC surface as callers use it (see ContextRpc for why). */
 export type IndexRpc = Pick<IndexObject, "upsert" | "query" | "remove">;
@@ -78,17 +91,35 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  async query(q: PageQuery): Promise<IndexPage> {
-    if (this.vacant) return { rows: [], totalSize: 0, nextPageToken: "" };
-    const page = queryPage<{ context_id: string }>(
-      this.ctx.storage.sql,
-      { table: "task_index", id: "task_id", columns: "context_id", keep: INDEX_LISTING_KEEP },
-      q,
-    );
-    return {
-      rows: page.rows.map((r) => ({ taskId: r.id, contextId: r.context_id })),
-      totalSize: page.totalSize,
-      nextPageToken: page.nextPageToken,
-    };
+  /**
+   * This shard's rows of one page. A vacant shard (never written) answers none, creates
+   * nothing, and names snapshot 0: every row it gets later is newer than that.
+   */
+  async query(q: ShardQuery): Promise<ShardResult> {
+    if (this.vacant) return { ok: true, value: { rows: [], totalSize: 0, snapshot: 0 } };
+    try {
+      const page = listSnapshot<{ context_id: string }>(
+        this.ctx.storage.sql,
+        { table: "task_index", id: "task_id", columns: "context_id", keep: INDEX_LISTING_KEEP },
+        q,
+        q.after,
+        q.snapshot,
+      );
+      return {
+        ok: true,
+        value: {
+          rows: page.rows.map((r) => ({
+            taskId: r.id,
+            contextId: r.context_id,
+            updatedAt: r.updated_at,
+          })),
+          totalSize: page.totalSize,
+          snapshot: page.snapshot,
+        },
+      };
+    } catch (error) {
+      if (error instanceof A2AError) return { ok: false, error: error.toData() };
+      throw error;
+    }
   }
 }

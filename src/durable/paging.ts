@@ -17,10 +17,26 @@ export interface Page<R> {
   nextPageToken: string;
 }
 
-const badToken = (why: string) =>
+/** InvalidParams naming the page token (forged, of another listing, or expired). */
+export const badPageToken = (why: string) =>
   new A2AError("InvalidParams", why, {}, [
     { field: "params.pageToken", description: "unknown or expired page token" },
   ]);
+
+/** Where a page starts: after the task listed last (its place, then its id). */
+export interface ListPosition {
+  updatedAt: string;
+  taskId: string;
+}
+
+/** A page of a snapshot, before it becomes a token: the rows past it tell if more follow. */
+export interface SnapshotPage<R> {
+  /** At most `pageSize + 1` rows, each with `updated_at` as listed (its place). */
+  rows: R[];
+  totalSize: number;
+  /** The snapshot these rows were listed in: the next page's. */
+  snapshot: number;
+}
 
 /**
  * One page of a task table (a conversation's `tasks` or a tenant's `task_index`), newest
@@ -34,16 +50,50 @@ const badToken = (why: string) =>
  */
 export function queryPage<R extends Record<string, SqlStorageValue>>(
   sql: SqlStorage,
-  source: { table: string; id: string; columns: string; keep: number },
+  source: ListSource,
   q: PageQuery,
 ): Page<R & { id: string; updated_at: string }> {
   const cursor = q.pageToken ? decodeCursor(q.pageToken) : null;
-  if (q.pageToken && !cursor) throw badToken("pageToken is not a token this server issued");
+  if (q.pageToken && !cursor) throw badPageToken("pageToken is not a token this server issued");
+  const page = listSnapshot<R>(sql, source, q, cursor, cursor?.snapshot ?? null);
+  const shown = page.rows.slice(0, q.pageSize);
+  const last = shown.at(-1);
+  return {
+    rows: shown,
+    totalSize: page.totalSize,
+    nextPageToken:
+      page.rows.length > q.pageSize && last
+        ? encodeCursor({ updatedAt: last.updated_at, taskId: last.id, snapshot: page.snapshot })
+        : "",
+  };
+}
+
+/** The table a listing reads, and how many moves its snapshots keep. */
+export interface ListSource {
+  table: string;
+  id: string;
+  columns: string;
+  keep: number;
+}
+
+/**
+ * The rows of one page of a snapshot after `after` (the first page when null), at most
+ * `pageSize + 1`; `snapshot` null lists the table as it is now and names that snapshot.
+ * A snapshot this table never had, or one older than the moves kept, is InvalidParams
+ * naming the page token.
+ */
+export function listSnapshot<R extends Record<string, SqlStorageValue>>(
+  sql: SqlStorage,
+  source: ListSource,
+  q: Omit<PageQuery, "pageToken">,
+  cursor: ListPosition | null,
+  snapshotAsked: number | null,
+): SnapshotPage<R & { id: string; updated_at: string }> {
   const clock = sql.exec<{ seq: number }>("SELECT seq FROM list_clock WHERE id = 1").one().seq;
-  const snapshot = cursor?.snapshot ?? clock;
-  if (snapshot > clock) throw badToken("pageToken is not a token this server issued");
+  const snapshot = snapshotAsked ?? clock;
+  if (snapshot > clock) throw badPageToken("pageToken is not a token this server issued");
   if (snapshot < clock - source.keep) {
-    throw badToken(
+    throw badPageToken(
       `pageToken has expired: over ${source.keep} task updates since its first page; list again from the first page`,
     );
   }
@@ -115,14 +165,5 @@ export function queryPage<R extends Record<string, SqlStorageValue>>(
       limit,
     )
     .toArray();
-  const shown = rows.slice(0, q.pageSize);
-  const last = shown.at(-1);
-  return {
-    rows: shown,
-    totalSize,
-    nextPageToken:
-      rows.length > q.pageSize && last
-        ? encodeCursor({ updatedAt: last.updated_at, taskId: last.id, snapshot })
-        : "",
-  };
+  return { rows, totalSize, snapshot };
 }

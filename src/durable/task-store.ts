@@ -528,6 +528,12 @@ export class TaskStore {
     return [...this.pending.values()];
   }
 
+  /** Marks every task for the index again (its rows must reach another shard). */
+  resendAll(): void {
+    this.atomic(() => this.sql.exec("UPDATE tasks SET index_pending = 1"));
+    this.pending = null;
+  }
+
   /**
    * Drops acknowledged rows, unless they changed again meanwhile. The mark in SQLite is
    * written with the next transaction; until then a restart sends them again, which the

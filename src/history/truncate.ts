@@ -90,16 +90,26 @@ function markOrphans(items: readonly Item[], gone: boolean[], awaiting: Set<numb
  * Orphaned calls and outputs are dropped first, so they never use up budget that real
  * turns could have kept. Then items go oldest first; a call and its output(s) go together.
  * When only protected items are left the limits may still be exceeded: that is accepted
- * rather than breaking the conversation. No limits means no change at all.
+ * rather than breaking the conversation. No limits means no change at all. Items whose
+ * id is in `keep` (a turn's current tool round) are protected too.
  * @example
  * const { kept, removed } = truncateItems(items, { maxItems: 50, maxTokens: 8000 });
  */
-export function truncateItems(items: readonly Item[], limits: TruncateLimits): Partition {
+export function truncateItems(
+  items: readonly Item[],
+  limits: TruncateLimits,
+  keep?: ReadonlySet<string>,
+): Partition {
   const maxItems = checkLimit("maxItems", limits.maxItems);
   const maxTokens = checkLimit("maxTokens", limits.maxTokens);
   if (maxItems === undefined && maxTokens === undefined) return { kept: [...items], removed: [] };
 
   const protect = protectedIndexes(items);
+  if (keep?.size) {
+    items.forEach((item, i) => {
+      if (keep.has(item.id)) protect.add(i);
+    });
+  }
   const awaiting = awaitingCallIndexes(items);
   const gone: boolean[] = new Array(items.length).fill(false);
   markOrphans(items, gone, awaiting);

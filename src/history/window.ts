@@ -1,5 +1,6 @@
 import { providerItems } from "./config";
 import { type Item, isSummary, isUserMessage, type MessageItem } from "./items";
+import { shortenOutputs } from "./shorten";
 import {
   DEFAULT_SUMMARY_MAX_TOKENS,
   planSummary,
@@ -71,6 +72,13 @@ export interface WindowPolicy {
   foldMaxTokens?: number;
   /** Rows read per page, newest first (default 64). */
   pageSize?: number;
+  /**
+   * Ids of stored items the call must carry whatever the budget: a turn's user message
+   * and its current tool round. They are read even past the budget (up to
+   * `KEEP_SEEK_ROWS` more rows), never truncated, and when they alone do not fit, their
+   * tool outputs are cut with a marker (`shortenOutputs`).
+   */
+  keep?: ReadonlySet<string>;
   signal?: AbortSignal;
 }
 
@@ -88,6 +96,8 @@ export interface ConversationWindow {
   summaryError?: unknown;
   /** Items read but left out by truncation. */
   truncated: number;
+  /** Tool outputs among `keep` cut to fit the budget. */
+  shortened: number;
   /** Older items dropped without being summarized (more than one summary may fold in). */
   unsummarized: boolean;
   /** Stored rows read to build the window. */
@@ -99,6 +109,8 @@ export interface ConversationWindow {
 /** Pinned instructions and config updates carried however old the conversation is. */
 export const PINNED_LIMIT = 16;
 const DEFAULT_PAGE = 64;
+/** Rows read past the budget, at most, looking for the items a window must keep. */
+export const KEEP_SEEK_ROWS = 1024;
 
 function check(name: string, value: number, min: number): number {
   if (!Number.isInteger(value) || value < min) {
@@ -115,8 +127,10 @@ function check(name: string, value: number, min: number): number {
  * user turns (at most `foldMaxTokens` of it, plus the previous summary) is summarized
  * into a new running summary, stored for later turns; then the window is truncated to
  * the budget (F8–F10: instructions, the summary and the last user message stay, a call
- * and its output go together, no orphan is sent). A failing summarizer costs the summary,
- * not the turn; an abort is rethrown with nothing stored.
+ * and its output go together, no orphan is sent). The items in `policy.keep` are sent
+ * whatever the budget, their tool outputs cut with a marker if they alone do not fit. A
+ * failing summarizer costs the summary, not the turn; an abort is rethrown with nothing
+ * stored.
  * @example
  * const window = await readWindow(source, { maxTokens: 8000, summarizer });
  */
@@ -145,15 +159,23 @@ export async function readWindow(
     return rows;
   };
 
-  // Newest first, a page at a time, until the budget is passed or nothing is left.
+  // Newest first, a page at a time, until the budget is passed (and every kept item is
+  // read) or nothing is left.
   const newestFirst: PositionedItem[] = [];
   let tokens = running ? estimateItemTokens(running.summary) : 0;
   const over = () =>
     tokens > maxTokens || (maxItems !== undefined && newestFirst.length > maxItems);
+  const mustSend = policy.keep ?? new Set<string>();
+  let missing = mustSend.size;
+  let seekUntil = Number.POSITIVE_INFINITY;
   let exhausted = false;
-  while (!over()) {
+  while (!over() || (missing > 0 && rowsRead < seekUntil)) {
+    if (over() && seekUntil === Number.POSITIVE_INFINITY) seekUntil = rowsRead + KEEP_SEEK_ROWS;
     const rows = page(newestFirst.at(-1)?.seq ?? null);
-    for (const row of rows) tokens += estimateItemTokens(row.item);
+    for (const row of rows) {
+      tokens += estimateItemTokens(row.item);
+      if (mustSend.has(row.item.id)) missing--;
+    }
     newestFirst.push(...rows);
     if (rows.length < pageSize) {
       exhausted = true;
@@ -165,6 +187,7 @@ export async function readWindow(
     items: [],
     summarized: false,
     truncated: 0,
+    shortened: 0,
     unsummarized: false,
     rowsRead: 0,
     tokens: 0,
@@ -232,11 +255,14 @@ export async function readWindow(
   );
 
   const window = [...pinned.map((row) => row.item), ...(summary ? [summary] : []), ...recent];
-  const fitted = truncateItems(window, {
-    maxTokens,
-    ...(maxItems === undefined ? {} : { maxItems }),
-  });
-  result.items = providerItems(fitted.kept);
+  const fitted = truncateItems(
+    window,
+    { maxTokens, ...(maxItems === undefined ? {} : { maxItems }) },
+    mustSend,
+  );
+  const shortened = shortenOutputs(providerItems(fitted.kept), mustSend, maxTokens);
+  result.items = shortened.items;
+  result.shortened = shortened.shortened;
   result.truncated = fitted.removed.length;
   result.rowsRead = rowsRead;
   result.tokens = estimateTokens(result.items);

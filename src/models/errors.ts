@@ -108,6 +108,8 @@ export const ERROR_TABLE = {
     reason: "PERMISSION_DENIED",
   },
   Internal: { code: -32603, http: 500, status: "INTERNAL", reason: "INTERNAL" },
+  /** A service Edgelink depends on did not answer (an issuer's keys): worth a retry. */
+  Unavailable: { code: -32603, http: 503, status: "UNAVAILABLE", reason: "UNAVAILABLE" },
 } as const;
 
 export type ErrorKind = keyof typeof ERROR_TABLE;

@@ -185,7 +185,10 @@ export function stripThinkTags(model: Model, options: ThinkTagOptions = {}): Mod
   return {
     provider: model.provider,
     model: model.model,
-    capabilities: model.capabilities,
+    // Read through, not copied: the wrapped model's capabilities are what a turn budgets by.
+    get capabilities() {
+      return model.capabilities;
+    },
     async *streamBatches(
       request: ModelRequest,
       call: CallOptions = {},

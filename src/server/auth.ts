@@ -1,7 +1,14 @@
 import type { MiddlewareHandler } from "hono";
 import { ANONYMOUS, type AuthOptions, type BearerAuth, type Principal } from "../agent/auth";
 import type { Agent } from "../agent/definition";
-import { JoseError, type KeyResolver, localKeySet, remoteKeySet, verifyJwt } from "../jose";
+import {
+  JoseError,
+  JwksUnavailableError,
+  type KeyResolver,
+  localKeySet,
+  remoteKeySet,
+  verifyJwt,
+} from "../jose";
 import { A2AError } from "../models/errors";
 import { jsonRpcError, restError } from "./errors";
 
@@ -90,8 +97,14 @@ async function verifyBearer(token: string, bearer: BearerAuth): Promise<Principa
     if (error instanceof JoseError) {
       throw new Unauthenticated(`Invalid bearer token: ${error.code}`, "invalid_token");
     }
-    // Discovery or JWKS fetch failed (JwksUnavailableError): our side, not the caller's
-    // credential.
+    // Discovery or the key set failed: our side, not the caller's credential, so no 401
+    // (a client would drop a good token) but a 503 it can retry.
+    if (error instanceof JwksUnavailableError) {
+      throw new A2AError(
+        "Unavailable",
+        "The bearer token's issuer keys cannot be fetched right now; retry later",
+      );
+    }
     throw error;
   }
 }
@@ -241,6 +254,8 @@ export function requireAuth<Env extends object>(
           "WWW-Authenticate": challenges(agent as Agent<unknown>, error),
         });
       }
+      // In the binding's shape too (an issuer's keys unavailable: 503).
+      if (error instanceof A2AError) return refusal(c.req.raw, error);
       throw error;
     }
     return next();

@@ -5,7 +5,6 @@ import {
   decodeCursor,
   type IdScope,
   idKeys,
-  indexObjectName,
   issuedContextId,
   looksIssued,
   MAX_CONTEXT_ID_LENGTH,
@@ -13,7 +12,7 @@ import {
   verifiedContextOf,
   verifyContextId,
 } from "../durable/ids";
-import type { IndexRpc } from "../durable/index-object";
+import { listIndex } from "../durable/index-shards";
 import { A2AError } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import type { TaskList } from "../models/render";
@@ -213,15 +212,16 @@ export class Operations<Env> {
 
   /**
    * ListTasks. With a contextId the conversation's own object answers. Without one, the
-   * tenant index picks the page and each conversation object fills in its tasks.
+   * tenant index (its shards merged) picks the page and each conversation object fills
+   * in its tasks.
    */
   async listTasks(params: ListTasksParams): Promise<TaskList> {
-    if (params.pageToken && !decodeCursor(params.pageToken)) {
-      throw new A2AError("InvalidParams", "pageToken is not a token this server issued", {}, [
-        { field: "params.pageToken", description: "unknown page token" },
-      ]);
-    }
     if (params.contextId) {
+      if (params.pageToken && !decodeCursor(params.pageToken)) {
+        throw new A2AError("InvalidParams", "pageToken is not a token this server issued", {}, [
+          { field: "params.pageToken", description: "unknown page token" },
+        ]);
+      }
       // A context not issued to this caller holds none of its tasks: an empty page, and
       // no object reached.
       const named = await this.namedContext(params.contextId, "params.contextId");
@@ -232,15 +232,17 @@ export class Operations<Env> {
       return { ...page, pageSize: params.pageSize };
     }
     const ns = this.namespace(this.agent.bindings.index);
-    const index = ns.get(
-      ns.idFromName(indexObjectName(this.tenant, this.owner)),
-    ) as unknown as IndexRpc;
-    const page = await index.query({
-      state: params.state,
-      statusTimestampAfter: params.statusTimestampAfter,
-      pageSize: params.pageSize,
-      pageToken: params.pageToken,
-    });
+    const shards = this.agent.limits.indexShards;
+    const page = await listIndex(
+      ns,
+      { tenant: this.tenant, owner: this.owner, shards },
+      {
+        state: params.state,
+        statusTimestampAfter: params.statusTimestampAfter,
+        pageSize: params.pageSize,
+        pageToken: params.pageToken,
+      },
+    );
     const byContext = new Map<string, string[]>();
     for (const row of page.rows) {
       byContext.set(row.contextId, [...(byContext.get(row.contextId) ?? []), row.taskId]);

@@ -14,6 +14,7 @@ import {
   type PeerInterface,
   TaskNotFoundError,
   UnauthenticatedError,
+  UnavailableError,
   UnsupportedOperationError,
 } from "../../src/client/index";
 
@@ -145,6 +146,32 @@ describe("client wire handling", () => {
     expect(gateway).toBeInstanceOf(InternalError);
     expect(gateway.message).toContain("HTTP 502");
     expect(gateway).toBeInstanceOf(A2ARemoteError);
+  });
+
+  it("a 503 whose ErrorInfo says UNAVAILABLE is UnavailableError (retry later), not InternalError", async () => {
+    const peer = scripted(() =>
+      Response.json(
+        {
+          error: {
+            code: 503,
+            status: "UNAVAILABLE",
+            message: "issuer keys cannot be fetched",
+            details: [
+              {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                reason: "UNAVAILABLE",
+                domain: "a2a-protocol.org",
+              },
+            ],
+          },
+        },
+        { status: 503 },
+      ),
+    );
+    const rest = await connect(card([REST]), { fetch: peer.fetch });
+    const error = await rest.getTask("t1").catch((e) => e);
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect(error.httpStatus).toBe(503);
   });
 
   it("sends the version, tenant, extensions, headers and API key where the card says", async () => {

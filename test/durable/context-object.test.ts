@@ -7,13 +7,21 @@ import {
   contextObjectName,
   contextOfTaskId,
   idKeys,
-  indexObjectName,
   sealedTaskId,
   verifiedContextOf,
 } from "../../src/durable/ids";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { Message } from "../../src/models/message";
-import { artifactText, BASE, listUntil, rpc, send, sleep, waitForState } from "../helpers";
+import {
+  artifactText,
+  BASE,
+  indexShardStub,
+  listUntil,
+  rpc,
+  send,
+  sleep,
+  waitForState,
+} from "../helpers";
 
 type Json = Record<string, unknown>;
 
@@ -137,7 +145,7 @@ describe("conversation Durable Object storage", () => {
         .one(),
     );
     expect(outbox.n).toBe(0);
-    const index = env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(indexObjectName("")));
+    const index = indexShardStub(task.contextId as string);
     const row = await runInDurableObject(index, (_i, state) =>
       state.storage.sql
         .exec<{ state: string; context_id: string }>(

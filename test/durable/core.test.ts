@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
 import { EventHub } from "../../src/durable/event-hub";
 import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName, idKeys, indexObjectName, issuedContextId } from "../../src/durable/ids";
+import { contextObjectName, idKeys, issuedContextId } from "../../src/durable/ids";
 import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
 import { CHUNK_CHARS, MAX_ROW_BYTES } from "../../src/durable/row-limit";
@@ -20,7 +20,7 @@ import { A2AError } from "../../src/models/errors";
 import { Messages } from "../../src/models/message";
 import { Parts } from "../../src/models/part";
 import type { StreamFormat } from "../../src/models/stream";
-import { BASE, parseSse, rest, rpc, send, userMessage } from "../helpers";
+import { BASE, indexShardStub, parseSse, rest, rpc, send, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;
 
@@ -613,7 +613,7 @@ describe("durable core: retention", () => {
     const listed = [...(page1.tasks as Json[]), ...(page2.tasks as Json[])].map((t) => t.id);
     expect(listed).toEqual([ids[7], ids[6], ids[5]]);
     // The tenant index forgot them too.
-    const index = env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(indexObjectName("")));
+    const index = indexShardStub(contextId);
     const indexed = await runInDurableObject(index, (_i, state) =>
       state.storage.sql
         .exec<{ task_id: string }>("SELECT task_id FROM task_index WHERE context_id = ?", contextId)

@@ -1,10 +1,10 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { contextObjectName, idKeys, indexObjectName, issuedContextId } from "../../src/durable/ids";
+import { contextObjectName, idKeys, issuedContextId } from "../../src/durable/ids";
 import type { IndexRow } from "../../src/durable/index-object";
 import { INDEX_BACKSTOP_MS, INDEX_BATCH_ROWS, IndexOutbox } from "../../src/durable/index-outbox";
 import type { IndexEntry, TaskStore } from "../../src/durable/task-store";
-import { BASE, rpc, sleep, userMessage } from "../helpers";
+import { BASE, indexShardStub, rpc, sleep, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;
 
@@ -20,8 +20,7 @@ const issuedIn = async (tenant: string) =>
 
 const contextStub = (tenant: string, contextId: string) =>
   env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName(tenant, contextId)));
-const indexStub = (tenant: string) =>
-  env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(indexObjectName(tenant)));
+const indexStub = (tenant: string, contextId: string) => indexShardStub(contextId, tenant);
 
 async function sendIn(tenant: string, contextId: string, text: string, taskId?: string) {
   const message = userMessage(text, taskId ? { contextId, taskId } : { contextId });
@@ -30,9 +29,9 @@ async function sendIn(tenant: string, contextId: string, text: string, taskId?: 
   return (body.result as { task: Json }).task;
 }
 
-/** The index's row for a task (null if it has none), read inside the index object. */
-async function indexRow(tenant: string, taskId: string) {
-  return runInDurableObject(indexStub(tenant), (_i, state) => {
+/** The index's row for a task (null if it has none), read inside its conversation's shard. */
+async function indexRow(tenant: string, contextId: string, taskId: string) {
+  return runInDurableObject(indexStub(tenant, contextId), (_i, state) => {
     const has = state.storage.sql
       .exec("SELECT 1 FROM sqlite_master WHERE name = 'task_index'")
       .toArray().length;
@@ -63,8 +62,11 @@ async function withLimits(tenant: string, contextId: string, limits: Json) {
  * Records every upsert call each index object receives (on the class: RPC dispatches
  * through the prototype, so an instance property would not be called).
  */
-async function countUpserts(tenant: string): Promise<() => Promise<IndexRow[][]>> {
-  await runInDurableObject(indexStub(tenant), (instance) => {
+async function countUpserts(
+  tenant: string,
+  contextId: string,
+): Promise<() => Promise<IndexRow[][]>> {
+  await runInDurableObject(indexStub(tenant, contextId), (instance) => {
     type Counted = { upsert(rows: IndexRow[]): Promise<void>; calls?: IndexRow[][] };
     const proto = Object.getPrototypeOf(Object.getPrototypeOf(instance)) as Counted & {
       counted?: boolean;
@@ -85,7 +87,7 @@ async function countUpserts(tenant: string): Promise<() => Promise<IndexRow[][]>
   });
   return () =>
     runInDurableObject(
-      indexStub(tenant),
+      indexStub(tenant, contextId),
       (instance) => (instance as unknown as { calls: IndexRow[][] }).calls,
     );
 }
@@ -108,9 +110,9 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
     const sent = Date.now();
     const task = await sendIn(tenant, contextId, "index me later");
     // Answered before the index heard of it: its call is not on the answer's path.
-    expect(await indexRow(tenant, task.id as string)).toBeNull();
+    expect(await indexRow(tenant, contextId, task.id as string)).toBeNull();
     const row = await until(
-      () => indexRow(tenant, task.id as string),
+      () => indexRow(tenant, contextId, task.id as string),
       (r) => r !== null,
     );
     expect(row?.state).toBe("completed");
@@ -124,7 +126,7 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
     const tenant = newTenant();
     const contextId = await issuedIn(tenant);
     await withLimits(tenant, contextId, { indexFlushMs: 1500 });
-    const calls = await countUpserts(tenant);
+    const calls = await countUpserts(tenant, contextId);
     const tasks = await Promise.all(
       ["one", "two", "three", "four"].map((t) => sendIn(tenant, contextId, t)),
     );
@@ -139,7 +141,7 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
 
   it("an older row never overwrites a newer one (flushes may arrive out of order)", async () => {
     const tenant = newTenant();
-    const index = indexStub(tenant) as unknown as {
+    const index = indexStub(tenant, "c") as unknown as {
       upsert(rows: IndexRow[]): Promise<void>;
     };
     const row = (state: string, updatedAt: string): IndexRow => ({
@@ -151,7 +153,7 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
     });
     await index.upsert([row("completed", "2026-01-01T00:00:02.000Z")]);
     await index.upsert([row("working", "2026-01-01T00:00:01.000Z")]);
-    expect(await indexRow(tenant, "t")).toEqual({
+    expect(await indexRow(tenant, "c", "t")).toEqual({
       state: "completed",
       updated_at: "2026-01-01T00:00:02.000Z",
     });
@@ -179,12 +181,12 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
     expect(before.alarm).not.toBeNull();
     expect((before.alarm as number) - Date.now()).toBeLessThanOrEqual(30_000 + INDEX_BACKSTOP_MS);
     await runInDurableObject(stub, (_i, state) => state.abort("simulated restart")).catch(() => {});
-    expect(await indexRow(tenant, task.id as string)).toBeNull();
+    expect(await indexRow(tenant, contextId, task.id as string)).toBeNull();
 
     // A stub of a reset object is broken: the next call gets a fresh one, as the Worker would.
     const fresh = contextStub(tenant, contextId);
     expect(await runDurableObjectAlarm(fresh)).toBe(true);
-    expect((await indexRow(tenant, task.id as string))?.state).toBe("input-required");
+    expect((await indexRow(tenant, contextId, task.id as string))?.state).toBe("input-required");
     expect(await runInDurableObject(fresh, (_i, state) => pendingOf(state))).toBe(0);
   });
 
@@ -195,14 +197,14 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
     const asked = await sendIn(tenant, contextId, "hello");
     expect((asked.status as Json).state).toBe("TASK_STATE_INPUT_REQUIRED");
     await until(
-      () => indexRow(tenant, asked.id as string),
+      () => indexRow(tenant, contextId, asked.id as string),
       (r) => r?.state === "input-required",
     );
     await withLimits(tenant, contextId, { indexFlushMs: 60_000 });
     const done = await sendIn(tenant, contextId, "Ada", asked.id as string);
     expect((done.status as Json).state).toBe("TASK_STATE_COMPLETED");
     // The index still says input-required; the conversation's object knows better.
-    expect((await indexRow(tenant, asked.id as string))?.state).toBe("input-required");
+    expect((await indexRow(tenant, contextId, asked.id as string))?.state).toBe("input-required");
     const waiting = await rpc("ListTasks", { tenant, status: "TASK_STATE_INPUT_REQUIRED" });
     expect((waiting.body.result as { tasks: Json[] }).tasks).toEqual([]);
 

@@ -20,6 +20,8 @@ export const harness: {
   toolAborts: string[];
   /** While set, `get_capital` throws this message. */
   toolThrows: string | null;
+  /** While set, `get_capital` answers this instead (e.g. a large output). */
+  toolOutput: ((country: string) => string) | null;
 } = {
   model: null,
   fetch: null,
@@ -28,6 +30,7 @@ export const harness: {
   holdTools: false,
   toolAborts: [],
   toolThrows: null,
+  toolOutput: null,
 };
 
 /** Delegates to whatever model the current test set, with the fake provider's fetch. */
@@ -64,6 +67,7 @@ const worker = defineAgent({
       run: async ({ country }, { signal }) => {
         harness.toolRuns.push(country);
         if (harness.toolThrows !== null) throw new Error(harness.toolThrows);
+        if (harness.toolOutput) return harness.toolOutput(country);
         if (harness.holdTools) {
           await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
           const reason = signal.reason as { message?: string } | undefined;

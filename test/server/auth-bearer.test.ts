@@ -84,7 +84,7 @@ describe("bearer auth on src/jose", () => {
     }
   });
 
-  it("an issuer whose JWKS cannot be fetched is our failure, not the caller's: never 401", async () => {
+  it("an issuer whose JWKS cannot be fetched is our failure, not the caller's: 503, never 401", async () => {
     // The workers tests have no network: the JWKS URL answers 503.
     const { worker, token } = await bearerAgent("ES256", {
       keys: undefined,
@@ -94,7 +94,10 @@ describe("bearer auth on src/jose", () => {
       headers: { Authorization: `Bearer ${await token()}` },
       body: list,
     });
-    expect(response.status).toBe(500);
+    expect(response.status).toBe(503);
     expect(response.headers.get("WWW-Authenticate")).toBeNull();
+    const body = (await response.json()) as { error: { code: number; message: string } };
+    expect(body.error.code).toBe(-32603);
+    expect(body.error.message).toMatch(/issuer keys cannot be fetched/);
   });
 });
