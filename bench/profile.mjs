@@ -150,7 +150,7 @@ try {
   writeFileSync(out, JSON.stringify(result.profile));
   copyFileSync(server.scriptPath, out.replace(/\.cpuprofile$/, ".bundle.mjs"));
   console.log(
-    `${target}: ${r.rps.toFixed(0)} rps while profiled, ${r.serverCpuMsPerRequest.toFixed(2)} ms workerd CPU per request, ${r.errors.measured + r.errors.warmup} errors`,
+    `${target}: ${r.rps.toFixed(0)} rps while profiled, ${r.serverCpuMsPerRequest.toFixed(2)} ms workerd CPU per request, ${r.errors.measured + r.errors.unmeasured} errors`,
   );
   summarize(result.profile, moduleMapper(server.scriptPath), r.requests);
   console.log(`\nprofile: ${out}\nbundle:  ${out.replace(/\.cpuprofile$/, ".bundle.mjs")}`);
