@@ -13,7 +13,7 @@ import { mergePatch } from "./merge-patch";
 import { type Page, type PageQuery, queryPage } from "./paging";
 import type { PushStore } from "./push-store";
 import { checkRowBytes } from "./row-limit";
-import { CONTEXT_LISTING_KEEP } from "./schema";
+import { CONTEXT_LISTING_KEEP, EVENTS_SEQ_KEY } from "./schema";
 
 interface TaskRow {
   id: string;
@@ -95,7 +95,8 @@ export class TaskStore {
   private issued = 0;
   /**
    * The newest event's seq (the SSE id), read once: an insert names its seq instead of
-   * asking SQLite with RETURNING, which costs several times the insert itself.
+   * asking SQLite with RETURNING, which costs several times the insert itself (nor does the
+   * table keep AUTOINCREMENT's extra row: see `nextEventSeq`).
    */
   private lastEvent: number | null = null;
   /** The `row_seq` of the tasks in memory. */
@@ -576,8 +577,10 @@ export class TaskStore {
     const list = [...ids];
     this.noRemovals = false;
     this.atomic(() => {
-      // Deleted rows take their row_seq along: keep the clock in SQLite from going back.
+      // Deleted rows take their row_seq and event seqs along: keep both counters in SQLite
+      // from going back.
       this.saveClock();
+      this.saveEventSeq();
       for (let i = 0; i < list.length; i += 90) {
         const chunk = list.slice(i, i + 90);
         const marks = chunk.map(() => "?").join(", ");
@@ -780,18 +783,31 @@ export class TaskStore {
   }
 
   /**
-   * The seq the next event takes: past every seq ever used, as AUTOINCREMENT promises
-   * (its high-water mark in `sqlite_sequence` outlives pruned events, and an explicit seq
-   * raises it).
+   * The seq the next event takes: past every seq ever used (a client may still hold an
+   * old one as its Last-Event-ID): past the newest row and the high-water mark pruning
+   * left in `meta`.
    */
   private nextEventSeq(): number {
     this.lastEvent ??= this.sql
       .exec<{ seq: number }>(
-        `SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0),
+        `SELECT MAX(COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0),
            COALESCE((SELECT MAX(seq) FROM events), 0)) AS seq`,
+        EVENTS_SEQ_KEY,
       )
       .one().seq;
     return this.lastEvent + 1;
+  }
+
+  /** Keeps the newest seq in `meta` before events are deleted (see `nextEventSeq`). */
+  private saveEventSeq(): void {
+    const seq = this.nextEventSeq() - 1;
+    this.sql.exec(
+      `INSERT INTO meta (key, value) VALUES (?, ?)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value
+       WHERE CAST(excluded.value AS INTEGER) > CAST(meta.value AS INTEGER)`,
+      EVENTS_SEQ_KEY,
+      String(seq),
+    );
   }
 
   /** One logged event by its sequence number. */

@@ -175,6 +175,33 @@ describe("durable core: event ids (issue 10)", () => {
     expect(seqs.logged).toEqual([1, 2, 3, 4, 4]);
     expect(seqs.stored).toEqual([3, 4]);
   });
+
+  it("the event log's rebuild without AUTOINCREMENT (v13) keeps its rows and never reuses a seq", async () => {
+    const result = await runInDurableObject(stubOf("event-seq-v13"), (_i, state) => {
+      const sql = state.storage.sql;
+      migrate(state.storage, CONTEXT_MIGRATIONS.slice(0, 12)); // as deployed before v13
+      for (const seq of [1, 2, 3]) {
+        sql.exec("INSERT INTO events (task_id, body) VALUES ('old', ?)", `{"n":${seq}}`);
+      }
+      sql.exec("DELETE FROM events WHERE seq = 3"); // pruned: AUTOINCREMENT still knew 3
+      migrate(state.storage, CONTEXT_MIGRATIONS);
+      const kept = sql
+        .exec<{ seq: number; body: string }>("SELECT seq, body FROM events ORDER BY seq")
+        .toArray();
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      const logged = store.create(taskFixture("after"), true).map((e) => e.seq);
+      const autoincrement = sql
+        .exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_sequence WHERE name = 'events'")
+        .one().n;
+      return { kept, logged, autoincrement };
+    });
+    expect(result.kept).toEqual([
+      { seq: 1, body: '{"n":1}' },
+      { seq: 2, body: '{"n":2}' },
+    ]);
+    expect(result.logged).toEqual([4]);
+    expect(result.autoincrement).toBe(0);
+  });
 });
 
 describe("durable core: every row within SQLite's 2 MB limit", () => {
