@@ -235,7 +235,7 @@ async function profileLoad(server) {
   const profile = await stop();
   const r = load.result();
   console.log(
-    `${target}: ${r.rps.toFixed(0)} rps while profiled, ${r.serverCpuMsPerRequest.toFixed(2)} ms workerd CPU per request, ${r.errors.measured + r.errors.warmup} errors`,
+    `${target}: ${r.rps.toFixed(0)} rps while profiled, ${r.serverCpuMsPerRequest.toFixed(2)} ms workerd CPU per request, ${r.errors.measured + r.errors.unmeasured} errors`,
   );
   save(profile, server, r.requests);
 }

@@ -89,6 +89,18 @@ const SCENARIOS = [
     contexts: followUps,
   },
   {
+    // A/B against another checkout (e.g. `git archive main | tar -x -C /tmp/base` with a
+    // node_modules link): its echo agent under (b)'s traffic, in the same interleaved run.
+    key: "bo",
+    label: "(bo) Edgelink at BENCH_BASE, follow-ups",
+    start: () => {
+      if (!process.env.BENCH_BASE) throw new Error("scenario bo needs BENCH_BASE=<checkout>");
+      return startWorkerd(join(process.env.BENCH_BASE, "bench", "echo-worker.ts"), EDGELINK_DOS);
+    },
+    contexts: followUps,
+    optIn: true,
+  },
+  {
     key: "c",
     label: "(c)  Edgelink, first message of a new context",
     start: () => startWorkerd("echo-worker.ts", EDGELINK_DOS),
@@ -241,7 +253,9 @@ async function main() {
   if (unknown.length) {
     throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(", ")}; known: ${keys.join(", ")}`);
   }
-  const scenarios = wanted.length ? SCENARIOS.filter((s) => wanted.includes(s.key)) : SCENARIOS;
+  const scenarios = wanted.length
+    ? SCENARIOS.filter((s) => wanted.includes(s.key))
+    : SCENARIOS.filter((s) => !s.optIn);
   const index = wanted.length === 0 || wanted.includes("index");
   const history = wanted.length === 0 || wanted.includes("history");
   const window = wanted.length === 0 || wanted.includes("window");

@@ -6,7 +6,7 @@
 import { fork } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
@@ -22,11 +22,11 @@ export function cleanupTempDirs() {
   tempDirs.clear();
 }
 
-/** Bundles a TS worker entry (relative to bench/) into one ESM module in `dir`. */
+/** Bundles a TS worker entry (relative to bench/, or absolute) into one ESM module in `dir`. */
 async function bundle(entry, dir) {
   const outfile = join(dir, "worker.mjs");
   await build({
-    entryPoints: [join(here, entry)],
+    entryPoints: [isAbsolute(entry) ? entry : join(here, entry)],
     outfile,
     bundle: true,
     format: "esm",

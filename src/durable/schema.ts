@@ -10,6 +10,9 @@ import { PINNED } from "./history-store";
 export type MigrationStep = string | ((sql: SqlStorage) => void);
 export type Migration = readonly MigrationStep[];
 
+/** The `meta` key of the event log's high-water mark (the newest seq ever deleted). */
+export const EVENTS_SEQ_KEY = "events_seq";
+
 /** Task moves a conversation keeps for page tokens: an older token has expired. */
 export const CONTEXT_LISTING_KEEP = 10_000;
 /** The same for a tenant's index, which sees every conversation's moves. */
@@ -204,6 +207,31 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
     `CREATE TRIGGER IF NOT EXISTS push_snapshot_chunks_gone AFTER DELETE ON push_deliveries
        WHEN old.snapshot_chunks > 0
        BEGIN DELETE FROM push_snapshot_chunks WHERE seq = old.seq; END`,
+  ],
+  // v11: the conversation's own writer keeps that bookkeeping (TaskStore, "listing
+  // clock"): the row's new `row_seq` goes in the same INSERT/UPDATE instead of a trigger
+  // rewriting the row, and a move is recorded only when a page token may hold the old
+  // place. The delete trigger stays. The tenant index keeps its triggers.
+  ["DROP TRIGGER IF EXISTS tasks_listed", "DROP TRIGGER IF EXISTS tasks_moved"],
+  // v12: one B-tree less to write per message. The pending index rows are read once per
+  // object lifetime (then kept in memory by TaskStore), a scan of a table that retention
+  // bounds; the partial index cost a page write at every new task and every acknowledgement.
+  ["DROP INDEX IF EXISTS tasks_index_pending"],
+  // v13: the event log without AUTOINCREMENT, whose `sqlite_sequence` row was one more
+  // page written with every event. TaskStore names each seq (past the newest one) and
+  // keeps the high-water mark in `meta` when it deletes events, so no seq is ever reused.
+  [
+    `CREATE TABLE IF NOT EXISTS events_v13 (
+      seq INTEGER PRIMARY KEY,
+      task_id TEXT NOT NULL,
+      body TEXT NOT NULL
+    )`,
+    "INSERT INTO events_v13 (seq, task_id, body) SELECT seq, task_id, body FROM events",
+    `INSERT INTO meta (key, value) SELECT '${EVENTS_SEQ_KEY}', CAST(seq AS TEXT) FROM sqlite_sequence
+       WHERE name = 'events' ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    "DROP TABLE events",
+    "ALTER TABLE events_v13 RENAME TO events",
+    "CREATE INDEX IF NOT EXISTS events_by_task ON events (task_id, seq)",
   ],
 ];
 

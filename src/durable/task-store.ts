@@ -13,7 +13,7 @@ import { mergePatch } from "./merge-patch";
 import { type Page, type PageQuery, queryPage } from "./paging";
 import type { PushStore } from "./push-store";
 import { checkRowBytes } from "./row-limit";
-import { CONTEXT_LISTING_KEEP } from "./schema";
+import { CONTEXT_LISTING_KEEP, EVENTS_SEQ_KEY } from "./schema";
 
 interface TaskRow {
   id: string;
@@ -25,6 +25,7 @@ interface TaskRow {
   state_history: string;
   created_at: string;
   updated_at: string;
+  row_seq: number;
   [key: string]: SqlStorageValue;
 }
 
@@ -77,6 +78,30 @@ export class TaskStore {
   private acked: string[] = [];
   private depth = 0;
 
+  /**
+   * The listing clock (see `listingSteps` in schema.ts), kept here instead of by
+   * triggers: every insert and every change of `updated_at` takes the next value into
+   * the row's `row_seq`, in the same statement. SQLite's `list_clock` is brought up to
+   * it only when a page is read or rows are deleted; on load the clock is the highest of
+   * `list_clock`, any `row_seq` and any move, so it never goes back. Null until read.
+   */
+  private clock: number | null = null;
+  /** What `list_clock` holds, as far as this store knows. */
+  private storedClock = 0;
+  /**
+   * The newest snapshot a page token may hold (every one, after a load). A row last
+   * changed after it is in no token's snapshot, so its next change records no move.
+   */
+  private issued = 0;
+  /**
+   * The newest event's seq (the SSE id), read once: an insert names its seq instead of
+   * asking SQLite with RETURNING, which costs several times the insert itself (nor does the
+   * table keep AUTOINCREMENT's extra row: see `nextEventSeq`).
+   */
+  private lastEvent: number | null = null;
+  /** The `row_seq` of the tasks in memory. */
+  private readonly rowSeqs = new WeakMap<Task, number>();
+
   private get sql(): SqlStorage {
     return this.storage.sql;
   }
@@ -99,6 +124,8 @@ export class TaskStore {
     } catch (error) {
       this.live.clear();
       this.pending = null;
+      this.clock = null;
+      this.lastEvent = null;
       this.history.forget();
       throw error;
     } finally {
@@ -143,8 +170,8 @@ export class TaskStore {
       const stateHistory = JSON.stringify(live.stateHistory);
       checkRowBytes("task row", metadata, stateHistory);
       this.sql.exec(
-        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending)
-         VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 1)`,
+        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq)
+         VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 1, ?)`,
         live.id,
         live.contextId,
         live.status.state,
@@ -153,7 +180,9 @@ export class TaskStore {
         stateHistory,
         live.createdAt,
         live.status.timestamp,
+        this.tick(),
       );
+      this.rowSeqs.set(live, this.clock as number);
       this.remember(live);
       this.touchIndex(live);
       if (this.push && !withPush) this.push.noConfigs(live.id);
@@ -357,7 +386,7 @@ export class TaskStore {
   private load(taskId: string, historyLength?: number): Task | null {
     const row = this.sql.exec<TaskRow>("SELECT * FROM tasks WHERE id = ?", taskId).toArray()[0];
     if (!row) return null;
-    return {
+    const task: Task = {
       id: row.id,
       contextId: row.context_id,
       status: {
@@ -372,6 +401,8 @@ export class TaskStore {
       createdAt: row.created_at,
       flowState: {},
     };
+    this.rowSeqs.set(task, row.row_seq);
+    return task;
   }
 
   private artifacts(taskId: string): Artifact[] {
@@ -430,6 +461,21 @@ export class TaskStore {
 
   /** One page of this conversation's tasks, newest status first. */
   page(q: PageQuery): Page<{ id: string; updated_at: string }> {
+    const clock = this.listClock();
+    // The page's snapshot is read from `list_clock`: bring it up to the clock first.
+    const stored =
+      clock > this.storedClock
+        ? this.sql
+            .exec<{ seq: number }>(
+              "UPDATE list_clock SET seq = MAX(seq, ?) WHERE id = 1 RETURNING seq",
+              clock,
+            )
+            .one().seq
+        : this.sql.exec<{ seq: number }>("SELECT seq FROM list_clock WHERE id = 1").one().seq;
+    this.storedClock = stored;
+    this.clock = Math.max(clock, stored);
+    // A token from this page may hold this snapshot: the rows in it now record their moves.
+    this.issued = this.clock;
     return queryPage(
       this.sql,
       { table: "tasks", id: "id", columns: "state", keep: CONTEXT_LISTING_KEEP },
@@ -459,7 +505,10 @@ export class TaskStore {
     );
   }
 
-  /** Index rows waiting to reach the tenant index (read from SQLite once, then kept). */
+  /**
+   * Index rows waiting to reach the tenant index (read from SQLite once, then kept: the
+   * scan has no index of its own, see schema v12).
+   */
   outbox(): IndexEntry[] {
     if (this.pending === null) {
       this.pending = new Map();
@@ -528,6 +577,10 @@ export class TaskStore {
     const list = [...ids];
     this.noRemovals = false;
     this.atomic(() => {
+      // Deleted rows take their row_seq and event seqs along: keep both counters in SQLite
+      // from going back.
+      this.saveClock();
+      this.saveEventSeq();
       for (let i = 0; i < list.length; i += 90) {
         const chunk = list.slice(i, i + 90);
         const marks = chunk.map(() => "?").join(", ");
@@ -616,19 +669,83 @@ export class TaskStore {
     const metadata = JSON.stringify(task.metadata);
     const stateHistory = JSON.stringify(task.stateHistory);
     checkRowBytes("task status", message, metadata, stateHistory);
+    // `updated_at` is the status timestamp: when it changes the task moves in the listing.
+    let rowSeq = this.rowSeq(task);
+    if (status.timestamp !== task.status.timestamp) {
+      const previous = rowSeq;
+      rowSeq = this.tick();
+      if (previous <= this.issued) this.recordMove(task, previous, rowSeq);
+    }
     this.sql.exec(
       `UPDATE tasks SET state = ?, status_message = ?, status_timestamp = ?, updated_at = ?,
-       metadata = ?, state_history = ?, index_pending = 1 WHERE id = ?`,
+       metadata = ?, state_history = ?, index_pending = 1, row_seq = ? WHERE id = ?`,
       status.state,
       message,
       status.timestamp,
       status.timestamp,
       metadata,
       stateHistory,
+      rowSeq,
       task.id,
     );
+    this.rowSeqs.set(task, rowSeq);
     task.status = status;
     this.touchIndex(task);
+  }
+
+  /** The listing clock, read from SQLite once (see `clock`). */
+  private listClock(): number {
+    if (this.clock === null) {
+      const row = this.sql
+        .exec<{ stored: number; rows: number | null; moves: number | null }>(
+          `SELECT (SELECT seq FROM list_clock WHERE id = 1) AS stored,
+             (SELECT MAX(row_seq) FROM tasks) AS rows, (SELECT MAX(seq) FROM list_moves) AS moves`,
+        )
+        .one();
+      this.storedClock = row.stored;
+      this.clock = Math.max(row.stored, row.rows ?? 0, row.moves ?? 0);
+      // Tokens handed out before this load are not known: any of them may hold the clock.
+      this.issued = this.clock;
+    }
+    return this.clock;
+  }
+
+  /** The next value of the listing clock (written to SQLite with the row it marks). */
+  private tick(): number {
+    this.clock = this.listClock() + 1;
+    return this.clock;
+  }
+
+  private saveClock(): void {
+    const clock = this.listClock();
+    if (clock <= this.storedClock) return;
+    this.sql.exec("UPDATE list_clock SET seq = MAX(seq, ?) WHERE id = 1", clock);
+    this.storedClock = clock;
+  }
+
+  /** A task's `row_seq` (kept with the task in memory; read if it is not). */
+  private rowSeq(task: Task): number {
+    const known = this.rowSeqs.get(task);
+    if (known !== undefined) return known;
+    const row = this.sql
+      .exec<{ row_seq: number }>("SELECT row_seq FROM tasks WHERE id = ?", task.id)
+      .toArray()[0];
+    return row?.row_seq ?? 0;
+  }
+
+  /**
+   * The place a task had in the snapshots that include it, for later pages of those
+   * listings; the newest CONTEXT_LISTING_KEEP moves are kept (an older token expired).
+   */
+  private recordMove(task: Task, previous: number, seq: number): void {
+    this.sql.exec(
+      "INSERT INTO list_moves (seq, prev_seq, task_id, old_updated_at) VALUES (?, ?, ?, ?)",
+      seq,
+      previous,
+      task.id,
+      task.status.timestamp,
+    );
+    this.sql.exec("DELETE FROM list_moves WHERE seq <= ?", seq - CONTEXT_LISTING_KEEP);
   }
 
   /** Merges keys into a task's metadata (JSON merge patch; null removes a key). */
@@ -657,16 +774,40 @@ export class TaskStore {
   private log(taskId: string, event: TaskEvent): { seq: number; event: TaskEvent } {
     const body = JSON.stringify(event);
     checkRowBytes("event", body);
-    const seq = this.sql
-      .exec<{ seq: number }>(
-        "INSERT INTO events (task_id, body) VALUES (?, ?) RETURNING seq",
-        taskId,
-        body,
-      )
-      .one().seq;
+    const seq = this.nextEventSeq();
+    this.sql.exec("INSERT INTO events (seq, task_id, body) VALUES (?, ?, ?)", seq, taskId, body);
+    this.lastEvent = seq;
     // Same transaction as the event: a delivery can never be lost or exist without it.
     if (this.push && this.push.enqueue(taskId, seq, Date.now()) > 0) this.pushQueued = true;
     return { seq, event };
+  }
+
+  /**
+   * The seq the next event takes: past every seq ever used (a client may still hold an
+   * old one as its Last-Event-ID): past the newest row and the high-water mark pruning
+   * left in `meta`.
+   */
+  private nextEventSeq(): number {
+    this.lastEvent ??= this.sql
+      .exec<{ seq: number }>(
+        `SELECT MAX(COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0),
+           COALESCE((SELECT MAX(seq) FROM events), 0)) AS seq`,
+        EVENTS_SEQ_KEY,
+      )
+      .one().seq;
+    return this.lastEvent + 1;
+  }
+
+  /** Keeps the newest seq in `meta` before events are deleted (see `nextEventSeq`). */
+  private saveEventSeq(): void {
+    const seq = this.nextEventSeq() - 1;
+    this.sql.exec(
+      `INSERT INTO meta (key, value) VALUES (?, ?)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value
+       WHERE CAST(excluded.value AS INTEGER) > CAST(meta.value AS INTEGER)`,
+      EVENTS_SEQ_KEY,
+      String(seq),
+    );
   }
 
   /** One logged event by its sequence number. */

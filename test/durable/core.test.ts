@@ -141,6 +141,69 @@ describe("durable core: a lean hot path", () => {
   });
 });
 
+describe("durable core: event ids (issue 10)", () => {
+  it("an event id is never reused: not after its task was pruned, a restart, or a rolled-back write", async () => {
+    const seqs = await runInDurableObject(stubOf("event-seq"), (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));
+      let store = fresh();
+      const logged: number[] = [];
+      const track = (events: { seq: number }[]) => {
+        for (const e of events) logged.push(e.seq);
+      };
+      track(store.create(taskFixture("e1"), true));
+      track(store.transition("e1", "completed"));
+      // The newest events go with their task.
+      const pruned = store.prune(0, "9999-12-31T00:00:00.000Z");
+      store = fresh(); // a restart: nothing known in memory
+      track(store.create(taskFixture("e2"), true));
+      // A transaction that fails after logging an event rolls it back, and its seq with it.
+      try {
+        store.atomic(() => {
+          track(store.transition("e2", "input-required"));
+          throw new Error("boom");
+        });
+      } catch {}
+      track(store.transition("e2", "completed"));
+      const stored = state.storage.sql
+        .exec<{ seq: number }>("SELECT seq FROM events ORDER BY seq")
+        .toArray()
+        .map((r) => r.seq);
+      return { pruned, logged, stored };
+    });
+    expect(seqs.pruned).toBe(1);
+    expect(seqs.logged).toEqual([1, 2, 3, 4, 4]);
+    expect(seqs.stored).toEqual([3, 4]);
+  });
+
+  it("the event log's rebuild without AUTOINCREMENT (v13) keeps its rows and never reuses a seq", async () => {
+    const result = await runInDurableObject(stubOf("event-seq-v13"), (_i, state) => {
+      const sql = state.storage.sql;
+      migrate(state.storage, CONTEXT_MIGRATIONS.slice(0, 12)); // as deployed before v13
+      for (const seq of [1, 2, 3]) {
+        sql.exec("INSERT INTO events (task_id, body) VALUES ('old', ?)", `{"n":${seq}}`);
+      }
+      sql.exec("DELETE FROM events WHERE seq = 3"); // pruned: AUTOINCREMENT still knew 3
+      migrate(state.storage, CONTEXT_MIGRATIONS);
+      const kept = sql
+        .exec<{ seq: number; body: string }>("SELECT seq, body FROM events ORDER BY seq")
+        .toArray();
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      const logged = store.create(taskFixture("after"), true).map((e) => e.seq);
+      const autoincrement = sql
+        .exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_sequence WHERE name = 'events'")
+        .one().n;
+      return { kept, logged, autoincrement };
+    });
+    expect(result.kept).toEqual([
+      { seq: 1, body: '{"n":1}' },
+      { seq: 2, body: '{"n":2}' },
+    ]);
+    expect(result.logged).toEqual([4]);
+    expect(result.autoincrement).toBe(0);
+  });
+});
+
 describe("durable core: every row within SQLite's 2 MB limit", () => {
   it("an artifact part too big for one row is refused clearly and nothing is written", async () => {
     const result = await runInDurableObject(stubOf("row-limit"), (_i, state) => {

@@ -1,11 +1,32 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
-import { queryPage } from "../../src/durable/paging";
 import { CONTEXT_LISTING_KEEP, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { TaskStore } from "../../src/durable/task-store";
+import { Messages } from "../../src/models/message";
+import type { Task } from "../../src/models/task";
 import { rpc, send, sleep } from "../helpers";
 
+/** The migration that made ListTasks page a snapshot. */
+const LISTING_VERSION = 9;
+
 type Json = Record<string, unknown>;
+
+function taskFixture(id: string): Task {
+  const now = new Date().toISOString();
+  return {
+    id,
+    contextId: "c",
+    status: { state: "submitted", message: null, timestamp: now },
+    history: [Messages.user("hi")],
+    artifacts: [],
+    metadata: {},
+    stateHistory: [],
+    createdAt: now,
+    flowState: {},
+  };
+}
 
 /** Tasks waiting for input in one conversation, each of which an answer will update. */
 async function waitingTasks(n: number): Promise<{ contextId: string; ids: string[] }> {
@@ -92,8 +113,8 @@ describe("ListTasks pages a snapshot (issue 10)", () => {
     const stub = env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName("list-migration"));
     const result = await runInDurableObject(stub, (_i, state) => {
       const sql = state.storage.sql;
-      // As deployed before the listing migration (the last one).
-      migrate(state.storage, CONTEXT_MIGRATIONS.slice(0, -1));
+      // As deployed before the listing migration (v9).
+      migrate(state.storage, CONTEXT_MIGRATIONS.slice(0, LISTING_VERSION - 1));
       for (const [id, at] of [
         ["a", "2026-01-01T00:00:01.000Z"],
         ["b", "2026-01-01T00:00:02.000Z"],
@@ -109,13 +130,49 @@ describe("ListTasks pages a snapshot (issue 10)", () => {
         );
       }
       migrate(state.storage, CONTEXT_MIGRATIONS);
-      const source = { table: "tasks", id: "id", columns: "state", keep: CONTEXT_LISTING_KEEP };
-      const page1 = queryPage(sql, source, { pageSize: 1 });
-      sql.exec("UPDATE tasks SET updated_at = '2026-01-01T00:00:09.000Z' WHERE id = 'a'");
-      const page2 = queryPage(sql, source, { pageSize: 5, pageToken: page1.nextPageToken });
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      const page1 = store.page({ pageSize: 1 });
+      store.transition("a", "completed");
+      const page2 = store.page({ pageSize: 5, pageToken: page1.nextPageToken });
       return [...page1.rows, ...page2.rows].map((r) => r.id);
     });
     expect(result).toEqual(["c", "b", "a"]);
+  });
+
+  it("a change records the task's old place only while a page token may hold it (issue 10)", async () => {
+    const stub = env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName("list-moves-lazy"));
+    const moves = await runInDurableObject(stub, async (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      const count = () =>
+        state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM list_moves").one().n;
+      const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));
+      let store = fresh();
+      const counts: number[] = [];
+      for (const id of ["m1", "m2", "m3"]) store.create(taskFixture(id), true);
+      await sleep(2);
+      // No page read since the tasks were written: no token holds them, nothing recorded.
+      store.transition("m1", "input-required");
+      counts.push(count());
+      // A first page: its token's snapshot holds m2 and m3, whose changes now record moves.
+      const page1 = store.page({ pageSize: 1 });
+      await sleep(2);
+      store.transition("m2", "input-required");
+      counts.push(count());
+      // m2 changed after the snapshot: its next change is in no snapshot, nothing recorded.
+      await sleep(2);
+      store.transition("m2", "working");
+      counts.push(count());
+      // After a restart the store cannot know which tokens exist: every row is in one.
+      store = fresh();
+      await sleep(2);
+      store.transition("m1", "working");
+      counts.push(count());
+      // The token of before still pages as its first page saw the list.
+      const rest = store.page({ pageSize: 5, pageToken: page1.nextPageToken }).rows;
+      return { counts, ids: [...page1.rows, ...rest].map((r) => r.id) };
+    });
+    expect(moves.counts).toEqual([0, 1, 1, 2]);
+    expect(moves.ids).toEqual(["m1", "m3", "m2"]);
   });
 
   it("a page token older than the moves kept has expired: InvalidParams naming pageToken", async () => {
