@@ -20,7 +20,8 @@ const REPO = decodeURIComponent(new URL("../../", import.meta.url).pathname).rep
 const BIN = (name: string) => join(REPO, "node_modules", ".bin", name);
 /**
  * Issue 13's goal for the whole framework in a built Worker, gzipped, and what this test
- * enforces: 158.6 KiB measured once Edgelink's own JOSE replaced the jose library.
+ * enforces: 158.6 KiB measured once Edgelink's own JOSE replaced the jose library, 161.7
+ * with the index shards and tool-round fitting.
  */
 const BUNDLE_GOAL_BYTES = 165 * 1024;
 
