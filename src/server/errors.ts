@@ -26,16 +26,31 @@ export function jsonRpcError(id: RpcId, error: A2AError) {
   };
 }
 
+/**
+ * Fields named as the HTTP+JSON binding sends them: its body and query are what JSON-RPC
+ * calls `params`, so `params.message.messageId` is `message.messageId` there.
+ */
+const restFields = (text: string) => text.replace(/(^|[^\w.])params\.(?=\w)/g, "$1");
+
 /** A google.rpc.Status error response for the HTTP+JSON binding (§11.6). */
 export function restError(error: A2AError): Response {
   const info = ERROR_TABLE[error.kind];
+  const named = new A2AError(
+    error.kind,
+    restFields(error.message),
+    error.metadata,
+    error.fieldViolations.map((v) => ({
+      field: restFields(v.field),
+      description: restFields(v.description),
+    })),
+  );
   return Response.json(
     {
       error: {
         code: info.http,
         status: info.status,
-        message: error.message,
-        details: error.details(),
+        message: named.message,
+        details: named.details(),
       },
     },
     { status: info.http, headers: { "Content-Type": "application/json" } },

@@ -102,16 +102,16 @@ describe("conversation history in the context object", () => {
     const path = `/contexts/${encodeURIComponent(first.contextId as string)}/history`;
     const unknown = await rest("POST", `${path}:compact`, { strategy: "shrink" });
     expect(unknown.status).toBe(400);
-    expect(JSON.stringify(unknown.body)).toContain("params.strategy");
+    expect(JSON.stringify(unknown.body)).toContain('"field":"strategy"');
     const tooSmall = await rest("POST", `${path}:compact`, { maxMessages: 1 });
     expect(tooSmall.status).toBe(400);
-    expect(JSON.stringify(tooSmall.body)).toContain("params.maxMessages");
+    expect(JSON.stringify(tooSmall.body)).toContain('"field":"maxMessages"');
     const summary = await rest("POST", `${path}:compact`, {
       strategy: "summary",
       preserveRecent: -1,
     });
     expect(summary.status).toBe(400);
-    expect(JSON.stringify(summary.body)).toContain("params.preserveRecent");
+    expect(JSON.stringify(summary.body)).toContain('"field":"preserveRecent"');
     expect(((await rest("GET", path)).body.items as Json[]).length).toBe(1);
 
     // A context id this agent issued but no conversation was written under (a direct

@@ -208,7 +208,7 @@ describe("a read never creates storage", () => {
       message: userMessage("hi", { contextId: forged }),
     });
     expect(sent.status).toBe(400);
-    expect(JSON.stringify(sent.body)).toContain("params.message.contextId");
+    expect(JSON.stringify(sent.body)).toContain('"field":"message.contextId"');
     expect(await objectsAddedSince(before)).toEqual([]);
   });
 
@@ -306,7 +306,7 @@ describe("a read never creates storage", () => {
       message: userMessage("hi", { contextId: chosen }),
     });
     expect(sent.status).toBe(400);
-    expect(JSON.stringify(sent.body)).toContain("params.message.contextId");
+    expect(JSON.stringify(sent.body)).toContain('"field":"message.contextId"');
     // No object was started for the id, not even an empty file: the Worker refused it.
     expect(await objectsAddedSince(before)).toEqual([]);
     expect(await contextTables(chosen)).toBe(0);

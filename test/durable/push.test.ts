@@ -297,6 +297,7 @@ describe("push config API", () => {
       configuration: { taskPushNotificationConfig: { url: "http://example.com/x" } },
     });
     expect(bad.status).toBe(400);
-    expect(JSON.stringify(bad.body)).toContain("params.configuration.taskPushNotificationConfig");
+    expect(JSON.stringify(bad.body)).toContain('"configuration.taskPushNotificationConfig');
+    expect(JSON.stringify(bad.body)).not.toContain("params.");
   });
 });

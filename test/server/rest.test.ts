@@ -48,11 +48,14 @@ describe("HTTP+JSON binding", () => {
     const bad = (invalid.body.error as { details: Json[] }).details.find((d) =>
       String(d["@type"]).endsWith("BadRequest"),
     );
-    expect(JSON.stringify(bad)).toContain("params.message.messageId");
+    // Named as this binding sends them: the body is what JSON-RPC calls params.
+    expect(JSON.stringify(bad)).toContain('"field":"message.messageId"');
+    expect(JSON.stringify(invalid.body)).not.toContain("params.");
 
     const badQuery = await rest("GET", "/tasks?pageSize=abc");
     expect(badQuery.status).toBe(400);
-    expect(JSON.stringify(badQuery.body)).toContain("params.pageSize");
+    expect(JSON.stringify(badQuery.body)).toContain("pageSize");
+    expect(JSON.stringify(badQuery.body)).not.toContain("params.");
 
     const version = await rest("GET", "/tasks", undefined, { "A2A-Version": "2.0" });
     expect(version.status).toBe(400);
