@@ -6,7 +6,7 @@ import { CONTEXT_LISTING_KEEP, CONTEXT_MIGRATIONS, migrate } from "../../src/dur
 import { TaskStore } from "../../src/durable/task-store";
 import { Messages } from "../../src/models/message";
 import type { Task } from "../../src/models/task";
-import { rpc, send, sleep } from "../helpers";
+import { rpc, send, sleep, userMessage } from "../helpers";
 
 /** The migration that made ListTasks page a snapshot. */
 const LISTING_VERSION = 9;
@@ -28,14 +28,27 @@ function taskFixture(id: string): Task {
   };
 }
 
+/**
+ * SendMessage in a tenant (`params.tenant`; "" is the default one). Test files share
+ * storage, so a listing across conversations needs a tenant no other file writes to.
+ */
+async function sendIn(tenant: string, text: string, extra: Json = {}): Promise<Json> {
+  const { body } = await rpc("SendMessage", {
+    ...(tenant ? { tenant } : {}),
+    message: userMessage(text, extra),
+  });
+  if (!body.result) throw new Error(`SendMessage failed: ${JSON.stringify(body.error)}`);
+  return (body.result as { task: Json }).task;
+}
+
 /** Tasks waiting for input in one conversation, each of which an answer will update. */
-async function waitingTasks(n: number): Promise<{ contextId: string; ids: string[] }> {
-  const first = await send("hello");
+async function waitingTasks(n: number, tenant = ""): Promise<{ contextId: string; ids: string[] }> {
+  const first = await sendIn(tenant, "hello");
   const contextId = first.contextId as string;
   const ids = [first.id as string];
   for (let i = 1; i < n; i++) {
     await sleep(2); // distinct status timestamps, as tasks made apart have
-    ids.push((await send("hello", { contextId })).id as string);
+    ids.push((await sendIn(tenant, "hello", { contextId })).id as string);
   }
   return { contextId, ids };
 }
@@ -48,8 +61,8 @@ async function list(params: Json): Promise<{ ids: string[]; next: string }> {
 }
 
 /** Answers waiting tasks at once (each moves to the top of the update order). */
-const answer = (contextId: string, ...taskIds: string[]) =>
-  Promise.all(taskIds.map((taskId) => send("Ada", { contextId, taskId })));
+const answer = (tenant: string, contextId: string, ...taskIds: string[]) =>
+  Promise.all(taskIds.map((taskId) => sendIn(tenant, "Ada", { contextId, taskId })));
 
 /**
  * Lists until the newest tasks include `top` (at once for a conversation; the tenant index
@@ -75,10 +88,11 @@ async function pageWhileUpdating(params: Json, contextId: string, ids: string[])
   const whole = await settled(params, ids, ids.length);
   const page1 = await list({ ...params, pageSize: 3 });
   const moved = [whole[3], whole[5], whole[0]] as string[];
-  await Promise.all([answer(contextId, ...moved), send("hello", { contextId })]);
+  const tenant = (params.tenant as string | undefined) ?? "";
+  await Promise.all([answer(tenant, contextId, ...moved), sendIn(tenant, "hello", { contextId })]);
   await settled(params, moved, 4);
   const page2 = await list({ ...params, pageSize: 3, pageToken: page1.next });
-  await answer(contextId, whole[6] as string);
+  await answer(tenant, contextId, whole[6] as string);
   await settled(params, [whole[6] as string], 1);
   const page3 = await list({ ...params, pageSize: 3, pageToken: page2.next });
   return { whole, pages: [page1.ids, page2.ids, page3.ids], last: page3.next };
@@ -99,9 +113,10 @@ describe("ListTasks pages a snapshot (issue 10)", () => {
   it("across conversations (the tenant index): tasks updated between page reads are neither skipped nor repeated", async () => {
     const since = new Date().toISOString();
     await sleep(2);
-    const { contextId, ids } = await waitingTasks(7);
+    const tenant = `list-pages-${crypto.randomUUID()}`;
+    const { contextId, ids } = await waitingTasks(7, tenant);
     const { whole, pages } = await pageWhileUpdating(
-      { statusTimestampAfter: since },
+      { tenant, statusTimestampAfter: since },
       contextId,
       ids,
     );
