@@ -6,7 +6,7 @@ import { CONTEXT_LISTING_KEEP, CONTEXT_MIGRATIONS, migrate } from "../../src/dur
 import { TaskStore } from "../../src/durable/task-store";
 import { Messages } from "../../src/models/message";
 import type { Task } from "../../src/models/task";
-import { rpc, send, sleep, userMessage } from "../helpers";
+import { rpc, sleep, userMessage } from "../helpers";
 
 /** The migration that made ListTasks page a snapshot. */
 const LISTING_VERSION = 9;
