@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { basePath } from "hono/route";
 import { ANONYMOUS, type AuthOptions, type BearerAuth, type Principal } from "../agent/auth";
 import type { Agent } from "../agent/definition";
 import {
@@ -223,13 +224,22 @@ function challenges(agent: Agent<unknown>, error: Unauthenticated): string {
   return out.join(", ");
 }
 
-/** A refusal in the binding's shape: JSON-RPC at `POST /`, google.rpc.Status elsewhere. */
-export function refusal(request: Request, error: A2AError, headers: HeadersInit = {}): Response {
-  const url = new URL(request.url);
-  const response =
-    url.pathname === "/" && request.method === "POST"
-      ? Response.json(jsonRpcError(null, error), { status: error.httpStatus })
-      : restError(error);
+/**
+ * A refusal in the binding's shape: JSON-RPC at `POST /` of the app (`base`, where it is
+ * mounted, e.g. `/agent`), google.rpc.Status elsewhere.
+ */
+export function refusal(
+  request: Request,
+  error: A2AError,
+  headers: HeadersInit = {},
+  base = "/",
+): Response {
+  const path = new URL(request.url).pathname;
+  const root = base === "/" ? "/" : base.replace(/\/$/, "");
+  const rpc = request.method === "POST" && (path === root || path === `${root}/`);
+  const response = rpc
+    ? Response.json(jsonRpcError(null, error), { status: error.httpStatus })
+    : restError(error);
   for (const [k, v] of new Headers(headers)) response.headers.set(k, v);
   return response;
 }
@@ -250,12 +260,11 @@ export function requireAuth<Env extends object>(
       c.set("principal", await authenticate(c.req.raw, c.env, agent.auth));
     } catch (error) {
       if (error instanceof Unauthenticated) {
-        return refusal(c.req.raw, error, {
-          "WWW-Authenticate": challenges(agent as Agent<unknown>, error),
-        });
+        const challenge = { "WWW-Authenticate": challenges(agent as Agent<unknown>, error) };
+        return refusal(c.req.raw, error, challenge, basePath(c));
       }
       // In the binding's shape too (an issuer's keys unavailable: 503).
-      if (error instanceof A2AError) return refusal(c.req.raw, error);
+      if (error instanceof A2AError) return refusal(c.req.raw, error, {}, basePath(c));
       throw error;
     }
     return next();

@@ -4,6 +4,7 @@ import { cors } from "hono/cors";
 import { describe, expect, it } from "vitest";
 import demo from "../../examples/demo-agent";
 import { parseSse, readEvents, userMessage } from "../helpers";
+import { ALICE, API_KEYS, authedAgent, signingKey } from "./auth-support";
 
 type Json = Record<string, unknown>;
 const ORIGIN = "http://agent.test";
@@ -155,5 +156,26 @@ describe("composing with a user's Hono app (issue 13)", () => {
     const rpc = await call("/agent", { method: "POST", body: big });
     expect(rpc.status).toBe(413);
     expect(((await rpc.json()) as Json).error).toMatchObject({ code: -32600 });
+  });
+  it("under /agent, an auth refusal of JSON-RPC is a JSON-RPC error, of HTTP+JSON a google.rpc.Status", async () => {
+    const guarded = authedAgent(await signingKey());
+    const app = new Hono<{ Bindings: typeof env }>();
+    app.route("/agent", guarded.app);
+    const keys = { ...env, AGENT_API_KEYS: API_KEYS };
+    const call = (path: string, init: RequestInit) => app.request(`${ORIGIN}${path}`, init, keys);
+    const rpc = await call(
+      "/agent",
+      post({ jsonrpc: "2.0", id: 3, method: "ListTasks", params: {} }),
+    );
+    expect(rpc.status).toBe(401);
+    expect(await rpc.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32010 } });
+    const rest = await call("/agent/tasks", { headers: { "A2A-Version": "1.0" } });
+    expect(rest.status).toBe(401);
+    expect(await rest.json()).toMatchObject({ error: { code: 401, status: "UNAUTHENTICATED" } });
+    const allowed = await call(
+      "/agent",
+      post({ jsonrpc: "2.0", id: 4, method: "ListTasks", params: {} }, ALICE),
+    );
+    expect(((await allowed.json()) as Json).result).toMatchObject({ tasks: [] });
   });
 });
