@@ -21,6 +21,7 @@ import { Messages } from "../../src/models/message";
 import { Parts } from "../../src/models/part";
 import type { StreamFormat } from "../../src/models/stream";
 import { BASE, indexShardStub, parseSse, rest, rpc, send, userMessage } from "../helpers";
+import { taskFixture } from "./task-fixture";
 
 type Json = Record<string, unknown>;
 
@@ -64,21 +65,6 @@ async function statementsOf(contextId: string, fn: () => Promise<unknown>): Prom
 
 const statements = (log: string[]) => log.filter((q) => q !== "<transaction>");
 const reads = (log: string[]) => statements(log).filter((q) => /^SELECT/i.test(q));
-
-function taskFixture(id: string) {
-  const now = new Date().toISOString();
-  return {
-    id,
-    contextId: "c",
-    status: { state: "submitted" as const, message: null, timestamp: now },
-    history: [Messages.user("hi")],
-    artifacts: [],
-    metadata: {},
-    stateHistory: [],
-    createdAt: now,
-    flowState: {},
-  };
-}
 
 /**
  * A new conversation whose index flush (and its backstop alarm) stays out of the test's

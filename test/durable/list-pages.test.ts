@@ -4,29 +4,13 @@ import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { CONTEXT_LISTING_KEEP, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { TaskStore } from "../../src/durable/task-store";
-import { Messages } from "../../src/models/message";
-import type { Task } from "../../src/models/task";
 import { rpc, sleep, userMessage } from "../helpers";
+import { taskFixture } from "./task-fixture";
 
 /** The migration that made ListTasks page a snapshot. */
 const LISTING_VERSION = 9;
 
 type Json = Record<string, unknown>;
-
-function taskFixture(id: string): Task {
-  const now = new Date().toISOString();
-  return {
-    id,
-    contextId: "c",
-    status: { state: "submitted", message: null, timestamp: now },
-    history: [Messages.user("hi")],
-    artifacts: [],
-    metadata: {},
-    stateHistory: [],
-    createdAt: now,
-    flowState: {},
-  };
-}
 
 /**
  * SendMessage in a tenant (`params.tenant`; "" is the default one). Test files share

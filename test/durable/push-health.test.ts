@@ -10,6 +10,7 @@ import { TaskStore } from "../../src/durable/task-store";
 import { Artifacts } from "../../src/models/artifact";
 import { Messages } from "../../src/models/message";
 import { Parts } from "../../src/models/part";
+import { taskFixture } from "./task-fixture";
 
 type Json = Record<string, unknown>;
 const HOOK = "https://hooks.example.com/a2a";
@@ -41,18 +42,7 @@ function setUp(state: DurableObjectState, unhealthyAfter: number) {
   migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
   const push = new PushStore(state.storage.sql);
   const store = new TaskStore(state.storage, new HistoryStore(state.storage), push);
-  const now = new Date().toISOString();
-  store.create({
-    id: "t1",
-    contextId: "c1",
-    status: { state: "submitted", message: null, timestamp: now },
-    history: [Messages.user("hi")],
-    artifacts: [],
-    metadata: {},
-    stateHistory: [],
-    createdAt: now,
-    flowState: {},
-  });
+  store.create(taskFixture("t1", "c1"));
   push.saveConfig({ id: "cfg", taskId: "t1", url: HOOK, protocolVersion: "1.0" });
   store.transition("t1", "working");
   const agent = resolveAgent({ card: { name: "p", description: "" }, push: { unhealthyAfter } });
