@@ -4,6 +4,7 @@
  * Ids from before sealing, `<base64url(contextId)>.<random>[.<mac>]`, are still read.
  */
 
+import { encodeBase64url } from "../jose";
 import { A2AError } from "../models/errors";
 import { LIMITS } from "../models/limits";
 
@@ -12,12 +13,6 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** Longest client-supplied contextId accepted. */
 export const MAX_CONTEXT_ID_LENGTH = LIMITS.idLength;
-
-function toBase64Url(text: string): string {
-  let binary = "";
-  for (const byte of encoder.encode(text)) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
 
 function fromBase64Url(encoded: string): string | null {
   if (!/^[A-Za-z0-9_-]+$/.test(encoded)) return null;
@@ -31,7 +26,7 @@ function fromBase64Url(encoded: string): string | null {
 
 /** An unsigned task id of the oldest format (`<base64url(contextId)>.<random>`). */
 export function newTaskId(contextId: string): string {
-  return `${toBase64Url(contextId)}.${crypto.randomUUID().replaceAll("-", "")}`;
+  return `${encodeBase64url(contextId)}.${crypto.randomUUID().replaceAll("-", "")}`;
 }
 
 /** The context a task id belongs to, or null when the id is not one of ours. */
@@ -122,12 +117,6 @@ export interface IdScope {
   owner: string;
 }
 
-function bytesToBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
 function base64UrlToBytes(encoded: string): Uint8Array | null {
   if (!/^[A-Za-z0-9_-]*$/.test(encoded) || encoded.length % 4 === 1) return null;
   let binary: string;
@@ -168,7 +157,7 @@ export async function sealedTaskId(keys: IdKeys, scope: IdScope, contextId: stri
   const id = new Uint8Array(NONCE_BYTES + sealed.byteLength);
   id.set(nonce);
   id.set(new Uint8Array(sealed), NONCE_BYTES);
-  return bytesToBase64Url(id);
+  return encodeBase64url(id);
 }
 
 async function openTaskId(keys: IdKeys, scope: IdScope, taskId: string) {
@@ -194,7 +183,7 @@ async function openTaskId(keys: IdKeys, scope: IdScope, taskId: string) {
 async function legacyMac(key: CryptoKey, scope: IdScope, body: string): Promise<string> {
   const data = encoder.encode(`${scope.tenant}\u0000${scope.owner}\u0000${body}`);
   const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
-  return bytesToBase64Url(signature.subarray(0, 16));
+  return encodeBase64url(signature.subarray(0, 16));
 }
 
 /**
@@ -254,7 +243,7 @@ export async function issuedContextId(keys: IdKeys, scope: IdScope): Promise<str
   const id = new Uint8Array(CONTEXT_RANDOM_BYTES + CONTEXT_MAC_BYTES);
   id.set(random);
   id.set(await contextMac(keys, scope, random), CONTEXT_RANDOM_BYTES);
-  return `c.${bytesToBase64Url(id)}`;
+  return `c.${encodeBase64url(id)}`;
 }
 
 /** Whether a context id has the shape of one Edgelink issues (then it must verify). */
@@ -349,7 +338,7 @@ export interface Cursor {
 }
 
 export function encodeCursor(c: Cursor): string {
-  return toBase64Url(JSON.stringify([c.updatedAt, c.taskId, c.snapshot]));
+  return encodeBase64url(JSON.stringify([c.updatedAt, c.taskId, c.snapshot]));
 }
 
 export function decodeCursor(token: string): Cursor | null {

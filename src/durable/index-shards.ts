@@ -1,3 +1,4 @@
+import { decodeBase64url, encodeBase64url } from "../jose";
 import { A2AError } from "../models/errors";
 import { decodeCursor, indexObjectName, indexShardOf } from "./ids";
 import type { IndexRpc, ShardPage } from "./index-object";
@@ -45,7 +46,7 @@ interface ShardedCursor extends ListPosition {
 const MAX_TOKEN_LENGTH = 8192;
 
 function encodeShardedCursor(c: ShardedCursor): string {
-  return base64Url(JSON.stringify([c.updatedAt, c.taskId, c.snapshots]));
+  return encodeBase64url(JSON.stringify([c.updatedAt, c.taskId, c.snapshots]));
 }
 
 /**
@@ -57,7 +58,9 @@ function decodeShardedCursor(token: string, shards: number): ShardedCursor | nul
   let value: unknown;
   try {
     value = JSON.parse(
-      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(fromBase64Url(token)),
+      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(
+        decodeBase64url(token, "pageToken"),
+      ),
     );
   } catch {
     return null;
@@ -78,18 +81,6 @@ function decodeShardedCursor(token: string, shards: number): ShardedCursor | nul
   return (
     single && { updatedAt: single.updatedAt, taskId: single.taskId, snapshots: [single.snapshot] }
   );
-}
-
-function base64Url(text: string): string {
-  let binary = "";
-  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(encoded: string): Uint8Array {
-  if (!/^[A-Za-z0-9_-]+$/.test(encoded)) throw new Error("not base64url");
-  const binary = atob(encoded.replaceAll("-", "+").replaceAll("_", "/"));
-  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
 
 /**
