@@ -1,0 +1,131 @@
+/**
+ * CPU of one blocking SendMessage in an existing conversation, as an A/B of checkouts:
+ * each checkout's echo agent (bench/loop-worker.ts) on its own workerd sends `count`
+ * messages into one conversation in a loop inside the isolate, and the workerd process's
+ * CPU time (user+system, from /proc) over the loop is divided by the count. The servers
+ * take turns, round after round in alternating order, so background load on a shared
+ * machine falls on all of them; compare medians. No HTTP, no load generator, one message
+ * at a time: steadier than `npm run bench` for a change's effect, not a throughput figure.
+ *
+ *   node bench/loop.mjs [count per round] [rounds] [checkout ...]
+ *   BENCH_CALLGRIND=1 node bench/loop.mjs 100 3 [checkout ...]
+ *
+ * With BENCH_CALLGRIND=1 workerd runs under valgrind's callgrind and each loop is counted
+ * in instructions (whole process) instead of CPU time: independent of the machine's load,
+ * about 50× slower (see bench/instructions.mjs).
+ *
+ * Checkouts default to this one; each needs node_modules (a symlink will do) and gets
+ * this bench/loop-worker.ts copied into its bench/ when it has none.
+ */
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { machineCpuSeconds, openContexts, processCpuSeconds } from "./load.mjs";
+import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const count = Number(process.argv[2] ?? 500);
+const rounds = Number(process.argv[3] ?? 6);
+const roots = process.argv.slice(4).map((r) => resolve(r));
+if (roots.length === 0) roots.push(resolve(here, ".."));
+const callgrind = process.env.BENCH_CALLGRIND === "1";
+let dir = null;
+if (callgrind) {
+  // Miniflare starts whatever MINIFLARE_WORKERD_PATH names: workerd under callgrind.
+  dir = mkdtempSync(join(tmpdir(), "edgelink-loop-"));
+  const workerd = createRequire(import.meta.url)("workerd").default;
+  const wrapper = join(dir, "workerd.sh");
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file=${dir}/cg.%p.out --log-file=${dir}/vg.%p.log ${workerd} "$@"\n`,
+  );
+  chmodSync(wrapper, 0o755);
+  process.env.MINIFLARE_WORKERD_PATH = wrapper;
+}
+/** The valgrind pids, in the order their servers started. */
+const valgrindPids = () =>
+  readdirSync(dir)
+    .filter((f) => f.startsWith("vg."))
+    .map((f) => Number(f.split(".")[1]))
+    .sort((a, b) => a - b);
+const instructions = (pid, zero) => {
+  execFileSync("callgrind_control", [zero ? "--zero" : "--dump", String(pid)], { stdio: "pipe" });
+  if (zero) return 0;
+  const dumps = readdirSync(dir)
+    .filter((f) => f.startsWith(`cg.${pid}.out.`))
+    .sort((a, b) => Number(a.split(".").at(-1)) - Number(b.split(".").at(-1)));
+  const text = readFileSync(join(dir, dumps.at(-1)), "utf8");
+  return Number(/^(?:summary|totals): (\d+)/m.exec(text)?.[1]);
+};
+const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+
+const servers = [];
+try {
+  for (const root of roots) {
+    const entry = join(root, "bench", "loop-worker.ts");
+    if (!existsSync(entry)) copyFileSync(join(here, "loop-worker.ts"), entry);
+    // As `npm run bench` serves it: no EDGELINK_ID_KEY, so ids use the local dev keys.
+    const server = await startWorkerd(entry, {
+      EDGELINK_CONTEXT: "EdgelinkContext",
+      EDGELINK_INDEX: "EdgelinkIndex",
+    });
+    const [contextId] = await openContexts(server.url, headers, 1, 10_000);
+    const vg = callgrind ? valgrindPids().at(-1) : null;
+    servers.push({ root, server, contextId, vg, samples: [], other: [] });
+  }
+  const run = async (s, n) => {
+    if (callgrind) instructions(s.vg, true);
+    const cpu = processCpuSeconds(s.server.pid);
+    const machine = machineCpuSeconds();
+    const started = performance.now();
+    const response = await fetch(`${s.server.url}bench/loop`, {
+      method: "POST",
+      body: JSON.stringify({ contextId: s.contextId, count: n }),
+    });
+    const { completed } = await response.json();
+    if (completed !== n) throw new Error(`${s.root}: ${completed} of ${n} completed`);
+    if (callgrind) return { ms: instructions(s.vg, false) / n / 1e6, other: 0 };
+    const seconds = (performance.now() - started) / 1000;
+    const used = processCpuSeconds(s.server.pid) - cpu;
+    const others = machineCpuSeconds() - machine - used;
+    return { ms: (used * 1000) / n, other: others / seconds };
+  };
+  for (const s of servers) await run(s, Math.min(count, 300)); // warm-up
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 ? [...servers].reverse() : servers;
+    for (const s of order) {
+      const { ms, other } = await run(s, count);
+      s.samples.push(ms);
+      s.other.push(other);
+      process.stdout.write(".");
+    }
+  }
+  console.log("");
+  const median = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  for (const s of servers) {
+    console.log(
+      `${s.root}: median ${median(s.samples).toFixed(3)} ${callgrind ? "M instructions" : "ms"}/message  samples ${s.samples.map((x) => x.toFixed(2)).join(" ")}  other CPU ${s.other.map((x) => `${Math.round(x * 100)}%`).join(" ")}`,
+    );
+  }
+} finally {
+  for (const s of servers) await s.server.stop();
+  cleanupTempDirs();
+  // BENCH_CALLGRIND_KEEP=1 leaves the dumps for callgrind_annotate.
+  if (dir && process.env.BENCH_CALLGRIND_KEEP === "1") console.log(`callgrind dumps in ${dir}`);
+  else if (dir) rmSync(dir, { recursive: true, force: true });
+}
