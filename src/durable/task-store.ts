@@ -2,7 +2,7 @@ import type { Item } from "../history/items";
 import type { Artifact } from "../models/artifact";
 import { A2AError } from "../models/errors";
 import type { TaskEvent } from "../models/events";
-import type { JsonObject } from "../models/json";
+import { type JsonObject, nowIso } from "../models/json";
 import type { Message } from "../models/message";
 import type { Part } from "../models/part";
 import type { StateChange, Task, TaskStatus } from "../models/task";
@@ -101,6 +101,13 @@ export class TaskStore {
   private lastEvent: number | null = null;
   /** The `row_seq` of the tasks in memory. */
   private readonly rowSeqs = new WeakMap<Task, number>();
+  /**
+   * Events logged in the open transaction, written by one INSERT as it ends (their seqs
+   * follow each other): a statement costs the same fixed work whatever its rows.
+   */
+  private unwritten: { taskId: string; body: string }[] = [];
+  /** The seq of the first of `unwritten`. */
+  private firstUnwritten = 0;
 
   private get sql(): SqlStorage {
     return this.storage.sql;
@@ -117,11 +124,14 @@ export class TaskStore {
     try {
       const result = this.storage.transactionSync(() => {
         this.writeAcks();
-        return fn();
+        const value = fn();
+        this.writeEvents();
+        return value;
       });
       this.acked = [];
       return result;
     } catch (error) {
+      this.unwritten = [];
       this.live.clear();
       this.pending = null;
       this.clock = null;
@@ -161,7 +171,7 @@ export class TaskStore {
       status: { ...task.status },
     };
     if (start) {
-      const timestamp = new Date().toISOString();
+      const timestamp = nowIso();
       live.stateHistory.push({ previousState: task.status.state, newState: "working", timestamp });
       live.status = { state: "working", message: null, timestamp };
     }
@@ -171,7 +181,7 @@ export class TaskStore {
       checkRowBytes("task row", metadata, stateHistory);
       this.sql.exec(
         `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq)
-         VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 1, ?)`,
+         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?4, 1, ?8)`,
         live.id,
         live.contextId,
         live.status.state,
@@ -179,7 +189,6 @@ export class TaskStore {
         metadata,
         stateHistory,
         live.createdAt,
-        live.status.timestamp,
         this.tick(),
       );
       this.rowSeqs.set(live, this.clock as number);
@@ -233,7 +242,7 @@ export class TaskStore {
       const statuses: TaskStatus[] = [];
       let previous = task.status.state;
       steps.forEach((next, i) => {
-        const timestamp = new Date().toISOString();
+        const timestamp = nowIso();
         const message = i === steps.length - 1 ? (options.message ?? null) : null;
         task.stateHistory.push({ previousState: previous, newState: next, timestamp });
         statuses.push({ state: next, message, timestamp });
@@ -241,7 +250,7 @@ export class TaskStore {
       });
       const last = statuses.at(-1) as TaskStatus;
       if (options.metadata) task.metadata = mergePatch(task.metadata, options.metadata);
-      this.setStatus(task, last);
+      this.setStatus(task, last, options.metadata !== undefined);
       if (last.message) this.appendMessage(taskId, last.message);
       for (const status of statuses) logged.push(this.statusEvent(task, status));
       return logged;
@@ -254,7 +263,7 @@ export class TaskStore {
     const status: TaskStatus = {
       state: task.status.state,
       message,
-      timestamp: new Date().toISOString(),
+      timestamp: nowIso(),
     };
     return this.atomic(() => {
       this.setStatus(task, status);
@@ -272,7 +281,7 @@ export class TaskStore {
     const status: TaskStatus = {
       state: task.status.state,
       message,
-      timestamp: new Date().toISOString(),
+      timestamp: nowIso(),
     };
     return this.atomic(() => this.statusEvent(task, status));
   }
@@ -320,10 +329,9 @@ export class TaskStore {
         } else {
           this.sql.exec(
             `INSERT INTO artifacts (task_id, artifact_id, seq, header)
-             VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_id = ?), ?)`,
+             VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_id = ?1), ?3)`,
             taskId,
             artifact.artifactId,
-            taskId,
             headerJson,
           );
         }
@@ -664,10 +672,16 @@ export class TaskStore {
     }
   }
 
-  private setStatus(task: Task, status: TaskStatus): void {
+  /**
+   * Writes a task's new status. Only what changed is bound (each bound value costs the
+   * statement a fixed amount of work): metadata only when `metadataChanged`, no status
+   * message when there is none.
+   */
+  private setStatus(task: Task, status: TaskStatus, metadataChanged = false): void {
     const message = status.message ? JSON.stringify(status.message) : null;
     const metadata = JSON.stringify(task.metadata);
     const stateHistory = JSON.stringify(task.stateHistory);
+    // The whole row must fit, unchanged columns included.
     checkRowBytes("task status", message, metadata, stateHistory);
     // `updated_at` is the status timestamp: when it changes the task moves in the listing.
     let rowSeq = this.rowSeq(task);
@@ -676,17 +690,20 @@ export class TaskStore {
       rowSeq = this.tick();
       if (previous <= this.issued) this.recordMove(task, previous, rowSeq);
     }
+    const args: SqlStorageValue[] = [task.id, status.state, status.timestamp, stateHistory, rowSeq];
+    let set = "status_message = NULL";
+    if (message !== null) {
+      args.push(message);
+      set = `status_message = ?${args.length}`;
+    }
+    if (metadataChanged) {
+      args.push(metadata);
+      set += `, metadata = ?${args.length}`;
+    }
     this.sql.exec(
-      `UPDATE tasks SET state = ?, status_message = ?, status_timestamp = ?, updated_at = ?,
-       metadata = ?, state_history = ?, index_pending = 1, row_seq = ? WHERE id = ?`,
-      status.state,
-      message,
-      status.timestamp,
-      status.timestamp,
-      metadata,
-      stateHistory,
-      rowSeq,
-      task.id,
+      `UPDATE tasks SET state = ?2, status_timestamp = ?3, updated_at = ?3, state_history = ?4,
+       row_seq = ?5, index_pending = 1, ${set} WHERE id = ?1`,
+      ...args,
     );
     this.rowSeqs.set(task, rowSeq);
     task.status = status;
@@ -771,15 +788,45 @@ export class TaskStore {
     });
   }
 
+  /** Logs an event; its row is written as the transaction ends (see `writeEvents`). */
   private log(taskId: string, event: TaskEvent): { seq: number; event: TaskEvent } {
     const body = JSON.stringify(event);
     checkRowBytes("event", body);
     const seq = this.nextEventSeq();
-    this.sql.exec("INSERT INTO events (seq, task_id, body) VALUES (?, ?, ?)", seq, taskId, body);
+    if (this.unwritten.length === 0) this.firstUnwritten = seq;
+    this.unwritten.push({ taskId, body });
     this.lastEvent = seq;
+    if (this.depth === 0) this.writeEvents();
     // Same transaction as the event: a delivery can never be lost or exist without it.
     if (this.push && this.push.enqueue(taskId, seq, Date.now()) > 0) this.pushQueued = true;
     return { seq, event };
+  }
+
+  /**
+   * Writes the transaction's events in one statement (per 30): consecutive seqs counted
+   * from the first, each task id bound once.
+   */
+  private writeEvents(): void {
+    const rows = this.unwritten;
+    if (rows.length === 0) return;
+    this.unwritten = [];
+    for (let i = 0; i < rows.length; i += 30) {
+      const chunk = rows.slice(i, i + 30);
+      const values: string[] = [];
+      const args: SqlStorageValue[] = [this.firstUnwritten + i];
+      const taskParams = new Map<string, number>();
+      chunk.forEach((row, k) => {
+        let task = taskParams.get(row.taskId);
+        if (task === undefined) {
+          args.push(row.taskId);
+          task = args.length;
+          taskParams.set(row.taskId, task);
+        }
+        args.push(row.body);
+        values.push(`(${k === 0 ? "?1" : `?1 + ${k}`}, ?${task}, ?${args.length})`);
+      });
+      this.sql.exec(`INSERT INTO events (seq, task_id, body) VALUES ${values.join(", ")}`, ...args);
+    }
   }
 
   /**

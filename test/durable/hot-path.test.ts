@@ -1,0 +1,179 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { HistoryStore } from "../../src/durable/history-store";
+import { contextObjectName } from "../../src/durable/ids";
+import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { TaskStore } from "../../src/durable/task-store";
+import type { Artifact } from "../../src/models/artifact";
+import type { TaskEvent } from "../../src/models/events";
+import { Messages } from "../../src/models/message";
+import { Parts } from "../../src/models/part";
+import { taskFixture } from "./task-fixture";
+
+function stubOf(contextId: string) {
+  const ns = env.EDGELINK_CONTEXT;
+  return ns.get(ns.idFromName(contextObjectName("", contextId)));
+}
+
+function artifactOf(artifactId: string, text: string): Artifact {
+  return {
+    artifactId,
+    name: "result",
+    description: null,
+    parts: [Parts.text(text)],
+    metadata: {},
+    kind: "result",
+    timestamp: new Date().toISOString(),
+    uri: null,
+    mediaType: null,
+    actionId: null,
+  };
+}
+
+/**
+ * Runs `fn` on a fresh store in a new object, with every statement it executes logged;
+ * then `after` on a store that knows nothing in memory (what SQLite holds).
+ */
+function inStore<T, U = undefined>(
+  name: string,
+  fn: (store: TaskStore, log: string[]) => T,
+  after: (reread: TaskStore) => U = () => undefined as U,
+) {
+  return runInDurableObject(stubOf(name), (_i, state) => {
+    migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+    const sql = state.storage.sql;
+    const exec = sql.exec.bind(sql);
+    const log: string[] = [];
+    Object.defineProperty(sql, "exec", {
+      configurable: true,
+      value: (query: string, ...args: SqlStorageValue[]) => {
+        log.push(query.replace(/\s+/g, " ").trim());
+        return exec(query, ...args);
+      },
+    });
+    try {
+      const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));
+      const result = fn(fresh(), log);
+      // What SQLite holds, read by a store that knows nothing in memory.
+      const stored = sql
+        .exec<{ seq: number; task_id: string; body: string }>(
+          "SELECT seq, task_id, body FROM events ORDER BY seq",
+        )
+        .toArray()
+        .map((r) => ({ seq: r.seq, taskId: r.task_id, event: JSON.parse(r.body) as TaskEvent }));
+      return { result, log, stored, reread: after(fresh()) };
+    } finally {
+      delete (sql as unknown as Record<string, unknown>).exec;
+    }
+  });
+}
+
+describe("durable core: one statement for a transaction's events (issue 10)", () => {
+  it("the events of one transaction are one INSERT, stored with the seqs and bodies the store answered", async () => {
+    const { result, log, stored } = await inStore("events-one-insert", (store, log) => {
+      store.create(taskFixture("a"), true);
+      store.create(taskFixture("b"), true);
+      const before = log.length;
+      // A turn's end: the artifact and the completion of "a", and a change of "b", together.
+      const logged = store.atomic(() => [
+        store.putArtifact("a", artifactOf("r1", "echo"), { append: false, lastChunk: false }),
+        ...store.transition("a", "completed"),
+        store.statusMessage("b", Messages.agent("still going")),
+      ]);
+      return { logged, statements: log.slice(before) };
+    });
+    const inserts = result.statements.filter((q) => q.startsWith("INSERT INTO events"));
+    expect(inserts, log.join("\n")).toHaveLength(1);
+    // Every event logged so far is stored exactly as it was answered (and published).
+    const answered = [...result.logged].map((e) => ({ seq: e.seq, event: e.event }));
+    expect(stored.slice(-3).map(({ seq, event }) => ({ seq, event }))).toEqual(
+      JSON.parse(JSON.stringify(answered)),
+    );
+    expect(stored.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(stored.map((e) => e.taskId)).toEqual(["a", "b", "a", "a", "b"]);
+  });
+
+  it("a transaction of many events writes them in statements of 30, seqs unbroken", async () => {
+    const { result, stored } = await inStore("events-many", (store, log) => {
+      store.create(taskFixture("t"), true);
+      const before = log.length;
+      store.atomic(() => {
+        for (let i = 0; i < 40; i++) store.announce("t", Messages.agent(`step ${i}`));
+      });
+      return log.slice(before).filter((q) => q.startsWith("INSERT INTO events")).length;
+    });
+    expect(result).toBe(2);
+    expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1));
+    expect(
+      stored
+        .slice(1)
+        .map((e) => (e.event.kind === "status-update" ? e.event.status.message : null)),
+    ).toEqual(
+      Array.from({ length: 40 }, (_, i) =>
+        expect.objectContaining({ parts: [expect.objectContaining({ content: `step ${i}` })] }),
+      ),
+    );
+  });
+
+  it("an event logged outside a transaction is written at once, and the next seq follows it", async () => {
+    const { stored, reread } = await inStore(
+      "events-alone",
+      (store) => {
+        store.create(taskFixture("t"), true);
+        store.announce("t", Messages.agent("thinking"));
+        store.transition("t", "completed");
+      },
+      (reread) => reread.eventsAfter("t", 1).map((e) => e.seq),
+    );
+    expect(stored.map((e) => [e.seq, e.event.kind])).toEqual([
+      [1, "status-update"],
+      [2, "status-update"],
+      [3, "status-update"],
+    ]);
+    expect(reread).toEqual([2, 3]);
+  });
+});
+
+describe("durable core: a status change writes what changed (B6, B7)", () => {
+  it("metadata is written only with a patch, a status message is stored and cleared; all read back from SQLite", async () => {
+    const { result, reread: task } = await inStore(
+      "status-columns",
+      (store, log) => {
+        store.create(taskFixture("t"), true);
+        store.mergeMetadata("t", { keep: "me" });
+        const before = log.length;
+        store.statusMessage("t", Messages.agent("half way"));
+        store.transition("t", "input-required", { message: Messages.agent("which one?") });
+        store.transition("t", "working");
+        store.transition("t", "failed", { metadata: { error: "boom" } });
+        return log.slice(before).filter((q) => q.startsWith("UPDATE tasks"));
+      },
+      (reread) => reread.read("t"),
+    );
+    // Only the change that patched metadata writes the column.
+    expect(result.map((q) => q.includes("metadata"))).toEqual([false, false, false, true]);
+    expect(task?.status.state).toBe("failed");
+    expect(task?.metadata).toEqual({ keep: "me", error: "boom" });
+    expect(task?.status.message).toBeNull();
+    expect(task?.stateHistory.map((c) => c.newState)).toEqual([
+      "working",
+      "input-required",
+      "working",
+      "failed",
+    ]);
+    expect(task?.history.map((m) => m.parts[0]?.content)).toEqual(["hi", "half way", "which one?"]);
+  });
+
+  it("a status message is stored on the task row (read back after the object forgot it)", async () => {
+    const { reread: task } = await inStore(
+      "status-message",
+      (store) => {
+        store.create(taskFixture("t"), true);
+        store.transition("t", "input-required", { message: Messages.agent("which one?") });
+      },
+      (reread) => reread.read("t"),
+    );
+    expect(task?.status.state).toBe("input-required");
+    expect(task?.status.message?.parts[0]?.content).toBe("which one?");
+  });
+});
