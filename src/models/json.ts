@@ -23,9 +23,19 @@ export const JsonValue: z.ZodType<JsonValue> = z.lazy(() =>
 );
 export const JsonObject: z.ZodType<JsonObject> = z.record(z.string(), JsonValue);
 
+let isoMs = Number.NaN;
+let iso = "";
+
 /** Current time as ISO-8601 UTC with milliseconds (A2A §5.6.1). */
 export function nowIso(): string {
-  return new Date().toISOString();
+  // Formatted once per millisecond: on Workers the clock stands still while code runs, so
+  // every timestamp of one message's writes is the same string.
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    iso = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return iso;
 }
 
 /** A random identifier; `prefix` only helps humans tell ids apart in logs. */
