@@ -1,5 +1,5 @@
 import { type ContentPart, isBuiltItem, type MessageItem } from "../history/items";
-import { newId } from "../models/json";
+import { type JsonValue, newId } from "../models/json";
 import { Message } from "../models/message";
 import { isKnownPart, Parts } from "../models/part";
 
@@ -29,7 +29,9 @@ export function itemFromMessage(message: Message): MessageItem {
     role: message.role === "agent" ? "assistant" : message.role,
     content,
     interrupted: false,
-    extra: { a2a: JSON.parse(JSON.stringify(message)) },
+    // The message itself, not a copy: the item is written as JSON and not kept, and a
+    // message is plain JSON data (parsed from a request or built by the framework).
+    extra: { a2a: message as unknown as JsonValue },
   };
 }
 

@@ -81,6 +81,22 @@ async function deriveKeys(secret: Uint8Array): Promise<IdKeys> {
   return { task, context, legacy };
 }
 
+/** The last origin checked (one per deployment in practice), so a request parses no URL. */
+let checkedOrigin: string | null = null;
+let checkedLocal = false;
+
+function isLocal(origin: string): boolean {
+  if (origin !== checkedOrigin) {
+    let local = false;
+    try {
+      local = ["localhost", "127.0.0.1", "[::1]"].includes(new URL(origin).hostname);
+    } catch {}
+    checkedOrigin = origin;
+    checkedLocal = local;
+  }
+  return checkedLocal;
+}
+
 /**
  * The keys ids are made with: from the `EDGELINK_ID_KEY` secret; under `wrangler dev`
  * (served from localhost) ephemeral ones when it is not set; deployed without it, a
@@ -96,11 +112,7 @@ export function idKeys(env: unknown, origin: string): Promise<IdKeys> {
     }
     return keys;
   }
-  let local = false;
-  try {
-    local = ["localhost", "127.0.0.1", "[::1]"].includes(new URL(origin).hostname);
-  } catch {}
-  if (!local) {
+  if (!isLocal(origin)) {
     throw new A2AError(
       "Internal",
       `${ID_KEY_BINDING} is not set (or shorter than 32 characters): task and context ids are made with it. ` +
