@@ -17,6 +17,7 @@ import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
 import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
+import { RememberingRouter } from "./router";
 
 /**
  * Where the agent is served: the request's origin plus the path the app is mounted at
@@ -38,7 +39,7 @@ export function createApp<Env extends object>(
   agent: Agent<Env>,
 ): Hono<{ Bindings: Env; Variables: AuthVariables }> {
   type Vars = { Bindings: Env; Variables: AuthVariables };
-  const app = new Hono<Vars>();
+  const app = new Hono<Vars>({ router: new RememberingRouter() });
   const anyAgent = agent as Agent<unknown>;
   const tooLarge = () =>
     new A2AError(
