@@ -67,17 +67,30 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
   async upsert(rows: IndexRow[]): Promise<void> {
     this.ready();
     const sql = this.ctx.storage.sql;
-    for (const r of rows) {
+    // Many rows per statement (a statement's fixed cost is paid once), each context id
+    // bound once; a statement takes at most 100 bound values here.
+    for (let i = 0; i < rows.length; ) {
+      const args: SqlStorageValue[] = [];
+      const contexts = new Map<string, number>();
+      const values: string[] = [];
+      for (; i < rows.length && args.length <= 100 - 5; i++) {
+        const r = rows[i] as IndexRow;
+        let context = contexts.get(r.contextId);
+        if (context === undefined) {
+          args.push(r.contextId);
+          context = args.length;
+          contexts.set(r.contextId, context);
+        }
+        args.push(r.taskId, r.state, r.createdAt, r.updatedAt);
+        const n = args.length;
+        values.push(`(?${n - 3}, ?${context}, ?${n - 2}, ?${n - 1}, ?${n})`);
+      }
       sql.exec(
         `INSERT INTO task_index (task_id, context_id, state, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?)
+           VALUES ${values.join(", ")}
            ON CONFLICT (task_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
            WHERE excluded.updated_at >= task_index.updated_at`,
-        r.taskId,
-        r.contextId,
-        r.state,
-        r.createdAt,
-        r.updatedAt,
+        ...args,
       );
     }
   }

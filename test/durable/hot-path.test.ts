@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
+import type { IndexRow } from "../../src/durable/index-object";
 import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { TaskStore } from "../../src/durable/task-store";
 import type { Artifact } from "../../src/models/artifact";
@@ -175,5 +176,70 @@ describe("durable core: a status change writes what changed (B6, B7)", () => {
     );
     expect(task?.status.state).toBe("input-required");
     expect(task?.status.message?.parts[0]?.content).toBe("which one?");
+  });
+});
+
+describe("the tenant index: one statement for many rows (issue 10)", () => {
+  it("a call's rows are written by a few statements, each row as one upsert would write it", async () => {
+    const index = env.EDGELINK_INDEX.get(
+      env.EDGELINK_INDEX.idFromName(`index/hot-path-${crypto.randomUUID()}`),
+    ) as unknown as { upsert(rows: IndexRow[]): Promise<void> };
+    const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+    const row = (n: number, state: string, second: number): IndexRow => ({
+      taskId: `t${n}`,
+      contextId: `c${n % 3}`,
+      state,
+      createdAt: at(0),
+      updatedAt: at(second),
+    });
+    await index.upsert([row(0, "completed", 9)]);
+    // 60 rows (more than fit one statement), t0 older than what the index holds, t1 twice
+    // in the same call (the later one wins).
+    const rows = [
+      ...Array.from({ length: 60 }, (_, n) => row(n, "working", 5)),
+      row(1, "completed", 6),
+    ];
+    const statements = await runInDurableObject(index as never, async (instance, state) => {
+      const sql = state.storage.sql;
+      const exec = sql.exec.bind(sql);
+      let count = 0;
+      Object.defineProperty(sql, "exec", {
+        configurable: true,
+        value: (query: string, ...args: SqlStorageValue[]) => {
+          count++;
+          return exec(query, ...args);
+        },
+      });
+      try {
+        await (instance as unknown as typeof index).upsert(rows);
+      } finally {
+        delete (sql as unknown as Record<string, unknown>).exec;
+      }
+      return count;
+    });
+    const stored = await runInDurableObject(index as never, (_i, state) =>
+      state.storage.sql
+        .exec<{ task_id: string; context_id: string; state: string; updated_at: string }>(
+          "SELECT task_id, context_id, state, updated_at FROM task_index",
+        )
+        .toArray(),
+    );
+    expect(statements).toBe(3);
+    expect(stored).toHaveLength(60);
+    const byId = new Map(stored.map((r) => [r.task_id, r]));
+    expect(byId.get("t0")).toMatchObject({ state: "completed", updated_at: at(9) });
+    expect(byId.get("t1")).toMatchObject({
+      state: "completed",
+      updated_at: at(6),
+      context_id: "c1",
+    });
+    for (let n = 2; n < 60; n++) {
+      expect(byId.get(`t${n}`)).toEqual({
+        task_id: `t${n}`,
+        context_id: `c${n % 3}`,
+        state: "working",
+        updated_at: at(5),
+      });
+    }
   });
 });
