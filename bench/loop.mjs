@@ -117,9 +117,20 @@ try {
     const s = [...xs].sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   };
+  const unit = callgrind ? "M instructions" : "ms";
   for (const s of servers) {
     console.log(
-      `${s.root}: median ${median(s.samples).toFixed(3)} ${callgrind ? "M instructions" : "ms"}/message  samples ${s.samples.map((x) => x.toFixed(2)).join(" ")}  other CPU ${s.other.map((x) => `${Math.round(x * 100)}%`).join(" ")}`,
+      `${s.root}: median ${median(s.samples).toFixed(3)} ${unit}/message  samples ${s.samples.map((x) => x.toFixed(2)).join(" ")}  other CPU ${s.other.map((x) => `${Math.round(x * 100)}%`).join(" ")}`,
+    );
+  }
+  // Paired by round (the servers of one round ran back to back): drift over the run, JIT
+  // warming and background load cancel out of the differences.
+  const [first, ...others] = servers;
+  for (const s of others) {
+    const diffs = s.samples.map((x, i) => x - first.samples[i]);
+    const sorted = [...diffs].sort((a, b) => a - b);
+    console.log(
+      `${s.root} - ${first.root}: median ${median(diffs) >= 0 ? "+" : ""}${median(diffs).toFixed(3)} ${unit}/message (${((median(diffs) / median(first.samples)) * 100).toFixed(1)}%), per round ${sorted[0].toFixed(3)} to ${sorted.at(-1).toFixed(3)}`,
     );
   }
 } finally {
