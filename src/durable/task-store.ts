@@ -1,4 +1,4 @@
-import type { Item } from "../history/items";
+import { type Item, isUserMessage } from "../history/items";
 import type { Artifact } from "../models/artifact";
 import { A2AError } from "../models/errors";
 import type { TaskEvent } from "../models/events";
@@ -45,6 +45,12 @@ export interface IndexEntry {
 
 /** Tasks kept whole in memory (the recently written ones); older ones are read back. */
 export const LIVE_TASKS = 32;
+
+/**
+ * A task's newest rows searched for the question a run answers: past them, a window
+ * (which seeks at most KEEP_SEEK_ROWS past its budget) would not reach it anyway.
+ */
+const QUESTION_SEEK_ROWS = 4096;
 
 /**
  * The rows of one conversation's tasks. Every method is synchronous SQLite work, so a
@@ -440,6 +446,21 @@ export class TaskStore {
   /** The newest user message of a task (what a resumed run starts from). */
   lastUserMessage(taskId: string): Message | null {
     return this.messagesOf(taskId).findLast((m) => m.role === "user") ?? null;
+  }
+
+  /**
+   * The history item of the user message a run answers (`messageId`, else the task's
+   * newest user message), looked for among the task's newest rows; null when it is not
+   * there (compacted away, or further back than a window would reach).
+   */
+  questionItemId(taskId: string, messageId: string): string | null {
+    const asked = this.history
+      .newestUserMessagesOf(taskId, 8, QUESTION_SEEK_ROWS)
+      .flatMap((row) => (isUserMessage(row.item) ? [row.item] : []));
+    const exact = asked.find(
+      (item) => (item.extra?.a2a as { messageId?: unknown } | undefined)?.messageId === messageId,
+    );
+    return (exact ?? asked[0])?.id ?? null;
   }
 
   /**
