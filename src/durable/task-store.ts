@@ -107,6 +107,8 @@ export class TaskStore {
   private lastEvent: number | null = null;
   /** The `row_seq` of the tasks in memory. */
   private readonly rowSeqs = new WeakMap<Task, number>();
+  /** The history item of the newest user message appended to a task in memory. */
+  private readonly questions = new WeakMap<Task, { messageId: string; itemId: string }>();
 
   private get sql(): SqlStorage {
     return this.storage.sql;
@@ -211,10 +213,14 @@ export class TaskStore {
   /** A task message joins the context's conversation history, tagged with its task. */
   appendMessage(taskId: string, message: Message): void {
     const task = this.task(taskId);
+    const item = itemFromMessage(message);
     this.atomic(() => {
-      this.history.append(itemFromMessage(message), taskId);
+      this.history.append(item, taskId);
       task.history.push(message);
     });
+    if (message.role === "user") {
+      this.questions.set(task, { messageId: message.messageId, itemId: item.id });
+    }
   }
 
   /**
@@ -454,6 +460,9 @@ export class TaskStore {
    * there (compacted away, or further back than a window would reach).
    */
   questionItemId(taskId: string, messageId: string): string | null {
+    const live = this.live.get(taskId);
+    const known = live && this.questions.get(live);
+    if (known?.messageId === messageId) return known.itemId;
     const asked = this.history
       .newestUserMessagesOf(taskId, 8, QUESTION_SEEK_ROWS)
       .flatMap((row) => (isUserMessage(row.item) ? [row.item] : []));

@@ -232,6 +232,16 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
     expect(estimate(sent.slice(1))).toBeLessThanOrEqual(400 + 12);
   });
 
+  it("F25: a question bigger than the whole budget is still sent (the turn answers it; the older items give way)", async () => {
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    const contextId = contextOf(await streamMessage("hello"));
+    agent.contextWindow = resolveContextWindow({ maxTokens: 50 });
+    const question = `Summarize this: ${"lorem ipsum ".repeat(100)}`;
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    await streamMessage(question, contextId);
+    expect(lastSent().slice(1)).toEqual([{ role: "user", content: question }]);
+  });
+
   it("F25: without a summarizer the turn is truncated to the budget, newest kept", async () => {
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     const first = await streamMessage("hello");
