@@ -233,7 +233,20 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
     "ALTER TABLE events_v13 RENAME TO events",
     "CREATE INDEX IF NOT EXISTS events_by_task ON events (task_id, seq)",
   ],
+  // v14: an artifact's first parts are kept in its own row (`parts`, a JSON array) when
+  // they are small, so a message's answer is one row instead of two; parts appended later,
+  // and the parts of a big artifact, stay one row each in `artifact_parts`, numbered after
+  // the inline ones. NULL (every row from before): all its parts are in `artifact_parts`.
+  [addArtifactParts],
 ];
+
+/** v14's column, added unless there (a migration may run again over a partial rebuild). */
+function addArtifactParts(sql: SqlStorage): void {
+  const has = sql
+    .exec("SELECT 1 FROM pragma_table_info('artifacts') WHERE name = 'parts'")
+    .toArray().length;
+  if (!has) sql.exec("ALTER TABLE artifacts ADD COLUMN parts TEXT");
+}
 
 /** Copies v1-v3 state history rows into their task's `state_history` JSON, in order. */
 function moveStateHistoryIntoTasks(sql: SqlStorage): void {

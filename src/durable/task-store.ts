@@ -320,35 +320,42 @@ export class TaskStore {
     for (const body of bodies) checkRowBytes("artifact part", body);
     return this.atomic(() => {
       let start = 0;
+      // A new or replaced artifact's parts go in its row when they are small (no part
+      // rows); appended parts always get rows of their own, numbered after the others.
+      let rows = bodies;
       if (chunk.append && known) {
         start = known.parts.length;
       } else {
         const { parts: _parts, ...header } = artifact;
         const headerJson = JSON.stringify(header);
         checkRowBytes("artifact header", headerJson);
+        const inline = inlineParts(headerJson, bodies);
+        if (inline !== null) rows = [];
         if (known) {
           this.sql.exec(
-            "DELETE FROM artifact_parts WHERE task_id = ? AND artifact_id = ?",
+            "DELETE FROM artifact_parts WHERE task_id = ?1 AND artifact_id = ?2",
             taskId,
             artifact.artifactId,
           );
           this.sql.exec(
-            "UPDATE artifacts SET header = ? WHERE task_id = ? AND artifact_id = ?",
-            headerJson,
+            "UPDATE artifacts SET header = ?3, parts = ?4 WHERE task_id = ?1 AND artifact_id = ?2",
             taskId,
             artifact.artifactId,
+            headerJson,
+            inline,
           );
         } else {
           this.sql.exec(
-            `INSERT INTO artifacts (task_id, artifact_id, seq, header)
-             VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_id = ?1), ?3)`,
+            `INSERT INTO artifacts (task_id, artifact_id, seq, header, parts)
+             VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_id = ?1), ?3, ?4)`,
             taskId,
             artifact.artifactId,
             headerJson,
+            inline,
           );
         }
       }
-      bodies.forEach((body, i) => {
+      rows.forEach((body, i) => {
         this.sql.exec(
           "INSERT INTO artifact_parts (task_id, artifact_id, idx, body) VALUES (?, ?, ?, ?)",
           taskId,
@@ -437,16 +444,20 @@ export class TaskStore {
     }
     return (
       this.sql
-        .exec<{ artifact_id: string; header: string }>(
-          "SELECT artifact_id, header FROM artifacts WHERE task_id = ? ORDER BY seq",
+        .exec<{ artifact_id: string; header: string; parts: string | null }>(
+          "SELECT artifact_id, header, parts FROM artifacts WHERE task_id = ? ORDER BY seq",
           taskId,
         )
         .toArray()
         // Rows this store wrote itself: rebuilt, not re-validated (hot path of every read).
-        .map((r) => ({
-          ...(JSON.parse(r.header) as Omit<Artifact, "parts">),
-          parts: parts.get(r.artifact_id) ?? [],
-        }))
+        // The inline parts come first: appended part rows are numbered after them.
+        .map((r) => {
+          const appended = parts.get(r.artifact_id) ?? [];
+          return {
+            ...(JSON.parse(r.header) as Omit<Artifact, "parts">),
+            parts: r.parts === null ? appended : [...(JSON.parse(r.parts) as Part[]), ...appended],
+          };
+        })
     );
   }
 
@@ -906,6 +917,20 @@ export class TaskStore {
     });
     this.onIndexPending();
   }
+}
+
+/** Inline parts take at most this many characters of JSON (the row keeps its header too). */
+export const INLINE_PARTS_CHARS = 64 * 1024;
+
+/**
+ * The JSON array of an artifact's parts to keep in its own row, or null when they go in
+ * part rows (too big together, or no parts).
+ */
+function inlineParts(header: string, bodies: readonly string[]): string | null {
+  if (bodies.length === 0) return null;
+  let length = header.length + bodies.length + 1;
+  for (const body of bodies) length += body.length;
+  return length <= INLINE_PARTS_CHARS ? `[${bodies.join(",")}]` : null;
 }
 
 /** A task as a read with these options sees it (history trimmed, artifacts left out). */

@@ -243,3 +243,108 @@ describe("the tenant index: one statement for many rows (issue 10)", () => {
     }
   });
 });
+
+describe("durable core: an artifact's first parts in its own row (schema v14, issue 10)", () => {
+  const counts = (state: DurableObjectState) => ({
+    inline: state.storage.sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM artifacts WHERE parts IS NOT NULL")
+      .one().n,
+    partRows: state.storage.sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM artifact_parts")
+      .one().n,
+  });
+
+  it("a small artifact is one row; appended chunks, replacements and big artifacts read back in order", async () => {
+    const result = await runInDurableObject(stubOf("artifact-inline"), (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS);
+      const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));
+      const store = fresh();
+      store.create(taskFixture("t"), true);
+      const chunk = { append: false, lastChunk: false };
+      store.putArtifact("t", artifactOf("a", "one"), chunk);
+      const afterOne = counts(state);
+      // Streamed: two more chunks appended after the inline first part.
+      store.putArtifact("t", artifactOf("a", " two"), { append: true, lastChunk: false });
+      store.putArtifact("t", artifactOf("a", " three"), { append: true, lastChunk: true });
+      // A big artifact keeps a row per part; a replaced one drops its old parts.
+      const big = { ...artifactOf("b", "x".repeat(40_000)) };
+      big.parts = [Parts.text("x".repeat(40_000)), Parts.text("y".repeat(40_000))];
+      store.putArtifact("t", big, chunk);
+      store.putArtifact("t", artifactOf("c", "first"), chunk);
+      store.putArtifact("t", artifactOf("c", " more"), { append: true, lastChunk: false });
+      store.putArtifact("t", artifactOf("c", "replaced"), chunk);
+      const text = (task: ReturnType<TaskStore["read"]>) =>
+        task?.artifacts.map((a) => a.parts.map((p) => String(p.content).slice(0, 8)).join("|"));
+      return {
+        afterOne,
+        memory: text(store.read("t")),
+        stored: text(fresh().read("t")),
+        whole: [
+          JSON.parse(JSON.stringify(fresh().read("t")?.artifacts)),
+          JSON.parse(JSON.stringify(store.read("t")?.artifacts)),
+        ],
+        end: counts(state),
+      };
+    });
+    expect(result.afterOne).toEqual({ inline: 1, partRows: 0 });
+    expect(result.memory).toEqual(["one| two| three", "xxxxxxxx|yyyyyyyy", "replaced"]);
+    expect(result.stored).toEqual(result.memory);
+    expect(result.whole[0]).toEqual(result.whole[1]);
+    // a: 1 inline + 2 appended rows; b: 2 rows; c: inline, its appended row deleted.
+    expect(result.end).toEqual({ inline: 2, partRows: 4 });
+  });
+
+  it("artifacts written before v14 (all parts in rows) read back, take appends and replacements", async () => {
+    const result = await runInDurableObject(stubOf("artifact-v13"), (_i, state) => {
+      const sql = state.storage.sql;
+      migrate(state.storage, CONTEXT_MIGRATIONS.slice(0, 13)); // as deployed before v14
+      const header = (id: string) => {
+        const { parts: _p, ...rest } = artifactOf(id, "");
+        return JSON.stringify(rest);
+      };
+      new TaskStore(state.storage, new HistoryStore(state.storage)).create(taskFixture("t"), true);
+      sql.exec(
+        "INSERT INTO artifacts (task_id, artifact_id, seq, header) VALUES ('t', 'old', 1, ?)",
+        header("old"),
+      );
+      sql.exec(
+        "INSERT INTO artifacts (task_id, artifact_id, seq, header) VALUES ('t', 'old2', 2, ?)",
+        header("old2"),
+      );
+      for (const [idx, text] of ["p0", "p1"].entries()) {
+        sql.exec(
+          "INSERT INTO artifact_parts (task_id, artifact_id, idx, body) VALUES ('t', 'old', ?, ?)",
+          idx,
+          JSON.stringify(Parts.text(text)),
+        );
+      }
+      sql.exec(
+        "INSERT INTO artifact_parts (task_id, artifact_id, idx, body) VALUES ('t', 'old2', 0, ?)",
+        JSON.stringify(Parts.text("q0")),
+      );
+      migrate(state.storage, CONTEXT_MIGRATIONS);
+      const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));
+      const before = fresh()
+        .read("t")
+        ?.artifacts.map((a) => a.parts.map((p) => p.content));
+      const store = fresh();
+      store.putArtifact("t", artifactOf("old", "p2"), { append: true, lastChunk: true });
+      store.putArtifact("t", artifactOf("old2", "new"), { append: false, lastChunk: true });
+      store.putArtifact("t", artifactOf("next", "n0"), { append: false, lastChunk: true });
+      return {
+        before,
+        after: fresh()
+          .read("t")
+          ?.artifacts.map((a) => [a.artifactId, a.parts.map((p) => p.content)]),
+        end: counts(state),
+      };
+    });
+    expect(result.before).toEqual([["p0", "p1"], ["q0"]]);
+    expect(result.after).toEqual([
+      ["old", ["p0", "p1", "p2"]],
+      ["old2", ["new"]],
+      ["next", ["n0"]],
+    ]);
+    expect(result.end).toEqual({ inline: 2, partRows: 3 });
+  });
+});
