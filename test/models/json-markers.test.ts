@@ -3,11 +3,19 @@ import { compact, JsonObject, JsonValue, newId, nowIso } from "../../src/models/
 import { MARK, splitMarks, withMarks } from "../../src/models/markers";
 
 describe("json helpers", () => {
-  it("compact drops undefined keys only, in place", () => {
-    const obj = { a: undefined, b: null, c: 0, d: "", e: false };
+  it("compact drops undefined keys only, in order, into a copy (the object itself when none)", () => {
+    const obj = { b: null, a: undefined, c: 0, d: "", e: false, f: undefined };
     const out = compact(obj);
-    expect(out).toBe(obj);
     expect(Object.keys(out)).toEqual(["b", "c", "d", "e"]);
+    expect(out).toEqual({ b: null, c: 0, d: "", e: false });
+    // The given object is left as it was (issue 10: deleting keys slowed every render).
+    expect(Object.keys(obj)).toEqual(["b", "a", "c", "d", "e", "f"]);
+    const clean = { x: 1, y: [undefined] };
+    expect(compact(clean)).toBe(clean);
+    // Inherited keys are not copied; an undefined first key keeps the rest.
+    const child = Object.assign(Object.create({ inherited: 1 }), { first: undefined, own: 2 });
+    expect(compact(child)).toEqual({ own: 2 });
+    expect(Object.keys(compact(child))).toEqual(["own"]);
   });
 
   it("newId is a v4 UUID with an optional prefix, and unique", () => {
