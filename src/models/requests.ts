@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { invalidParams } from "./errors";
 import { JsonObject } from "./json";
-import { ClientId, Metadata, TaskIdString } from "./limits";
+import { ClientId, Metadata, NameList, TaskIdString } from "./limits";
 import { stripClientMarks } from "./markers";
 import type { Message } from "./message";
 import type { TaskState } from "./task-state";
@@ -46,7 +46,7 @@ const V1Send = z.object({
   message: V1Message,
   configuration: z
     .object({
-      acceptedOutputModes: z.array(z.string()).optional(),
+      acceptedOutputModes: NameList.optional(),
       taskPushNotificationConfig: JsonObject.optional(),
       historyLength,
       returnImmediately: z.boolean().optional(),
@@ -58,7 +58,7 @@ const V03Send = z.object({
   message: V03Message,
   configuration: z
     .object({
-      acceptedOutputModes: z.array(z.string()).optional(),
+      acceptedOutputModes: NameList.optional(),
       pushNotificationConfig: JsonObject.optional(),
       historyLength,
       blocking: z.boolean().optional(),
@@ -180,8 +180,9 @@ export function parseHistory(params: unknown): HistoryParams {
     try {
       decoded = atob(p.pageToken);
     } catch {}
-    after = decoded.startsWith("h") ? Number(decoded.slice(1)) : Number.NaN;
-    if (!Number.isFinite(after)) {
+    // Exactly what encodeHistoryToken writes: Number() alone reads "h0x10" or "h-5" too.
+    after = /^h\d+$/.test(decoded) ? Number(decoded.slice(1)) : Number.NaN;
+    if (!Number.isSafeInteger(after)) {
       throw invalidParams([{ path: ["pageToken"], message: "unknown page token" }], "params");
     }
   }

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, type JsonValue, nowIso } from "./json";
-import { ClientId, LIMITS, Metadata, TaskIdString } from "./limits";
+import { ClientId, FileUrl, LIMITS, Metadata, NameList, TaskIdString } from "./limits";
 import {
   artifactFieldsOf,
   artifactMark,
@@ -29,7 +29,7 @@ export const V03Part = z.discriminatedUnion("kind", [
     kind: z.literal("file"),
     file: z
       .object({
-        uri: z.string().optional(),
+        uri: FileUrl.optional(),
         bytes: z.base64().optional(),
         mimeType: z.string().optional(),
         name: z.string().optional(),
@@ -54,8 +54,8 @@ export const V03Message = z.object({
   contextId: ClientId.optional(),
   taskId: TaskIdString.optional(),
   metadata: Metadata.optional(),
-  extensions: z.array(z.string()).optional(),
-  referenceTaskIds: z.array(z.string()).optional(),
+  extensions: NameList.optional(),
+  referenceTaskIds: NameList.optional(),
 });
 
 export const V03Task = z.object({

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, JsonValue, newId, nowIso } from "./json";
-import { ClientId, LIMITS, Metadata, TaskIdString } from "./limits";
+import { ClientId, FileUrl, LIMITS, Metadata, NameList, TaskIdString } from "./limits";
 import {
   artifactFieldsOf,
   artifactMark,
@@ -66,7 +66,7 @@ export const V1Part = z
   .object({
     text: z.string().optional(),
     raw: z.base64().optional(),
-    url: z.string().optional(),
+    url: FileUrl.optional(),
     data: JsonValue.optional(),
     metadata: Metadata.optional(),
     filename: z.string().optional(),
@@ -88,8 +88,8 @@ export const V1Message = z.object({
     .min(1, "at least one part is required")
     .max(LIMITS.parts, `at most ${LIMITS.parts} parts`),
   metadata: Metadata.optional(),
-  extensions: z.array(z.string()).optional(),
-  referenceTaskIds: z.array(z.string()).optional(),
+  extensions: NameList.optional(),
+  referenceTaskIds: NameList.optional(),
 });
 export type V1MessageIn = z.input<typeof V1Message>;
 

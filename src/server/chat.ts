@@ -10,6 +10,7 @@ import { restError, toA2AError } from "./errors";
 import { lastEventId } from "./jsonrpc";
 import { Operations } from "./operations";
 import { checkPathEncoding } from "./rest";
+import { requestedTenant } from "./tenant";
 
 /**
  * The chat endpoint (N1–N7), a streaming view for browser and app front ends beside A2A:
@@ -40,7 +41,7 @@ export function registerChat<Env extends object>(
   const ops = (c: C) => {
     checkPathEncoding(new URL(c.req.url).pathname);
     const principal = c.get("principal");
-    const tenant = tenantFor(principal, c.req.param("tenant") ?? "");
+    const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
     return new Operations(agent, c.env, tenant, new URL(c.req.url).origin, principal.subject);
   };
 
