@@ -2,8 +2,9 @@ import * as z from "zod";
 import { invalidParams } from "./errors";
 import { JsonObject } from "./json";
 import { ClientId, Metadata, NameList, TaskIdString } from "./limits";
-import { stripClientMarks } from "./markers";
+import { MARK, stripClientMarks } from "./markers";
 import type { Message } from "./message";
+import { InferContent, ToolCallContent } from "./part";
 import type { TaskState } from "./task-state";
 import { messageFromV1, V1Message, V1TaskState } from "./wire-v1";
 import { messageFromV03, V03Message } from "./wire-v03";
@@ -94,6 +95,30 @@ function parse<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
   return result.data;
 }
 
+/**
+ * The parts a client may mark as Edgelink's own (B10), with their content checked here: a
+ * `tool_call` whose data has no tool name would otherwise fail deep in the conversion as
+ * an unexpected error (a 500). v0.3 data parts wrap a non-object value in `{value}`.
+ */
+function checkClientParts(
+  parts: readonly { data?: unknown; metadata?: JsonObject }[],
+  v03: boolean,
+): void {
+  parts.forEach((part, i) => {
+    const type = part.metadata?.[MARK.part];
+    const schema =
+      type === "tool_call" ? ToolCallContent : type === "infer" ? InferContent : undefined;
+    if (schema === undefined || part.data === undefined) return;
+    const wrapped = v03 && part.metadata?.["edgelink/wrapped"] === true;
+    const content = wrapped ? ((part.data as { value?: unknown }).value ?? null) : part.data;
+    const result = schema.safeParse(content);
+    if (!result.success) {
+      const field = `params.message.parts.${i}.data${wrapped ? ".value" : ""}`;
+      throw invalidParams(result.error.issues, field);
+    }
+  });
+}
+
 /** A message's push config is accepted on the wire; the push issue will honour it. */
 export function parseSend(
   params: unknown,
@@ -103,8 +128,10 @@ export function parseSend(
 } {
   if (version === "1.0") {
     const p = parse(V1Send, params);
+    const message = stripClientMarks(p.message);
+    checkClientParts(message.parts, false);
     return {
-      message: messageFromV1(stripClientMarks(p.message)),
+      message: messageFromV1(message),
       historyLength: p.configuration?.historyLength,
       returnImmediately: p.configuration?.returnImmediately ?? false,
       acceptedOutputModes: p.configuration?.acceptedOutputModes,
@@ -113,8 +140,10 @@ export function parseSend(
     };
   }
   const p = parse(V03Send, params);
+  const message = stripClientMarks(p.message);
+  checkClientParts(message.parts, true);
   return {
-    message: messageFromV03(stripClientMarks(p.message)),
+    message: messageFromV03(message),
     historyLength: p.configuration?.historyLength,
     returnImmediately: p.configuration?.blocking === false,
     acceptedOutputModes: p.configuration?.acceptedOutputModes,

@@ -202,6 +202,50 @@ const RPC_ROWS: RpcRow[] = [
     code: -32602,
     names: "params.configuration.taskPushNotificationConfig.url",
   },
+  // Parts a client may mark as Edgelink's own (B10): their content is checked at the edge.
+  {
+    name: "tool_call part whose data is a number",
+    params: withMessage({ parts: [{ data: 5, metadata: { "edgelink/part": "tool_call" } }] }),
+    code: -32602,
+    names: "params.message.parts.0.data",
+  },
+  {
+    name: "tool_call part without a tool name",
+    params: withMessage({
+      parts: [{ text: "x" }, { data: { args: {} }, metadata: { "edgelink/part": "tool_call" } }],
+    }),
+    code: -32602,
+    names: "params.message.parts.1.data.toolName",
+  },
+  {
+    name: "infer part whose prompt is a number",
+    params: withMessage({
+      parts: [{ data: { prompt: 5 }, metadata: { "edgelink/part": "infer" } }],
+    }),
+    code: -32602,
+    names: "params.message.parts.0.data.prompt",
+  },
+  {
+    name: "v0.3 tool_call part with args a list",
+    method: "message/send",
+    headers: { "A2A-Version": "0.3" },
+    params: {
+      message: {
+        kind: "message",
+        messageId: "m",
+        role: "user",
+        parts: [
+          {
+            kind: "data",
+            data: { toolName: "add", args: [1] },
+            metadata: { "edgelink/part": "tool_call" },
+          },
+        ],
+      },
+    },
+    code: -32602,
+    names: "params.message.parts.0.data.args",
+  },
   // Reads.
   {
     name: "GetTask id a number",
@@ -391,6 +435,26 @@ const REST_ROWS: RestRow[] = [
     body: j(withMessage({ parts: [{ text: "x", metadata: JSON.parse('{"__proto__":{}}') }] })),
     status: 400,
     names: "message.parts.0.metadata.__proto__",
+  },
+  {
+    name: "tool_call part without a tool name",
+    method: "POST",
+    path: "/message:send",
+    body: j(withMessage({ parts: [{ data: {}, metadata: { "edgelink/part": "tool_call" } }] })),
+    status: 400,
+    names: "message.parts.0.data.toolName",
+  },
+  {
+    name: "chat: infer part with a numeric prompt",
+    method: "POST",
+    path: "/chat",
+    body: j({
+      message: userMessage("x", {
+        parts: [{ data: { prompt: 1 }, metadata: { "edgelink/part": "infer" } }],
+      }),
+    }),
+    status: 400,
+    names: "message.parts.0.data.prompt",
   },
   {
     name: "file url not a URL",
