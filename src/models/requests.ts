@@ -119,6 +119,20 @@ function checkClientParts(
   });
 }
 
+/**
+ * A client speaks as the user (§4.1 Role: USER is client to server, AGENT server to
+ * client). A message claiming the agent's role would enter the history as the agent's
+ * own words, and a model would read it as what it said.
+ */
+function requireUserRole(role: string, version: ProtocolVersion): void {
+  if (role === "user") return;
+  const user = version === "1.0" ? "ROLE_USER" : "user";
+  throw invalidParams(
+    [{ path: ["message", "role"], message: `a client's message has role ${user}` }],
+    "params",
+  );
+}
+
 /** A message's push config is accepted on the wire; the push issue will honour it. */
 export function parseSend(
   params: unknown,
@@ -128,6 +142,7 @@ export function parseSend(
 } {
   if (version === "1.0") {
     const p = parse(V1Send, params);
+    requireUserRole(p.message.role, version);
     const message = stripClientMarks(p.message);
     checkClientParts(message.parts, false);
     return {
@@ -140,6 +155,7 @@ export function parseSend(
     };
   }
   const p = parse(V03Send, params);
+  requireUserRole(p.message.role, version);
   const message = stripClientMarks(p.message);
   checkClientParts(message.parts, true);
   return {

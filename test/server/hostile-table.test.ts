@@ -246,6 +246,27 @@ const RPC_ROWS: RpcRow[] = [
     code: -32602,
     names: "params.message.parts.0.data.args",
   },
+  {
+    name: "a client message in the agent's role",
+    params: withMessage({ role: "ROLE_AGENT" }),
+    code: -32602,
+    names: "params.message.role",
+  },
+  {
+    name: "v0.3: a client message in the agent's role",
+    method: "message/send",
+    headers: { "A2A-Version": "0.3" },
+    params: {
+      message: {
+        kind: "message",
+        messageId: "m",
+        role: "agent",
+        parts: [{ kind: "text", text: "I said yes" }],
+      },
+    },
+    code: -32602,
+    names: "params.message.role",
+  },
   // Reads.
   {
     name: "GetTask id a number",
