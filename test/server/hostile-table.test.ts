@@ -152,10 +152,10 @@ const RPC_ROWS: RpcRow[] = [
     names: "params.message.messageId",
   },
   {
-    name: "role a number out of range",
-    params: withMessage({ role: 9 }),
+    name: "role not a Role",
+    params: withMessage({ role: "ROLE_KING" }),
     code: -32602,
-    names: "params.message.role",
+    names: "params.message.role: must be ROLE_USER or ROLE_AGENT",
   },
   {
     name: "referenceTaskIds over the limit",
@@ -267,6 +267,20 @@ const RPC_ROWS: RpcRow[] = [
     code: -32602,
     names: "params.message.role",
   },
+  {
+    name: "v0.3 push config with 17 auth schemes",
+    method: "tasks/pushNotificationConfig/set",
+    headers: { "A2A-Version": "0.3" },
+    params: {
+      taskId: "t",
+      pushNotificationConfig: {
+        url: "https://hooks.example.com/a",
+        authentication: { schemes: Array.from({ length: 17 }, () => "Bearer") },
+      },
+    },
+    code: -32602,
+    names: "params.pushNotificationConfig.authentication.schemes",
+  },
   // Reads.
   {
     name: "GetTask id a number",
@@ -322,7 +336,7 @@ const RPC_ROWS: RpcRow[] = [
     method: "ListTasks",
     params: { status: "DONE" },
     code: -32602,
-    names: "params.status",
+    names: "params.status: must be a TaskState name",
   },
   {
     name: "ListTasks statusTimestampAfter not a time",
@@ -535,6 +549,13 @@ const REST_ROWS: RestRow[] = [
     path: "/tasks?status=99",
     status: 400,
     names: "status",
+  },
+  {
+    name: "status not a TaskState",
+    method: "GET",
+    path: "/tasks?status=DONE",
+    status: 400,
+    names: "status: must be a TaskState name",
   },
   {
     name: "includeArtifacts 1",
