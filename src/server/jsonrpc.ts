@@ -83,9 +83,15 @@ const HTTP_LEVEL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   "PermissionDenied",
 ]);
 
-/** A number id too large for a double (`1e400`) would be echoed as null: refused. */
+/**
+ * An id is echoed as parsed, so one a double cannot hold is refused rather than answered
+ * under another id: `1e400` (Infinity, echoed as null), or an integer past 2^53
+ * (12345678901234567890 comes back as 12345678901234567000).
+ */
 function isRpcId(v: unknown): v is RpcId {
-  return typeof v === "string" || (typeof v === "number" && Number.isFinite(v)) || v === null;
+  if (typeof v === "number")
+    return Number.isInteger(v) ? Number.isSafeInteger(v) : Number.isFinite(v);
+  return typeof v === "string" || v === null;
 }
 
 /**
@@ -152,7 +158,10 @@ async function serveJsonRpc<Env>(
     const rpc = body as JsonObject;
     if (isRpcId(rpc.id)) id = rpc.id;
     else if (rpc.id !== undefined) {
-      throw new A2AError("InvalidRequest", "id must be a string, a finite number or null");
+      throw new A2AError(
+        "InvalidRequest",
+        "id must be a string, null, or a number that survives a round trip (integers up to 2^53)",
+      );
     }
     if (rpc.jsonrpc !== "2.0") throw new A2AError("InvalidRequest", 'jsonrpc must be "2.0"');
     if (typeof rpc.method !== "string" || rpc.method === "") {

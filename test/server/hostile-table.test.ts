@@ -94,6 +94,12 @@ const RPC_ROWS: RpcRow[] = [
     code: -32600,
     names: "params.message.metadata.__proto__",
   },
+  {
+    name: "id an integer past 2^53 (echoed as another number)",
+    body: '{"jsonrpc":"2.0","id":12345678901234567890,"method":"ListTasks"}',
+    code: -32600,
+    names: "id must be",
+  },
   // Wrong types and values inside a message.
   { name: "message null", params: { message: null }, code: -32602, names: "params.message" },
   { name: "message an array", params: { message: [] }, code: -32602, names: "params.message" },
