@@ -728,6 +728,25 @@ describe("refused requests lose nothing and leave nothing behind", () => {
   });
 });
 
+describe("what is accepted is kept exactly", () => {
+  it("text, data and metadata with NUL, lone surrogates, emoji and odd keys read back unchanged", async () => {
+    const odd = "a\u0000b\ud800c\udfffd\u{1F600}e\u202Ef\r\n";
+    const metadata = { [odd]: odd, constructor: { prototype: 1 }, "": [odd] };
+    const task = await send(odd, {
+      metadata,
+      parts: [{ text: odd }, { data: { [odd]: [odd, null, 1e308, -0] } }],
+    });
+    const got = await rpc("GetTask", { id: task.id });
+    const first = (got.body.result as { history: Json[] }).history[0] as {
+      parts: Json[];
+      metadata: Json;
+    };
+    expect(first.parts).toEqual([{ text: odd }, { data: { [odd]: [odd, null, 1e308, 0] } }]);
+    const { "edgelink/timestamp": _, ...kept } = first.metadata;
+    expect(kept).toEqual(metadata);
+  });
+});
+
 describe("bodies over the limit without a Content-Length (chunked)", () => {
   const chunked = () => {
     const chunk = new TextEncoder().encode(`${"x".repeat(64 * 1024 - 1)} `);
