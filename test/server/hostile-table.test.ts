@@ -728,6 +728,45 @@ describe("refused requests lose nothing and leave nothing behind", () => {
   });
 });
 
+describe("methods and page tokens", () => {
+  it("HEAD of the card answers its headers and no body; OPTIONS (CORS off) is 405 with Allow", async () => {
+    const get = await SELF.fetch(`${BASE}/.well-known/agent-card.json`);
+    await get.body?.cancel();
+    const head = await SELF.fetch(`${BASE}/.well-known/agent-card.json`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+    expect(head.headers.get("ETag")).toBe(get.headers.get("ETag"));
+    const options = await SELF.fetch(`${BASE}/tasks`, { method: "OPTIONS" });
+    expect(options.status).toBe(405);
+    expect(options.headers.get("Allow")).toContain("GET");
+    expect(((await options.json()) as Json).error).toMatchObject({ code: 405 });
+  });
+
+  it("a page token of one tenant, replayed in another, shows none of the first tenant's tasks", async () => {
+    const a = `tokens-a-${crypto.randomUUID().slice(0, 8)}`;
+    const b = `tokens-b-${crypto.randomUUID().slice(0, 8)}`;
+    for (const text of ["a1", "a2", "a3"]) {
+      await rest("POST", `/${a}/message:send`, withMessage({ parts: [{ text }] }));
+    }
+    await rest("POST", `/${b}/message:send`, withMessage({ parts: [{ text: "b1" }] }));
+    const first = await listUntil({ tenant: a, pageSize: 1 }, (r) => r.totalSize >= 3);
+    expect(first.nextPageToken).not.toBe("");
+    await listUntil({ tenant: b }, (r) => r.totalSize >= 1);
+    const replayed = await rpc("ListTasks", {
+      tenant: b,
+      pageSize: 5,
+      pageToken: first.nextPageToken,
+    });
+    const ids = new Set(
+      ((replayed.body.result ?? { tasks: [] }) as { tasks: Json[] }).tasks.map((t) => t.contextId),
+    );
+    const ofA = await rpc("ListTasks", { tenant: a, pageSize: 5 });
+    for (const task of (ofA.body.result as { tasks: Json[] }).tasks) {
+      expect(ids.has(task.contextId)).toBe(false);
+    }
+  });
+});
+
 describe("what is accepted is kept exactly", () => {
   it("text, data and metadata with NUL, lone surrogates, emoji and odd keys read back unchanged", async () => {
     const odd = "a\u0000b\ud800c\udfffd\u{1F600}e\u202Ef\r\n";
