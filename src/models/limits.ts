@@ -47,9 +47,6 @@ export const NameList = z
   .array(z.string().max(LIMITS.nameLength, `must be at most ${LIMITS.nameLength} characters`))
   .max(LIMITS.names, `at most ${LIMITS.names} entries`);
 
-/** A file part's URL: absolute, so that whoever fetches it later reads what was meant. */
-export const FileUrl = z.string().refine((url) => URL.canParse(url), "must be an absolute URL");
-
 /** A client-chosen id that is not one, as the message naming why (null when it is fine). */
 export function clientIdProblem(value: string): string | null {
   const result = ClientId.safeParse(value);

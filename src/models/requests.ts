@@ -96,15 +96,30 @@ function parse<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
 }
 
 /**
- * The parts a client may mark as Edgelink's own (B10), with their content checked here: a
+ * What a client's parts must be beyond their wire shape (a peer's parts are read as they
+ * come): a file's URL is absolute, so whoever fetches it later reads what was meant; and
+ * the parts a client may mark as Edgelink's own (B10) have fitting content, since a
  * `tool_call` whose data has no tool name would otherwise fail deep in the conversion as
  * an unexpected error (a 500). v0.3 data parts wrap a non-object value in `{value}`.
  */
 function checkClientParts(
-  parts: readonly { data?: unknown; metadata?: JsonObject }[],
+  parts: readonly {
+    data?: unknown;
+    metadata?: JsonObject;
+    url?: string;
+    file?: { uri?: string };
+  }[],
   v03: boolean,
 ): void {
   parts.forEach((part, i) => {
+    const url = v03 ? part.file?.uri : part.url;
+    if (url !== undefined && !URL.canParse(url)) {
+      const field = v03 ? "file.uri" : "url";
+      throw invalidParams(
+        [{ path: [i, ...field.split(".")], message: "must be an absolute URL" }],
+        "params.message.parts",
+      );
+    }
     const type = part.metadata?.[MARK.part];
     const schema =
       type === "tool_call" ? ToolCallContent : type === "infer" ? InferContent : undefined;

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, type JsonValue, nowIso } from "./json";
-import { ClientId, FileUrl, LIMITS, Metadata, NameList, TaskIdString } from "./limits";
+import { ClientId, LIMITS, Metadata, NameList, TaskIdString } from "./limits";
 import {
   artifactFieldsOf,
   artifactMark,
@@ -29,7 +29,7 @@ export const V03Part = z.discriminatedUnion("kind", [
     kind: z.literal("file"),
     file: z
       .object({
-        uri: FileUrl.optional(),
+        uri: z.string().optional(),
         bytes: z.base64().optional(),
         mimeType: z.string().optional(),
         name: z.string().optional(),

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, JsonValue, newId, nowIso } from "./json";
-import { ClientId, FileUrl, LIMITS, Metadata, NameList, TaskIdString } from "./limits";
+import { ClientId, LIMITS, Metadata, NameList, TaskIdString } from "./limits";
 import {
   artifactFieldsOf,
   artifactMark,
@@ -70,7 +70,7 @@ export const V1Part = z
   .object({
     text: z.string().optional(),
     raw: z.base64().optional(),
-    url: FileUrl.optional(),
+    url: z.string().optional(),
     data: JsonValue.optional(),
     metadata: Metadata.optional(),
     filename: z.string().optional(),

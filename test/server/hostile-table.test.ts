@@ -1,6 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/models/limits";
+import { taskFromV1, V1Task } from "../../src/models/wire-v1";
 import { BASE, listUntil, rest, rpc, send, userMessage } from "../helpers";
 
 /**
@@ -286,6 +287,21 @@ const RPC_ROWS: RpcRow[] = [
     },
     code: -32602,
     names: "params.pushNotificationConfig.authentication.schemes",
+  },
+  {
+    name: "v0.3 file uri not a URL",
+    method: "message/send",
+    headers: { "A2A-Version": "0.3" },
+    params: {
+      message: {
+        kind: "message",
+        messageId: "m",
+        role: "user",
+        parts: [{ kind: "file", file: { uri: "x.png" } }],
+      },
+    },
+    code: -32602,
+    names: "params.message.parts.0.file.uri",
   },
   // Reads.
   {
@@ -768,6 +784,18 @@ describe("methods and page tokens", () => {
 });
 
 describe("what is accepted is kept exactly", () => {
+  it("a peer's task with a relative file URL still reads: only a client's request is held to absolute URLs", () => {
+    const task = taskFromV1(
+      V1Task.parse({
+        id: "t",
+        contextId: "c",
+        status: { state: "TASK_STATE_COMPLETED" },
+        artifacts: [{ artifactId: "a", parts: [{ url: "/files/report.pdf" }] }],
+      }),
+    );
+    expect(task.artifacts[0]?.parts[0]).toMatchObject({ content: { url: "/files/report.pdf" } });
+  });
+
   it("text, data and metadata with NUL, lone surrogates, emoji and odd keys read back unchanged", async () => {
     const odd = "a\u0000b\ud800c\udfffd\u{1F600}e\u202Ef\r\n";
     const metadata = { [odd]: odd, constructor: { prototype: 1 }, "": [odd] };
