@@ -2,6 +2,7 @@ import type { Context, Hono, MiddlewareHandler } from "hono";
 import type { Agent } from "../agent/definition";
 import { A2AError } from "../models/errors";
 import { newId } from "../models/json";
+import { clientIdProblem } from "../models/limits";
 import { parseSend, parseTaskId } from "../models/requests";
 import { SSE_HEADERS, type StreamFormat } from "../models/stream";
 import { type AuthVariables, tenantFor } from "./auth";
@@ -90,6 +91,8 @@ export function parseChatRequest(body: unknown): {
   if (sessionId !== undefined && (typeof sessionId !== "string" || sessionId === "")) {
     throw invalid("sessionId", "must be a non-empty string (a context id)");
   }
+  const problem = typeof sessionId === "string" ? clientIdProblem(sessionId) : null;
+  if (problem !== null) throw invalid("sessionId", problem);
   let wire: Record<string, unknown>;
   if (typeof message === "string") {
     if (message === "") throw invalid("message", "must not be empty");

@@ -643,6 +643,22 @@ const REST_ROWS: RestRow[] = [
     names: "sessionId",
   },
   {
+    name: "chat: sessionId with a newline names sessionId",
+    method: "POST",
+    path: "/chat",
+    body: j({ message: "x", sessionId: "a\nb" }),
+    status: 400,
+    names: '"field":"sessionId"',
+  },
+  {
+    name: "chat: sessionId over the id limit names sessionId",
+    method: "POST",
+    path: "/chat",
+    body: j({ message: "x", sessionId: "s".repeat(LIMITS.idLength + 1) }),
+    status: 400,
+    names: '"field":"sessionId"',
+  },
+  {
     name: "chat: body an array",
     method: "POST",
     path: "/chat",
