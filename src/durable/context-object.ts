@@ -33,7 +33,7 @@ import { IndexOutbox } from "./index-outbox";
 import { indexShardFor } from "./index-shards";
 import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
-import { CONTEXT_MIGRATIONS, migrate } from "./schema";
+import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
@@ -193,7 +193,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     // A read never creates storage: an object never written gets its schema on the first
     // write (admit), and until then every read answers "nothing here".
     this.vacant = !hasSchema(ctx.storage);
-    if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS);
+    if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
     this.children = new ChildStore(ctx.storage.sql);
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
@@ -386,7 +386,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   private compactNow(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {
     return attempt(async () => {
-      const parsed = CompactionRequest.safeParse(input ?? {});
+      // Strict: compaction deletes history, and a misspelt limit must not fall back to
+      // the default and delete more than the caller asked for.
+      const parsed = CompactionRequest.strict().safeParse(input ?? {});
       if (!parsed.success) throw invalidParams(parsed.error.issues, "params");
       this.requireContext(scope);
       const summarizer = this.agent.summarizer;
@@ -585,7 +587,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   ): { taskId: string; run: Promise<void>; opened?: T } {
     if (this.vacant) {
       if (input.taskId) throw taskNotFound(input.taskId);
-      migrate(this.ctx.storage, CONTEXT_MIGRATIONS);
+      migrate(this.ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
       this.vacant = false;
       this.created = true;
     }
