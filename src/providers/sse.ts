@@ -63,11 +63,31 @@ export interface ReadOptions {
  * Reads a body to the end, yielding the events each network read produced.
  * Aborting the signal cancels the body at once and throws an `aborted` error.
  */
-export async function* decodeBody(
+export function decodeBody(
   body: ReadableStream<Uint8Array>,
   decoder: StreamDecoder,
   options: ReadOptions,
 ): AsyncGenerator<StreamEvent[]> {
+  return decodeOpened(() => Promise.resolve({ body, decoder }), options);
+}
+
+/** A response body and the decoder for it. */
+export interface OpenedBody {
+  body: ReadableStream<Uint8Array>;
+  decoder: StreamDecoder;
+}
+
+/**
+ * `decodeBody` of a body opened by the first read (`open` sends the request): an adapter
+ * returns this generator itself rather than a generator of its own delegating to
+ * `decodeBody` with `yield*`, which cost one more async-generator hop (promises and
+ * microtask turns) per batch.
+ */
+export async function* decodeOpened(
+  open: () => Promise<OpenedBody>,
+  options: ReadOptions,
+): AsyncGenerator<StreamEvent[]> {
+  const { body, decoder } = await open();
   const reader = body.getReader();
   const watch = watchdog(options);
   const text = new TextDecoder();
