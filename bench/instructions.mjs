@@ -9,6 +9,7 @@
  *
  * Kinds (bench/turns-worker.ts; each call in its own context made beforehand):
  *   echo-send     SendMessage answered by the handler itself (no model)
+ *   echo-new      the same as the first message of a new context (its database made)
  *   echo-stream   SendStreamingMessage, the same answer
  *   model-stream  SendStreamingMessage, a model turn on the recorded 12-event OpenAI stream
  *   model-send    SendMessage, the same model turn
@@ -36,6 +37,8 @@ const calls = Number(process.argv[2] ?? 20);
 const rounds = Number(process.argv[3] ?? 3);
 const KINDS = {
   "echo-send": { method: "SendMessage", text: "echo" },
+  // The first message of a new context: the object's database made, then the echo answer.
+  "echo-new": { fresh: true },
   "echo-stream": { method: "SendStreamingMessage", text: "echo" },
   "model-stream": { method: "SendStreamingMessage", text: "recorded" },
   "model-send": { method: "SendMessage", text: "recorded" },
@@ -113,15 +116,27 @@ async function call(body) {
 
 /** Instructions of `calls` calls of one kind, in fresh contexts. */
 async function sample(kind, count) {
-  const { contexts } = await call({ side: "prepare", count });
-  await sleep(2500); // the contexts' index flushes (limits.indexFlushMs) land first
-  control("--zero");
-  const { completed } = await call({ side: "run", contexts, ...KINDS[kind] });
-  control("--dump");
-  if (completed !== count) throw new Error(`${kind}: ${completed} of ${count} completed`);
+  if (KINDS[kind].fresh) {
+    await sleep(2500); // the index flushes of what ran before land first
+    control("--zero");
+    const { contexts } = await call({ side: "prepare", count });
+    control("--dump");
+    if (contexts.length !== count) throw new Error(`${kind}: ${contexts.length} of ${count} made`);
+  } else {
+    const { contexts } = await call({ side: "prepare", count });
+    await sleep(2500); // the contexts' index flushes (limits.indexFlushMs) land first
+    control("--zero");
+    const { completed } = await call({ side: "run", contexts, ...KINDS[kind] });
+    control("--dump");
+    if (completed !== count) throw new Error(`${kind}: ${completed} of ${count} completed`);
+  }
   const dumps = readdirSync(dir).filter((f) => f.startsWith(`cg.${valgrindPid}.out.`));
   const last = dumps.sort((a, b) => Number(a.split(".").at(-1)) - Number(b.split(".").at(-1)));
   const text = readFileSync(join(dir, last.at(-1)), "utf8");
+  // For callgrind_annotate: BENCH_CALLGRIND_KEEP=dir keeps each sample's dump there.
+  if (process.env.BENCH_CALLGRIND_KEEP) {
+    writeFileSync(join(process.env.BENCH_CALLGRIND_KEEP, `${kind}.${Date.now()}.out`), text);
+  }
   const total = Number(/^(?:summary|totals): (\d+)/m.exec(text)?.[1]);
   if (!(total > 0)) throw new Error("callgrind wrote no total");
   return total / count;

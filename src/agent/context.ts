@@ -55,6 +55,7 @@ export interface TaskContext<Env = unknown> {
    * loading the rest: the stored running summary, then the newest items within the
    * policy's budget. Over budget with a summarizer, the older part is summarized into a
    * new running summary (stored for later turns), then the window is truncated (F25).
+   * The user message this run answers is always in the window, however far back.
    * @example
    * const { items } = await ctx.conversationWindow({ maxTokens: 8000, summarizer });
    */

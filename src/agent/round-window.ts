@@ -1,4 +1,4 @@
-import { type Item, isUserMessage } from "../history/items";
+import type { Item } from "../history/items";
 import { estimateTokens } from "../history/tokens";
 import type { WindowPolicy } from "../history/window";
 import type { TaskContext } from "./context";
@@ -23,9 +23,8 @@ export async function roundWindow<Env>(
 ): Promise<Item[] | null> {
   const overItems = policy.maxItems !== undefined && items.length > policy.maxItems;
   if (!overItems && estimateTokens(items) <= policy.maxTokens) return null;
+  // The turn's question is kept by the context itself (every window of a run keeps it).
   const keep = new Set(round.map((item) => item.id));
-  const asked = items.findLast(isUserMessage);
-  if (asked) keep.add(asked.id);
   const window = await ctx.conversationWindow({ ...policy, keep });
   if (window.summaryError !== undefined) {
     console.error("edgelink: summarizing the conversation failed", window.summaryError);

@@ -33,7 +33,7 @@ import { IndexOutbox } from "./index-outbox";
 import { indexShardFor } from "./index-shards";
 import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
-import { CONTEXT_MIGRATIONS, migrate } from "./schema";
+import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
@@ -193,7 +193,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     // A read never creates storage: an object never written gets its schema on the first
     // write (admit), and until then every read answers "nothing here".
     this.vacant = !hasSchema(ctx.storage);
-    if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS);
+    if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
     this.children = new ChildStore(ctx.storage.sql);
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
@@ -585,7 +585,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   ): { taskId: string; run: Promise<void>; opened?: T } {
     if (this.vacant) {
       if (input.taskId) throw taskNotFound(input.taskId);
-      migrate(this.ctx.storage, CONTEXT_MIGRATIONS);
+      migrate(this.ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
       this.vacant = false;
       this.created = true;
     }

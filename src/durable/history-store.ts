@@ -121,6 +121,21 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   }
 
   /**
+   * A task's newest user messages (at most `limit`, newest first) among its newest `seek`
+   * rows. A row kept in chunks is returned whatever its role; check the item.
+   */
+  newestUserMessagesOf(taskId: string, limit: number, seek: number): HistoryRow<T>[] {
+    return this.read(
+      `SELECT * FROM (SELECT * FROM history_items WHERE task_id = ? ORDER BY seq DESC LIMIT ?)
+       WHERE type = 'message' AND (body IS NULL OR json_extract(body, '$.role') = 'user')
+       LIMIT ?`,
+      taskId,
+      seek,
+      limit,
+    );
+  }
+
+  /**
    * Rows strictly between two positions (null: no bound), newest first: a model turn
    * reads its window back from the end a page at a time instead of loading everything.
    */

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { A2AError, type ErrorData } from "../models/errors";
 import { type ListPosition, listSnapshot, type PageQuery } from "./paging";
-import { hasSchema, INDEX_LISTING_KEEP, INDEX_MIGRATIONS, migrate } from "./schema";
+import { hasSchema, INDEX_FRESH, INDEX_LISTING_KEEP, INDEX_MIGRATIONS, migrate } from "./schema";
 
 /** One task's entry in a tenant's index: enough to filter, sort and find its object. */
 export interface IndexRow {
@@ -48,12 +48,12 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.vacant = !hasSchema(ctx.storage);
-    if (!this.vacant) migrate(ctx.storage, INDEX_MIGRATIONS);
+    if (!this.vacant) migrate(ctx.storage, INDEX_MIGRATIONS, INDEX_FRESH);
   }
 
   private ready(): void {
     if (!this.vacant) return;
-    migrate(this.ctx.storage, INDEX_MIGRATIONS);
+    migrate(this.ctx.storage, INDEX_MIGRATIONS, INDEX_FRESH);
     this.vacant = false;
   }
 

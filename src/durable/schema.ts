@@ -300,16 +300,154 @@ export const INDEX_MIGRATIONS: readonly Migration[] = [
   listingSteps("task_index", "task_id", INDEX_LISTING_KEEP),
 ];
 
-/** Applies the migrations this database has not seen yet; returns the version reached. */
-export function migrate(storage: DurableObjectStorage, migrations: readonly Migration[]): number {
+/**
+ * The listing bookkeeping of `listingSteps` as a new database gets it: the column in its
+ * table's CREATE, so only the counter, the moves and the triggers are left.
+ */
+function freshListing(
+  table: string,
+  id: string,
+  keep: number,
+  triggers: "all" | "delete",
+): string[] {
+  const steps = listingSteps(table, id, keep).filter(
+    (step): step is string => typeof step === "string" && !step.startsWith("ALTER TABLE"),
+  );
+  return triggers === "all"
+    ? steps
+    : steps.filter((step) => !/TRIGGER.*_(listed|moved) /.test(step));
+}
+
+/**
+ * The schema a new conversation database gets at once: what CONTEXT_MIGRATIONS build,
+ * without their history. Replayed on an empty database, their ALTER, DROP and RENAME
+ * steps each made SQLite parse its whole schema again, which cost a new conversation's
+ * first message several times a later one. A test builds a database both ways and
+ * compares them; a new migration must change this too.
+ */
+export const CONTEXT_FRESH: readonly string[] = [
+  `CREATE TABLE tasks (
+    id TEXT PRIMARY KEY,
+    context_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    status_message TEXT,
+    status_timestamp TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    state_history TEXT NOT NULL DEFAULT '[]',
+    index_pending INTEGER NOT NULL DEFAULT 0,
+    row_seq INTEGER NOT NULL DEFAULT 0
+  )`,
+  "CREATE INDEX tasks_by_update ON tasks (updated_at DESC, id DESC)",
+  `CREATE TABLE artifacts (
+    task_id TEXT NOT NULL,
+    artifact_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    header TEXT NOT NULL,
+    PRIMARY KEY (task_id, artifact_id)
+  )`,
+  `CREATE TABLE artifact_parts (
+    task_id TEXT NOT NULL,
+    artifact_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (task_id, artifact_id, idx)
+  )`,
+  `CREATE TABLE events (
+    seq INTEGER PRIMARY KEY,
+    task_id TEXT NOT NULL,
+    body TEXT NOT NULL
+  )`,
+  "CREATE INDEX events_by_task ON events (task_id, seq)",
+  `CREATE TABLE history_items (
+    id TEXT PRIMARY KEY,
+    seq REAL NOT NULL,
+    task_id TEXT,
+    type TEXT NOT NULL,
+    body TEXT,
+    chunks INTEGER NOT NULL DEFAULT 0
+  )`,
+  "CREATE UNIQUE INDEX history_by_seq ON history_items (seq)",
+  "CREATE INDEX history_by_task ON history_items (task_id, seq)",
+  `CREATE INDEX history_pinned ON history_items (seq) WHERE ${PINNED}`,
+  `CREATE TABLE history_chunks (
+    item_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (item_id, idx)
+  )`,
+  `CREATE TABLE push_configs (
+    task_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    failures INTEGER NOT NULL DEFAULT 0,
+    unhealthy INTEGER NOT NULL DEFAULT 0,
+    skipped INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (task_id, id)
+  )`,
+  `CREATE TABLE push_deliveries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id TEXT NOT NULL,
+    config_id TEXT NOT NULL,
+    event_seq INTEGER,
+    state TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    first_attempt_at INTEGER,
+    next_at INTEGER NOT NULL,
+    last_error TEXT,
+    snapshot TEXT,
+    skipped INTEGER NOT NULL DEFAULT 0,
+    snapshot_chunks INTEGER NOT NULL DEFAULT 0
+  )`,
+  "CREATE INDEX push_pending ON push_deliveries (state, task_id, config_id, seq)",
+  `CREATE TABLE push_snapshot_chunks (
+    seq INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (seq, idx)
+  )`,
+  `CREATE TRIGGER push_snapshot_chunks_gone AFTER DELETE ON push_deliveries
+     WHEN old.snapshot_chunks > 0
+     BEGIN DELETE FROM push_snapshot_chunks WHERE seq = old.seq; END`,
+  "CREATE TABLE index_removals (task_id TEXT PRIMARY KEY)",
+  ...freshListing("tasks", "id", CONTEXT_LISTING_KEEP, "delete"),
+];
+
+/** The same for a tenant's index shard (INDEX_MIGRATIONS). */
+export const INDEX_FRESH: readonly string[] = [
+  `CREATE TABLE task_index (
+    task_id TEXT PRIMARY KEY,
+    context_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    row_seq INTEGER NOT NULL DEFAULT 0
+  )`,
+  "CREATE INDEX task_index_by_update ON task_index (updated_at DESC, task_id DESC)",
+  ...freshListing("task_index", "task_id", INDEX_LISTING_KEEP, "all"),
+];
+
+/**
+ * Applies the migrations this database has not seen yet; returns the version reached.
+ * A database without any (a new object) gets `fresh` instead, when given: the same
+ * schema in one step.
+ */
+export function migrate(
+  storage: DurableObjectStorage,
+  migrations: readonly Migration[],
+  fresh?: readonly string[],
+): number {
   return storage.transactionSync(() => {
     storage.sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     const row = storage.sql
       .exec<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'")
       .toArray()[0];
     const current = row ? Number(row.value) : 0;
-    for (let v = current; v < migrations.length; v++) {
-      for (const step of migrations[v] ?? []) {
+    const steps = current === 0 && fresh ? [fresh] : migrations.slice(current);
+    for (const migration of steps) {
+      for (const step of migration) {
         if (typeof step === "string") storage.sql.exec(step);
         else step(storage.sql);
       }

@@ -69,8 +69,19 @@ export class TaskRun<Env> implements TaskContext<Env> {
     return this.loaded;
   }
 
+  /** The history item of `message`, looked up once per run (undefined: not yet). */
+  private question: string | null | undefined = undefined;
+
   conversationWindow(policy: WindowPolicy): Promise<ConversationWindow> {
-    return readWindow(windowSource(this.store.history), policy);
+    // The question this run answers is always sent, however many items came after it
+    // (a turn resumed after a restart, with its earlier rounds already recorded).
+    this.question ??= this.store.questionItemId(this.taskId, this.message.messageId);
+    if (this.question === null || policy.keep?.has(this.question)) {
+      return readWindow(windowSource(this.store.history), policy);
+    }
+    const keep = new Set(policy.keep);
+    keep.add(this.question);
+    return readWindow(windowSource(this.store.history), { ...policy, keep });
   }
 
   private agentMessage(content: string | Part[]): Message {

@@ -1,4 +1,4 @@
-import type { Item } from "../history/items";
+import { type Item, isUserMessage } from "../history/items";
 import type { Artifact } from "../models/artifact";
 import { A2AError } from "../models/errors";
 import type { TaskEvent } from "../models/events";
@@ -45,6 +45,12 @@ export interface IndexEntry {
 
 /** Tasks kept whole in memory (the recently written ones); older ones are read back. */
 export const LIVE_TASKS = 32;
+
+/**
+ * A task's newest rows searched for the question a run answers: past them, a window
+ * (which seeks at most KEEP_SEEK_ROWS past its budget) would not reach it anyway.
+ */
+const QUESTION_SEEK_ROWS = 4096;
 
 /**
  * The rows of one conversation's tasks. Every method is synchronous SQLite work, so a
@@ -101,6 +107,8 @@ export class TaskStore {
   private lastEvent: number | null = null;
   /** The `row_seq` of the tasks in memory. */
   private readonly rowSeqs = new WeakMap<Task, number>();
+  /** The history item of the newest user message appended to a task in memory. */
+  private readonly questions = new WeakMap<Task, { messageId: string; itemId: string }>();
 
   private get sql(): SqlStorage {
     return this.storage.sql;
@@ -205,10 +213,14 @@ export class TaskStore {
   /** A task message joins the context's conversation history, tagged with its task. */
   appendMessage(taskId: string, message: Message): void {
     const task = this.task(taskId);
+    const item = itemFromMessage(message);
     this.atomic(() => {
-      this.history.append(itemFromMessage(message), taskId);
+      this.history.append(item, taskId);
       task.history.push(message);
     });
+    if (message.role === "user") {
+      this.questions.set(task, { messageId: message.messageId, itemId: item.id });
+    }
   }
 
   /**
@@ -440,6 +452,24 @@ export class TaskStore {
   /** The newest user message of a task (what a resumed run starts from). */
   lastUserMessage(taskId: string): Message | null {
     return this.messagesOf(taskId).findLast((m) => m.role === "user") ?? null;
+  }
+
+  /**
+   * The history item of the user message a run answers (`messageId`, else the task's
+   * newest user message), looked for among the task's newest rows; null when it is not
+   * there (compacted away, or further back than a window would reach).
+   */
+  questionItemId(taskId: string, messageId: string): string | null {
+    const live = this.live.get(taskId);
+    const known = live && this.questions.get(live);
+    if (known?.messageId === messageId) return known.itemId;
+    const asked = this.history
+      .newestUserMessagesOf(taskId, 8, QUESTION_SEEK_ROWS)
+      .flatMap((row) => (isUserMessage(row.item) ? [row.item] : []));
+    const exact = asked.find(
+      (item) => (item.extra?.a2a as { messageId?: unknown } | undefined)?.messageId === messageId,
+    );
+    return (exact ?? asked[0])?.id ?? null;
   }
 
   /**

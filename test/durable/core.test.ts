@@ -13,7 +13,7 @@ import { contextObjectName, idKeys, issuedContextId } from "../../src/durable/id
 import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
 import { CHUNK_CHARS, MAX_ROW_BYTES } from "../../src/durable/row-limit";
-import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { TaskStore } from "../../src/durable/task-store";
 import { DROPPED_COMMENT, openTaskStream } from "../../src/durable/task-stream";
 import { A2AError } from "../../src/models/errors";
@@ -130,7 +130,7 @@ describe("durable core: a lean hot path", () => {
 describe("durable core: event ids (issue 10)", () => {
   it("an event id is never reused: not after its task was pruned, a restart, or a rolled-back write", async () => {
     const seqs = await runInDurableObject(stubOf("event-seq"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));
       let store = fresh();
       const logged: number[] = [];
@@ -193,7 +193,7 @@ describe("durable core: event ids (issue 10)", () => {
 describe("durable core: every row within SQLite's 2 MB limit", () => {
   it("an artifact part too big for one row is refused clearly and nothing is written", async () => {
     const result = await runInDurableObject(stubOf("row-limit"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("big"), true);
       const huge = Parts.text("x".repeat(MAX_ROW_BYTES + 1));
@@ -235,7 +235,7 @@ describe("durable core: every row within SQLite's 2 MB limit", () => {
 
   it("a status message or metadata too big for the task row is refused, the task unchanged", async () => {
     const result = await runInDurableObject(stubOf("row-limit-2"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("t"), true);
       const errors: string[] = [];
@@ -318,7 +318,7 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
 describe("durable core: bounded streams", () => {
   it("a subscriber that does not read is dropped with a clear end, not buffered without limit", async () => {
     const text = await runInDurableObject(stubOf("stalled"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("s1"), true);
       const hub = new EventHub();
@@ -366,7 +366,7 @@ describe("durable core: bounded streams", () => {
 
   it("a resumed stream reads its backlog page by page and misses nothing (Last-Event-ID)", async () => {
     const result = await runInDurableObject(stubOf("backlog"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("b1"), true);
       for (let i = 0; i < 25; i++) {
@@ -442,7 +442,7 @@ describe("durable core: bounded streams", () => {
 
 /** A task with a webhook config, its deliveries queued, and a dispatcher over `fetchFn`. */
 function pushSetUp(state: DurableObjectState, env: Json = {}) {
-  migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+  migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
   const push = new PushStore(state.storage.sql);
   const store = new TaskStore(state.storage, new HistoryStore(state.storage), push);
   store.create(taskFixture("p1"), false, true);

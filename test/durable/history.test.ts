@@ -4,7 +4,7 @@ import { itemFromMessage } from "../../src/durable/conversation-bridge";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { CHUNK_CHARS } from "../../src/durable/row-limit";
-import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { type Item, MessageItem } from "../../src/history/items";
 import { A2AError } from "../../src/models/errors";
 import { Messages } from "../../src/models/message";
@@ -176,7 +176,7 @@ describe("conversation history in the context object", () => {
 describe("HistoryStore rows", () => {
   it("an append writes the same rows at any length (O(1))", async () => {
     const rows = await runInDurableObject(stubOf("o1-appends"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage);
       const first = store.append(userText("x"));
       for (let i = 0; i < 500; i++) store.append(userText(`m${i}`));
@@ -190,7 +190,7 @@ describe("HistoryStore rows", () => {
   it("an item too big for one row is chunked and read back whole", async () => {
     const big = "é".repeat(CHUNK_CHARS * 2 + 10);
     const result = await runInDurableObject(stubOf("chunked"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage);
       store.append(userText("before"));
       store.append(userText(big));
@@ -208,7 +208,7 @@ describe("HistoryStore rows", () => {
 
   it("an item over the cap is refused and nothing is written", async () => {
     const outcome = await runInDurableObject(stubOf("capped"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage, 1000);
       store.append(userText("small"));
       let error: unknown = null;
@@ -230,7 +230,7 @@ describe("HistoryStore rows", () => {
 
   it("applies a diff: removals, an insertion between survivors, a rewrite", async () => {
     const order = await runInDurableObject(stubOf("diffs"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage);
       for (const t of ["a", "b", "c", "d"]) store.append({ ...userText(t), id: t });
       store.apply({
@@ -245,7 +245,7 @@ describe("HistoryStore rows", () => {
 
   it("v1 → v2 migration moves task messages into the history", async () => {
     const moved = await runInDurableObject(stubOf("migrating"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const sql = state.storage.sql;
       sql.exec("DROP TABLE history_items");
       sql.exec("DROP TABLE history_chunks");

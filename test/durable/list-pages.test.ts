@@ -2,7 +2,12 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
-import { CONTEXT_LISTING_KEEP, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import {
+  CONTEXT_FRESH,
+  CONTEXT_LISTING_KEEP,
+  CONTEXT_MIGRATIONS,
+  migrate,
+} from "../../src/durable/schema";
 import { TaskStore } from "../../src/durable/task-store";
 import { rpc, sleep, userMessage } from "../helpers";
 import { taskFixture } from "./task-fixture";
@@ -141,7 +146,7 @@ describe("ListTasks pages a snapshot (issue 10)", () => {
   it("a change records the task's old place only while a page token may hold it (issue 10)", async () => {
     const stub = env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName("list-moves-lazy"));
     const moves = await runInDurableObject(stub, async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
       const count = () =>
         state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM list_moves").one().n;
       const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));

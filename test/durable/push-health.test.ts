@@ -5,7 +5,7 @@ import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
-import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { TaskStore } from "../../src/durable/task-store";
 import { Artifacts } from "../../src/models/artifact";
 import { Messages } from "../../src/models/message";
@@ -39,7 +39,7 @@ function receiver(statuses: number[]) {
 
 /** A working task with one webhook config, in a fresh object's own tables. */
 function setUp(state: DurableObjectState, unhealthyAfter: number) {
-  migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+  migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
   const push = new PushStore(state.storage.sql);
   const store = new TaskStore(state.storage, new HistoryStore(state.storage), push);
   store.create(taskFixture("t1", "c1"));

@@ -2,11 +2,14 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Agent } from "../../src/agent/definition";
 import { resolveContextWindow } from "../../src/agent/turn-window";
+import { itemFromMessage } from "../../src/durable/conversation-bridge";
 import type { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
+import { contextObjectName, idKeys, sealedTaskId } from "../../src/durable/ids";
 import type { Item } from "../../src/history/items";
 import { SUMMARY_LABEL, type Summarizer } from "../../src/history/summarize";
+import { Message } from "../../src/models/message";
 import { openai } from "../../src/providers/openai-chat";
+import { BASE, waitForState } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { itemAt } from "../window-items";
 import { streamMessage } from "./stream";
@@ -166,6 +169,78 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
     expect(next.at(-1)).toEqual({ role: "user", content: "And of Peru?" });
     expect(transcripts).toHaveLength(1);
   }, 60_000);
+
+  it("F25: a turn resumed after a restart sends its question, however many of its recorded rounds came after it", async () => {
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    const contextId = contextOf(await streamMessage("hello"));
+    const orphanId = await sealedTaskId(
+      await idKeys(env, BASE),
+      { tenant: "", owner: "" },
+      contextId,
+    );
+    // A task a restart left working: its question, then 300 items its earlier rounds
+    // recorded (far more than the 400-token window holds).
+    await runInDurableObject(stubOf(contextId), async (instance, state) => {
+      const now = new Date().toISOString();
+      state.storage.sql.exec(
+        `INSERT INTO tasks (id, context_id, state, status_timestamp, metadata, created_at, updated_at)
+         VALUES (?, ?, 'working', ?, '{}', ?, ?)`,
+        orphanId,
+        contextId,
+        now,
+        now,
+        now,
+      );
+      const history = (instance as unknown as { store: { history: HistoryStore<Item> } }).store
+        .history;
+      const question = Message.parse({
+        messageId: "resumed-question",
+        role: "user",
+        parts: [{ type: "text", content: "Which towns were sunny?" }],
+        contextId,
+        taskId: orphanId,
+        timestamp: now,
+      });
+      history.append(itemFromMessage(question), orphanId);
+      for (let i = 0; i < 300; i++) {
+        history.append(
+          {
+            type: "message",
+            id: `progress-${i}`,
+            createdAt: now,
+            role: "assistant",
+            content: [`Looked at town ${i}: it was sunny.`],
+            interrupted: false,
+            extra: {},
+          } as Item,
+          orphanId,
+        );
+      }
+      agent.contextWindow = resolveContextWindow({ maxTokens: 400 });
+      agent.resumeOnRestart = true;
+      fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+      await (instance as unknown as { recover(): Promise<void> }).recover();
+    });
+    await waitForState(orphanId, "TASK_STATE_COMPLETED");
+    const sent = lastSent();
+    expect(sent).toContainEqual({ role: "user", content: "Which towns were sunny?" });
+    // The newest rounds fill the rest of the window, the question before them.
+    expect(sent.at(-1)).toEqual({
+      role: "assistant",
+      content: "Looked at town 299: it was sunny.",
+    });
+    expect(estimate(sent.slice(1))).toBeLessThanOrEqual(400 + 12);
+  });
+
+  it("F25: a question bigger than the whole budget is still sent (the turn answers it; the older items give way)", async () => {
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    const contextId = contextOf(await streamMessage("hello"));
+    agent.contextWindow = resolveContextWindow({ maxTokens: 50 });
+    const question = `Summarize this: ${"lorem ipsum ".repeat(100)}`;
+    fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
+    await streamMessage(question, contextId);
+    expect(lastSent().slice(1)).toEqual([{ role: "user", content: question }]);
+  });
 
   it("F25: without a summarizer the turn is truncated to the budget, newest kept", async () => {
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
