@@ -386,7 +386,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   private compactNow(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {
     return attempt(async () => {
-      const parsed = CompactionRequest.safeParse(input ?? {});
+      // Strict: compaction deletes history, and a misspelt limit must not fall back to
+      // the default and delete more than the caller asked for.
+      const parsed = CompactionRequest.strict().safeParse(input ?? {});
       if (!parsed.success) throw invalidParams(parsed.error.issues, "params");
       this.requireContext(scope);
       const summarizer = this.agent.summarizer;

@@ -203,13 +203,17 @@ export function errorReference(): string {
 
 /** Turns zod issues into an InvalidParams error that names every bad field. */
 export function invalidParams(
-  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+  issues: readonly { path: readonly PropertyKey[]; message: string; keys?: readonly string[] }[],
   prefix = "",
 ): A2AError {
-  const violations = issues.map((i) => ({
-    field: [prefix, ...i.path.map(String)].filter(Boolean).join(".") || "(root)",
-    description: i.message,
-  }));
+  const field = (path: readonly PropertyKey[]) =>
+    [prefix, ...path.map(String)].filter(Boolean).join(".") || "(root)";
+  // A strict schema's unknown keys: one violation per key, naming it as a field.
+  const violations = issues.flatMap((i) =>
+    i.keys?.length
+      ? i.keys.map((key) => ({ field: field([...i.path, key]), description: "unknown field" }))
+      : [{ field: field(i.path), description: i.message }],
+  );
   const summary = violations.map((v) => `${v.field}: ${v.description}`).join("; ");
   return new A2AError("InvalidParams", `Invalid parameters: ${summary}`, {}, violations);
 }

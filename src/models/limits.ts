@@ -21,14 +21,37 @@ export const LIMITS = {
   metadataBytes: 64 * 1024,
   /** Nesting of a whole request body (objects and arrays), checked before any parsing. */
   depth: 64,
+  /** Entries of a list of names a client sends (extensions, referenceTaskIds, modes). */
+  names: 64,
+  /** One such name (an extension URI, a media type, a task id). */
+  nameLength: 2048,
 } as const;
 
 const encoder = new TextEncoder();
 
-/** Client-chosen id: non-empty is left to the schema using it. */
+/** A control character (Cc), or a surrogate without its pair (Cs, in `u` mode). */
+const UNPRINTABLE = /[\p{Cc}\p{Cs}]/u;
+
+/**
+ * Client-chosen id: non-empty is left to the schema using it. Ids name objects and
+ * appear in logs and URLs, so no control characters (a newline forges a log line) and no
+ * lone surrogates (not UTF-8 encodable: stored, it would come back changed).
+ */
 export const ClientId = z
   .string()
-  .max(LIMITS.idLength, `must be at most ${LIMITS.idLength} characters`);
+  .max(LIMITS.idLength, `must be at most ${LIMITS.idLength} characters`)
+  .refine((s) => !UNPRINTABLE.test(s), "must not contain control characters or lone surrogates");
+
+/** A client-sent list of names (extension URIs, media types, task ids), bounded. */
+export const NameList = z
+  .array(z.string().max(LIMITS.nameLength, `must be at most ${LIMITS.nameLength} characters`))
+  .max(LIMITS.names, `at most ${LIMITS.names} entries`);
+
+/** A client-chosen id that is not one, as the message naming why (null when it is fine). */
+export function clientIdProblem(value: string): string | null {
+  const result = ClientId.safeParse(value);
+  return result.success ? null : (result.error.issues[0]?.message ?? "invalid");
+}
 export const TaskIdString = z
   .string()
   .max(LIMITS.taskIdLength, `must be at most ${LIMITS.taskIdLength} characters`);
@@ -40,8 +63,21 @@ export const Metadata = JsonObject.refine(
 );
 
 /**
+ * `__proto__` is an own key once JSON-parsed, but copying it (`out[key] = value`, as
+ * every object rebuild does) sets the copy's prototype instead: the key vanishes from
+ * stored metadata and its fields show through as inherited ones. Refused at the edge.
+ */
+function refuseProtoKey(prefix: string, path: string): never {
+  const field = [prefix, path, "__proto__"].filter(Boolean).join(".");
+  throw new A2AError("InvalidRequest", `JSON key "__proto__" is not accepted (at ${field})`, {}, [
+    { field, description: '"__proto__" is not accepted as a key' },
+  ]);
+}
+
+/**
  * Refuses JSON nested deeper than `LIMITS.depth`, walking it without recursion: zod's
  * recursive schemas (and anything else recursive) overflow the stack on deep input.
+ * The same walk refuses `__proto__` keys (see `refuseProtoKey`).
  */
 export function checkDepth(value: unknown, prefix = "params"): void {
   const stack: { value: unknown; depth: number; path: string }[] = [{ value, depth: 0, path: "" }];
@@ -55,6 +91,7 @@ export function checkDepth(value: unknown, prefix = "params"): void {
       ]);
     }
     for (const [key, child] of Object.entries(top.value)) {
+      if (key === "__proto__") refuseProtoKey(prefix, top.path);
       if (child !== null && typeof child === "object") {
         const path = top.depth < 8 ? (top.path ? `${top.path}.${key}` : key) : top.path;
         stack.push({ value: child, depth: top.depth + 1, path });

@@ -1,9 +1,10 @@
 import * as z from "zod";
 import { invalidParams } from "./errors";
 import { JsonObject } from "./json";
-import { ClientId, Metadata, TaskIdString } from "./limits";
-import { stripClientMarks } from "./markers";
+import { ClientId, Metadata, NameList, TaskIdString } from "./limits";
+import { MARK, stripClientMarks } from "./markers";
 import type { Message } from "./message";
+import { InferContent, ToolCallContent } from "./part";
 import type { TaskState } from "./task-state";
 import { messageFromV1, V1Message, V1TaskState } from "./wire-v1";
 import { messageFromV03, V03Message } from "./wire-v03";
@@ -46,7 +47,7 @@ const V1Send = z.object({
   message: V1Message,
   configuration: z
     .object({
-      acceptedOutputModes: z.array(z.string()).optional(),
+      acceptedOutputModes: NameList.optional(),
       taskPushNotificationConfig: JsonObject.optional(),
       historyLength,
       returnImmediately: z.boolean().optional(),
@@ -58,7 +59,7 @@ const V03Send = z.object({
   message: V03Message,
   configuration: z
     .object({
-      acceptedOutputModes: z.array(z.string()).optional(),
+      acceptedOutputModes: NameList.optional(),
       pushNotificationConfig: JsonObject.optional(),
       historyLength,
       blocking: z.boolean().optional(),
@@ -94,6 +95,59 @@ function parse<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
   return result.data;
 }
 
+/**
+ * What a client's parts must be beyond their wire shape (a peer's parts are read as they
+ * come): a file's URL is absolute, so whoever fetches it later reads what was meant; and
+ * the parts a client may mark as Edgelink's own (B10) have fitting content, since a
+ * `tool_call` whose data has no tool name would otherwise fail deep in the conversion as
+ * an unexpected error (a 500). v0.3 data parts wrap a non-object value in `{value}`.
+ */
+function checkClientParts(
+  parts: readonly {
+    data?: unknown;
+    metadata?: JsonObject;
+    url?: string;
+    file?: { uri?: string };
+  }[],
+  v03: boolean,
+): void {
+  parts.forEach((part, i) => {
+    const url = v03 ? part.file?.uri : part.url;
+    if (url !== undefined && !URL.canParse(url)) {
+      const field = v03 ? "file.uri" : "url";
+      throw invalidParams(
+        [{ path: [i, ...field.split(".")], message: "must be an absolute URL" }],
+        "params.message.parts",
+      );
+    }
+    const type = part.metadata?.[MARK.part];
+    const schema =
+      type === "tool_call" ? ToolCallContent : type === "infer" ? InferContent : undefined;
+    if (schema === undefined || part.data === undefined) return;
+    const wrapped = v03 && part.metadata?.["edgelink/wrapped"] === true;
+    const content = wrapped ? ((part.data as { value?: unknown }).value ?? null) : part.data;
+    const result = schema.safeParse(content);
+    if (!result.success) {
+      const field = `params.message.parts.${i}.data${wrapped ? ".value" : ""}`;
+      throw invalidParams(result.error.issues, field);
+    }
+  });
+}
+
+/**
+ * A client speaks as the user (§4.1 Role: USER is client to server, AGENT server to
+ * client). A message claiming the agent's role would enter the history as the agent's
+ * own words, and a model would read it as what it said.
+ */
+function requireUserRole(role: string, version: ProtocolVersion): void {
+  if (role === "user") return;
+  const user = version === "1.0" ? "ROLE_USER" : "user";
+  throw invalidParams(
+    [{ path: ["message", "role"], message: `a client's message has role ${user}` }],
+    "params",
+  );
+}
+
 /** A message's push config is accepted on the wire; the push issue will honour it. */
 export function parseSend(
   params: unknown,
@@ -103,8 +157,11 @@ export function parseSend(
 } {
   if (version === "1.0") {
     const p = parse(V1Send, params);
+    requireUserRole(p.message.role, version);
+    const message = stripClientMarks(p.message);
+    checkClientParts(message.parts, false);
     return {
-      message: messageFromV1(stripClientMarks(p.message)),
+      message: messageFromV1(message),
       historyLength: p.configuration?.historyLength,
       returnImmediately: p.configuration?.returnImmediately ?? false,
       acceptedOutputModes: p.configuration?.acceptedOutputModes,
@@ -113,8 +170,11 @@ export function parseSend(
     };
   }
   const p = parse(V03Send, params);
+  requireUserRole(p.message.role, version);
+  const message = stripClientMarks(p.message);
+  checkClientParts(message.parts, true);
   return {
-    message: messageFromV03(stripClientMarks(p.message)),
+    message: messageFromV03(message),
     historyLength: p.configuration?.historyLength,
     returnImmediately: p.configuration?.blocking === false,
     acceptedOutputModes: p.configuration?.acceptedOutputModes,
@@ -180,8 +240,9 @@ export function parseHistory(params: unknown): HistoryParams {
     try {
       decoded = atob(p.pageToken);
     } catch {}
-    after = decoded.startsWith("h") ? Number(decoded.slice(1)) : Number.NaN;
-    if (!Number.isFinite(after)) {
+    // Exactly what encodeHistoryToken writes: Number() alone reads "h0x10" or "h-5" too.
+    after = /^h\d+$/.test(decoded) ? Number(decoded.slice(1)) : Number.NaN;
+    if (!Number.isSafeInteger(after)) {
       throw invalidParams([{ path: ["pageToken"], message: "unknown page token" }], "params");
     }
   }

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, type JsonValue, nowIso } from "./json";
-import { ClientId, LIMITS, Metadata, TaskIdString } from "./limits";
+import { ClientId, LIMITS, Metadata, NameList, TaskIdString } from "./limits";
 import {
   artifactFieldsOf,
   artifactMark,
@@ -54,8 +54,8 @@ export const V03Message = z.object({
   contextId: ClientId.optional(),
   taskId: TaskIdString.optional(),
   metadata: Metadata.optional(),
-  extensions: z.array(z.string()).optional(),
-  referenceTaskIds: z.array(z.string()).optional(),
+  extensions: NameList.optional(),
+  referenceTaskIds: NameList.optional(),
 });
 
 export const V03Task = z.object({

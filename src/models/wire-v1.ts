@@ -2,7 +2,7 @@ import * as z from "zod";
 import { Artifact } from "./artifact";
 import type { TaskEvent } from "./events";
 import { compact, JsonObject, JsonValue, newId, nowIso } from "./json";
-import { ClientId, LIMITS, Metadata, TaskIdString } from "./limits";
+import { ClientId, LIMITS, Metadata, NameList, TaskIdString } from "./limits";
 import {
   artifactFieldsOf,
   artifactMark,
@@ -53,13 +53,17 @@ export const stateToV1 = (state: TaskState): string => STATE_TO_V1[state];
 
 /** A v1 TaskState: its enum name or, as ProtoJSON allows, its number. */
 export const V1TaskState = z
-  .union([z.enum(V1_STATE_NUMBERS), z.number().int().min(0).max(8)])
+  .union([z.enum(V1_STATE_NUMBERS), z.number().int().min(0).max(8)], {
+    error: "must be a TaskState name (TASK_STATE_SUBMITTED, TASK_STATE_WORKING, ...) or its number",
+  })
   .transform(
     (v) => V1_TO_STATE[typeof v === "number" ? (V1_STATE_NUMBERS[v] ?? "") : v] ?? "unknown",
   );
 
 const V1Role = z
-  .union([z.enum(["ROLE_USER", "ROLE_AGENT"]), z.literal(1), z.literal(2)])
+  .union([z.enum(["ROLE_USER", "ROLE_AGENT"]), z.literal(1), z.literal(2)], {
+    error: "must be ROLE_USER or ROLE_AGENT (or 1, 2)",
+  })
   .transform((v): "user" | "agent" => (v === "ROLE_USER" || v === 1 ? "user" : "agent"));
 
 export const V1Part = z
@@ -88,8 +92,8 @@ export const V1Message = z.object({
     .min(1, "at least one part is required")
     .max(LIMITS.parts, `at most ${LIMITS.parts} parts`),
   metadata: Metadata.optional(),
-  extensions: z.array(z.string()).optional(),
-  referenceTaskIds: z.array(z.string()).optional(),
+  extensions: NameList.optional(),
+  referenceTaskIds: NameList.optional(),
 });
 export type V1MessageIn = z.input<typeof V1Message>;
 

@@ -85,7 +85,7 @@ export const V1TaskPushNotificationConfig = z.object({
 
 /** v0.3 `PushNotificationAuthenticationInfo`: a list of schemes; the first one is used. */
 export const V03AuthenticationInfo = z.object({
-  schemes: z.array(Scheme).min(1, "at least one scheme is required"),
+  schemes: z.array(Scheme).min(1, "at least one scheme is required").max(16, "at most 16 schemes"),
   credentials: Credentials.optional(),
 });
 

@@ -17,6 +17,7 @@ import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
 import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
+import { requestedTenant } from "./tenant";
 
 /**
  * Where the agent is served: the request's origin plus the path the app is mounted at
@@ -124,7 +125,7 @@ export function createApp<Env extends object>(
         checkPathEncoding(new URL(c.req.url).pathname);
         const origin = new URL(c.req.url).origin;
         const principal = c.get("principal");
-        const tenant = tenantFor(principal, c.req.param("tenant") ?? "");
+        const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
         const ops = new Operations(agent, c.env, tenant, origin, principal.subject);
         const features = servedFeatures(anyAgent, baseUrlOf(c));
         return handleRest(c.req.raw, route(c.req.param()), agent, ops, features);

@@ -22,7 +22,21 @@ export function requireJsonContentType(request: Request): void {
  */
 export async function readJson(request: Request): Promise<unknown> {
   requireJsonContentType(request);
-  return parse(await request.text());
+  return parse(utf8(await request.arrayBuffer()));
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/**
+ * JSON is UTF-8 (RFC 8259 §8.1). A lenient decoder would store U+FFFD in place of the
+ * client's bytes, changing what it sent without saying so; refused instead.
+ */
+function utf8(bytes: ArrayBuffer): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw new A2AError("JSONParse", "Invalid JSON payload: the body is not valid UTF-8");
+  }
 }
 
 function parse(text: string): unknown {

@@ -2,6 +2,7 @@ import type { Context, Hono, MiddlewareHandler } from "hono";
 import type { Agent } from "../agent/definition";
 import { A2AError } from "../models/errors";
 import { newId } from "../models/json";
+import { clientIdProblem } from "../models/limits";
 import { parseSend, parseTaskId } from "../models/requests";
 import { SSE_HEADERS, type StreamFormat } from "../models/stream";
 import { type AuthVariables, tenantFor } from "./auth";
@@ -10,6 +11,7 @@ import { restError, toA2AError } from "./errors";
 import { lastEventId } from "./jsonrpc";
 import { Operations } from "./operations";
 import { checkPathEncoding } from "./rest";
+import { requestedTenant } from "./tenant";
 
 /**
  * The chat endpoint (N1–N7), a streaming view for browser and app front ends beside A2A:
@@ -40,7 +42,7 @@ export function registerChat<Env extends object>(
   const ops = (c: C) => {
     checkPathEncoding(new URL(c.req.url).pathname);
     const principal = c.get("principal");
-    const tenant = tenantFor(principal, c.req.param("tenant") ?? "");
+    const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
     return new Operations(agent, c.env, tenant, new URL(c.req.url).origin, principal.subject);
   };
 
@@ -89,6 +91,8 @@ export function parseChatRequest(body: unknown): {
   if (sessionId !== undefined && (typeof sessionId !== "string" || sessionId === "")) {
     throw invalid("sessionId", "must be a non-empty string (a context id)");
   }
+  const problem = typeof sessionId === "string" ? clientIdProblem(sessionId) : null;
+  if (problem !== null) throw invalid("sessionId", problem);
   let wire: Record<string, unknown>;
   if (typeof message === "string") {
     if (message === "") throw invalid("message", "must not be empty");

@@ -18,6 +18,7 @@ import { jsonRpcError, type RpcId, toA2AError } from "./errors";
 import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
 import { type PushOperation, runPushOperation } from "./push-api";
+import { requestedTenant } from "./tenant";
 import { requestedVersion } from "./version";
 
 type Operation =
@@ -82,8 +83,15 @@ const HTTP_LEVEL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   "PermissionDenied",
 ]);
 
+/**
+ * An id is echoed as parsed, so one a double cannot hold is refused rather than answered
+ * under another id: `1e400` (Infinity, echoed as null), or an integer past 2^53
+ * (12345678901234567890 comes back as 12345678901234567000).
+ */
 function isRpcId(v: unknown): v is RpcId {
-  return typeof v === "string" || typeof v === "number" || v === null;
+  if (typeof v === "number")
+    return Number.isInteger(v) ? Number.isSafeInteger(v) : Number.isFinite(v);
+  return typeof v === "string" || v === null;
 }
 
 /**
@@ -148,15 +156,20 @@ async function serveJsonRpc<Env>(
       throw new A2AError("InvalidRequest", "The request must be a JSON-RPC 2.0 object");
     }
     const rpc = body as JsonObject;
-    notification = !Object.hasOwn(rpc, "id");
     if (isRpcId(rpc.id)) id = rpc.id;
     else if (rpc.id !== undefined) {
-      throw new A2AError("InvalidRequest", "id must be a string, a number or null");
+      throw new A2AError(
+        "InvalidRequest",
+        "id must be a string, null, or a number that survives a round trip (integers up to 2^53)",
+      );
     }
     if (rpc.jsonrpc !== "2.0") throw new A2AError("InvalidRequest", 'jsonrpc must be "2.0"');
     if (typeof rpc.method !== "string" || rpc.method === "") {
       throw new A2AError("InvalidRequest", "method must be a non-empty string");
     }
+    // Only a valid Request object without an id is a notification: anything else is an
+    // Invalid Request, answered with id null (JSON-RPC 2.0 §5, `{"foo": "boo"}`).
+    notification = !Object.hasOwn(rpc, "id");
     if (rpc.params !== undefined && (rpc.params === null || typeof rpc.params !== "object")) {
       throw new A2AError("InvalidParams", "params must be an object", {}, [
         { field: "params", description: "must be an object" },
@@ -167,7 +180,7 @@ async function serveJsonRpc<Env>(
     const { operation, version } = resolveMethod(rpc.method, asked);
     requireExtensions(request, agent as Agent<unknown>);
     const params = protoJsonNames((rpc.params ?? {}) as JsonObject);
-    const ops = opsFor(typeof params.tenant === "string" ? params.tenant : "");
+    const ops = opsFor(requestedTenant(params.tenant, "params.tenant"));
     const format = { version, binding: "jsonrpc" as const, rpcId: id };
     const respond = (result: unknown) =>
       Response.json({ jsonrpc: "2.0", id, result }, { headers: JSON_HEADERS });
@@ -231,10 +244,11 @@ async function serveJsonRpc<Env>(
 
 /** The SSE `Last-Event-ID` a reconnecting client sends, if it is one of our ids. */
 export function lastEventId(request: Request): number | undefined {
-  const raw = request.headers.get("Last-Event-ID");
-  if (raw === null || raw.trim() === "") return undefined;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) {
+  const raw = request.headers.get("Last-Event-ID")?.trim();
+  if (raw === undefined || raw === "") return undefined;
+  // Decimal digits only: Number() would also read "0x10", "1e3" and "1.0".
+  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(n)) {
     throw new A2AError("InvalidRequest", "Last-Event-ID must be an event id this server sent");
   }
   return n;

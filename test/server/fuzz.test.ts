@@ -253,3 +253,37 @@ describe("fuzz: hostile requests on both bindings (fast-check)", () => {
     expect(await stateOf(earlier.id as string)).toBe(snapshot);
   }, 600_000);
 });
+
+/** Any part a client could send: plain, or marked as one of Edgelink's own types. */
+const anyPart = fc.oneof(
+  fc.record({ text: fc.string({ maxLength: 8 }) }),
+  fc.record({ url: fc.oneof(fc.webUrl(), fc.string({ maxLength: 8 })) }),
+  fc.record({ raw: fc.oneof(fc.base64String({ maxLength: 8 }), fc.string({ maxLength: 8 })) }),
+  fc.record({
+    data: fc.jsonValue({ maxDepth: 3 }),
+    metadata: fc.record(
+      { "edgelink/part": fc.constantFrom("tool_call", "infer", "tool_output", "error", "x") },
+      { requiredKeys: [] },
+    ),
+  }),
+);
+
+describe("fuzz: well-formed sends with any parts (fast-check)", () => {
+  it(`${Math.ceil(RUNS / 20)} SendMessage calls with arbitrary parts: never a 5xx, never an internal error`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(anyPart, { minLength: 1, maxLength: 3 }), async (parts) => {
+        const { status, body } = await rpc("SendMessage", {
+          message: { messageId: "fuzz", role: "ROLE_USER", parts },
+          configuration: { returnImmediately: true },
+        });
+        const text = JSON.stringify(body).slice(0, 300);
+        expect(status, text).toBe(200);
+        expect("result" in body || (body.error as Json).code !== -32603, text).toBe(true);
+      }),
+      {
+        numRuns: Math.ceil(RUNS / 20),
+        seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31),
+      },
+    );
+  }, 600_000);
+});
