@@ -16,6 +16,8 @@
  *   part-window, part-provider, part-record, part-artifacts
  *                 SendMessage doing one part of a model turn (read the window, consume the
  *                 provider stream, record the answer, write two artifact chunks), then echo
+ *   part-provider20  the provider stream consumed 20 times, then echo: the stream's own
+ *                 cost, 20 times over, above a call's noise (±0.2 M)
  * The counter is zeroed after the contexts are made and their index flushes have landed,
  * and read as soon as the calls end: the calls' own index flushes (`limits.indexFlushMs`
  * later, off the answer's path) are left out, and so is idle-time garbage collection, which
@@ -43,6 +45,7 @@ const KINDS = {
   // A part of the model turn, then the echo answer (compare with echo-send).
   "part-window": { method: "SendMessage", text: "part:window" },
   "part-provider": { method: "SendMessage", text: "part:provider" },
+  "part-provider20": { method: "SendMessage", text: "part:provider20" },
   "part-provider-think": { method: "SendMessage", text: "part:provider-think" },
   "part-record": { method: "SendMessage", text: "part:record" },
   "part-artifacts": { method: "SendMessage", text: "part:artifacts" },

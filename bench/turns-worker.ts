@@ -56,6 +56,13 @@ const agent = defineAgent<Env>({
       const request = ModelRequest.parse({ messages: [{ role: "user", content: "recorded" }] });
       for await (const _ of replayModel.streamBatches(request, { env: ctx.env as object })) {
       }
+    } else if (text === "part:provider20") {
+      // The provider stream alone, 20 times: its per-stream cost above the noise of a call.
+      const request = ModelRequest.parse({ messages: [{ role: "user", content: "recorded" }] });
+      for (let i = 0; i < 20; i++) {
+        for await (const _ of replayModel.streamBatches(request, { env: ctx.env as object })) {
+        }
+      }
     } else if (text === "part:provider-think") {
       const request = ModelRequest.parse({ messages: [{ role: "user", content: "recorded" }] });
       for await (const _ of (self.model as Model).streamBatches(request, {

@@ -11,7 +11,7 @@ import {
   requireKey,
 } from "./http";
 import { capabilitiesFor } from "./pricing";
-import { decodeBody } from "./sse";
+import { decodeOpened, type OpenedBody } from "./sse";
 import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "./types";
 
 export {
@@ -75,45 +75,48 @@ export function anthropic(options: AnthropicOptions): Model {
     provider: ANTHROPIC,
     model: options.model,
     capabilities,
-    async *streamBatches(
-      request: ModelRequest,
-      call: CallOptions = {},
-    ): AsyncGenerator<StreamEvent[]> {
-      const apiKey = requireKey(ANTHROPIC, options.apiKey, call.env, "ANTHROPIC_API_KEY");
-      const base =
-        options.baseUrl ?? envString(call.env, "ANTHROPIC_BASE_URL") ?? ANTHROPIC_DEFAULT_BASE_URL;
-      const response = await postJson({
-        provider: ANTHROPIC,
-        url: joinUrl(base, "v1/messages"),
-        headers: {
-          "x-api-key": apiKey,
-          "anthropic-version": options.version ?? ANTHROPIC_VERSION,
-          accept: "text/event-stream",
-          ...options.headers,
-        },
-        body: toAnthropicBody(request, {
-          model: options.model,
-          maxTokens: defaultMaxTokens,
-          promptCaching: options.promptCaching ?? false,
-        }),
-        options: call,
-        stallMs,
-      });
-      if (!response.body) {
-        throw new ProviderError({
+    streamBatches(request: ModelRequest, call: CallOptions = {}): AsyncGenerator<StreamEvent[]> {
+      // Sent by the first read, as a generator's body would be: nothing before iterating.
+      const open = async (): Promise<OpenedBody> => {
+        const apiKey = requireKey(ANTHROPIC, options.apiKey, call.env, "ANTHROPIC_API_KEY");
+        const base =
+          options.baseUrl ??
+          envString(call.env, "ANTHROPIC_BASE_URL") ??
+          ANTHROPIC_DEFAULT_BASE_URL;
+        const response = await postJson({
           provider: ANTHROPIC,
-          kind: "stream",
-          message: "anthropic answered without a body",
+          url: joinUrl(base, "v1/messages"),
+          headers: {
+            "x-api-key": apiKey,
+            "anthropic-version": options.version ?? ANTHROPIC_VERSION,
+            accept: "text/event-stream",
+            ...options.headers,
+          },
+          body: toAnthropicBody(request, {
+            model: options.model,
+            maxTokens: defaultMaxTokens,
+            promptCaching: options.promptCaching ?? false,
+          }),
+          options: call,
+          stallMs,
         });
-      }
-      const decoder = anthropicDecoder({
-        model: options.model,
-        capabilities,
-        requestId: requestIdOf(response.headers),
-        outputTool: outputMode(request) === "tool" ? request.outputName : null,
-        includeReasoning: request.reasoning?.include ?? true,
-      });
-      yield* decodeBody(response.body, decoder, {
+        if (!response.body) {
+          throw new ProviderError({
+            provider: ANTHROPIC,
+            kind: "stream",
+            message: "anthropic answered without a body",
+          });
+        }
+        const decoder = anthropicDecoder({
+          model: options.model,
+          capabilities,
+          requestId: requestIdOf(response.headers),
+          outputTool: outputMode(request) === "tool" ? request.outputName : null,
+          includeReasoning: request.reasoning?.include ?? true,
+        });
+        return { body: response.body, decoder };
+      };
+      return decodeOpened(open, {
         provider: ANTHROPIC,
         signal: call.signal,
         stallMs,

@@ -12,7 +12,7 @@ import {
 } from "./http";
 import { jsonArrayFramer } from "./json-array-framer";
 import { capabilitiesFor } from "./pricing";
-import { decodeBody } from "./sse";
+import { decodeOpened, type OpenedBody } from "./sse";
 import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "./types";
 
 export { decodeGenerateContent, GeminiDecoder, stopReasonOf, usageOf } from "./gemini-decoder";
@@ -58,37 +58,42 @@ export function gemini(options: GeminiOptions): Model {
     provider,
     model,
     capabilities,
-    async *streamBatches(
-      request: ModelRequest,
-      call: CallOptions = {},
-    ): AsyncGenerator<StreamEvent[]> {
-      const apiKey = requireKey(
-        provider,
-        options.apiKey ??
-          envString(call.env, "GEMINI_API_KEY") ??
-          envString(call.env, "GOOGLE_API_KEY"),
-        call.env,
-        "GEMINI_API_KEY",
-      );
-      const base = options.baseUrl ?? envString(call.env, "GEMINI_BASE_URL") ?? GEMINI_BASE_URL;
-      const response = await postJson({
-        provider,
-        url: joinUrl(base, endpointPath(model, transport)),
-        headers: { "x-goog-api-key": apiKey, ...options.headers },
-        body: geminiRequestBody(request, options.schemaMode),
-        options: call,
-        stallMs,
-      });
-      if (!response.body) {
-        throw new ProviderError({ provider, kind: "stream", message: "the response has no body" });
-      }
-      const decoder = new GeminiDecoder({
-        provider,
-        model,
-        capabilities,
-        requestId: requestIdOf(response.headers),
-      });
-      yield* decodeBody(response.body, decoder, {
+    streamBatches(request: ModelRequest, call: CallOptions = {}): AsyncGenerator<StreamEvent[]> {
+      // Sent by the first read, as a generator's body would be: nothing before iterating.
+      const open = async (): Promise<OpenedBody> => {
+        const apiKey = requireKey(
+          provider,
+          options.apiKey ??
+            envString(call.env, "GEMINI_API_KEY") ??
+            envString(call.env, "GOOGLE_API_KEY"),
+          call.env,
+          "GEMINI_API_KEY",
+        );
+        const base = options.baseUrl ?? envString(call.env, "GEMINI_BASE_URL") ?? GEMINI_BASE_URL;
+        const response = await postJson({
+          provider,
+          url: joinUrl(base, endpointPath(model, transport)),
+          headers: { "x-goog-api-key": apiKey, ...options.headers },
+          body: geminiRequestBody(request, options.schemaMode),
+          options: call,
+          stallMs,
+        });
+        if (!response.body) {
+          throw new ProviderError({
+            provider,
+            kind: "stream",
+            message: "the response has no body",
+          });
+        }
+        const decoder = new GeminiDecoder({
+          provider,
+          model,
+          capabilities,
+          requestId: requestIdOf(response.headers),
+        });
+        return { body: response.body, decoder };
+      };
+      return decodeOpened(open, {
         provider,
         signal: call.signal,
         stallMs,

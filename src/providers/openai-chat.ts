@@ -10,7 +10,7 @@ import {
 import { type ChatFlavor, toChatCompletionsBody } from "./openai-chat-body";
 import { ChatCompletionsDecoder } from "./openai-chat-decoder";
 import { capabilitiesFor } from "./pricing";
-import { decodeBody } from "./sse";
+import { decodeOpened, type OpenedBody } from "./sse";
 import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "./types";
 
 export {
@@ -86,33 +86,34 @@ export function chatCompletionsModel(endpoint: ChatEndpoint): Model {
     provider,
     model,
     capabilities,
-    async *streamBatches(
-      request: ModelRequest,
-      options: CallOptions = {},
-    ): AsyncGenerator<StreamEvent[]> {
-      // Configuration errors come before any network traffic.
-      const body = toChatCompletionsBody(request, model, endpoint.flavor, {
-        provider,
-        capabilities,
-      });
-      const headers = endpoint.headers(options);
-      const response = await postJson({
-        provider,
-        url: endpoint.url(options),
-        headers,
-        body,
-        options,
-        stallMs,
-      });
-      const decoder = new ChatCompletionsDecoder({
-        provider,
-        model,
-        capabilities,
-        requestId: requestIdOf(response.headers),
-      });
-      // No body reads as an empty stream, which the decoder reports as cut off.
-      const stream = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
-      yield* decodeBody(stream, decoder, {
+    streamBatches(request: ModelRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent[]> {
+      // Sent by the first read, as a generator's body would be: nothing before iterating.
+      const open = async (): Promise<OpenedBody> => {
+        // Configuration errors come before any network traffic.
+        const body = toChatCompletionsBody(request, model, endpoint.flavor, {
+          provider,
+          capabilities,
+        });
+        const headers = endpoint.headers(options);
+        const response = await postJson({
+          provider,
+          url: endpoint.url(options),
+          headers,
+          body,
+          options,
+          stallMs,
+        });
+        const decoder = new ChatCompletionsDecoder({
+          provider,
+          model,
+          capabilities,
+          requestId: requestIdOf(response.headers),
+        });
+        // No body reads as an empty stream, which the decoder reports as cut off.
+        const stream = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+        return { body: stream, decoder };
+      };
+      return decodeOpened(open, {
         provider,
         signal: options.signal,
         stallMs,

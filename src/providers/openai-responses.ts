@@ -11,7 +11,7 @@ import {
 import { OPENAI_RESPONSES, responsesBody } from "./openai-responses-body";
 import { responsesDecoder } from "./openai-responses-decode";
 import { capabilitiesFor } from "./pricing";
-import { decodeBody } from "./sse";
+import { decodeOpened, type OpenedBody } from "./sse";
 import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "./types";
 
 export { OPENAI_RESPONSES, type ResponsesBody, responsesBody } from "./openai-responses-body";
@@ -51,45 +51,46 @@ export function openaiResponses(options: OpenAIResponsesOptions): Model {
     provider: OPENAI_RESPONSES,
     model: options.model,
     capabilities,
-    async *streamBatches(
-      request: ModelRequest,
-      call: CallOptions = {},
-    ): AsyncGenerator<StreamEvent[]> {
-      const apiKey = requireKey(OPENAI_RESPONSES, options.apiKey, call.env, "OPENAI_API_KEY");
-      const base =
-        options.baseUrl ?? envString(call.env, "OPENAI_BASE_URL") ?? OPENAI_RESPONSES_BASE_URL;
-      const body = responsesBody(request, {
-        model: options.model,
-        reasoningModel: capabilities.reasoning,
-        strictTools: options.strictTools ?? false,
-      });
+    streamBatches(request: ModelRequest, call: CallOptions = {}): AsyncGenerator<StreamEvent[]> {
       const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
-      const response = await postJson({
-        provider: OPENAI_RESPONSES,
-        url: joinUrl(base, "responses"),
-        headers: {
-          authorization: `Bearer ${apiKey}`,
-          accept: "text/event-stream",
-          ...options.headers,
-        },
-        body,
-        options: call,
-        stallMs,
-      });
-      if (!response.body) {
-        throw new ProviderError({
-          provider: OPENAI_RESPONSES,
-          kind: "stream",
-          message: "the response had no body",
-          retryable: true,
+      // Sent by the first read, as a generator's body would be: nothing before iterating.
+      const open = async (): Promise<OpenedBody> => {
+        const apiKey = requireKey(OPENAI_RESPONSES, options.apiKey, call.env, "OPENAI_API_KEY");
+        const base =
+          options.baseUrl ?? envString(call.env, "OPENAI_BASE_URL") ?? OPENAI_RESPONSES_BASE_URL;
+        const body = responsesBody(request, {
+          model: options.model,
+          reasoningModel: capabilities.reasoning,
+          strictTools: options.strictTools ?? false,
         });
-      }
-      const decoder = responsesDecoder({
-        model: options.model,
-        requestId: requestIdOf(response.headers),
-        capabilities,
-      });
-      yield* decodeBody(response.body, decoder, {
+        const response = await postJson({
+          provider: OPENAI_RESPONSES,
+          url: joinUrl(base, "responses"),
+          headers: {
+            authorization: `Bearer ${apiKey}`,
+            accept: "text/event-stream",
+            ...options.headers,
+          },
+          body,
+          options: call,
+          stallMs,
+        });
+        if (!response.body) {
+          throw new ProviderError({
+            provider: OPENAI_RESPONSES,
+            kind: "stream",
+            message: "the response had no body",
+            retryable: true,
+          });
+        }
+        const decoder = responsesDecoder({
+          model: options.model,
+          requestId: requestIdOf(response.headers),
+          capabilities,
+        });
+        return { body: response.body, decoder };
+      };
+      return decodeOpened(open, {
         provider: OPENAI_RESPONSES,
         signal: call.signal,
         stallMs,

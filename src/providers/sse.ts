@@ -63,12 +63,33 @@ export interface ReadOptions {
  * Reads a body to the end, yielding the events each network read produced.
  * Aborting the signal cancels the body at once and throws an `aborted` error.
  */
-export async function* decodeBody(
+export function decodeBody(
   body: ReadableStream<Uint8Array>,
   decoder: StreamDecoder,
   options: ReadOptions,
 ): AsyncGenerator<StreamEvent[]> {
+  return decodeOpened(() => Promise.resolve({ body, decoder }), options);
+}
+
+/** A response body and the decoder for it. */
+export interface OpenedBody {
+  body: ReadableStream<Uint8Array>;
+  decoder: StreamDecoder;
+}
+
+/**
+ * `decodeBody` of a body opened by the first read (`open` sends the request): an adapter
+ * returns this generator itself rather than a generator of its own delegating to
+ * `decodeBody` with `yield*`, which cost one more async-generator hop (promises and
+ * microtask turns) per batch.
+ */
+export async function* decodeOpened(
+  open: () => Promise<OpenedBody>,
+  options: ReadOptions,
+): AsyncGenerator<StreamEvent[]> {
+  const { body, decoder } = await open();
   const reader = body.getReader();
+  const watch = watchdog(options);
   const text = new TextDecoder();
   let out: StreamEvent[] = [];
   /** With `raw`: the last frame, for events decoded at end of body (Gemini's end). */
@@ -85,7 +106,7 @@ export async function* decodeBody(
   let done = false;
   try {
     for (;;) {
-      const chunk = await readWithin(reader, options);
+      const chunk = await watch.read(reader);
       if (chunk === null) break;
       const failure = settle(() => framer.feed(text.decode(chunk, { stream: true })));
       if (out.length) {
@@ -109,6 +130,7 @@ export async function* decodeBody(
     if (out.length) yield out;
     if (failure) throw failure.error;
   } finally {
+    watch.dispose();
     // A consumer that stops early (or an error) must not leave the upstream open.
     if (!done) reader.cancel().catch(() => {});
     reader.releaseLock();
@@ -125,43 +147,70 @@ function settle(fn: () => void): { error: unknown } | null {
   }
 }
 
-/** One `read()` raced against the stall timer and the abort signal. */
-async function readWithin(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  options: ReadOptions,
-): Promise<Uint8Array | null> {
+/**
+ * The stall watchdog and the abort signal of one body. Armed once per body, not per read
+ * (a timer, a listener, a guard promise and a `Promise.race` per network read were most
+ * of a short stream's reading cost): the one timer, when it fires, measures how long the
+ * pending read has waited and sleeps the rest if that is under `stallMs`, so a stall is
+ * still "no bytes for `stallMs` while reading" (the consumer's time between reads does
+ * not count, and no timer runs between reads). A stall or an abort rejects the pending
+ * read at once; the caller cancels the body.
+ */
+function watchdog(options: ReadOptions) {
   const { signal, stallMs, provider } = options;
-  if (signal?.aborted) throw aborted(provider, signal);
+  /** When the pending read started; null between reads. */
+  let waitingSince: number | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let onAbort: (() => void) | undefined;
-  const guards = new Promise<never>((_, reject) => {
-    if (stallMs > 0) {
-      timer = setTimeout(
-        () =>
-          reject(
-            new ProviderError({
-              provider,
-              kind: "timeout",
-              message: `the stream stalled: no bytes for ${stallMs} ms`,
-            }),
-          ),
-        stallMs,
-      );
+  let rejectRead: ((error: unknown) => void) | null = null;
+  const check = () => {
+    timer = undefined;
+    if (waitingSince === null) return;
+    const waited = Date.now() - waitingSince;
+    if (waited < stallMs) {
+      timer = setTimeout(check, stallMs - waited);
+      return;
     }
-    if (signal) {
-      onAbort = () => reject(aborted(provider, signal));
-      signal.addEventListener("abort", onAbort, { once: true });
-    }
-  });
-  try {
-    const result = await Promise.race([reader.read(), guards]);
-    return result.done ? null : result.value;
-  } catch (error) {
-    throw asProviderError(provider, error, signal);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-    if (onAbort) signal?.removeEventListener("abort", onAbort);
-  }
+    rejectRead?.(
+      new ProviderError({
+        provider,
+        kind: "timeout",
+        message: `the stream stalled: no bytes for ${stallMs} ms`,
+      }),
+    );
+  };
+  const onAbort = () => {
+    if (signal) rejectRead?.(aborted(provider, signal));
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+  return {
+    /** One `read()`, failed early by a stall or an abort. */
+    read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | null> {
+      if (signal?.aborted) return Promise.reject(aborted(provider, signal));
+      if (stallMs > 0 && timer === undefined) timer = setTimeout(check, stallMs);
+      waitingSince = Date.now();
+      return new Promise<Uint8Array | null>((resolve, reject) => {
+        // Whichever comes first settles this read; a read resolving after a stall or an
+        // abort is ignored.
+        let open = true;
+        const settle = (outcome: () => void) => {
+          if (!open) return;
+          open = false;
+          waitingSince = null;
+          rejectRead = null;
+          outcome();
+        };
+        rejectRead = (error) => settle(() => reject(error));
+        reader.read().then(
+          (result) => settle(() => resolve(result.done ? null : result.value)),
+          (error) => settle(() => reject(asProviderError(provider, error, signal))),
+        );
+      });
+    },
+    dispose(): void {
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 function aborted(provider: string, signal: AbortSignal): ProviderError {

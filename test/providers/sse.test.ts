@@ -54,3 +54,41 @@ describe("SSE framing of recorded streams", () => {
     }
   });
 });
+
+describe("the stall watchdog (H7), one timer per body", () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** A body sending `count` small SSE events, `gapMs` apart. */
+  function trickle(count: number, gapMs: number): ReadableStream<Uint8Array> {
+    const bytes = new TextEncoder().encode("data: x\n\n");
+    let sent = 0;
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (sent > 0) await sleep(gapMs);
+        if (sent++ === count) controller.close();
+        else controller.enqueue(bytes);
+      },
+    });
+  }
+  const read = async (body: ReadableStream<Uint8Array>, stallMs: number, consumerMs = 0) => {
+    const seen: Frame[] = [];
+    for await (const _ of decodeBody(body, framesOf(seen), { provider: "test", stallMs })) {
+      if (consumerMs) await sleep(consumerMs);
+    }
+    return seen.length;
+  };
+
+  it("H7: reads that each come within stallMs never stall, however long the whole stream takes", async () => {
+    expect(await read(trickle(8, 25), 60)).toBe(8);
+  });
+
+  it("H7: the consumer's time between reads is not a stall", async () => {
+    expect(await read(trickle(3, 0), 40, 90)).toBe(3);
+  });
+
+  it("H7: a read waiting longer than stallMs fails as a timeout", async () => {
+    await expect(read(trickle(3, 150), 40)).rejects.toMatchObject({
+      name: "ProviderError",
+      kind: "timeout",
+    });
+  });
+});
