@@ -22,6 +22,7 @@ import {
   sleep,
   waitForState,
 } from "../helpers";
+import { orphanTaskRow } from "./task-fixture";
 
 type Json = Record<string, unknown>;
 
@@ -235,15 +236,7 @@ describe("white-box: streams and recovery", () => {
         taskId: orphanId,
         timestamp: now,
       };
-      state.storage.sql.exec(
-        `INSERT INTO tasks (id, context_id, state, status_timestamp, metadata, created_at, updated_at)
-         VALUES (?, ?, 'working', ?, '{}', ?, ?)`,
-        orphanId,
-        contextId,
-        now,
-        now,
-        now,
-      );
+      orphanTaskRow(state.storage.sql, orphanId, contextId);
       new HistoryStore(state.storage).append(itemFromMessage(Message.parse(message)), orphanId);
       const agent = (instance as unknown as { agent: object }).agent;
       Object.defineProperty(instance, "agent", { value: { ...agent, resumeOnRestart: true } });

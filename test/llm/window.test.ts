@@ -9,6 +9,7 @@ import type { Item } from "../../src/history/items";
 import { SUMMARY_LABEL, type Summarizer } from "../../src/history/summarize";
 import { Message } from "../../src/models/message";
 import { openai } from "../../src/providers/openai-chat";
+import { orphanTaskRow } from "../durable/task-fixture";
 import { BASE, waitForState } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { itemAt } from "../window-items";
@@ -182,15 +183,7 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
     // recorded (far more than the 400-token window holds).
     await runInDurableObject(stubOf(contextId), async (instance, state) => {
       const now = new Date().toISOString();
-      state.storage.sql.exec(
-        `INSERT INTO tasks (id, context_id, state, status_timestamp, metadata, created_at, updated_at)
-         VALUES (?, ?, 'working', ?, '{}', ?, ?)`,
-        orphanId,
-        contextId,
-        now,
-        now,
-        now,
-      );
+      orphanTaskRow(state.storage.sql, orphanId, contextId);
       const history = (instance as unknown as { store: { history: HistoryStore<Item> } }).store
         .history;
       const question = Message.parse({
