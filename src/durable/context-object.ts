@@ -87,7 +87,13 @@ export type ContextRpc = Pick<
   | "redeliver"
 >;
 
-/** How long after a task finishes the alarm prunes (one alarm serves many tasks). */
+/**
+ * What the object's one alarm is asked for by; `found` is an alarm an earlier run of the
+ * object set, for reasons this run does not know, kept when an earlier one replaces it.
+ */
+type WakeReason = "index" | "push" | "prune" | "found";
+
+/** How long after a task finishes the alarm prunes at the soonest (one alarm serves many). */
 const PRUNE_DELAY_MS = 60_000;
 /** Between batches when more is to prune. */
 const PRUNE_AGAIN_MS = 1_000;
@@ -175,7 +181,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       {
         target: () => this.indexTarget(),
         keepAlive: (work) => ctx.waitUntil(work),
-        wakeAt: (at) => this.wakeAt(at),
+        wakeAt: (at) => this.wakeAt(at, "index"),
+        settled: () =>
+          this.settle("index").catch((error) =>
+            console.error("edgelink: could not move the alarm", error),
+          ),
       },
       () => this.agent.limits.indexFlushMs,
     );
@@ -416,16 +426,31 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   /** Retries index updates that could not be delivered; delivers push; prunes. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
+    this.alarmOwned = false;
+    this.wakes.clear();
     if (this.vacant) return;
     this.prune();
     await this.flushIndex();
     this.store.commitAcknowledgements();
     await this.deliverPush();
-    if (this.pruneArmed) await this.wakeAt(Date.now() + PRUNE_AGAIN_MS);
+    if (this.pruneArmed) await this.wakeAt(Date.now() + PRUNE_AGAIN_MS, "prune");
+    else await this.armRetention();
   }
 
-  /** Set while finished tasks may be over the retention limits; the alarm prunes. */
+  /** Set while the last batch of retention was full: the alarm prunes again soon. */
   private pruneArmed = false;
+
+  /**
+   * Asks the alarm for retention's next due time (`TaskStore.retentionDue`): soon when
+   * more tasks are finished than `retainFinishedTasks`, else when the oldest finished task
+   * passes `retainFinishedMs`, not after every finished task. Tasks finishing close
+   * together share one prune, `PRUNE_DELAY_MS` later.
+   */
+  private async armRetention(): Promise<void> {
+    const { retainFinishedTasks, retainFinishedMs } = this.agent.limits;
+    const due = this.store.retentionDue(retainFinishedTasks, retainFinishedMs);
+    if (due !== null) await this.wakeAt(Math.max(due, Date.now() + PRUNE_DELAY_MS), "prune");
+  }
 
   /** One batch of retention (`limits.retainFinishedTasks`, `limits.retainFinishedMs`). */
   private prune(): void {
@@ -449,7 +474,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       const config = this.store.atomic(() =>
         this.registerConfig(push, taskId, input, issuer, this.read(taskId)),
       );
-      await this.wakeAt(Date.now());
+      await this.wakeAt(Date.now(), "push");
       return config;
     });
   }
@@ -505,7 +530,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return attempt(async () => {
       const count = this.requirePush(scope, taskId).redeliver(taskId, Date.now());
       this.store.mergeMetadata(taskId, { pushDeadLetters: 0 });
-      if (count > 0) await this.wakeAt(Date.now());
+      if (count > 0) await this.wakeAt(Date.now(), "push");
       return count;
     });
   }
@@ -529,29 +554,65 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     if (!this.dispatcher) return;
     try {
       const next = await this.dispatcher.run();
-      if (next !== null) await this.wakeAt(next);
+      if (next !== null) await this.wakeAt(next, "push");
     } catch (error) {
       // Never left to the platform's alarm retries: log, and try again shortly.
       console.error("edgelink: push delivery failed; retrying", error);
-      await this.wakeAt(Date.now() + 5_000);
+      await this.wakeAt(Date.now() + 5_000, "push");
     }
   }
 
-  /** One alarm serves the index retry and push: keep the earliest wake-up asked for. */
-  private async wakeAt(at: number): Promise<void> {
+  /**
+   * One alarm serves the index, push and retention: it is set to the earliest wake-up
+   * asked for, and each part's request is remembered until the alarm runs.
+   */
+  private async wakeAt(at: number, reason: WakeReason): Promise<void> {
+    const asked = this.wakes.get(reason);
+    if (asked === undefined || at < asked) this.wakes.set(reason, at);
     // Known to be set early enough (every message asks for the index backstop): no call.
     if (this.alarmAt !== null && this.alarmAt <= at) return;
+    if (this.alarmOwned) {
+      this.alarmAt = at;
+      await this.ctx.storage.setAlarm(at);
+      return;
+    }
     const current = await this.ctx.storage.getAlarm();
     if (current === null || at < current) {
-      await this.ctx.storage.setAlarm(at);
+      if (current !== null) this.wakes.set("found", current);
       this.alarmAt = at;
+      this.alarmOwned = true;
+      await this.ctx.storage.setAlarm(at);
     } else {
       this.alarmAt = current;
     }
   }
 
-  /** The alarm this object set and has not run yet, as far as it knows (null: ask). */
+  /**
+   * A part no longer needs its wake-up (the index sent every row before its backstop):
+   * the alarm moves to the earliest wake-up still asked for, or is deleted when none is,
+   * so a quiet conversation is not woken for nothing. Only an alarm this object set
+   * itself is moved; one found set (by an earlier run of the object) may serve anything.
+   * The memory is updated before the storage call, so a wake-up asked meanwhile is kept.
+   */
+  private async settle(reason: WakeReason): Promise<void> {
+    if (!this.wakes.delete(reason) || this.alarmAt === null || !this.alarmOwned) return;
+    const next = Math.min(...this.wakes.values());
+    if (next === Number.POSITIVE_INFINITY) {
+      this.alarmAt = null;
+      this.alarmOwned = false;
+      await this.ctx.storage.deleteAlarm();
+    } else if (next > this.alarmAt) {
+      this.alarmAt = next;
+      await this.ctx.storage.setAlarm(next);
+    }
+  }
+
+  /** The alarm as far as this object knows (null: ask storage). */
   private alarmAt: number | null = null;
+  /** Whether `alarmAt` is an alarm this object set since it started (its reasons known). */
+  private alarmOwned = false;
+  /** The wake-ups each part asked for since the alarm last ran. */
+  private readonly wakes = new Map<WakeReason, number>();
 
   // ---- tasks and runs ----------------------------------------------------------------
 
@@ -802,16 +863,15 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   private publish(taskId: string, events: LoggedEvent[]): void {
     if (events.length) this.hub.emit(taskId, events);
-    if (!this.pruneArmed && events.some(endsTask)) {
-      // A task finished: retention runs from the alarm a little later, once per batch.
-      this.pruneArmed = true;
-      this.wakeAt(Date.now() + PRUNE_DELAY_MS).catch((error) =>
+    if (events.some(endsTask)) {
+      // A task finished: retention may have work, now or once it is old enough.
+      this.armRetention().catch((error) =>
         console.error("edgelink: could not schedule retention", error),
       );
     }
     if (this.store.pushQueued) {
       this.store.pushQueued = false;
-      this.wakeAt(Date.now()).catch((error) =>
+      this.wakeAt(Date.now(), "push").catch((error) =>
         console.error("edgelink: could not schedule push delivery", error),
       );
     }

@@ -12,6 +12,8 @@ export interface OutboxHost {
    * object is torn down before its in-memory timer fires, and the retry of a failed flush.
    */
   wakeAt(at: number): Promise<void>;
+  /** Every pending row reached the index and no window is open: the backstop is moot. */
+  settled(): void;
 }
 
 /** Rows per call to the index at most (the rest follow in the next call). */
@@ -72,10 +74,12 @@ export class IndexOutbox {
     }
     this.flushing = (async () => {
       try {
+        let sent = true;
         do {
           this.again = false;
-          await this.send();
+          sent = await this.send();
         } while (this.again);
+        if (sent && this.timer === null) this.host.settled();
       } catch (error) {
         console.error("edgelink: task index update failed; retrying", error);
         await this.host.wakeAt(Date.now() + INDEX_RETRY_MS);
@@ -86,15 +90,16 @@ export class IndexOutbox {
     return this.flushing;
   }
 
-  private async send(): Promise<void> {
+  /** One bounded call's worth; false when rows stay behind (the object is not claimed). */
+  private async send(): Promise<boolean> {
     const pending = this.store.outbox();
     // Bounded calls: after an outage the backlog goes in slices, one call each.
     const rows = pending.slice(0, INDEX_BATCH_ROWS);
     if (pending.length > INDEX_BATCH_ROWS) this.again = true;
     const removed = this.store.removals();
-    if (rows.length === 0 && removed.length === 0) return;
+    if (rows.length === 0 && removed.length === 0) return true;
     const target = this.host.target();
-    if (!target) return;
+    if (!target) return false;
     if (rows.length) {
       const indexRows: IndexRow[] = rows.map((r) => ({ ...r, contextId: target.contextId }));
       await target.index.upsert(indexRows);
@@ -104,5 +109,6 @@ export class IndexOutbox {
       await target.index.remove(removed);
       this.store.removed(removed);
     }
+    return true;
   }
 }

@@ -46,6 +46,9 @@ export interface IndexEntry {
 /** Tasks kept whole in memory (the recently written ones); older ones are read back. */
 export const LIVE_TASKS = 32;
 
+/** The states retention prunes (the terminal ones), as SQL. */
+const FINISHED = "state IN ('completed', 'failed', 'canceled', 'rejected')";
+
 /**
  * A task's newest rows searched for the question a run answers: past them, a window
  * (which seeks at most KEEP_SEEK_ROWS past its budget) would not reach it anyway.
@@ -114,6 +117,11 @@ export class TaskStore {
   private unwritten: { taskId: string; body: string }[] = [];
   /** The seq of the first of `unwritten`. */
   private firstUnwritten = 0;
+  /**
+   * Finished tasks and the oldest one's last update, for retention's next due time; read
+   * once, then kept as tasks finish (null: read again, after a prune or a rollback).
+   */
+  private finished: { count: number; oldest: string | null } | null = null;
   /** The history item of the newest user message appended to a task in memory. */
   private readonly questions = new WeakMap<Task, { messageId: string; itemId: string }>();
 
@@ -144,6 +152,7 @@ export class TaskStore {
       this.pending = null;
       this.clock = null;
       this.lastEvent = null;
+      this.finished = null;
       this.history.forget();
       throw error;
     } finally {
@@ -200,6 +209,10 @@ export class TaskStore {
         this.tick(),
       );
       this.rowSeqs.set(live, this.clock as number);
+      if (this.finished && isTerminal(live.status.state)) {
+        this.finished.count += 1;
+        this.finished.oldest ??= live.status.timestamp;
+      }
       this.remember(live);
       this.touchIndex(live);
       if (this.push && !withPush) this.push.noConfigs(live.id);
@@ -605,8 +618,22 @@ export class TaskStore {
    * transaction, and queues their removal from the tenant index. The conversation
    * history is left alone. Returns how many went.
    */
+  /**
+   * When retention (`prune`) next has work: now when more than `keep` tasks are finished,
+   * else when the oldest finished task passes `maxAgeMs`; null with none finished.
+   */
+  retentionDue(keep: number, maxAgeMs: number): number | null {
+    this.finished ??= this.sql
+      .exec<{ count: number; oldest: string | null }>(
+        `SELECT COUNT(*) AS count, MIN(updated_at) AS oldest FROM tasks WHERE ${FINISHED}`,
+      )
+      .one();
+    if (this.finished.count > keep) return Date.now();
+    return this.finished.oldest === null ? null : Date.parse(this.finished.oldest) + maxAgeMs;
+  }
+
   prune(keep: number, olderThan: string, batch = 100): number {
-    const finished = "state IN ('completed', 'failed', 'canceled', 'rejected')";
+    const finished = FINISHED;
     const ids = new Set<string>();
     for (const r of this.sql.exec<{ id: string }>(
       `SELECT id FROM tasks WHERE ${finished} AND updated_at < ? ORDER BY updated_at LIMIT ?`,
@@ -625,6 +652,7 @@ export class TaskStore {
     if (ids.size === 0) return 0;
     const list = [...ids];
     this.noRemovals = false;
+    this.finished = null;
     this.atomic(() => {
       // Deleted rows take their row_seq and event seqs along: keep both counters in SQLite
       // from going back.
@@ -747,6 +775,10 @@ export class TaskStore {
       ...args,
     );
     this.rowSeqs.set(task, rowSeq);
+    if (this.finished && isTerminal(status.state) && !isTerminal(task.status.state)) {
+      this.finished.count += 1;
+      this.finished.oldest ??= status.timestamp;
+    }
     task.status = status;
     this.touchIndex(task);
   }

@@ -190,6 +190,79 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
     expect(await runInDurableObject(fresh, (_i, state) => pendingOf(state))).toBe(0);
   });
 
+  it("once the index has a quiet conversation's rows, the backstop alarm goes: none is left for a task waiting on input", async () => {
+    const tenant = newTenant();
+    const contextId = await issuedIn(tenant);
+    const stub = contextStub(tenant, contextId);
+    const task = await sendIn(tenant, contextId, "hello");
+    expect((task.status as Json).state).toBe("TASK_STATE_INPUT_REQUIRED");
+    await until(
+      () => indexRow(tenant, contextId, task.id as string),
+      (row) => row !== null,
+    );
+    // Nothing else asked for the alarm (no push, nothing finished): it is deleted, so the
+    // object is not woken 10 s later for nothing.
+    const alarm = await until(
+      () => runInDurableObject(stub, (_i, state) => state.storage.getAlarm()),
+      (at) => at === null,
+    );
+    expect(alarm).toBeNull();
+  });
+
+  it("an alarm an earlier run of the object set is kept when the backstop goes (its reason is not this run's to know)", async () => {
+    const tenant = newTenant();
+    const contextId = await issuedIn(tenant);
+    await sendIn(tenant, contextId, "hello");
+    const later = Date.now() + 3_600_000;
+    const stub = contextStub(tenant, contextId);
+    await runInDurableObject(stub, (_i, state) => state.storage.setAlarm(later));
+    await runInDurableObject(stub, (_i, state) => state.abort("simulated restart")).catch(() => {});
+    // A fresh object (as after a restart) takes a message: its backstop comes first, then goes.
+    const fresh = contextStub(tenant, contextId);
+    const task = await sendIn(tenant, contextId, "hello again");
+    await until(
+      () => indexRow(tenant, contextId, task.id as string),
+      (row) => row !== null,
+    );
+    const alarm = await until(
+      () => runInDurableObject(fresh, (_i, state) => state.storage.getAlarm()),
+      (at) => at === later,
+    );
+    expect(alarm).toBe(later);
+  });
+
+  it("once the index has a quiet conversation's rows, its alarm waits for retention: when its oldest finished task ages out (limits.retainFinishedMs)", async () => {
+    const tenant = newTenant();
+    const contextId = await issuedIn(tenant);
+    const stub = contextStub(tenant, contextId);
+    const task = await sendIn(tenant, contextId, "task 1");
+    expect((task.status as Json).state).toBe("TASK_STATE_COMPLETED");
+    await until(
+      () => indexRow(tenant, contextId, task.id as string),
+      (row) => row !== null,
+    );
+    const finishedAt = Date.parse((task.status as Json).timestamp as string);
+    const thirtyDays = 30 * 24 * 60 * 60 * 1000;
+    const alarm = await until(
+      () => runInDurableObject(stub, (_i, state) => state.storage.getAlarm()),
+      (at) => at !== null && at > Date.now() + INDEX_BACKSTOP_MS * 2,
+    );
+    expect(alarm).toBe(finishedAt + thirtyDays);
+    // The alarm, when it comes, prunes the task that aged out.
+    await withLimits(tenant, contextId, { retainFinishedMs: 1 });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await rpc("GetTask", { tenant, id: task.id })).body.error).toMatchObject({
+      code: -32001,
+    });
+    // The prune's removals reach the index (a window, then its flush), and nothing is left
+    // to wake the object for.
+    const left = await until(
+      () => runInDurableObject(stub, (_i, state) => state.storage.getAlarm()),
+      (at) => at === null,
+    );
+    expect(left).toBeNull();
+  });
+
   it("while the index lags, a state filter never shows a task in a state it left", async () => {
     const tenant = newTenant();
     const contextId = await issuedIn(tenant);
@@ -245,11 +318,17 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
         }),
         keepAlive: () => {},
         wakeAt: async () => {},
+        settled: () => {
+          settled += 1;
+        },
       },
       () => 1000,
     );
+    let settled = 0;
     await outbox.flush();
     expect(calls).toEqual([INDEX_BATCH_ROWS, INDEX_BATCH_ROWS, 7]);
     expect(pending.size).toBe(0);
+    // Everything sent, no window open: the backstop alarm is no longer needed.
+    expect(settled).toBe(1);
   });
 });
