@@ -209,10 +209,7 @@ export class TaskStore {
         this.tick(),
       );
       this.rowSeqs.set(live, this.clock as number);
-      if (this.finished && isTerminal(live.status.state)) {
-        this.finished.count += 1;
-        this.finished.oldest ??= live.status.timestamp;
-      }
+      if (isTerminal(live.status.state)) this.noteFinished(live.status.timestamp);
       this.remember(live);
       this.touchIndex(live);
       if (this.push && !withPush) this.push.noConfigs(live.id);
@@ -613,12 +610,6 @@ export class TaskStore {
   }
 
   /**
-   * Retention: deletes up to `batch` finished tasks beyond the newest `keep` or last
-   * updated before `olderThan`, with their artifacts, events and webhook rows, in one
-   * transaction, and queues their removal from the tenant index. The conversation
-   * history is left alone. Returns how many went.
-   */
-  /**
    * When retention (`prune`) next has work: now when more than `keep` tasks are finished,
    * else when the oldest finished task passes `maxAgeMs`; null with none finished.
    */
@@ -632,18 +623,30 @@ export class TaskStore {
     return this.finished.oldest === null ? null : Date.parse(this.finished.oldest) + maxAgeMs;
   }
 
+  /** A task just became finished: retention's figures, when held, follow. */
+  private noteFinished(at: string): void {
+    if (!this.finished) return;
+    this.finished.count += 1;
+    this.finished.oldest ??= at;
+  }
+
+  /**
+   * Retention: deletes up to `batch` finished tasks beyond the newest `keep` or last
+   * updated before `olderThan`, with their artifacts, events and webhook rows, in one
+   * transaction, and queues their removal from the tenant index. The conversation
+   * history is left alone. Returns how many went.
+   */
   prune(keep: number, olderThan: string, batch = 100): number {
-    const finished = FINISHED;
     const ids = new Set<string>();
     for (const r of this.sql.exec<{ id: string }>(
-      `SELECT id FROM tasks WHERE ${finished} AND updated_at < ? ORDER BY updated_at LIMIT ?`,
+      `SELECT id FROM tasks WHERE ${FINISHED} AND updated_at < ? ORDER BY updated_at LIMIT ?`,
       olderThan,
       batch,
     )) {
       ids.add(r.id);
     }
     for (const r of this.sql.exec<{ id: string }>(
-      `SELECT id FROM tasks WHERE ${finished} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+      `SELECT id FROM tasks WHERE ${FINISHED} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
       batch,
       keep,
     )) {
@@ -775,9 +778,8 @@ export class TaskStore {
       ...args,
     );
     this.rowSeqs.set(task, rowSeq);
-    if (this.finished && isTerminal(status.state) && !isTerminal(task.status.state)) {
-      this.finished.count += 1;
-      this.finished.oldest ??= status.timestamp;
+    if (isTerminal(status.state) && !isTerminal(task.status.state)) {
+      this.noteFinished(status.timestamp);
     }
     task.status = status;
     this.touchIndex(task);
