@@ -116,16 +116,12 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     return { rows: shown, next: more ? (shown.at(-1)?.seq ?? null) : null, total: this.count() };
   }
 
-  /** The items of one task, oldest first; `last` keeps only the newest n. */
-  ofTask(taskId: string, last?: number): HistoryRow<T>[] {
-    if (last === 0) return [];
-    return last === undefined
-      ? this.read("SELECT * FROM history_items WHERE task_id = ? ORDER BY seq", taskId)
-      : this.read(
-          "SELECT * FROM (SELECT * FROM history_items WHERE task_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
-          taskId,
-          last,
-        );
+  /**
+   * Every item of one task, oldest first (for tools and tests; a task read takes its
+   * newest messages with `newestMessagesOf`).
+   */
+  ofTask(taskId: string): HistoryRow<T>[] {
+    return this.read("SELECT * FROM history_items WHERE task_id = ? ORDER BY seq", taskId);
   }
 
   /**

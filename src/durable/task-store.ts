@@ -64,9 +64,10 @@ const QUESTION_SEEK_ROWS = 4096;
  * change and the event that announces it are written together in one transaction.
  *
  * SQLite is the source of truth; what the object just wrote is also kept in memory (the
- * recent tasks as a read returns them, the index rows not yet acknowledged), so a message's path writes
- * rows and never reads back what it wrote. Every write goes through this class, which
- * updates both; a failed transaction drops the memory copy, which is read again.
+ * recent tasks as a read returns them, the index rows not yet acknowledged), so a
+ * message's path writes rows and never reads back what it wrote. Every write goes through
+ * this class, which updates both; a failed transaction drops the memory copy, which is
+ * read again.
  */
 export class TaskStore {
   constructor(
