@@ -64,6 +64,7 @@ export type { Summarizer } from "./history/summarize";
 // What a handler reads and writes.
 export type { AgentCardInput } from "./models/agent-card";
 export type { Artifact } from "./models/artifact";
+export { type CardPromptOptions, cardPrompt } from "./models/card-prompt";
 export { type ErrorData, UserFacingError } from "./models/errors";
 export type { Message, Role } from "./models/message";
 export {

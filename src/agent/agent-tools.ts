@@ -1,7 +1,9 @@
 import * as z from "zod";
 import { answerOf } from "../client/client";
+import { cardPrompt } from "../models/card-prompt";
 import type { JsonObject } from "../models/json";
 import { textOf } from "../models/part";
+import { type PeerCard, parsePeerCard } from "../models/peer-card";
 import type { TaskContext } from "./context";
 import type { DelegateTarget } from "./delegation";
 import type { Tool, Tools } from "./tools";
@@ -25,9 +27,14 @@ export type AgentTools = Record<string, AgentToolConfig>;
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Checks `agents` at definition: each needs exactly one of url, binding or card. */
+/**
+ * Checks `agents` at definition: each needs exactly one of url, binding or card, and a
+ * card must be one. An agent given by its card and no description is described to the
+ * model by what its card says (A7).
+ */
 export function checkAgentTools(agents: AgentTools | undefined, tools: Tools): AgentTools {
   if (agents === undefined) return {};
+  const checked: AgentTools = {};
   for (const [name, config] of Object.entries(agents)) {
     const fail = (why: string): never => {
       throw new TypeError(`agents.${name}: ${why}`);
@@ -43,8 +50,29 @@ export function checkAgentTools(agents: AgentTools | undefined, tools: Tools): A
         fail(`url is not a valid URL: ${config.url}`);
       }
     }
+    checked[name] = { ...config, description: config.description ?? describe(name, config, fail) };
   }
-  return agents;
+  return checked;
+}
+
+/**
+ * The default description: with a card given, what the card says of the agent and its
+ * skills (A7), short enough for a tool description (1,024 characters at some providers).
+ */
+function describe(name: string, config: AgentToolConfig, fail: (why: string) => never): string {
+  const asks = `Asks the agent "${name}"; its answer is the result`;
+  if (config.card === undefined) return asks;
+  let card: PeerCard;
+  try {
+    card = parsePeerCard(config.card);
+  } catch (error) {
+    const why =
+      error instanceof z.ZodError
+        ? error.issues.map((i) => `card.${i.path.join(".")}: ${i.message}`)
+        : [String(error)];
+    return fail(`not an agent card: ${why.join("; ")}`);
+  }
+  return `${asks}.\n${cardPrompt(card, { maxChars: 960 })}`;
 }
 
 /** What the model sends an agent tool. */
