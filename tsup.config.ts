@@ -15,7 +15,9 @@ const minifyInspectorScript: NonNullable<Options["esbuildPlugins"]>[number] = {
       const source = readFileSync(args.path, "utf8");
       const match = /String\.raw`([\s\S]*)`;\s*$/.exec(source);
       if (!match?.[1] || match[1].includes("${")) {
-        throw new Error("inspector-script.ts: expected one String.raw template without ${}");
+        throw new Error(
+          "inspector-script.ts: expected one String.raw template without placeholders",
+        );
       }
       const { code } = transformSync(match[1], { minify: true, target: "es2020" });
       return { contents: `export const INSPECTOR_SCRIPT = ${JSON.stringify(code)};`, loader: "ts" };

@@ -1,9 +1,8 @@
 import * as z from "zod";
 import { answerOf } from "../client/client";
-import { cardPrompt } from "../models/card-prompt";
 import type { JsonObject } from "../models/json";
 import { textOf } from "../models/part";
-import { type PeerCard, parsePeerCard } from "../models/peer-card";
+import { parsePeerCard } from "../models/peer-card";
 import type { TaskContext } from "./context";
 import type { DelegateTarget } from "./delegation";
 import type { Tool, Tools } from "./tools";
@@ -29,12 +28,10 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Checks `agents` at definition: each needs exactly one of url, binding or card, and a
- * card must be one. An agent given by its card and no description is described to the
- * model by what its card says (A7).
+ * card must be one. (`cardPrompt(card)` makes a description of it for the model: A7.)
  */
 export function checkAgentTools(agents: AgentTools | undefined, tools: Tools): AgentTools {
   if (agents === undefined) return {};
-  const checked: AgentTools = {};
   for (const [name, config] of Object.entries(agents)) {
     const fail = (why: string): never => {
       throw new TypeError(`agents.${name}: ${why}`);
@@ -50,29 +47,19 @@ export function checkAgentTools(agents: AgentTools | undefined, tools: Tools): A
         fail(`url is not a valid URL: ${config.url}`);
       }
     }
-    checked[name] = { ...config, description: config.description ?? describe(name, config, fail) };
+    if (config.card !== undefined) {
+      try {
+        parsePeerCard(config.card);
+      } catch (error) {
+        const why =
+          error instanceof z.ZodError
+            ? error.issues.map((i) => `card.${i.path.join(".")}: ${i.message}`).join("; ")
+            : String(error);
+        fail(`not an agent card: ${why}`);
+      }
+    }
   }
-  return checked;
-}
-
-/**
- * The default description: with a card given, what the card says of the agent and its
- * skills (A7), short enough for a tool description (1,024 characters at some providers).
- */
-function describe(name: string, config: AgentToolConfig, fail: (why: string) => never): string {
-  const asks = `Asks the agent "${name}"; its answer is the result`;
-  if (config.card === undefined) return asks;
-  let card: PeerCard;
-  try {
-    card = parsePeerCard(config.card);
-  } catch (error) {
-    const why =
-      error instanceof z.ZodError
-        ? error.issues.map((i) => `card.${i.path.join(".")}: ${i.message}`)
-        : [String(error)];
-    return fail(`not an agent card: ${why.join("; ")}`);
-  }
-  return `${asks}.\n${cardPrompt(card, { maxChars: 960 })}`;
+  return agents;
 }
 
 /** What the model sends an agent tool. */

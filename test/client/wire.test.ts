@@ -246,7 +246,10 @@ describe("client wire handling", () => {
   it("reads a peer's task beyond the limits Edgelink sets on its own clients (v1 and v0.3)", async () => {
     // Valid A2A that Edgelink's server would refuse from a client: another agent may send it.
     const big = { blob: "x".repeat(70 * 1024) };
-    const parts = Array.from({ length: 300 }, (_, i) => ({ text: `p${i}`, metadata: i ? {} : big }));
+    const parts = Array.from({ length: 300 }, (_, i) => ({
+      text: `p${i}`,
+      metadata: i ? {} : big,
+    }));
     const message = {
       messageId: "m".repeat(300),
       contextId: "c\u0001tab\tid",

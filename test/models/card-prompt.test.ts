@@ -103,18 +103,16 @@ describe("a card as prompt text (A7)", () => {
     expect(roomy).toContain("  Tags: t0, t1, t2, t3, t4, t5, t6, t7, …");
   });
 
-  it("A7: an agent given to the model by its card is described by it; a bad card fails definition", () => {
+  it("A7: an agent tool's description made from its card fits a tool description; a bad card fails definition", () => {
+    const description = `Asks the weather agent.\n${cardPrompt(parsePeerCard(WEATHER), { maxChars: 960 })}`;
     const agent = resolveAgent({
       card: { name: "Orchestrator", description: "Delegates" },
-      agents: { weather: { card: WEATHER }, other: { card: WEATHER, description: "Mine" } },
+      agents: { weather: { card: WEATHER, description } },
     });
-    const description = agent.agents.weather?.description ?? "";
-    expect(description.startsWith('Asks the agent "weather"; its answer is the result.\n')).toBe(
-      true,
+    expect(agent.agents.weather?.description).toContain(
+      "- forecast (Forecast): The next days' weather for a city",
     );
-    expect(description).toContain("- forecast (Forecast): The next days' weather for a city");
     expect(description.length).toBeLessThanOrEqual(1024);
-    expect(agent.agents.other?.description).toBe("Mine");
     expect(() =>
       resolveAgent({
         card: { name: "x", description: "x" },
