@@ -9,7 +9,7 @@ type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
  * The SQL of the Durable Objects and the inspector's page are template literals indented
  * to read well in the source; a minifier keeps a string's every space. Here the indentation
  * after each line break inside a template literal is dropped (SQL and HTML mean the same
- * without it): about 0.45 KiB gzipped less in every Worker. Only these files, whose
+ * without it): about 0.3 KiB gzipped less in every Worker. Only these files, whose
  * templates are all SQL or markup; the TypeScript parser finds the templates.
  */
 const unindentTemplates: Plugin = {
