@@ -11,9 +11,12 @@ import type { CallOptions, Model, ModelRequest, StreamEvent, Usage } from "./typ
  *   answer);
  * - `"reflection"`: its answer is a draft that a second call reviews and rewrites; the
  *   draft is sent as reasoning and the rewrite as the answer. A round that calls tools is
- *   not reviewed.
+ *   not reviewed;
+ * - `"tot"` (tree of thought): `branches` answers are written independently and a last
+ *   call picks the best, which is the answer; the candidates are sent as reasoning. A
+ *   round whose first candidate calls tools goes on with those calls.
  */
-export type StrategyMode = "auto" | "cot" | "react" | "reflection";
+export type StrategyMode = "auto" | "cot" | "react" | "reflection" | "tot";
 
 export interface StrategyOptions {
   /** Default "auto". */
@@ -23,6 +26,14 @@ export interface StrategyOptions {
    * prompt of the turn's first round. Default false.
    */
   planning?: boolean;
+  /**
+   * A model that writes the drafts ("reflection", which setting it alone also turns on)
+   * or the candidates ("tot") instead of this one (a faster, cheaper one, say); this model
+   * reviews or picks. Default: itself.
+   */
+  drafting?: Model;
+  /** Candidates "tot" compares: 2 to 5. Default 3. */
+  branches?: number;
   /** Offer the model the request's tools. Default true. */
   tools?: boolean;
   /**
@@ -39,6 +50,10 @@ const THINK: Record<"cot" | "react", string> = {
 };
 const PLAN =
   "Before answering, write a short numbered plan of the steps you will take. Do not answer yet and do not call tools.";
+const BRANCH = (i: number, n: number) =>
+  `This is attempt ${i} of ${n} at this answer: reason it out on your own, in your own way.`;
+const PICK = (candidates: string[]) =>
+  `Candidate answers to the last question:\n${candidates.map((c, i) => `[${i + 1}] ${c}`).join("\n\n")}\n\nReply with only the number of the best candidate.`;
 const REVIEW =
   "Review your answer above for mistakes, gaps and unclear wording. Reply with the final answer only, rewritten where needed.";
 
@@ -53,21 +68,25 @@ const REVIEW =
  */
 export function withStrategy(model: Model, options: StrategyOptions): Model {
   const mode = options.mode ?? "auto";
-  if (!["auto", "cot", "react", "reflection"].includes(mode)) {
-    throw new TypeError(`strategy.mode must be auto, cot, react or reflection, got ${mode}`);
+  if (!["auto", "cot", "react", "reflection", "tot"].includes(mode)) {
+    throw new TypeError(`strategy.mode must be auto, cot, react, reflection or tot, got ${mode}`);
+  }
+  const branches = options.branches ?? 3;
+  if (!Number.isInteger(branches) || branches < 2 || branches > 5) {
+    throw new TypeError(`strategy.branches must be an integer from 2 to 5, got ${branches}`);
   }
   return {
     provider: model.provider,
     model: model.model,
     capabilities: model.capabilities,
     streamBatches: (request, callOptions) =>
-      run(model, { ...options, mode }, request, callOptions ?? {}),
+      run(model, { ...options, mode, branches }, request, callOptions ?? {}),
   };
 }
 
 async function* run(
   model: Model,
-  options: StrategyOptions & { mode: StrategyMode },
+  options: StrategyOptions & { mode: StrategyMode; branches: number },
   request: ModelRequest,
   callOptions: CallOptions,
 ): AsyncIterable<StreamEvent[]> {
@@ -87,10 +106,43 @@ async function* run(
       req = { ...req, system: joined(req.system, `Your plan for this turn:\n${plan.text}`) };
     }
   }
-  if (options.mode === "reflection") {
-    const draft = await collect(model, req, callOptions, spent);
+  const drafter = options.drafting ?? model;
+  if (options.mode === "tot") {
+    const candidates: string[] = [];
+    let candidatesEnd: StreamEvent[] | null = null;
+    for (let i = 1; i <= options.branches; i++) {
+      const branch = { ...req, system: joined(req.system, BRANCH(i, options.branches)) };
+      const candidate = await collect(drafter, branch, callOptions, spent);
+      if (candidate.calledTools && i === 1) {
+        yield withSpent(led(candidate.events, lead), spent);
+        return;
+      }
+      if (candidate.text && !candidate.calledTools) candidates.push(candidate.text);
+      candidatesEnd = candidate.events;
+    }
+    if (candidates.length === 0) {
+      yield withSpent(led(candidatesEnd ?? [], lead), spent);
+      return;
+    }
+    const pick =
+      candidates.length > 1
+        ? await collect(model, pickRequest(req, candidates), callOptions, spent)
+        : null;
+    const best = pick ? pickedIndex(pick.text, candidates.length) : 0;
+    lead.push({
+      type: "reasoning_delta",
+      text: `${candidates.map((c, i) => `Candidate ${i + 1}:\n${c}\n`).join("")}Chosen: ${best + 1}\n`,
+    });
+    const events = (pick ?? { events: candidatesEnd ?? [] }).events.filter(
+      (e) => e.type !== "text_delta",
+    );
+    yield withSpent(led(events, lead, candidates[best]), spent);
+    return;
+  }
+  if (options.mode === "reflection" || options.drafting) {
+    const draft = await collect(drafter, req, callOptions, spent);
     if (draft.calledTools || !draft.text) {
-      yield withSpent([...lead, ...draft.events], spent);
+      yield withSpent(led(draft.events, lead), spent);
       return;
     }
     lead.push({ type: "reasoning_delta", text: `Draft:\n${draft.text}\n` });
@@ -102,14 +154,23 @@ async function* run(
   // The last call streams through; what came before leads its first batch.
   let first = true;
   for await (const batch of model.streamBatches(req, callOptions)) {
-    let events = batch;
-    if (first && lead.length > 0) {
-      const start = batch.findIndex((e) => e.type === "message_start");
-      events = [...batch.slice(0, start + 1), ...lead, ...batch.slice(start + 1)];
-    }
+    const events = first && lead.length > 0 ? led(batch, lead) : batch;
     first = false;
     yield spent.usage || spent.cost !== null ? withSpent(events, spent) : events;
   }
+}
+
+/**
+ * `lead` (reasoning of earlier calls) right after the call's `message_start`, and `text`
+ * as the answer's text right before its `message_end`.
+ */
+function led(events: StreamEvent[], lead: StreamEvent[], text?: string): StreamEvent[] {
+  const start = events.findIndex((e) => e.type === "message_start");
+  const out = [...events.slice(0, start + 1), ...lead, ...events.slice(start + 1)];
+  if (text === undefined) return out;
+  const end = out.findIndex((e) => e.type === "message_end");
+  const at = end < 0 ? out.length : end;
+  return [...out.slice(0, at), { type: "text_delta", text }, ...out.slice(at)];
 }
 
 interface Spent {
@@ -171,6 +232,30 @@ function add(a: Usage | null, b: Usage | null): Usage | null {
     reasoningTokens: sum(a.reasoningTokens, b.reasoningTokens),
     cachedPromptTokens: sum(a.cachedPromptTokens, b.cachedPromptTokens),
     cacheWritePromptTokens: sum(a.cacheWritePromptTokens, b.cacheWritePromptTokens),
+  };
+}
+
+/**
+ * Which candidate a pick names (0-based): the first `[n]`, else the first number, within
+ * range; the first candidate when it names none.
+ */
+export function pickedIndex(answer: string, count: number): number {
+  for (const pattern of [/\[(\d+)\]/g, /\b(\d+)\b/g]) {
+    for (const match of answer.matchAll(pattern)) {
+      const n = Number(match[1]);
+      if (n >= 1 && n <= count) return n - 1;
+    }
+  }
+  return 0;
+}
+
+function pickRequest(request: ModelRequest, candidates: string[]): ModelRequest {
+  return {
+    ...request,
+    tools: [],
+    toolChoice: undefined,
+    outputSchema: undefined,
+    messages: [...request.messages, said("user", PICK(candidates))],
   };
 }
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
 import { generate } from "../../src/providers/collect";
 import { openai } from "../../src/providers/openai-chat";
-import { withStrategy } from "../../src/providers/strategy";
+import { openaiCompatible } from "../../src/providers/openai-compatible";
+import { pickedIndex, withStrategy } from "../../src/providers/strategy";
 import { type Model, ModelRequest } from "../../src/providers/types";
 import { FakeProvider } from "./fake-provider";
 
@@ -142,8 +143,77 @@ describe("reasoning strategy (J5)", () => {
     });
     await ask(agent.model as Model, fake);
     expect(system(fake.requests[0]?.body ?? {})).toContain("<think></think>");
-    expect(() => withStrategy(base(), { mode: "tot" as never })).toThrow(
-      /strategy.mode must be auto, cot, react or reflection, got tot/,
+    expect(() => withStrategy(base(), { mode: "nope" as never })).toThrow(
+      /strategy.mode must be auto, cot, react, reflection or tot, got nope/,
     );
+  });
+
+  it("J5 tot: candidates written apart (by the drafting model), one call picks; the pick is the answer, the candidates reasoning", async () => {
+    // One fake provider answers both hosts in order: three candidates, then the pick.
+    const fake = new FakeProvider().reply(
+      { fixture: "openai-chat/text-with-usage.sse" },
+      { fixture: "openai-chat/after-tool-result-text.sse" },
+      { fixture: "openai-chat/azure-empty-choices-first-chunk.sse" },
+      { fixture: "openai-compatible/vllm-text-usage.sse" },
+    );
+    const judge = openaiCompatible({
+      name: "vllm",
+      baseUrl: "https://vllm.test/v1",
+      model: "meta-llama/Llama-3.3-70B-Instruct",
+      apiKey: "key",
+    });
+    const answer = await ask(withStrategy(judge, { mode: "tot", drafting: base() }), fake);
+    expect(fake.requests.map((r) => new URL(r.url).host)).toEqual([
+      "fake.test",
+      "fake.test",
+      "fake.test",
+      "vllm.test",
+    ]);
+    expect(fake.requests.slice(0, 3).map((r) => system(r.body))).toEqual(
+      [1, 2, 3].map(
+        (i) =>
+          `Be brief.\n\nThis is attempt ${i} of 3 at this answer: reason it out on your own, in your own way.`,
+      ),
+    );
+    const pick = String(messagesOf(fake.requests[3]?.body ?? {}).at(-1)?.content);
+    expect(pick).toContain(`[1] ${MEXICO}\n\n[2] ${UK}\n\n[3] Capital of Denmark.`);
+    // The judge answered "1, 2, 3, 4, 5": the first number, candidate 1.
+    expect(answer.text).toBe(MEXICO);
+    expect(answer.reasoning).toBe(
+      `Candidate 1:\n${MEXICO}\nCandidate 2:\n${UK}\nCandidate 3:\nCapital of Denmark.\nChosen: 1\n`,
+    );
+    expect(answer.usage?.promptTokens).toBeGreaterThan(46);
+  });
+
+  it("J5 tot: which candidate a pick names", () => {
+    expect(pickedIndex("[2]", 3)).toBe(1);
+    expect(pickedIndex("The best is 3.", 3)).toBe(2);
+    expect(pickedIndex("Not 7 or 12, but [3] is best", 3)).toBe(2);
+    expect(pickedIndex("Candidate 5", 3)).toBe(0);
+    expect(pickedIndex("none of them", 3)).toBe(0);
+    expect(() => withStrategy(base(), { mode: "tot", branches: 6 })).toThrow(
+      /branches must be an integer from 2 to 5/,
+    );
+  });
+
+  it("J5 drafting: the drafting model writes the draft, this model reviews it", async () => {
+    const fake = new FakeProvider().reply(
+      { fixture: "openai-chat/text-with-usage.sse" },
+      { fixture: "openai-compatible/vllm-text-usage.sse" },
+    );
+    const reviewer = openaiCompatible({
+      name: "vllm",
+      baseUrl: "https://vllm.test/v1",
+      model: "meta-llama/Llama-3.3-70B-Instruct",
+      apiKey: "key",
+    });
+    const answer = await ask(withStrategy(reviewer, { drafting: base() }), fake);
+    expect(fake.requests.map((r) => new URL(r.url).host)).toEqual(["fake.test", "vllm.test"]);
+    expect(messagesOf(fake.requests[1]?.body ?? {}).at(-2)).toEqual({
+      role: "assistant",
+      content: MEXICO,
+    });
+    expect(answer.reasoning).toBe(`Draft:\n${MEXICO}\n`);
+    expect(answer.text).toBe("1, 2, 3, 4, 5");
   });
 });
