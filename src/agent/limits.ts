@@ -62,6 +62,13 @@ export interface LimitsConfig {
    * always stays. Default 8 Mi.
    */
   liveTaskChars?: number;
+  /**
+   * The most items a conversation's history holds. A new message to a full conversation
+   * is refused (`ConversationFull`: HTTP 409, JSON-RPC -32051) until it is compacted
+   * (`POST /contexts/{id}/history:compact`) or a new context is used; the items a turn
+   * already started adds are not refused. Default 100,000.
+   */
+  historyItems?: number;
 }
 
 export type Limits = Required<LimitsConfig>;
@@ -78,6 +85,7 @@ export const DEFAULT_LIMITS: Limits = {
   taskHistory: 100,
   taskHistoryChars: 1024 * 1024,
   liveTaskChars: 8 * 1024 * 1024,
+  historyItems: 100_000,
 };
 
 /**

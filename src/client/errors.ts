@@ -76,6 +76,8 @@ export class ExtensionSupportRequiredError extends named("ExtensionSupportRequir
 export class VersionNotSupportedError extends named("VersionNotSupportedError") {}
 /** Edgelink's -32050: no such conversation. */
 export class ContextNotFoundError extends named("ContextNotFoundError") {}
+/** The conversation holds all the history it may: compact it or start a new context. */
+export class ConversationFullError extends named("ConversationFullError") {}
 /** -32700 */
 export class JSONParseError extends named("JSONParseError") {}
 /** -32600 (also 413 Payload Too Large) */
@@ -107,6 +109,7 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   ExtensionSupportRequired: ExtensionSupportRequiredError,
   VersionNotSupported: VersionNotSupportedError,
   ContextNotFound: ContextNotFoundError,
+  ConversationFull: ConversationFullError,
   JSONParse: JSONParseError,
   InvalidRequest: InvalidRequestError,
   PayloadTooLarge: InvalidRequestError,

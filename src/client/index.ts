@@ -42,6 +42,7 @@ export {
   A2ARemoteError,
   ContentTypeNotSupportedError,
   ContextNotFoundError,
+  ConversationFullError,
   type ErrorInfo,
   ExtendedAgentCardNotConfiguredError,
   ExtensionSupportRequiredError,

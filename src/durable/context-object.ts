@@ -650,10 +650,19 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     if (this.vacant) {
       if (input.taskId) throw taskNotFound(input.taskId);
       migrate(this.ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
+      this.store.history.created();
       this.vacant = false;
       this.created = true;
     }
     this.claim(scope);
+    const full = this.agent.limits.historyItems;
+    if (this.store.history.size() >= full) {
+      throw new A2AError(
+        "ConversationFull",
+        `Conversation ${scope.contextId} holds ${full} history items, the most it may (limits.historyItems): compact it (history:compact) or start a new context`,
+        { contextId: scope.contextId, limit: String(full) },
+      );
+    }
     const message: Message = { ...input, contextId: scope.contextId };
     const taskId = message.taskId;
     if (taskId) {

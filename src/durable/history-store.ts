@@ -83,8 +83,24 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
       this.sql.exec<{ s: number | null }>("SELECT MAX(seq) AS s FROM history_items").one().s ?? 0;
     const written = this.write(item, this.last + 1, taskId);
     this.last += 1;
+    if (this.items !== null) this.items += 1;
     return written;
   }
+
+  /** The history was just created, empty: nothing to read to know its end or size. */
+  created(): void {
+    this.last = 0;
+    this.items = 0;
+  }
+
+  /** Items in the history: counted once, then kept as items are appended. */
+  size(): number {
+    this.items ??= this.count();
+    return this.items;
+  }
+
+  /** The item count as last counted; null until counted, and after any rewrite. */
+  private items: number | null = null;
 
   /**
    * The running summary as last read; undefined until read, and again after any write of
@@ -96,6 +112,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   /** Drops what is known in memory (after a failed transaction); read again when needed. */
   forget(): void {
     this.last = null;
+    this.items = null;
     this.summary = undefined;
   }
 
@@ -254,6 +271,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   apply(diff: HistoryDiff<T>, taskOf: (item: T) => string | null = () => null): number {
     for (const item of [...diff.added.map((a) => a.item), ...diff.changed]) this.checkSize(item);
     this.last = null;
+    this.items = null;
     this.summary = undefined;
     return this.storage.transactionSync(() => {
       // A rewritten history starts its model window afresh.
@@ -312,6 +330,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   /** Removes every item (a context reset). */
   clear(): void {
     this.last = null;
+    this.items = null;
     this.summary = undefined;
     this.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM history_items");

@@ -61,6 +61,16 @@ export const ERROR_TABLE = {
     status: "NOT_FOUND",
     reason: "CONTEXT_NOT_FOUND",
   },
+  /**
+   * Edgelink's own: a conversation at `limits.historyItems` takes no new message until it
+   * is compacted (custom server code).
+   */
+  ConversationFull: {
+    code: -32051,
+    http: 409,
+    status: "FAILED_PRECONDITION",
+    reason: "CONVERSATION_FULL",
+  },
   JSONParse: { code: -32700, http: 400, status: "INVALID_ARGUMENT", reason: "INVALID_JSON" },
   InvalidRequest: {
     code: -32600,
