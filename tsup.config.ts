@@ -1,4 +1,29 @@
-import { defineConfig } from "tsup";
+import { readFileSync } from "node:fs";
+import { transformSync } from "esbuild";
+import { defineConfig, type Options } from "tsup";
+
+/**
+ * The inspector's browser script is a string in the source (readable, with its comments)
+ * that no bundler minifies: minified here, it costs every Worker about 0.9 KiB gzipped
+ * less (the package test holds the demo Worker to 165 KiB). The script has no `${}`, so
+ * the source's String.raw template is the script itself.
+ */
+const minifyInspectorScript: NonNullable<Options["esbuildPlugins"]>[number] = {
+  name: "minify-inspector-script",
+  setup(build) {
+    build.onLoad({ filter: /inspector-script\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      const match = /String\.raw`([\s\S]*)`;\s*$/.exec(source);
+      if (!match?.[1] || match[1].includes("${")) {
+        throw new Error(
+          "inspector-script.ts: expected one String.raw template without placeholders",
+        );
+      }
+      const { code } = transformSync(match[1], { minify: true, target: "es2020" });
+      return { contents: `export const INSPECTOR_SCRIPT = ${JSON.stringify(code)};`, loader: "ts" };
+    });
+  },
+};
 
 /**
  * The published package: ESM and bundled .d.ts for the four entry points, and the CLI. Dependencies
@@ -38,4 +63,5 @@ export default defineConfig({
   sourcemap: true,
   external: [/^cloudflare:/, /^node:/, "hono", /^hono\//, "zod", "eventsource-parser"],
   outDir: "dist",
+  esbuildPlugins: [minifyInspectorScript],
 });

@@ -45,7 +45,12 @@ const quietMcpSourceMaps: Plugin = {
 
 /** Task ids are signed (EDGELINK_ID_KEY); the tests get a key as a deployment gets its secret. */
 const testSecrets = {
-  bindings: { EDGELINK_ID_KEY: "test-only-key-for-signing-task-ids-0123456789" },
+  bindings: {
+    EDGELINK_ID_KEY: "test-only-key-for-signing-task-ids-0123456789",
+    // The shell's settings for the property tests: workerd has no process.env of its own.
+    FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
+    FUZZ_SEED: process.env.FUZZ_SEED ?? "",
+  },
 };
 
 export default defineConfig({

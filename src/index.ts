@@ -23,6 +23,7 @@ export type {
 export { runDefaultExecution } from "./agent/default-execution";
 export type { AgentConfig, InferFn, ModelSettings, PushOptions } from "./agent/definition";
 export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
+export type { Endpoint, EndpointContext } from "./agent/endpoints";
 export type { McpOpenOptions, McpToolSource } from "./agent/mcp-source";
 export { RESPONSE_ARTIFACT, runModelAgent } from "./agent/model-execution";
 export {
@@ -63,6 +64,7 @@ export type { Summarizer } from "./history/summarize";
 // What a handler reads and writes.
 export type { AgentCardInput } from "./models/agent-card";
 export type { Artifact } from "./models/artifact";
+export { type CardPromptOptions, cardPrompt } from "./models/card-prompt";
 export { type ErrorData, UserFacingError } from "./models/errors";
 export type { Message, Role } from "./models/message";
 export {
@@ -113,4 +115,5 @@ export {
 // Push notifications: the signing key an agent needs, and the receiver's side.
 export { generateSigningKey, type SigningAlgorithm } from "./push/signing";
 // Defining and serving an agent.
+export { endpoint } from "./server/endpoints";
 export { defineAgent, type EdgelinkWorker } from "./worker";

@@ -2,6 +2,7 @@ import * as z from "zod";
 import { answerOf } from "../client/client";
 import type { JsonObject } from "../models/json";
 import { textOf } from "../models/part";
+import { parsePeerCard } from "../models/peer-card";
 import type { TaskContext } from "./context";
 import type { DelegateTarget } from "./delegation";
 import type { Tool, Tools } from "./tools";
@@ -25,7 +26,10 @@ export type AgentTools = Record<string, AgentToolConfig>;
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Checks `agents` at definition: each needs exactly one of url, binding or card. */
+/**
+ * Checks `agents` at definition: each needs exactly one of url, binding or card, and a
+ * card must be one. (`cardPrompt(card)` makes a description of it for the model: A7.)
+ */
 export function checkAgentTools(agents: AgentTools | undefined, tools: Tools): AgentTools {
   if (agents === undefined) return {};
   for (const [name, config] of Object.entries(agents)) {
@@ -41,6 +45,17 @@ export function checkAgentTools(agents: AgentTools | undefined, tools: Tools): A
         new URL(config.url);
       } catch {
         fail(`url is not a valid URL: ${config.url}`);
+      }
+    }
+    if (config.card !== undefined) {
+      try {
+        parsePeerCard(config.card);
+      } catch (error) {
+        const why =
+          error instanceof z.ZodError
+            ? error.issues.map((i) => `card.${i.path.join(".")}: ${i.message}`).join("; ")
+            : String(error);
+        fail(`not an agent card: ${why}`);
       }
     }
   }

@@ -10,6 +10,7 @@ import { type Model, ModelRequest, type ModelRequestInput } from "../providers/t
 import { type AgentTools, checkAgentTools } from "./agent-tools";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
+import { checkEndpoints, type DeclaredEndpoint } from "./endpoints";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpSource, type McpToolSource } from "./mcp-source";
 import { modelInfer } from "./model-infer";
@@ -63,6 +64,11 @@ export interface AgentConfig<Env = unknown> {
    * delegations (see `ctx.delegate`): durable across restarts, canceled with the task.
    */
   agents?: AgentTools;
+  /**
+   * Routes of your own beside the A2A ones (B15), behind the same authentication, CORS
+   * and body limit, each declared with `endpoint()`.
+   */
+  endpoints?: readonly DeclaredEndpoint<Env>[];
   /**
    * The model that answers: a provider (`openai(...)`, `anthropic(...)`, `gemini(...)`,
    * `workersAI(...)`, `openaiCompatible(...)`), a `fallback` or a `router`. With a model and
@@ -237,6 +243,7 @@ export interface Agent<Env = unknown> {
   tools: Tools;
   mcp: McpToolSource | null;
   agents: AgentTools;
+  endpoints: DeclaredEndpoint<Env>[];
   /** Whether a tool known only at run time (an MCP server's) passes allowed/blockedTools. */
   toolAllowed: (name: string) => boolean;
   infer: InferFn<Env> | null;
@@ -323,6 +330,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     mcp: checkMcpSource(config.mcp),
     agents: Object.fromEntries(Object.entries(agents).filter(([name]) => toolAllowed(name))),
     toolAllowed,
+    endpoints: checkEndpoints(config.endpoints),
     // C7: without an infer function, infer parts go to the agent's own model.
     infer: config.infer ?? (config.model ? modelInfer<Env>(config.model) : null),
     model: config.model

@@ -41,6 +41,20 @@ export interface LimitsConfig {
    * At most 64. Default 4.
    */
   indexShards?: number;
+  /**
+   * The most messages a task carries when read (GetTask, ListTasks, SendMessage's answer,
+   * `ctx.history`, a webhook's snapshot): its newest ones. A request's `historyLength`
+   * above it gets this many; unset, it is the server's default (§3.2.4). The conversation
+   * itself keeps every message. Default 100.
+   */
+  taskHistory?: number;
+  /**
+   * The most characters of stored JSON the messages of a task read carry together: older
+   * messages past it are left out, newest first, though the newest one is always there.
+   * Bounds each read and what the object keeps in memory of a recently written task.
+   * At most 8 Mi (a webhook's task snapshot). Default 1 Mi.
+   */
+  taskHistoryChars?: number;
 }
 
 export type Limits = Required<LimitsConfig>;
@@ -54,10 +68,15 @@ export const DEFAULT_LIMITS: Limits = {
   retainFinishedMs: 30 * 24 * 60 * 60 * 1000,
   indexFlushMs: 1000,
   indexShards: 4,
+  taskHistory: 100,
+  taskHistoryChars: 1024 * 1024,
 };
 
-/** Upper bounds, where a limit has one (a ListTasks asks every index shard). */
-const MAX_LIMITS: Partial<Limits> = { indexShards: 64 };
+/**
+ * Upper bounds, where a limit has one: a ListTasks asks every index shard; a task's
+ * history goes whole into its webhook snapshot, which holds at most 8 Mi characters.
+ */
+const MAX_LIMITS: Partial<Limits> = { indexShards: 64, taskHistoryChars: 8 * 1024 * 1024 };
 
 /** Applies the defaults; a bad value is a definition error naming the field. */
 export function resolveLimits(config: LimitsConfig = {}): Limits {

@@ -11,6 +11,7 @@
 export type { CompactionRequestInput, CompactionResult } from "../history/compaction";
 export type { Item as HistoryItem } from "../history/items";
 export type { Artifact } from "../models/artifact";
+export { type CardPromptOptions, cardPrompt } from "../models/card-prompt";
 export type { FieldViolation } from "../models/errors";
 export type { TaskEvent } from "../models/events";
 export type { JsonObject, JsonValue } from "../models/json";

@@ -175,6 +175,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       ctx.storage,
       new HistoryStore<Item>(ctx.storage, agent.maxHistoryItemBytes),
       this.pushStore,
+      agent.limits,
     );
     this.outbox = new IndexOutbox(
       this.store,

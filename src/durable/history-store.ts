@@ -15,6 +15,11 @@ export interface HistoryRow<T extends StoredItem = StoredItem> {
   item: T;
 }
 
+/** A row with the characters of JSON its item takes in SQLite. */
+export interface SizedRow<T extends StoredItem = StoredItem> extends HistoryRow<T> {
+  chars: number;
+}
+
 export interface HistoryPage<T extends StoredItem = StoredItem> {
   rows: HistoryRow<T>[];
   /** Pass back as `after` for the next page; null on the last page. */
@@ -70,6 +75,9 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   /** The last position, once read; every append through this store keeps it current. */
   private last: number | null = null;
 
+  /** Characters of JSON the item last written takes in SQLite (its size, for the caller). */
+  lastWrittenChars = 0;
+
   /** Appends an item at the end; returns the rows SQLite wrote (for the benchmark). */
   append(item: T, taskId: string | null = null): number {
     this.last ??=
@@ -108,15 +116,41 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     return { rows: shown, next: more ? (shown.at(-1)?.seq ?? null) : null, total: this.count() };
   }
 
-  /** The items of one task, oldest first; `last` keeps only the newest n. */
-  ofTask(taskId: string, last?: number): HistoryRow<T>[] {
-    if (last === 0) return [];
-    return last === undefined
-      ? this.read("SELECT * FROM history_items WHERE task_id = ? ORDER BY seq", taskId)
-      : this.read(
-          `SELECT * FROM (SELECT * FROM history_items WHERE task_id = ? ORDER BY seq DESC LIMIT ${sqlLimit(last)}) ORDER BY seq`,
-          taskId,
-        );
+  /**
+   * Every item of one task, oldest first (for tools and tests; a task read takes its
+   * newest messages with `newestMessagesOf`).
+   */
+  ofTask(taskId: string): HistoryRow<T>[] {
+    return this.read("SELECT * FROM history_items WHERE task_id = ? ORDER BY seq", taskId);
+  }
+
+  /**
+   * A task's newest message items, oldest first, each with its characters of stored JSON:
+   * at most `limit`, and no more than `chars` characters together, though always the
+   * newest one. Stops reading at the first that does not fit.
+   */
+  newestMessagesOf(taskId: string, limit: number, chars: number): SizedRow<T>[] {
+    const rows: SizedRow<T>[] = [];
+    if (limit <= 0) return rows;
+    let total = 0;
+    for (const row of this.sql.exec<Row>(
+      `SELECT * FROM history_items WHERE task_id = ? AND type = 'message' ORDER BY seq DESC LIMIT ${sqlLimit(limit)}`,
+      taskId,
+    )) {
+      // A chunked row is longer than its full chunks: one that cannot fit is not put together.
+      if (row.body === null && rows.length > 0 && total + (row.chunks - 1) * CHUNK_CHARS >= chars)
+        break;
+      const body = row.body ?? this.reassemble(row.id);
+      if (rows.length > 0 && total + body.length > chars) break;
+      total += body.length;
+      rows.push({
+        seq: row.seq,
+        taskId: row.task_id,
+        item: JSON.parse(body) as T,
+        chars: body.length,
+      });
+    }
+    return rows.reverse();
   }
 
   /**
@@ -298,6 +332,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   private write(item: T, seq: number, taskId: string | null): number {
     const body = JSON.stringify(item);
     this.checkSize(item, body);
+    this.lastWrittenChars = body.length;
     if (body.length <= CHUNK_CHARS) {
       return this.sql.exec(
         "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, ?, ?, 0)",

@@ -1,4 +1,5 @@
-import { type Item, isUserMessage } from "../history/items";
+import { DEFAULT_LIMITS, type Limits } from "../agent/limits";
+import { type Item, isUserMessage, type MessageItem } from "../history/items";
 import type { Artifact } from "../models/artifact";
 import { A2AError } from "../models/errors";
 import type { TaskEvent } from "../models/events";
@@ -44,7 +45,10 @@ export interface IndexEntry {
   updatedAt: string;
 }
 
-/** Tasks kept whole in memory (the recently written ones); older ones are read back. */
+/**
+ * Tasks kept in memory (the recently written ones, each with the history a read carries);
+ * older ones are read back.
+ */
 export const LIVE_TASKS = 32;
 
 /** The states retention prunes (the terminal ones), as SQL. */
@@ -61,9 +65,10 @@ const QUESTION_SEEK_ROWS = 4096;
  * change and the event that announces it are written together in one transaction.
  *
  * SQLite is the source of truth; what the object just wrote is also kept in memory (the
- * recent tasks whole, the index rows not yet acknowledged), so a message's path writes
- * rows and never reads back what it wrote. Every write goes through this class, which
- * updates both; a failed transaction drops the memory copy, which is read again.
+ * recent tasks as a read returns them, the index rows not yet acknowledged), so a
+ * message's path writes rows and never reads back what it wrote. Every write goes through
+ * this class, which updates both; a failed transaction drops the memory copy, which is
+ * read again.
  */
 export class TaskStore {
   constructor(
@@ -72,6 +77,8 @@ export class TaskStore {
     readonly history: HistoryStore<Item>,
     /** Webhook configs and their delivery outbox; null when the agent has push off. */
     readonly push: PushStore | null = null,
+    /** How much of a task's history a read carries (and memory keeps). */
+    private readonly bounds: Pick<Limits, "taskHistory" | "taskHistoryChars"> = DEFAULT_LIMITS,
   ) {}
 
   /** Set when an event was queued for a webhook, so the object can wake its alarm. */
@@ -125,6 +132,11 @@ export class TaskStore {
   private finished: { count: number; oldest: string | null } | null = null;
   /** The history item of the newest user message appended to a task in memory. */
   private readonly questions = new WeakMap<Task, { messageId: string; itemId: string }>();
+  /**
+   * The characters of stored JSON of each message a task in memory carries, oldest first,
+   * and their sum: its history is held to `bounds` as messages join it, as `load` reads it.
+   */
+  private readonly sizes = new WeakMap<Task, { each: number[]; total: number }>();
 
   private get sql(): SqlStorage {
     return this.storage.sql;
@@ -188,6 +200,7 @@ export class TaskStore {
       metadata: { ...task.metadata },
       status: { ...task.status },
     };
+    this.sizes.set(live, { each: [], total: 0 });
     if (start) {
       const timestamp = nowIso();
       live.stateHistory.push({ previousState: task.status.state, newState: "working", timestamp });
@@ -225,7 +238,9 @@ export class TaskStore {
     this.atomic(() => {
       for (const item of items) {
         this.history.append(item, taskId);
-        if (item.type === "message") task.history.push(messageFromItem(item, taskId));
+        if (item.type === "message") {
+          this.keep(task, messageFromItem(item, taskId), this.history.lastWrittenChars);
+        }
       }
     });
   }
@@ -236,10 +251,29 @@ export class TaskStore {
     const item = itemFromMessage(message);
     this.atomic(() => {
       this.history.append(item, taskId);
-      task.history.push(message);
+      this.keep(task, message, this.history.lastWrittenChars);
     });
     if (message.role === "user") {
       this.questions.set(task, { messageId: message.messageId, itemId: item.id });
+    }
+  }
+
+  /**
+   * A message joins a task's history in memory, which then keeps only its newest messages
+   * within `bounds`: what a fresh `load` would read.
+   */
+  private keep(task: Task, message: Message, chars: number): void {
+    const sizes = this.sizes.get(task) as { each: number[]; total: number };
+    task.history.push(message);
+    sizes.each.push(chars);
+    sizes.total += chars;
+    const { taskHistory, taskHistoryChars } = this.bounds;
+    while (
+      task.history.length > 1 &&
+      (task.history.length > taskHistory || sizes.total > taskHistoryChars)
+    ) {
+      task.history.shift();
+      sizes.total -= sizes.each.shift() as number;
     }
   }
 
@@ -395,8 +429,9 @@ export class TaskStore {
   }
 
   /**
-   * A whole task, or null. `historyLength` keeps the newest n messages (§3.2.4). A task
-   * this object wrote recently comes from memory; the caller must not change it.
+   * A task, or null, with its newest messages within `bounds` (`limits.taskHistory`,
+   * `limits.taskHistoryChars`); `historyLength` keeps the newest n of those (§3.2.4). A
+   * task this object wrote recently comes from memory; the caller must not change it.
    */
   read(taskId: string, options: ReadOptions = {}): Task | null {
     const cached = this.live.get(taskId);
@@ -424,6 +459,12 @@ export class TaskStore {
   private load(taskId: string, historyLength?: number): Task | null {
     const row = this.sql.exec<TaskRow>("SELECT * FROM tasks WHERE id = ?", taskId).toArray()[0];
     if (!row) return null;
+    const { taskHistory, taskHistoryChars } = this.bounds;
+    const messages = this.history.newestMessagesOf(
+      taskId,
+      Math.min(historyLength ?? taskHistory, taskHistory),
+      taskHistoryChars,
+    );
     const task: Task = {
       id: row.id,
       contextId: row.context_id,
@@ -432,7 +473,7 @@ export class TaskStore {
         message: row.status_message ? (JSON.parse(row.status_message) as Message) : null,
         timestamp: row.status_timestamp,
       },
-      history: this.messagesOf(taskId, historyLength),
+      history: messages.map((r) => messageFromItem(r.item as MessageItem, taskId)),
       artifacts: this.artifacts(taskId),
       metadata: JSON.parse(row.metadata) as JsonObject,
       stateHistory: JSON.parse(row.state_history) as StateChange[],
@@ -440,6 +481,8 @@ export class TaskStore {
       flowState: {},
     };
     this.rowSeqs.set(task, row.row_seq);
+    const each = messages.map((r) => r.chars);
+    this.sizes.set(task, { each, total: each.reduce((a, b) => a + b, 0) });
     return task;
   }
 
@@ -472,16 +515,15 @@ export class TaskStore {
     );
   }
 
-  /** A task's messages from the conversation history; `last` keeps the newest n. */
-  messagesOf(taskId: string, last?: number): Message[] {
-    return this.history
-      .ofTask(taskId, last)
-      .flatMap((row) => (row.item.type === "message" ? [messageFromItem(row.item, taskId)] : []));
-  }
-
-  /** The newest user message of a task (what a resumed run starts from). */
+  /**
+   * The newest user message of a task (what a resumed run starts from), looked for among
+   * its newest rows like `questionItemId`; null past them.
+   */
   lastUserMessage(taskId: string): Message | null {
-    return this.messagesOf(taskId).findLast((m) => m.role === "user") ?? null;
+    for (const row of this.history.newestUserMessagesOf(taskId, 8, QUESTION_SEEK_ROWS)) {
+      if (isUserMessage(row.item)) return messageFromItem(row.item, taskId);
+    }
+    return null;
   }
 
   /**

@@ -6,8 +6,8 @@ import { MARK, stripClientMarks } from "./markers";
 import type { Message } from "./message";
 import { InferContent, ToolCallContent } from "./part";
 import type { TaskState } from "./task-state";
-import { messageFromV1, V1Message, V1TaskState } from "./wire-v1";
-import { messageFromV03, V03Message } from "./wire-v03";
+import { messageFromV1, V1RequestMessage, V1TaskState } from "./wire-v1";
+import { messageFromV03, V03RequestMessage } from "./wire-v03";
 
 /** Protocol version a request is served under (§3.6). */
 export type ProtocolVersion = "1.0" | "0.3";
@@ -44,7 +44,7 @@ const historyLength = z.number().int().min(0, "historyLength must be >= 0").opti
 
 const V1Send = z.object({
   tenant,
-  message: V1Message,
+  message: V1RequestMessage,
   configuration: z
     .object({
       acceptedOutputModes: NameList.optional(),
@@ -56,7 +56,7 @@ const V1Send = z.object({
   metadata: Metadata.optional(),
 });
 const V03Send = z.object({
-  message: V03Message,
+  message: V03RequestMessage,
   configuration: z
     .object({
       acceptedOutputModes: NameList.optional(),

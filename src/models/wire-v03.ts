@@ -23,32 +23,52 @@ import { TaskState } from "./task-state";
  * no `A2A-Version` header (§3.6.2), so this is also what an absent header means.
  */
 
-export const V03Part = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("text"), text: z.string(), metadata: Metadata.optional() }),
-  z.object({
-    kind: z.literal("file"),
-    file: z
-      .object({
-        uri: z.string().optional(),
-        bytes: z.base64().optional(),
-        mimeType: z.string().optional(),
-        name: z.string().optional(),
-      })
-      .refine((f) => (f.uri === undefined) !== (f.bytes === undefined), {
-        message: "a file needs exactly one of uri or bytes",
-      }),
-    metadata: Metadata.optional(),
-  }),
-  z.object({ kind: z.literal("data"), data: JsonObject, metadata: Metadata.optional() }),
-]);
+/** A part's shape; `metadata` is the one field with a limit when a client sends it. */
+const v03Part = (metadata: z.ZodType<JsonObject>) =>
+  z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("text"), text: z.string(), metadata: metadata.optional() }),
+    z.object({
+      kind: z.literal("file"),
+      file: z
+        .object({
+          uri: z.string().optional(),
+          bytes: z.base64().optional(),
+          mimeType: z.string().optional(),
+          name: z.string().optional(),
+        })
+        .refine((f) => (f.uri === undefined) !== (f.bytes === undefined), {
+          message: "a file needs exactly one of uri or bytes",
+        }),
+      metadata: metadata.optional(),
+    }),
+    z.object({ kind: z.literal("data"), data: JsonObject, metadata: metadata.optional() }),
+  ]);
+
+/**
+ * A part as any agent sends it, read by the client: the protocol's shape, without the
+ * limits Edgelink sets on its own clients.
+ */
+export const V03Part = v03Part(JsonObject);
 export type V03Part = z.infer<typeof V03Part>;
 
+/** A message as any agent sends it (see `V03Part`). */
 export const V03Message = z.object({
   kind: z.literal("message").default("message"),
-  messageId: ClientId.min(1, "messageId is required"),
+  messageId: z.string().min(1, "messageId is required"),
   role: z.enum(["user", "agent"]),
+  parts: z.array(V03Part).min(1, "at least one part is required"),
+  contextId: z.string().optional(),
+  taskId: z.string().optional(),
+  metadata: JsonObject.optional(),
+  extensions: z.array(z.string()).optional(),
+  referenceTaskIds: z.array(z.string()).optional(),
+});
+
+/** A message in a request to Edgelink: the same shape, within `LIMITS`. */
+export const V03RequestMessage = V03Message.extend({
+  messageId: ClientId.min(1, "messageId is required"),
   parts: z
-    .array(V03Part)
+    .array(v03Part(Metadata))
     .min(1, "at least one part is required")
     .max(LIMITS.parts, `at most ${LIMITS.parts} parts`),
   contextId: ClientId.optional(),

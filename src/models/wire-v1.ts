@@ -66,36 +66,56 @@ const V1Role = z
   })
   .transform((v): "user" | "agent" => (v === "ROLE_USER" || v === 1 ? "user" : "agent"));
 
-export const V1Part = z
-  .object({
-    text: z.string().optional(),
-    raw: z.base64().optional(),
-    url: z.string().optional(),
-    data: JsonValue.optional(),
-    metadata: Metadata.optional(),
-    filename: z.string().optional(),
-    mediaType: z.string().optional(),
-  })
-  .refine(
-    (p) => [p.text, p.raw, p.url, p.data].filter((v) => v !== undefined).length === 1,
-    "a part needs exactly one of text, raw, url or data",
-  );
+/** A part's shape; `metadata` is the one field with a limit when a client sends it. */
+const v1Part = (metadata: z.ZodType<JsonObject>) =>
+  z
+    .object({
+      text: z.string().optional(),
+      raw: z.base64().optional(),
+      url: z.string().optional(),
+      data: JsonValue.optional(),
+      metadata: metadata.optional(),
+      filename: z.string().optional(),
+      mediaType: z.string().optional(),
+    })
+    .refine(
+      (p) => [p.text, p.raw, p.url, p.data].filter((v) => v !== undefined).length === 1,
+      "a part needs exactly one of text, raw, url or data",
+    );
+
+/**
+ * A part as any agent sends it (answers, stream events, webhooks), read by the client:
+ * the protocol's shape, without the limits Edgelink sets on its own clients.
+ */
+export const V1Part = v1Part(JsonObject);
 export type V1Part = z.infer<typeof V1Part>;
 
+/** A message as any agent sends it (see `V1Part`). */
 export const V1Message = z.object({
+  messageId: z.string().min(1, "messageId is required"),
+  contextId: z.string().optional(),
+  taskId: z.string().optional(),
+  role: V1Role,
+  parts: z.array(V1Part).min(1, "at least one part is required"),
+  metadata: JsonObject.optional(),
+  extensions: z.array(z.string()).optional(),
+  referenceTaskIds: z.array(z.string()).optional(),
+});
+
+/** A message in a request to Edgelink: the same shape, within `LIMITS`. */
+export const V1RequestMessage = V1Message.extend({
   messageId: ClientId.min(1, "messageId is required"),
   contextId: ClientId.optional(),
   taskId: TaskIdString.optional(),
-  role: V1Role,
   parts: z
-    .array(V1Part)
+    .array(v1Part(Metadata))
     .min(1, "at least one part is required")
     .max(LIMITS.parts, `at most ${LIMITS.parts} parts`),
   metadata: Metadata.optional(),
   extensions: NameList.optional(),
   referenceTaskIds: NameList.optional(),
 });
-export type V1MessageIn = z.input<typeof V1Message>;
+export type V1MessageIn = z.input<typeof V1RequestMessage>;
 
 export const V1Artifact = z.object({
   artifactId: z.string().min(1),

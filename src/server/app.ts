@@ -4,6 +4,7 @@ import { etag } from "hono/etag";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { basePath } from "hono/route";
 import type { Agent } from "../agent/definition";
+import { SERVE_ENDPOINT } from "../agent/endpoints";
 import { signingKeys } from "../durable/push-keys";
 import { A2AError } from "../models/errors";
 import { JWKS_PATH } from "../push/headers";
@@ -132,6 +133,14 @@ export function createApp<Env extends object>(
         return handleRest(c.req.raw, route(c.req.param()), agent, ops, features);
       });
     }
+  }
+
+  // The agent's own routes (B15), after the A2A ones so that those always win. Their
+  // serving code comes with `endpoint()`, so a Worker without any bundles none of it.
+  for (const spec of agent.endpoints) {
+    const serve = spec[SERVE_ENDPOINT](agent.keepAliveMs);
+    if (spec.source === "body") app.on(spec.method, spec.path, restLimit, serve);
+    else app.on(spec.method, spec.path, serve);
   }
 
   app.notFound((c) => restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)));

@@ -242,4 +242,51 @@ describe("client wire handling", () => {
     expect(dead.seen).toHaveLength(3);
     expect(dead.seen[1]?.headers.get("Last-Event-ID")).toBeNull();
   });
+
+  it("reads a peer's task beyond the limits Edgelink sets on its own clients (v1 and v0.3)", async () => {
+    // Valid A2A that Edgelink's server would refuse from a client: another agent may send it.
+    const big = { blob: "x".repeat(70 * 1024) };
+    const parts = Array.from({ length: 300 }, (_, i) => ({
+      text: `p${i}`,
+      metadata: i ? {} : big,
+    }));
+    const message = {
+      messageId: "m".repeat(300),
+      contextId: "c\u0001tab\tid",
+      role: "ROLE_AGENT",
+      parts,
+      metadata: big,
+      extensions: Array.from({ length: 100 }, (_, i) => `https://ext.test/${i}`),
+    };
+    const v1 = {
+      ...task("TASK_STATE_COMPLETED"),
+      status: { state: "TASK_STATE_COMPLETED", message },
+      history: [message],
+    };
+    const peer = scripted((request) => rpcResult(request, v1));
+    const read = await (await connect(card([RPC]), { fetch: peer.fetch })).getTask("t1");
+    expect(read.history[0]?.parts).toHaveLength(300);
+    expect(read.history[0]?.messageId).toHaveLength(300);
+    expect(read.status.message?.metadata).toEqual(big);
+
+    const v03Message = {
+      kind: "message",
+      messageId: "m".repeat(300),
+      role: "agent",
+      parts: parts.map((p) => ({ kind: "text", text: p.text, metadata: p.metadata })),
+      contextId: "c\u0001",
+      extensions: Array.from({ length: 100 }, (_, i) => `https://ext.test/${i}`),
+    };
+    const v03 = {
+      kind: "task",
+      id: "t1",
+      contextId: "c1",
+      status: { state: "completed" },
+      history: [v03Message],
+    };
+    const old = scripted((request) => rpcResult(request, v03));
+    const oldCard = card([{ ...RPC, protocolVersion: "0.3" }]);
+    const read03 = await (await connect(oldCard, { fetch: old.fetch })).getTask("t1");
+    expect(read03.history[0]?.parts).toHaveLength(300);
+  });
 });

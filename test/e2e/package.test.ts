@@ -173,7 +173,8 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     ]) {
       expect(names).not.toContain(internal);
     }
-    expect(names.length).toBeLessThan(120);
+    // Grows only with a feature (B15 endpoints and A7 cardPrompt took it from 119 to 124).
+    expect(names.length).toBeLessThan(125);
   });
 
   it("the user's worker type-checks against the published types", async () => {

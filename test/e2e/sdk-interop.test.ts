@@ -252,7 +252,7 @@ describe.each(BINDINGS)("A2A v1.0 SDK client over $binding", ({ binding, tag }) 
     expect(textOf(artifactNamed(answered, "greeting")?.parts)).toBe("Nice to meet you, Grace!");
   });
 
-  it("GetTask honours historyLength (§3.2.4): unset = all, N = newest N, 0 = none", async () => {
+  it("GetTask honours historyLength (§3.2.4): unset = the default (all, up to limits.taskHistory), N = newest N, 0 = none", async () => {
     const task = asTask(await client.sendMessage(textRequest("hello")));
     expectState(task, TaskState.TASK_STATE_INPUT_REQUIRED);
 

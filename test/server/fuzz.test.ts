@@ -1,4 +1,4 @@
-import { SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BASE, rpc, send } from "../helpers";
@@ -8,7 +8,11 @@ import { BASE, rpc, send } from "../helpers";
  * is never a 5xx, is well-formed for its binding, and an earlier task is left unchanged.
  * FUZZ_RUNS sets the number of cases (default 2,000: what CI runs).
  */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
+const setting = (name: "FUZZ_RUNS" | "FUZZ_SEED") =>
+  (env as unknown as Record<string, string | undefined>)[name] || undefined;
+const RUNS = Number(setting("FUZZ_RUNS") ?? 2000);
+/** FUZZ_SEED replays a failing run (fast-check prints its seed). */
+const SEED = Number(setting("FUZZ_SEED") ?? Date.now() % 2 ** 31);
 
 type Json = Record<string, unknown>;
 let earlier: Json;
@@ -248,7 +252,7 @@ describe("fuzz: hostile requests on both bindings (fast-check)", () => {
           expect(typeof error.message, label).toBe("string");
         }
       }),
-      { numRuns: RUNS, seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31) },
+      { numRuns: RUNS, seed: SEED },
     );
     expect(await stateOf(earlier.id as string)).toBe(snapshot);
   }, 600_000);
@@ -282,7 +286,7 @@ describe("fuzz: well-formed sends with any parts (fast-check)", () => {
       }),
       {
         numRuns: Math.ceil(RUNS / 20),
-        seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31),
+        seed: SEED,
       },
     );
   }, 600_000);
