@@ -1,6 +1,50 @@
 import { readFileSync } from "node:fs";
 import { transformSync } from "esbuild";
 import { defineConfig, type Options } from "tsup";
+import ts from "typescript";
+
+type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
+
+/**
+ * The SQL of the Durable Objects and the inspector's page are template literals indented
+ * to read well in the source; a minifier keeps a string's every space. Here the indentation
+ * after each line break inside a template literal is dropped (SQL and HTML mean the same
+ * without it): about 0.3 KiB gzipped less in every Worker. Only these files, whose
+ * templates are all SQL or markup; the TypeScript parser finds the templates.
+ */
+const unindentTemplates: Plugin = {
+  name: "unindent-templates",
+  setup(build) {
+    build.onLoad(
+      { filter: /src[\\/](durable[\\/][^\\/]+|server[\\/]inspector-page)\.ts$/ },
+      (args) => {
+        const source = readFileSync(args.path, "utf8");
+        const file = ts.createSourceFile(args.path, source, ts.ScriptTarget.Latest, true);
+        const edits: { start: number; end: number; text: string }[] = [];
+        const visit = (node: ts.Node): void => {
+          if (
+            ts.isNoSubstitutionTemplateLiteral(node) ||
+            ts.isTemplateHead(node) ||
+            ts.isTemplateMiddle(node) ||
+            ts.isTemplateTail(node)
+          ) {
+            const start = node.getStart(file);
+            const text = source.slice(start, node.getEnd());
+            const unindented = text.replace(/\n[ \t]+/g, "\n");
+            if (unindented !== text) edits.push({ start, end: node.getEnd(), text: unindented });
+          }
+          ts.forEachChild(node, visit);
+        };
+        visit(file);
+        let out = source;
+        for (const edit of edits.sort((a, b) => b.start - a.start)) {
+          out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
+        }
+        return { contents: out, loader: "ts" };
+      },
+    );
+  },
+};
 
 /**
  * The inspector's browser script is a string in the source (readable, with its comments)
@@ -8,7 +52,7 @@ import { defineConfig, type Options } from "tsup";
  * less (the package test holds the demo Worker to 165 KiB). The script has no `${}`, so
  * the source's String.raw template is the script itself.
  */
-const minifyInspectorScript: NonNullable<Options["esbuildPlugins"]>[number] = {
+const minifyInspectorScript: Plugin = {
   name: "minify-inspector-script",
   setup(build) {
     build.onLoad({ filter: /inspector-script\.ts$/ }, (args) => {
@@ -63,5 +107,5 @@ export default defineConfig({
   sourcemap: true,
   external: [/^cloudflare:/, /^node:/, "hono", /^hono\//, "zod", "eventsource-parser"],
   outDir: "dist",
-  esbuildPlugins: [minifyInspectorScript],
+  esbuildPlugins: [minifyInspectorScript, unindentTemplates],
 });

@@ -96,6 +96,7 @@ export { type OpenAIResponsesOptions, openaiResponses } from "./providers/openai
 export { type Overrides, withOverrides } from "./providers/overrides";
 export { type RetryOptions, withRetry } from "./providers/retry";
 export { type RouterOptions, type RouteStrategy, router } from "./providers/router";
+export { type StrategyOptions, withStrategy } from "./providers/strategy";
 export { stripThinkTags } from "./providers/think-tags";
 export type {
   CallOptions,

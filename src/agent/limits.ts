@@ -55,6 +55,13 @@ export interface LimitsConfig {
    * At most 8 Mi (a webhook's task snapshot). Default 1 Mi.
    */
   taskHistoryChars?: number;
+  /**
+   * The most characters of stored JSON (history and artifacts) the object keeps in memory
+   * across its recently written tasks (at most 32 of them); past it the least recently
+   * used are dropped and read again from SQLite when next needed. The task being written
+   * always stays. Default 8 Mi.
+   */
+  liveTaskChars?: number;
 }
 
 export type Limits = Required<LimitsConfig>;
@@ -70,6 +77,7 @@ export const DEFAULT_LIMITS: Limits = {
   indexShards: 4,
   taskHistory: 100,
   taskHistoryChars: 1024 * 1024,
+  liveTaskChars: 8 * 1024 * 1024,
 };
 
 /**

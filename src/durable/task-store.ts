@@ -77,9 +77,13 @@ export class TaskStore {
     readonly history: HistoryStore<Item>,
     /** Webhook configs and their delivery outbox; null when the agent has push off. */
     readonly push: PushStore | null = null,
-    /** How much of a task's history a read carries (and memory keeps). */
-    private readonly bounds: Pick<Limits, "taskHistory" | "taskHistoryChars"> = DEFAULT_LIMITS,
-  ) {}
+    /** How much of a task's history a read carries, and what memory keeps (defaults). */
+    bounds: Partial<Pick<Limits, "taskHistory" | "taskHistoryChars" | "liveTaskChars">> = {},
+  ) {
+    this.bounds = { ...DEFAULT_LIMITS, ...bounds };
+  }
+
+  private readonly bounds: Pick<Limits, "taskHistory" | "taskHistoryChars" | "liveTaskChars">;
 
   /** Set when an event was queued for a webhook, so the object can wake its alarm. */
   pushQueued = false;
@@ -137,6 +141,12 @@ export class TaskStore {
    * and their sum: its history is held to `bounds` as messages join it, as `load` reads it.
    */
   private readonly sizes = new WeakMap<Task, { each: number[]; total: number }>();
+  /**
+   * Characters of stored JSON each task in memory holds (its history and artifacts, as
+   * written), and their sum over `live`, which `limits.liveTaskChars` bounds.
+   */
+  private readonly weights = new WeakMap<Task, number>();
+  private liveChars = 0;
 
   private get sql(): SqlStorage {
     return this.storage.sql;
@@ -162,6 +172,7 @@ export class TaskStore {
     } catch (error) {
       this.unwritten = [];
       this.live.clear();
+      this.liveChars = 0;
       this.pending = null;
       this.clock = null;
       this.lastEvent = null;
@@ -201,6 +212,7 @@ export class TaskStore {
       status: { ...task.status },
     };
     this.sizes.set(live, { each: [], total: 0 });
+    this.weights.set(live, 0);
     if (start) {
       const timestamp = nowIso();
       live.stateHistory.push({ previousState: task.status.state, newState: "working", timestamp });
@@ -264,6 +276,7 @@ export class TaskStore {
    */
   private keep(task: Task, message: Message, chars: number): void {
     const sizes = this.sizes.get(task) as { each: number[]; total: number };
+    const before = sizes.total;
     task.history.push(message);
     sizes.each.push(chars);
     sizes.total += chars;
@@ -275,6 +288,7 @@ export class TaskStore {
       task.history.shift();
       sizes.total -= sizes.each.shift() as number;
     }
+    this.grew(task, sizes.total - before);
   }
 
   /**
@@ -409,6 +423,11 @@ export class TaskStore {
           body,
         );
       });
+      // A replaced artifact is counted anew (an overestimate until the task is read again).
+      this.grew(
+        task,
+        bodies.reduce((sum, body) => sum + body.length, 0),
+      );
       if (chunk.append && known) {
         known.parts.push(...artifact.parts);
       } else {
@@ -465,6 +484,7 @@ export class TaskStore {
       Math.min(historyLength ?? taskHistory, taskHistory),
       taskHistoryChars,
     );
+    const stored = this.artifacts(taskId);
     const task: Task = {
       id: row.id,
       contextId: row.context_id,
@@ -474,7 +494,7 @@ export class TaskStore {
         timestamp: row.status_timestamp,
       },
       history: messages.map((r) => messageFromItem(r.item as MessageItem, taskId)),
-      artifacts: this.artifacts(taskId),
+      artifacts: stored.artifacts,
       metadata: JSON.parse(row.metadata) as JsonObject,
       stateHistory: JSON.parse(row.state_history) as StateChange[],
       createdAt: row.created_at,
@@ -482,12 +502,16 @@ export class TaskStore {
     };
     this.rowSeqs.set(task, row.row_seq);
     const each = messages.map((r) => r.chars);
-    this.sizes.set(task, { each, total: each.reduce((a, b) => a + b, 0) });
+    const total = each.reduce((a, b) => a + b, 0);
+    this.sizes.set(task, { each, total });
+    this.weights.set(task, total + stored.chars);
     return task;
   }
 
-  private artifacts(taskId: string): Artifact[] {
+  /** A task's artifacts, with the characters of stored JSON they take. */
+  private artifacts(taskId: string): { artifacts: Artifact[]; chars: number } {
     const parts = new Map<string, Part[]>();
+    let chars = 0;
     for (const r of this.sql.exec<{ artifact_id: string; body: string }>(
       "SELECT artifact_id, body FROM artifact_parts WHERE task_id = ? ORDER BY artifact_id, idx",
       taskId,
@@ -495,24 +519,25 @@ export class TaskStore {
       const list = parts.get(r.artifact_id) ?? [];
       list.push(JSON.parse(r.body) as Part);
       parts.set(r.artifact_id, list);
+      chars += r.body.length;
     }
-    return (
-      this.sql
-        .exec<{ artifact_id: string; header: string; parts: string | null }>(
-          "SELECT artifact_id, header, parts FROM artifacts WHERE task_id = ? ORDER BY seq",
-          taskId,
-        )
-        .toArray()
-        // Rows this store wrote itself: rebuilt, not re-validated (hot path of every read).
-        // The inline parts come first: appended part rows are numbered after them.
-        .map((r) => {
-          const appended = parts.get(r.artifact_id) ?? [];
-          return {
-            ...(JSON.parse(r.header) as Omit<Artifact, "parts">),
-            parts: r.parts === null ? appended : [...(JSON.parse(r.parts) as Part[]), ...appended],
-          };
-        })
-    );
+    const artifacts = this.sql
+      .exec<{ artifact_id: string; header: string; parts: string | null }>(
+        "SELECT artifact_id, header, parts FROM artifacts WHERE task_id = ? ORDER BY seq",
+        taskId,
+      )
+      .toArray()
+      // Rows this store wrote itself: rebuilt, not re-validated (hot path of every read).
+      // The inline parts come first: appended part rows are numbered after them.
+      .map((r) => {
+        const appended = parts.get(r.artifact_id) ?? [];
+        chars += r.header.length + (r.parts?.length ?? 0);
+        return {
+          ...(JSON.parse(r.header) as Omit<Artifact, "parts">),
+          parts: r.parts === null ? appended : [...(JSON.parse(r.parts) as Part[]), ...appended],
+        };
+      });
+    return { artifacts, chars };
   }
 
   /**
@@ -550,6 +575,7 @@ export class TaskStore {
    */
   forgetTasks(): void {
     this.live.clear();
+    this.liveChars = 0;
   }
 
   /** Tasks in the given states (used on wake to find interrupted runs). */
@@ -713,7 +739,7 @@ export class TaskStore {
         this.sql.exec(`DELETE FROM tasks WHERE id IN (${marks})`, ...chunk);
         for (const id of chunk) {
           this.sql.exec("INSERT OR IGNORE INTO index_removals (task_id) VALUES (?)", id);
-          this.live.delete(id);
+          this.evict(id);
           this.pending?.delete(id);
         }
       }
@@ -775,12 +801,43 @@ export class TaskStore {
   }
 
   private remember(task: Task): void {
+    const held = this.live.get(task.id);
+    if (held !== task) {
+      this.evict(task.id);
+      this.liveChars += this.weights.get(task) ?? 0;
+    }
     this.live.delete(task.id);
     this.live.set(task.id, task);
-    if (this.live.size > LIVE_TASKS) {
-      const oldest = this.live.keys().next().value as string;
-      this.live.delete(oldest);
+    this.trim();
+  }
+
+  /** A task in memory holds `chars` more (or fewer) characters. */
+  private grew(task: Task, chars: number): void {
+    this.weights.set(task, (this.weights.get(task) ?? 0) + chars);
+    if (this.live.get(task.id) !== task) return;
+    this.liveChars += chars;
+    this.trim();
+  }
+
+  /**
+   * Drops the least recently used tasks past LIVE_TASKS or `limits.liveTaskChars`; the
+   * newest (the one being written) stays, whatever its size, so that a long stream into
+   * one task is not read back at every chunk.
+   */
+  private trim(): void {
+    while (
+      this.live.size > 1 &&
+      (this.live.size > LIVE_TASKS || this.liveChars > this.bounds.liveTaskChars)
+    ) {
+      this.evict(this.live.keys().next().value as string);
     }
+  }
+
+  private evict(taskId: string): void {
+    const task = this.live.get(taskId);
+    if (!task) return;
+    this.live.delete(taskId);
+    this.liveChars -= this.weights.get(task) ?? 0;
   }
 
   /**

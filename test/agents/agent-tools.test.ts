@@ -4,6 +4,7 @@ import { connect } from "../../src/client/client";
 import { contextObjectName } from "../../src/durable/ids";
 import { defineAgent } from "../../src/index";
 import { openai } from "../../src/providers/openai-chat";
+import { withStrategy } from "../../src/providers/strategy";
 import { sleep, userMessage } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { type Env, harness } from "./worker";
@@ -143,5 +144,29 @@ describe("other agents as tools of a model-backed agent (agents)", () => {
     expect(await demoTasksIn(after[0]?.child_context_id as string)).toEqual([
       after[0]?.child_task_id,
     ]);
+  });
+
+  it("J5: a reflecting model in a tool loop: the tool round passes through, the answer round is drafted, then reviewed, and the review is the artifact", async () => {
+    harness.model = withStrategy(harness.model as never, { mode: "reflection" });
+    fake.reply(
+      { fixture: "openai-chat/tool-call-split-args.sse" },
+      { fixture: "openai-chat/after-tool-result-text.sse" },
+      { fixture: "openai-chat/text-with-usage.sse" },
+    );
+    const body = await rpc("SendMessage", { message: userMessage("Capital of the UK?") });
+    const task = (body.result as { task: Json }).task;
+    expect((task.status as Json).state).toBe("TASK_STATE_COMPLETED");
+    // The review's text (a recorded answer to another question) is what the agent answers.
+    expect(textOf(task)).toBe("The capital of Mexico is Mexico City.");
+    expect(fake.requests).toHaveLength(3);
+    const review = (fake.requests[2]?.body as { messages: Json[] }).messages;
+    expect(review.at(-2)).toEqual({
+      role: "assistant",
+      content: "The capital of the UK is London.",
+    });
+    expect(String(review.at(-1)?.content)).toMatch(/^Review your answer above/);
+    // The draft is not in the conversation: the next turn sees the reviewed answer only.
+    const history = JSON.stringify(task.history);
+    expect(history).not.toContain("Review your answer above");
   });
 });

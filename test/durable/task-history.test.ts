@@ -6,6 +6,7 @@ import { contextObjectName } from "../../src/durable/ids";
 import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
 import { TaskStore } from "../../src/durable/task-store";
 import { Item } from "../../src/history/items";
+import { Artifact } from "../../src/models/artifact";
 import { type Message, Messages } from "../../src/models/message";
 import type { Task } from "../../src/models/task";
 import { rest, rpc, send } from "../helpers";
@@ -269,5 +270,67 @@ describe("GetTask, ListTasks and SendMessage carry the bounded history (issue 10
     expect(wireIds(await get())).toEqual(["big-2", "big-3"]);
     await evictDurableObject(stubOf(asked.contextId as string));
     expect(wireIds(await get())).toEqual(["big-2", "big-3"]);
+  });
+
+  it("limits.liveTaskChars: tasks kept in memory are bounded in characters across tasks; the one being written stays", async () => {
+    const outcome = await runInDurableObject(stubOf("history-live"), (_i, state) => {
+      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      const counted = countedStorage(state.storage);
+      const bounds = { liveTaskChars: 70_000 };
+      const store = new TaskStore(
+        counted.proxy,
+        new HistoryStore<Item>(counted.proxy),
+        null,
+        bounds,
+      );
+      const big = "y".repeat(20_000);
+      // Six tasks: a message of 20k characters is about 40k stored (its text twice), an
+      // artifact about 20k: 180k in all, so only the last two (60k) fit.
+      for (let i = 1; i <= 6; i++) {
+        store.create(taskFixture(`t${i}`), true);
+        if (i % 2) store.appendMessage(`t${i}`, named(`m${i}`, Messages.agent(big)));
+        else {
+          store.putArtifact(
+            `t${i}`,
+            Artifact.parse({ artifactId: `a${i}`, parts: [{ type: "text", content: big }] }),
+            { append: false, lastChunk: true },
+          );
+        }
+      }
+      const rowsReading = (taskId: string) => {
+        const rows = counted.measure();
+        store.read(taskId);
+        return rows();
+      };
+      // The newest two fit the budget and come from memory; the older ones are read again.
+      const recent = [rowsReading("t6"), rowsReading("t5")];
+      const old = [rowsReading("t1"), rowsReading("t2")];
+      // One task over the budget alone, while it is written, stays: its chunks read no more
+      // rows than with no budget at all (no read of the task per chunk).
+      const appendRows = (target: TaskStore, taskId: string) => {
+        target.create(taskFixture(taskId), true);
+        const chunk = (append: boolean, lastChunk: boolean) =>
+          target.putArtifact(
+            taskId,
+            Artifact.parse({ artifactId: "h", parts: [{ type: "text", content: big }] }),
+            { append, lastChunk },
+          );
+        chunk(false, false);
+        const rows = counted.measure();
+        for (let i = 0; i < 5; i++) chunk(true, i === 4);
+        return { rows: rows(), parts: target.read(taskId)?.artifacts[0]?.parts.length };
+      };
+      const unbounded = new TaskStore(counted.proxy, new HistoryStore<Item>(counted.proxy));
+      return {
+        recent,
+        old,
+        bounded: appendRows(store, "huge"),
+        unbounded: appendRows(unbounded, "huge-unbounded"),
+      };
+    });
+    expect(outcome.recent).toEqual([0, 0]);
+    expect(outcome.old.every((rows) => rows > 0)).toBe(true);
+    expect(outcome.bounded).toEqual(outcome.unbounded);
+    expect(outcome.bounded.parts).toBe(6);
   });
 });
