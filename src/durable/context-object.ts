@@ -649,6 +649,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   ): { taskId: string; run: Promise<void>; opened?: T } {
     if (this.vacant) {
       if (input.taskId) throw taskNotFound(input.taskId);
+      // The object's first alarm makes the platform create its own metadata table: a
+      // schema change, after which SQLite prepares every statement it had cached again
+      // (the next turn paid that for each). A new conversation's first message asks for
+      // the index backstop anyway, so it is asked for now, before any statement; an
+      // object never written has no alarm, so this one is the object's own.
+      this.alarmOwned = true;
+      this.outbox.schedule();
       migrate(this.ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
       this.store.history.created();
       this.vacant = false;

@@ -1,5 +1,6 @@
 import { A2AError } from "../models/errors";
 import { CHUNK_CHARS } from "./row-limit";
+import { sqlLimit } from "./sql-limit";
 
 /** What the store needs of a conversation item: a stable id and a type. */
 export interface StoredItem {
@@ -124,9 +125,8 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
   /** A page of rows after position `after` (exclusive), oldest first. */
   page(options: { after?: number; limit: number }): HistoryPage<T> {
     const rows = this.read(
-      "SELECT * FROM history_items WHERE seq > ? ORDER BY seq LIMIT ?",
+      `SELECT * FROM history_items WHERE seq > ? ORDER BY seq LIMIT ${sqlLimit(options.limit + 1)}`,
       options.after ?? Number.NEGATIVE_INFINITY,
-      options.limit + 1,
     );
     const more = rows.length > options.limit;
     const shown = rows.slice(0, options.limit);
@@ -151,9 +151,8 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     if (limit <= 0) return rows;
     let total = 0;
     for (const row of this.sql.exec<Row>(
-      "SELECT * FROM history_items WHERE task_id = ? AND type = 'message' ORDER BY seq DESC LIMIT ?",
+      `SELECT * FROM history_items WHERE task_id = ? AND type = 'message' ORDER BY seq DESC LIMIT ${sqlLimit(limit)}`,
       taskId,
-      limit,
     )) {
       // A chunked row is longer than its full chunks: one that cannot fit is not put together.
       if (row.body === null && rows.length > 0 && total + (row.chunks - 1) * CHUNK_CHARS >= chars)
@@ -177,12 +176,10 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
    */
   newestUserMessagesOf(taskId: string, limit: number, seek: number): HistoryRow<T>[] {
     return this.read(
-      `SELECT * FROM (SELECT * FROM history_items WHERE task_id = ? ORDER BY seq DESC LIMIT ?)
+      `SELECT * FROM (SELECT * FROM history_items WHERE task_id = ? ORDER BY seq DESC LIMIT ${sqlLimit(seek)})
        WHERE type = 'message' AND (body IS NULL OR json_extract(body, '$.role') = 'user')
-       LIMIT ?`,
+       LIMIT ${sqlLimit(limit)}`,
       taskId,
-      seek,
-      limit,
     );
   }
 
@@ -192,10 +189,9 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
    */
   newest(after: number | null, before: number | null, limit: number): HistoryRow<T>[] {
     return this.read(
-      "SELECT * FROM history_items WHERE seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+      `SELECT * FROM history_items WHERE seq > ? AND seq < ? ORDER BY seq DESC LIMIT ${sqlLimit(limit)}`,
       after ?? Number.NEGATIVE_INFINITY,
       before ?? Number.POSITIVE_INFINITY,
-      limit,
     );
   }
 
@@ -206,9 +202,8 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
    */
   pinned(before: number, limit: number): HistoryRow<T>[] {
     const newest = this.read(
-      `SELECT * FROM history_items WHERE ${PINNED} AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      `SELECT * FROM history_items WHERE ${PINNED} AND seq < ? ORDER BY seq DESC LIMIT ${sqlLimit(limit)}`,
       before,
-      limit,
     ).reverse();
     const first = this.read(
       `SELECT * FROM history_items WHERE ${PINNED} AND seq < ? ORDER BY seq LIMIT 1`,

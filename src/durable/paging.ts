@@ -1,6 +1,7 @@
 import { A2AError } from "../models/errors";
 import type { TaskState } from "../models/task-state";
 import { decodeCursor, encodeCursor } from "./ids";
+import { sqlLimit } from "./sql-limit";
 
 /** Filters and position of one ListTasks page. */
 export interface PageQuery {
@@ -137,7 +138,7 @@ export function listSnapshot<R extends Record<string, SqlStorageValue>>(
     .split(",")
     .map((c) => `t.${c.trim()}`)
     .join(", ");
-  const limit = q.pageSize + 1;
+  const limit = sqlLimit(q.pageSize + 1);
   // Unchanged since the snapshot: where they are (the update-order index serves this).
   const still = placed("t.updated_at");
   // Changed since: where they were, from the move that left the snapshot.
@@ -147,22 +148,19 @@ export function listSnapshot<R extends Record<string, SqlStorageValue>>(
       `SELECT * FROM (
          SELECT t.${id} AS id, t.updated_at AS updated_at, ${columns} FROM ${table} t
          WHERE ${["t.row_seq <= ?", ...still.where].join(" AND ")}
-         ORDER BY t.updated_at DESC, t.${id} DESC LIMIT ?)
+         ORDER BY t.updated_at DESC, t.${id} DESC LIMIT ${limit})
        UNION ALL
        SELECT * FROM (
          SELECT t.${id} AS id, m.old_updated_at AS updated_at, ${columns}
          FROM list_moves m JOIN ${table} t ON t.${id} = m.task_id
          WHERE ${["m.seq > ?", "m.prev_seq <= ?", ...moved.where].join(" AND ")}
-         ORDER BY m.old_updated_at DESC, t.${id} DESC LIMIT ?)
-       ORDER BY updated_at DESC, id DESC LIMIT ?`,
+         ORDER BY m.old_updated_at DESC, t.${id} DESC LIMIT ${limit})
+       ORDER BY updated_at DESC, id DESC LIMIT ${limit}`,
       snapshot,
       ...still.args,
-      limit,
       snapshot,
       snapshot,
       ...moved.args,
-      limit,
-      limit,
     )
     .toArray();
   return { rows, totalSize, snapshot };

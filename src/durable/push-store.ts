@@ -1,5 +1,6 @@
 import type { PushConfig } from "../push/config";
 import { CHUNK_CHARS } from "./row-limit";
+import { sqlLimit } from "./sql-limit";
 
 /**
  * Largest task snapshot a webhook delivery freezes (8 Mi characters of JSON, 32 chunk
@@ -300,10 +301,9 @@ export class PushStore {
   configs(taskId: string, options: { after?: string; limit?: number } = {}): PushConfig[] {
     return this.sql
       .exec<{ body: string }>(
-        `SELECT body FROM push_configs WHERE task_id = ? AND id > ? ORDER BY id LIMIT ?`,
+        `SELECT body FROM push_configs WHERE task_id = ? AND id > ? ORDER BY id LIMIT ${sqlLimit(options.limit ?? -1)}`,
         taskId,
         options.after ?? "",
-        options.limit ?? -1,
       )
       .toArray()
       .map((r) => JSON.parse(r.body) as PushConfig);
@@ -443,10 +443,9 @@ export class PushStore {
   dead(taskId: string, page: { after?: number; limit?: number } = {}): DeliveryRow[] {
     return this.sql
       .exec<Row>(
-        "SELECT * FROM push_deliveries WHERE task_id = ? AND state = 'dead' AND seq > ? ORDER BY seq LIMIT ?",
+        `SELECT * FROM push_deliveries WHERE task_id = ? AND state = 'dead' AND seq > ? ORDER BY seq LIMIT ${sqlLimit(Math.min(Math.max(page.limit ?? 100, 1), 1000))}`,
         taskId,
         page.after ?? 0,
-        Math.min(Math.max(page.limit ?? 100, 1), 1000),
       )
       .toArray()
       .map(toDelivery);

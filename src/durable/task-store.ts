@@ -15,6 +15,7 @@ import { type Page, type PageQuery, queryPage } from "./paging";
 import type { PushStore } from "./push-store";
 import { checkRowBytes } from "./row-limit";
 import { CONTEXT_LISTING_KEEP, EVENTS_SEQ_KEY } from "./schema";
+import { sqlLimit } from "./sql-limit";
 
 interface TaskRow {
   id: string;
@@ -614,10 +615,9 @@ export class TaskStore {
   eventsAfter(taskId: string, afterSeq: number, limit = -1): { seq: number; event: TaskEvent }[] {
     return this.sql
       .exec<{ seq: number; body: string }>(
-        "SELECT seq, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        `SELECT seq, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ${sqlLimit(limit)}`,
         taskId,
         afterSeq,
-        limit,
       )
       .toArray()
       .map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as TaskEvent }));
@@ -707,16 +707,13 @@ export class TaskStore {
   prune(keep: number, olderThan: string, batch = 100): number {
     const ids = new Set<string>();
     for (const r of this.sql.exec<{ id: string }>(
-      `SELECT id FROM tasks WHERE ${FINISHED} AND updated_at < ? ORDER BY updated_at LIMIT ?`,
+      `SELECT id FROM tasks WHERE ${FINISHED} AND updated_at < ? ORDER BY updated_at LIMIT ${sqlLimit(batch)}`,
       olderThan,
-      batch,
     )) {
       ids.add(r.id);
     }
     for (const r of this.sql.exec<{ id: string }>(
-      `SELECT id FROM tasks WHERE ${FINISHED} ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
-      batch,
-      keep,
+      `SELECT id FROM tasks WHERE ${FINISHED} ORDER BY updated_at DESC, id DESC LIMIT ${sqlLimit(batch)} OFFSET ${sqlLimit(keep)}`,
     )) {
       ids.add(r.id);
     }

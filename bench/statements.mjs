@@ -1,0 +1,113 @@
+/**
+ * Which SQL statements SQLite prepares, or prepares again, in a streamed model turn: the
+ * streaming bench's agent (bench/stream-worker.ts, pipeline (2)) on workerd under gdb,
+ * with breakpoints on `sqlite3_prepare_v3` and `sqlite3Reprepare` printing each
+ * statement's text. A statement taken from workerd's cache is not prepared; one that
+ * SQLite finds expired (a schema change since, or a bound LIMIT) is prepared again at its
+ * next step, which costs about what a first prepare does (30–60 k instructions).
+ *
+ *   node bench/statements.mjs [contexts]
+ *
+ * Makes `contexts` conversations with one untimed model turn each (as bench/stream.mjs
+ * does), waits for their index flushes, then streams one turn into each, twice, and
+ * prints what each round prepared, per call. Needs `gdb` (apt-get install gdb); slow to
+ * start (a minute), so keep `contexts` small.
+ */
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
+
+const count = Number(process.argv[2] ?? 3);
+if (!(count >= 1 && count <= 50)) {
+  console.error("usage: node bench/statements.mjs [contexts 1-50]");
+  process.exit(2);
+}
+const dir = mkdtempSync(join(tmpdir(), "edgelink-statements-"));
+const log = join(dir, "gdb.log");
+const commands = join(dir, "gdb.cmds");
+writeFileSync(
+  commands,
+  [
+    "set pagination off",
+    "set confirm off",
+    "set print thread-events off",
+    `set logging file ${log}`,
+    "set logging redirect on",
+    "set logging enabled on",
+    ...["SIGPIPE", "SIGUSR1", "SIGUSR2", "SIG34"].map((s) => `handle ${s} nostop noprint pass`),
+    "break sqlite3_prepare_v3",
+    'commands\nsilent\nprintf "PREPARE\\t%s\\n", (const char*)$rsi\ncontinue\nend',
+    "break sqlite3Reprepare",
+    'commands\nsilent\nprintf "REPREPARE\\t%s\\n", (const char*)sqlite3_sql($rdi)\ncontinue\nend',
+    "run",
+  ].join("\n"),
+);
+const workerd = createRequire(import.meta.url)("workerd").default;
+const wrapper = join(dir, "workerd.sh");
+writeFileSync(wrapper, `#!/bin/sh\nexec gdb -q -batch -x ${commands} --args ${workerd} "$@"\n`);
+chmodSync(wrapper, 0o755);
+process.env.MINIFLARE_WORKERD_PATH = wrapper;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const recorded = readFileSync(
+  new URL("../test/fixtures/providers/openai-chat/text-with-usage.sse", import.meta.url),
+  "utf8",
+);
+process.stdout.write("starting workerd under gdb...");
+const server = await startWorkerd(
+  "stream-worker.ts",
+  { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
+  {
+    bindings: {
+      RECORDED_SSE: recorded,
+      EDGELINK_ID_KEY: "bench-only-key-for-signing-task-ids-0123456789",
+    },
+  },
+);
+console.log(" ready");
+async function call(body) {
+  const response = await fetch(`${server.url}bench/run`, {
+    method: "POST",
+    body: JSON.stringify(body),
+  });
+  const json = await response.json();
+  if (!response.ok || json.error) throw new Error(`stream worker: ${json.error}`);
+  return json;
+}
+/** The log's lines since the last call (gdb writes it as the breakpoints fire). */
+let seen = 0;
+function since() {
+  const lines = readFileSync(log, "utf8").split("\n");
+  const out = lines.slice(seen, -1);
+  seen = lines.length - 1;
+  return out;
+}
+
+try {
+  const { contexts } = await call({ side: "prepare", input: "recorded", count });
+  await sleep(2500); // their index flushes and alarm moves land first
+  since();
+  for (const round of ["first streamed turn", "second streamed turn"]) {
+    await call({ side: "agent", input: "recorded", contexts });
+    await sleep(2500);
+    const lines = since();
+    const tally = new Map();
+    for (const line of lines) {
+      const [kind, sql = ""] = line.split("\t");
+      if (kind !== "PREPARE" && kind !== "REPREPARE") continue;
+      const text = sql.replace(/\s+/g, " ").slice(0, 110);
+      const key = `${kind === "PREPARE" ? "prepared  " : "REPREPARED"} ${text}`;
+      tally.set(key, (tally.get(key) ?? 0) + 1);
+    }
+    console.log(`\n${round}, per call (${count} calls, index flush included):`);
+    for (const [key, n] of [...tally].sort((a, b) => b[1] - a[1])) {
+      console.log(`  ${(n / count).toFixed(1).padStart(5)}  ${key}`);
+    }
+  }
+} finally {
+  await server.stop();
+  cleanupTempDirs();
+  rmSync(dir, { recursive: true, force: true });
+}
