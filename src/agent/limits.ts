@@ -66,7 +66,8 @@ export interface LimitsConfig {
    * The most items a conversation's history holds. A new message to a full conversation
    * is refused (`ConversationFull`: HTTP 409, JSON-RPC -32051) until it is compacted
    * (`POST /contexts/{id}/history:compact`) or a new context is used; the items a turn
-   * already started adds are not refused. Default 100,000.
+   * already started adds are not refused. Default 1,000,000 (a model turn reads only its
+   * window, so a long conversation costs a turn what a short one does).
    */
   historyItems?: number;
 }
@@ -85,7 +86,7 @@ export const DEFAULT_LIMITS: Limits = {
   taskHistory: 100,
   taskHistoryChars: 1024 * 1024,
   liveTaskChars: 8 * 1024 * 1024,
-  historyItems: 100_000,
+  historyItems: 1_000_000,
 };
 
 /**

@@ -159,7 +159,7 @@ describe("other agents as tools of a model-backed agent (agents)", () => {
     // The review's text (a recorded answer to another question) is what the agent answers.
     expect(textOf(task)).toBe("The capital of Mexico is Mexico City.");
     expect(fake.requests).toHaveLength(3);
-    const review = (fake.requests[2]?.body as { messages: Json[] }).messages;
+    const review = (fake.requests[2]?.body.messages ?? []) as Json[];
     expect(review.at(-2)).toEqual({
       role: "assistant",
       content: "The capital of the UK is London.",
