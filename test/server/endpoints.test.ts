@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import { ERROR_TABLE } from "../../src/models/errors";
 import { endpoint } from "../../src/server/endpoints";
@@ -176,13 +176,22 @@ describe("declarative endpoints (B15)", () => {
 
   it("B15: a failure mid-stream ends it with an error event in the A2A error shape", async () => {
     const w = await worker();
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     const text = await (await call(w, "GET", "/broken", { headers: ALICE })).text();
+    const calls = [...logged.mock.calls];
+    logged.mockRestore();
     const [first, second] = text.split("\n\n");
     expect(first).toBe('data: {"ok":1}');
     expect(second?.startsWith("event: error\ndata: ")).toBe(true);
     const error = JSON.parse((second ?? "").slice("event: error\ndata: ".length)).error as Json;
     expect(error.status).toBe(ERROR_TABLE.Internal.status);
     expect(error.message).toMatch(/^Internal error \(reference ref_\w+\)$/);
+    // The operator's log has the detail, under the reference the client got.
+    const reference = /ref_\w+/.exec(String(error.message))?.[0];
+    expect(calls).toContainEqual([
+      `edgelink: unexpected error ${reference}`,
+      expect.objectContaining({ message: "the second step failed: secret detail" }),
+    ]);
   });
 
   it("B15: a quiet stream gets keep-alive comments; a client that leaves ends the handler", async () => {
@@ -249,10 +258,17 @@ describe("declarative endpoints (B15)", () => {
       },
     });
     const w = authedAgent(await signingKey(), { endpoints: [failing] });
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     const response = await call(w, "GET", "/failing", { headers: ALICE });
+    const calls = [...logged.mock.calls];
+    logged.mockRestore();
     expect(response.status).toBe(500);
     const text = await response.text();
     expect(text).not.toContain("hunter2");
-    expect(text).toMatch(/reference ref_/);
+    const reference = /ref_\w+/.exec(text)?.[0];
+    expect(calls).toContainEqual([
+      `edgelink: unexpected error ${reference}`,
+      expect.objectContaining({ message: "database password is hunter2" }),
+    ]);
   });
 });
