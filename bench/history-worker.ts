@@ -42,11 +42,18 @@ function createTables(storage: DurableObjectStorage): string {
     | ((storage: DurableObjectStorage, migrations: Migrations) => number)
     | undefined;
   for (const [name, value] of Object.entries(exported)) {
-    if (!Array.isArray(value) || typeof migrate !== "function") continue;
+    // Migration lists only (arrays of steps): a fresh schema (`CONTEXT_FRESH`, a list of
+    // statements) is passed along with its migrations below, never run as one.
+    if (!Array.isArray(value) || !value.every(Array.isArray) || typeof migrate !== "function") {
+      continue;
+    }
     const steps = (value as Migrations).flat();
     if (!steps.some((step) => typeof step === "string" && step.includes("history_items"))) continue;
     try {
-      const version = migrate(storage, value as Migrations);
+      const fresh = name === "CONTEXT_MIGRATIONS" ? exported.CONTEXT_FRESH : undefined;
+      const version = (
+        migrate as (s: DurableObjectStorage, m: Migrations, fresh?: unknown) => number
+      )(storage, value as Migrations, fresh);
       return `src/durable/schema.ts ${name} (migrate to v${version})`;
     } catch (error) {
       for (const statement of FALLBACK_DDL) storage.sql.exec(statement);
