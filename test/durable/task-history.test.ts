@@ -10,6 +10,7 @@ import { Artifact } from "../../src/models/artifact";
 import { type Message, Messages } from "../../src/models/message";
 import type { Task } from "../../src/models/task";
 import { rest, rpc, send } from "../helpers";
+import { countedStorage } from "./counted-storage";
 import { taskFixture } from "./task-fixture";
 
 type Json = Record<string, unknown>;
@@ -17,33 +18,6 @@ type Json = Record<string, unknown>;
 function stubOf(contextId: string) {
   const ns = env.EDGELINK_CONTEXT;
   return ns.get(ns.idFromName(contextObjectName("", contextId)));
-}
-
-/** Storage whose statements are counted by the SQLite rows they read. */
-function countedStorage(storage: DurableObjectStorage) {
-  const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-  const sql = storage.sql;
-  const counted = {
-    exec: (query: string, ...args: SqlStorageValue[]) => {
-      const cursor = sql.exec(query, ...args);
-      cursors.push(cursor);
-      return cursor;
-    },
-  } as SqlStorage;
-  const proxy = {
-    get sql() {
-      return counted;
-    },
-    transactionSync: <T>(fn: () => T) => storage.transactionSync(fn),
-  } as DurableObjectStorage;
-  return {
-    proxy,
-    /** Rows read by the statements run from here on. */
-    measure() {
-      const from = cursors.length;
-      return () => cursors.slice(from).reduce((sum, c) => sum + c.rowsRead, 0);
-    },
-  };
 }
 
 const named = (id: string, message: Message): Message => ({ ...message, messageId: id });
@@ -182,7 +156,7 @@ describe("a task read carries a bounded history (issue 10, A2A §3.2.4)", () => 
       const store = new TaskStore(counted.proxy, new HistoryStore<Item>(counted.proxy));
       const done = counted.measure();
       const task = store.read("t");
-      return { rows: done(), messages: task?.history.length, last: task?.history.at(-1) };
+      return { rows: done().rowsRead, messages: task?.history.length, last: task?.history.at(-1) };
     });
     expect(rowsRead.messages).toBe(DEFAULT_LIMITS.taskHistory);
     expect(rowsRead.last?.parts).toEqual([{ type: "text", content: "m1999" }]);
@@ -203,7 +177,11 @@ describe("a task read carries a bounded history (issue 10, A2A §3.2.4)", () => 
       const store = new TaskStore(counted.proxy, new HistoryStore<Item>(counted.proxy));
       const done = counted.measure();
       const message = store.lastUserMessage("t");
-      return { rows: done(), id: message?.messageId, none: store.lastUserMessage("nothing") };
+      return {
+        rows: done().rowsRead,
+        id: message?.messageId,
+        none: store.lastUserMessage("nothing"),
+      };
     });
     expect(result.id).toBe("question");
     expect(result.none).toBeNull();
@@ -300,7 +278,7 @@ describe("GetTask, ListTasks and SendMessage carry the bounded history (issue 10
       const rowsReading = (taskId: string) => {
         const rows = counted.measure();
         store.read(taskId);
-        return rows();
+        return rows().rowsRead;
       };
       // The newest two fit the budget and come from memory; the older ones are read again.
       const recent = [rowsReading("t6"), rowsReading("t5")];
@@ -318,7 +296,7 @@ describe("GetTask, ListTasks and SendMessage carry the bounded history (issue 10
         chunk(false, false);
         const rows = counted.measure();
         for (let i = 0; i < 5; i++) chunk(true, i === 4);
-        return { rows: rows(), parts: target.read(taskId)?.artifacts[0]?.parts.length };
+        return { rows: rows().rowsRead, parts: target.read(taskId)?.artifacts[0]?.parts.length };
       };
       const unbounded = new TaskStore(counted.proxy, new HistoryStore<Item>(counted.proxy));
       return {

@@ -9,6 +9,7 @@ import { SUMMARY_LABEL, type Summarizer, summaryMessage } from "../../src/histor
 import { estimateTokens } from "../../src/history/tokens";
 import { type ConversationWindow, readWindow, type WindowPolicy } from "../../src/history/window";
 import { itemAt } from "../window-items";
+import { countedStorage } from "./counted-storage";
 
 function stubOf(name: string) {
   const ns = env.EDGELINK_CONTEXT;
@@ -18,22 +19,7 @@ function stubOf(name: string) {
 /** A store over the object's SQLite whose statements (text and cursor) are recorded. */
 function countedStore(storage: DurableObjectStorage) {
   migrate(storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
-  const statements: { query: string; cursor: SqlStorageCursor<Record<string, SqlStorageValue>> }[] =
-    [];
-  const sql = storage.sql;
-  const counted = {
-    exec: (query: string, ...args: SqlStorageValue[]) => {
-      const cursor = sql.exec(query, ...args);
-      statements.push({ query, cursor });
-      return cursor;
-    },
-  } as SqlStorage;
-  const proxy = {
-    get sql() {
-      return counted;
-    },
-    transactionSync: <T>(fn: () => T) => storage.transactionSync(fn),
-  } as DurableObjectStorage;
+  const { proxy, measure } = countedStorage(storage);
   const store = new HistoryStore<Item>(proxy);
   // Filled through a store of its own, so 100,000 appends are not recorded.
   const filler = new HistoryStore<Item>(storage);
@@ -48,16 +34,7 @@ function countedStore(storage: DurableObjectStorage) {
       }
     },
     /** Statements and SQLite rows read from here on. */
-    measure() {
-      const from = statements.length;
-      return () => {
-        const run = statements.slice(from);
-        return {
-          queries: run.map((s) => s.query),
-          rowsRead: run.reduce((sum, s) => sum + s.cursor.rowsRead, 0),
-        };
-      };
-    },
+    measure,
   };
 }
 
