@@ -7,35 +7,12 @@
  *
  *   node bench/deferred.mjs [seconds after the call, default 30]
  */
-import { readFileSync } from "node:fs";
 import { processCpuSeconds } from "./load.mjs";
-import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
+import { cleanupTempDirs, startAgentBench } from "./servers.mjs";
 
 const seconds = Number(process.argv[2] ?? 30);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const recorded = readFileSync(
-  new URL("../test/fixtures/providers/openai-chat/text-with-usage.sse", import.meta.url),
-  "utf8",
-);
-const server = await startWorkerd(
-  "stream-worker.ts",
-  { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
-  {
-    bindings: {
-      RECORDED_SSE: recorded,
-      EDGELINK_ID_KEY: "bench-only-key-for-signing-task-ids-0123456789",
-    },
-  },
-);
-const call = async (body) => {
-  const response = await fetch(`${server.url}bench/run`, {
-    method: "POST",
-    body: JSON.stringify(body),
-  });
-  const json = await response.json();
-  if (!response.ok || json.error) throw new Error(`stream worker: ${json.error}`);
-  return json;
-};
+const { server, call } = await startAgentBench("stream-worker.ts");
 /** workerd's CPU (ms, 10 ms ticks) in each second of `n`. */
 async function perSecond(n) {
   const out = [];

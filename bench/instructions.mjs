@@ -34,7 +34,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
+import { cleanupTempDirs, startAgentBench } from "./servers.mjs";
 
 const calls = Number(process.argv[2] ?? 20);
 const rounds = Number(process.argv[3] ?? 3);
@@ -85,22 +85,9 @@ process.env.MINIFLARE_WORKERD_PATH = wrapper;
 /** Waited after the calls before the counter is read (BENCH_SETTLE_MS, above). */
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 0);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const recorded = readFileSync(
-  new URL("../test/fixtures/providers/openai-chat/text-with-usage.sse", import.meta.url),
-  "utf8",
-);
 const started = Date.now();
 process.stdout.write("starting workerd under callgrind (about a minute)...");
-const server = await startWorkerd(
-  "turns-worker.ts",
-  { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
-  {
-    bindings: {
-      RECORDED_SSE: recorded,
-      EDGELINK_ID_KEY: "bench-only-key-for-signing-task-ids-0123456789",
-    },
-  },
-);
+const { server, call } = await startAgentBench("turns-worker.ts");
 const valgrindPid = readdirSync(dir)
   .filter((f) => f.startsWith("vg."))
   .map((f) => f.split(".")[1])
@@ -108,16 +95,6 @@ const valgrindPid = readdirSync(dir)
 console.log(` ${Math.round((Date.now() - started) / 1000)} s`);
 const control = (...args) =>
   execFileSync("callgrind_control", [...args, String(valgrindPid)], { stdio: "pipe" });
-
-async function call(body) {
-  const response = await fetch(`${server.url}bench/run`, {
-    method: "POST",
-    body: JSON.stringify(body),
-  });
-  const json = await response.json();
-  if (!response.ok || json.error) throw new Error(`turns worker: ${json.error}`);
-  return json;
-}
 
 /** Instructions of `calls` calls of one kind, in fresh contexts. */
 async function sample(kind, count) {

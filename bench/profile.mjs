@@ -18,7 +18,7 @@ import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLoad, openContexts, processCpuSeconds } from "./load.mjs";
-import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
+import { agentBindings, benchRun, cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
 const target = process.argv[2] ?? "edgelink";
 const seconds = Number(process.argv[3] ?? 5);
@@ -179,15 +179,7 @@ function save(profile, server, requests) {
 
 /** Profiles the stream worker's agent: streamed turns, each in its own prepared context. */
 async function profileStream(server) {
-  const call = async (body) => {
-    const response = await fetch(`${server.url}bench/run`, {
-      method: "POST",
-      body: JSON.stringify(body),
-    });
-    const json = await response.json();
-    if (!response.ok || json.error) throw new Error(`stream worker: ${json.error}`);
-    return json;
-  };
+  const call = (body) => benchRun(server, body);
   const prepare = async (count) =>
     (await call({ side: "prepare", input: streamInput, count })).contexts;
   const turns = async (contexts, check = false) =>
@@ -244,13 +236,7 @@ const server = await startWorkerd(entry, durableObjects, {
   inspectorPort: INSPECTOR_PORT,
   ...(target === "stream"
     ? {
-        bindings: {
-          RECORDED_SSE: readFileSync(
-            new URL("../test/fixtures/providers/openai-chat/text-with-usage.sse", import.meta.url),
-            "utf8",
-          ),
-          EDGELINK_ID_KEY: "bench-only-key-for-signing-task-ids-0123456789",
-        },
+        bindings: agentBindings(),
       }
     : {}),
 });

@@ -4,7 +4,7 @@
  * measured too), and the @a2a-js/sdk server as a child Node process.
  */
 import { fork } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -137,4 +137,40 @@ export function startSdkServer() {
       });
     });
   });
+}
+
+/**
+ * Starts a bench agent worker (`turns-worker.ts` or `stream-worker.ts`) with what it
+ * needs: the recorded OpenAI stream it replays and a task-id key. `call` posts to its
+ * `/bench/run` and throws the worker's error.
+ */
+export async function startAgentBench(entry, extraOptions = {}) {
+  const server = await startWorkerd(
+    entry,
+    { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
+    { ...extraOptions, bindings: agentBindings() },
+  );
+  return { server, call: (body) => benchRun(server, body) };
+}
+
+/** The bindings of the bench agent workers. */
+export function agentBindings() {
+  return {
+    RECORDED_SSE: readFileSync(
+      new URL("../test/fixtures/providers/openai-chat/text-with-usage.sse", import.meta.url),
+      "utf8",
+    ),
+    EDGELINK_ID_KEY: "bench-only-key-for-signing-task-ids-0123456789",
+  };
+}
+
+/** POSTs `body` to a bench agent worker's `/bench/run`; its error is thrown. */
+export async function benchRun(server, body) {
+  const response = await fetch(`${server.url}bench/run`, {
+    method: "POST",
+    body: JSON.stringify(body),
+  });
+  const json = await response.json();
+  if (!response.ok || json.error) throw new Error(`bench worker: ${json.error}`);
+  return json;
 }

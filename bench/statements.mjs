@@ -17,7 +17,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
+import { cleanupTempDirs, startAgentBench } from "./servers.mjs";
 
 const count = Number(process.argv[2] ?? 3);
 if (!(count >= 1 && count <= 50)) {
@@ -51,31 +51,9 @@ chmodSync(wrapper, 0o755);
 process.env.MINIFLARE_WORKERD_PATH = wrapper;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const recorded = readFileSync(
-  new URL("../test/fixtures/providers/openai-chat/text-with-usage.sse", import.meta.url),
-  "utf8",
-);
 process.stdout.write("starting workerd under gdb...");
-const server = await startWorkerd(
-  "stream-worker.ts",
-  { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
-  {
-    bindings: {
-      RECORDED_SSE: recorded,
-      EDGELINK_ID_KEY: "bench-only-key-for-signing-task-ids-0123456789",
-    },
-  },
-);
+const { server, call } = await startAgentBench("stream-worker.ts");
 console.log(" ready");
-async function call(body) {
-  const response = await fetch(`${server.url}bench/run`, {
-    method: "POST",
-    body: JSON.stringify(body),
-  });
-  const json = await response.json();
-  if (!response.ok || json.error) throw new Error(`stream worker: ${json.error}`);
-  return json;
-}
 /** The log's lines since the last call (gdb writes it as the breakpoints fire). */
 let seen = 0;
 function since() {
