@@ -30,11 +30,10 @@
  * index flushes and alarm moves are counted too, as bench/stream.mjs charges them.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cleanupTempDirs, startAgentBench } from "./servers.mjs";
+import { callgrindInto, cleanupTempDirs, runWorkerdUnder, startAgentBench } from "./servers.mjs";
 
 const calls = Number(process.argv[2] ?? 20);
 const rounds = Number(process.argv[3] ?? 3);
@@ -70,17 +69,9 @@ try {
   process.exit(2);
 }
 
-// Miniflare starts whatever MINIFLARE_WORKERD_PATH names: a script running workerd under
-// callgrind, its counts written to `dir`.
+// workerd runs under callgrind, its counts written to `dir`.
 const dir = mkdtempSync(join(tmpdir(), "edgelink-instructions-"));
-const workerd = createRequire(import.meta.url)("workerd").default;
-const wrapper = join(dir, "workerd.sh");
-writeFileSync(
-  wrapper,
-  `#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file=${dir}/cg.%p.out --log-file=${dir}/vg.%p.log ${workerd} "$@"\n`,
-);
-chmodSync(wrapper, 0o755);
-process.env.MINIFLARE_WORKERD_PATH = wrapper;
+runWorkerdUnder(dir, callgrindInto(dir));
 
 /** Waited after the calls before the counter is read (BENCH_SETTLE_MS, above). */
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 0);

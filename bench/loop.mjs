@@ -18,22 +18,12 @@
  * this bench/loop-worker.ts copied into its bench/ when it has none.
  */
 import { execFileSync } from "node:child_process";
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { createRequire } from "node:module";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { machineCpuSeconds, openContexts, processCpuSeconds } from "./load.mjs";
-import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
+import { callgrindInto, cleanupTempDirs, runWorkerdUnder, startWorkerd } from "./servers.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const count = Number(process.argv[2] ?? 500);
@@ -43,16 +33,8 @@ if (roots.length === 0) roots.push(resolve(here, ".."));
 const callgrind = process.env.BENCH_CALLGRIND === "1";
 let dir = null;
 if (callgrind) {
-  // Miniflare starts whatever MINIFLARE_WORKERD_PATH names: workerd under callgrind.
   dir = mkdtempSync(join(tmpdir(), "edgelink-loop-"));
-  const workerd = createRequire(import.meta.url)("workerd").default;
-  const wrapper = join(dir, "workerd.sh");
-  writeFileSync(
-    wrapper,
-    `#!/bin/sh\nexec valgrind --tool=callgrind --callgrind-out-file=${dir}/cg.%p.out --log-file=${dir}/vg.%p.log ${workerd} "$@"\n`,
-  );
-  chmodSync(wrapper, 0o755);
-  process.env.MINIFLARE_WORKERD_PATH = wrapper;
+  runWorkerdUnder(dir, callgrindInto(dir));
 }
 /** The valgrind pids, in the order their servers started. */
 const valgrindPids = () =>

@@ -4,7 +4,8 @@
  * measured too), and the @a2a-js/sdk server as a child Node process.
  */
 import { fork } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -174,3 +175,19 @@ export async function benchRun(server, body) {
   if (!response.ok || json.error) throw new Error(`bench worker: ${json.error}`);
   return json;
 }
+
+/**
+ * Makes every workerd Miniflare starts from now on run under `command` (valgrind, gdb):
+ * Miniflare starts whatever MINIFLARE_WORKERD_PATH names, here a script in `dir`.
+ */
+export function runWorkerdUnder(dir, command) {
+  const workerd = createRequire(import.meta.url)("workerd").default;
+  const wrapper = join(dir, "workerd.sh");
+  writeFileSync(wrapper, `#!/bin/sh\nexec ${command} ${workerd} "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  process.env.MINIFLARE_WORKERD_PATH = wrapper;
+}
+
+/** The valgrind command that counts instructions into `dir` (cg.PID.out, vg.PID.log). */
+export const callgrindInto = (dir) =>
+  `valgrind --tool=callgrind --callgrind-out-file=${dir}/cg.%p.out --log-file=${dir}/vg.%p.log`;

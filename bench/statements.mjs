@@ -13,11 +13,10 @@
  * prints what each round prepared, per call. Needs `gdb` (apt-get install gdb); slow to
  * start (a minute), so keep `contexts` small.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cleanupTempDirs, startAgentBench } from "./servers.mjs";
+import { cleanupTempDirs, runWorkerdUnder, startAgentBench } from "./servers.mjs";
 
 const count = Number(process.argv[2] ?? 3);
 if (!(count >= 1 && count <= 50)) {
@@ -44,11 +43,7 @@ writeFileSync(
     "run",
   ].join("\n"),
 );
-const workerd = createRequire(import.meta.url)("workerd").default;
-const wrapper = join(dir, "workerd.sh");
-writeFileSync(wrapper, `#!/bin/sh\nexec gdb -q -batch -x ${commands} --args ${workerd} "$@"\n`);
-chmodSync(wrapper, 0o755);
-process.env.MINIFLARE_WORKERD_PATH = wrapper;
+runWorkerdUnder(dir, `gdb -q -batch -x ${commands} --args`);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 process.stdout.write("starting workerd under gdb...");
