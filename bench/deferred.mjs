@@ -13,7 +13,7 @@ import { cleanupTempDirs, startAgentBench } from "./servers.mjs";
 const seconds = Number(process.argv[2] ?? 30);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const { server, call } = await startAgentBench("stream-worker.ts");
-/** workerd's CPU (ms, 10 ms ticks) in each second of `n`. */
+/** workerd's CPU (ms) in each second of `n`. */
 async function perSecond(n) {
   const out = [];
   let before = processCpuSeconds(server.pid);

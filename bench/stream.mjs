@@ -163,7 +163,7 @@ function resetPeak(pid) {
 }
 
 /**
- * One call to the stream worker, with workerd's CPU (from /proc, 10 ms ticks) and, when
+ * One call to the stream worker, with workerd's CPU (from /proc, each thread's schedstat) and, when
  * asked, its peak RSS growth over the call.
  */
 async function workerdCall(server, body, { rss = false, settleMs = 0 } = {}) {
@@ -200,7 +200,11 @@ async function workerdCall(server, body, { rss = false, settleMs = 0 } = {}) {
   };
 }
 
-async function measureWorkerd(recordedText, progress) {
+/**
+ * The workerd section; `only` (input names) limits it to some streams, for quick A/B runs
+ * of the agent (`node bench/stream-quick.mjs`).
+ */
+export async function measureWorkerd(recordedText, progress, only = null) {
   const server = await startWorkerd("stream-worker.ts", DOS, {
     // Task ids are signed with EDGELINK_ID_KEY, as deployed (the agent is called at a
     // non-local origin, so there is no ephemeral development key).
@@ -244,6 +248,7 @@ async function measureWorkerd(recordedText, progress) {
       },
     ];
     for (const entry of plan) {
+      if (only && !only.includes(entry.input)) continue;
       const samples = { ours: [], aisdk: [], agent: [] };
       // Untimed check runs, which are also the warm-up (and build the input in the isolate).
       for (const side of ["ours", "aisdk"]) {
@@ -496,7 +501,7 @@ export async function runStreamBench() {
     `streams: test/fixtures/providers/${RECORDED_NAME} (${recordedEvents} SSE events, ${int(Buffer.byteLength(recordedText))} bytes, ${chunkOf("recorded").chunks ?? "?"} network chunks), and synthetic OpenAI chat streams of ${int(MID)} and ${int(LONG)} content deltas (a role chunk, the deltas, a finish chunk, a usage chunk, [DONE]; every chunk with the envelope fields of the recorded ones; about ${fmt(chunkOf(String(MID)).bytes / chunkOf(String(MID)).events, 0)} bytes per event). Bytes are cut into 1-4 KiB network chunks at arbitrary offsets (inside UTF-8 characters too) and replayed by a fetch given to both sides, one chunk per read.`,
   );
   say(
-    "µs/event = CPU time of one whole stream / its SSE events (provider events, [DONE] included); medians of the runs. CPU is the process's own (Node: process.cpuUsage; workerd: /proc, 10 ms ticks, short streams timed in groups); wall is the stream's elapsed time (workerd: its own clock, which moves in whole ms).",
+    "µs/event = CPU time of one whole stream / its SSE events (provider events, [DONE] included); medians of the runs. CPU is the process's own (Node: process.cpuUsage; workerd: each thread's schedstat, in ns, short streams timed in groups); wall is the stream's elapsed time (workerd: its own clock, which moves in whole ms).",
   );
 
   console.log(`\n(1) parse → normalize → A2A SSE bytes, Node ${process.version} (esbuild bundles)`);
@@ -567,7 +572,7 @@ export async function runStreamBench() {
     "    ",
   );
   say(
-    `idle workerd: ${workerd.idle.map((x) => fmt(x, 0)).join(", ")} ms of CPU per ${SETTLE_MS} ms with nothing sent, before its first call (10 ms ticks); its median is subtracted from each agent sample, whose clock runs ${SETTLE_MS} ms past its call to charge it its index flushes (the AI SDK's samples have no such window).`,
+    `idle workerd: ${workerd.idle.map((x) => fmt(x, 0)).join(", ")} ms of CPU per ${SETTLE_MS} ms with nothing sent, before its first call; its median is subtracted from each agent sample, whose clock runs ${SETTLE_MS} ms past its call to charge it its index flushes (the AI SDK's samples have no such window).`,
     "  ",
     "    ",
   );
