@@ -1,6 +1,7 @@
-import { type Context, Hono, type MiddlewareHandler } from "hono";
+import type { Context, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { etag } from "hono/etag";
+import { HonoBase } from "hono/hono-base";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { basePath } from "hono/route";
 import type { Agent } from "../agent/definition";
@@ -41,7 +42,8 @@ export function createApp<Env extends object>(
   agent: Agent<Env>,
 ): Hono<{ Bindings: Env; Variables: AuthVariables }> {
   type Vars = { Bindings: Env; Variables: AuthVariables };
-  const app = new Hono<Vars>({ router: new RememberingRouter() });
+  // HonoBase: Hono's default routers stay out of the bundle; RememberingRouter is the router.
+  const app: Hono<Vars> = new HonoBase<Vars>({ router: new RememberingRouter() });
   const anyAgent = agent as Agent<unknown>;
   const tooLarge = () =>
     new A2AError(
