@@ -70,6 +70,19 @@ export interface LimitsConfig {
    * window, so a long conversation costs a turn what a short one does).
    */
   historyItems?: number;
+  /**
+   * The most characters of stored JSON a task's artifacts hold together (their headers
+   * and parts). An artifact write past it fails the task's run with an error naming this
+   * limit (what was written before stays), so a GetTask, a SendMessage answer or a
+   * stream's first snapshot never carries more. Default 8 Mi.
+   */
+  taskArtifactChars?: number;
+  /**
+   * The most characters of artifacts one ListTasks page with `includeArtifacts` carries:
+   * the page ends early at the task that reaches it (its token continues after that
+   * task), and always holds at least one task. Default 16 Mi.
+   */
+  listArtifactChars?: number;
 }
 
 export type Limits = Required<LimitsConfig>;
@@ -87,6 +100,8 @@ export const DEFAULT_LIMITS: Limits = {
   taskHistoryChars: 1024 * 1024,
   liveTaskChars: 8 * 1024 * 1024,
   historyItems: 1_000_000,
+  taskArtifactChars: 8 * 1024 * 1024,
+  listArtifactChars: 16 * 1024 * 1024,
 };
 
 /**

@@ -35,7 +35,7 @@ import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
 import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "./schema";
 import { TaskRun } from "./task-run";
-import { type ReadOptions, TaskStore } from "./task-store";
+import { type ListBudget, type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
 
 /** Outcome of an RPC: errors cross the Durable Object boundary as plain data. */
@@ -269,20 +269,25 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   /**
    * Several tasks in the given order; ids this object does not hold are skipped, and so
    * are tasks that no longer match the listing's state filter: the tenant index may lag
-   * behind (a restart just failed a working task), this object does not.
+   * behind (a restart just failed a working task), this object does not. With `within`,
+   * the artifacts returned stay within that budget: `read` says how many ids were looked
+   * at (the page ends after the last of them).
    */
   async getTasks(
     scope: Scope,
     taskIds: string[],
     options: ReadOptions = {},
     filter: { state?: TaskState } = {},
-  ): Promise<Task[]> {
-    if (this.vacant) return [];
+    within?: ListBudget,
+  ): Promise<{ tasks: Task[]; read: number }> {
+    if (this.vacant) return { tasks: [], read: taskIds.length };
     this.claim(scope);
-    return taskIds.flatMap((id) => {
-      const task = this.store.read(id, options);
-      return task && (!filter.state || task.status.state === filter.state) ? [task] : [];
-    });
+    return this.store.readPage(
+      taskIds,
+      options,
+      (task) => !filter.state || task.status.state === filter.state,
+      within,
+    );
   }
 
   /** ListTasks for this conversation alone (a contextId filter needs no index). */
@@ -300,10 +305,17 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         historyLength: params.historyLength,
         includeArtifacts: params.includeArtifacts,
       };
+      const chars = this.agent.limits.listArtifactChars;
+      const { tasks, read } = this.store.readPage(
+        page.rows.map((r) => r.id),
+        options,
+        undefined,
+        params.includeArtifacts ? { chars, atLeastOne: true } : undefined,
+      );
       return {
-        tasks: page.rows.flatMap((r) => this.store.read(r.id, options) ?? []),
+        tasks,
         totalSize: page.totalSize,
-        nextPageToken: page.nextPageToken,
+        nextPageToken: read < page.rows.length ? page.tokenAfter(read - 1) : page.nextPageToken,
       };
     });
   }

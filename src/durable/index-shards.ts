@@ -17,6 +17,8 @@ export interface IndexPage {
   totalSize: number;
   /** Empty on the last page (§3.1.4). */
   nextPageToken: string;
+  /** The token of a page that ends early, after `rows[index]`. */
+  tokenAfter(index: number): string;
 }
 
 /** The shard holding a conversation's index rows (see `indexShardOf`). */
@@ -148,17 +150,20 @@ export async function listIndex(
   }
   const merged = pages.flatMap((p) => p.rows).sort(listOrder);
   const shown = merged.slice(0, q.pageSize);
-  const last = shown.at(-1);
+  const tokenAfter = (index: number) => {
+    const row = shown[index];
+    return row
+      ? encodeShardedCursor({
+          updatedAt: row.updatedAt,
+          taskId: row.taskId,
+          snapshots: pages.map((p) => p.snapshot),
+        })
+      : "";
+  };
   return {
     rows: shown.map((r) => ({ taskId: r.taskId, contextId: r.contextId })),
     totalSize: pages.reduce((sum, p) => sum + p.totalSize, 0),
-    nextPageToken:
-      merged.length > q.pageSize && last
-        ? encodeShardedCursor({
-            updatedAt: last.updatedAt,
-            taskId: last.taskId,
-            snapshots: pages.map((p) => p.snapshot),
-          })
-        : "",
+    nextPageToken: merged.length > q.pageSize ? tokenAfter(shown.length - 1) : "",
+    tokenAfter,
   };
 }

@@ -18,6 +18,11 @@ export interface Page<R> {
   nextPageToken: string;
 }
 
+/** A page that can also end early: the token of a page that stops after `rows[index]`. */
+export interface CuttablePage<R> extends Page<R> {
+  tokenAfter(index: number): string;
+}
+
 /** InvalidParams naming the page token (forged, of another listing, or expired). */
 export const badPageToken = (why: string) =>
   new A2AError("InvalidParams", why, {}, [
@@ -53,19 +58,22 @@ export function queryPage<R extends Record<string, SqlStorageValue>>(
   sql: SqlStorage,
   source: ListSource,
   q: PageQuery,
-): Page<R & { id: string; updated_at: string }> {
+): CuttablePage<R & { id: string; updated_at: string }> {
   const cursor = q.pageToken ? decodeCursor(q.pageToken) : null;
   if (q.pageToken && !cursor) throw badPageToken("pageToken is not a token this server issued");
   const page = listSnapshot<R>(sql, source, q, cursor, cursor?.snapshot ?? null);
   const shown = page.rows.slice(0, q.pageSize);
-  const last = shown.at(-1);
+  const tokenAfter = (index: number) => {
+    const row = shown[index];
+    return row
+      ? encodeCursor({ updatedAt: row.updated_at, taskId: row.id, snapshot: page.snapshot })
+      : "";
+  };
   return {
     rows: shown,
     totalSize: page.totalSize,
-    nextPageToken:
-      page.rows.length > q.pageSize && last
-        ? encodeCursor({ updatedAt: last.updated_at, taskId: last.id, snapshot: page.snapshot })
-        : "",
+    nextPageToken: page.rows.length > q.pageSize ? tokenAfter(shown.length - 1) : "",
+    tokenAfter,
   };
 }
 

@@ -11,7 +11,7 @@ import { isInterrupted, isTerminal, planTransition, type TaskState } from "../mo
 import { itemFromMessage, messageFromItem } from "./conversation-bridge";
 import type { HistoryStore } from "./history-store";
 import { mergePatch } from "./merge-patch";
-import { type Page, type PageQuery, queryPage } from "./paging";
+import { type CuttablePage, type PageQuery, queryPage } from "./paging";
 import type { PushStore } from "./push-store";
 import { checkRowBytes } from "./row-limit";
 import { CONTEXT_LISTING_KEEP, EVENTS_SEQ_KEY } from "./schema";
@@ -29,6 +29,25 @@ interface TaskRow {
   updated_at: string;
   row_seq: number;
   [key: string]: SqlStorageValue;
+}
+
+/** The limits a task store applies itself. */
+type StoreBound = "taskHistory" | "taskHistoryChars" | "liveTaskChars" | "taskArtifactChars";
+
+/**
+ * How many characters of artifacts a listing page may carry: a page stops before the task
+ * that would take it past `chars`, except that with `atLeastOne` its first task is
+ * always there (a page always moves the listing on).
+ */
+export interface ListBudget {
+  chars: number;
+  atLeastOne: boolean;
+}
+
+/** Characters of stored JSON per artifact of a task, and their sum. */
+interface ArtifactSizes {
+  each: Map<string, number>;
+  total: number;
 }
 
 /** Options for reading a task back. */
@@ -78,12 +97,12 @@ export class TaskStore {
     /** Webhook configs and their delivery outbox; null when the agent has push off. */
     readonly push: PushStore | null = null,
     /** How much of a task's history a read carries, and what memory keeps (defaults). */
-    bounds: Partial<Pick<Limits, "taskHistory" | "taskHistoryChars" | "liveTaskChars">> = {},
+    bounds: Partial<Pick<Limits, StoreBound>> = {},
   ) {
     this.bounds = { ...DEFAULT_LIMITS, ...bounds };
   }
 
-  private readonly bounds: Pick<Limits, "taskHistory" | "taskHistoryChars" | "liveTaskChars">;
+  private readonly bounds: Pick<Limits, StoreBound>;
 
   /** Set when an event was queued for a webhook, so the object can wake its alarm. */
   pushQueued = false;
@@ -147,6 +166,11 @@ export class TaskStore {
    */
   private readonly weights = new WeakMap<Task, number>();
   private liveChars = 0;
+  /**
+   * The characters of stored JSON of each artifact of a task in memory (header and
+   * parts), which `limits.taskArtifactChars` bounds together.
+   */
+  private readonly artifactSizes = new WeakMap<Task, ArtifactSizes>();
 
   private get sql(): SqlStorage {
     return this.storage.sql;
@@ -213,6 +237,7 @@ export class TaskStore {
     };
     this.sizes.set(live, { each: [], total: 0 });
     this.weights.set(live, 0);
+    this.artifactSizes.set(live, { each: new Map(), total: 0 });
     if (start) {
       const timestamp = nowIso();
       live.stateHistory.push({ previousState: task.status.state, newState: "working", timestamp });
@@ -377,18 +402,30 @@ export class TaskStore {
     }
     const bodies = artifact.parts.map((part) => JSON.stringify(part));
     for (const body of bodies) checkRowBytes("artifact part", body);
+    const appending = chunk.append && known !== undefined;
+    let headerJson = "";
+    let inline: string | null = null;
+    if (!appending) {
+      const { parts: _parts, ...header } = artifact;
+      headerJson = JSON.stringify(header);
+      checkRowBytes("artifact header", headerJson);
+      inline = inlineParts(headerJson, bodies);
+    }
+    const sizes = this.artifactSizesOf(task);
+    // As `artifacts` counts the stored rows: the header, then inline parts or part rows.
+    const size =
+      (appending ? (sizes.each.get(artifact.artifactId) ?? 0) : 0) +
+      headerJson.length +
+      (inline?.length ?? bodies.reduce((sum, body) => sum + body.length, 0));
+    this.checkArtifactChars(task, sizes, artifact.artifactId, size);
     return this.atomic(() => {
       let start = 0;
       // A new or replaced artifact's parts go in its row when they are small (no part
       // rows); appended parts always get rows of their own, numbered after the others.
       let rows = bodies;
-      if (chunk.append && known) {
+      if (appending) {
         start = known.parts.length;
       } else {
-        const { parts: _parts, ...header } = artifact;
-        const headerJson = JSON.stringify(header);
-        checkRowBytes("artifact header", headerJson);
-        const inline = inlineParts(headerJson, bodies);
         if (inline !== null) rows = [];
         if (known) {
           this.sql.exec(
@@ -428,6 +465,8 @@ export class TaskStore {
         task,
         bodies.reduce((sum, body) => sum + body.length, 0),
       );
+      sizes.total += size - (sizes.each.get(artifact.artifactId) ?? 0);
+      sizes.each.set(artifact.artifactId, size);
       if (chunk.append && known) {
         known.parts.push(...artifact.parts);
       } else {
@@ -453,12 +492,49 @@ export class TaskStore {
    * task this object wrote recently comes from memory; the caller must not change it.
    */
   read(taskId: string, options: ReadOptions = {}): Task | null {
+    const task = this.unshaped(taskId, options);
+    return task && shaped(task, options);
+  }
+
+  /** A task from memory, else from SQLite with what `options` asks for (not yet trimmed). */
+  private unshaped(taskId: string, options: ReadOptions): Task | null {
     const cached = this.live.get(taskId);
-    if (cached) return shaped(cached, options);
-    const task = this.load(taskId, options.historyLength);
-    if (!task) return null;
-    if (options.historyLength === undefined) this.remember(task);
-    return shaped(task, options);
+    if (cached) return cached;
+    // A read without artifacts (a ListTasks page, by default) does not read their rows.
+    const whole = options.includeArtifacts !== false;
+    const task = this.load(taskId, options.historyLength, whole);
+    if (task && options.historyLength === undefined && whole) this.remember(task);
+    return task;
+  }
+
+  /**
+   * Tasks of a listing page, in order, each as `read` gives it (missing ones and those
+   * `keep` refuses are left out). With `within`, reading stops before the task whose
+   * artifacts would take the page past its budget (`ListBudget`); `read` is how many of
+   * `taskIds` were looked at, so the page ends after `taskIds[read - 1]`.
+   */
+  readPage(
+    taskIds: string[],
+    options: ReadOptions,
+    keep: (task: Task) => boolean = () => true,
+    within?: ListBudget,
+  ): { tasks: Task[]; read: number } {
+    const tasks: Task[] = [];
+    let chars = 0;
+    let read = 0;
+    for (const id of taskIds) {
+      const task = this.unshaped(id, options);
+      if (task && keep(task)) {
+        const size =
+          options.includeArtifacts === false ? 0 : (this.artifactSizes.get(task)?.total ?? 0);
+        if (within && chars + size > within.chars && !(within.atLeastOne && tasks.length === 0))
+          break;
+        chars += size;
+        tasks.push(shaped(task, options));
+      }
+      read++;
+    }
+    return { tasks, read };
   }
 
   /** A copy of a task the caller may keep while the task changes (a run's `ctx.task`). */
@@ -475,7 +551,7 @@ export class TaskStore {
     };
   }
 
-  private load(taskId: string, historyLength?: number): Task | null {
+  private load(taskId: string, historyLength?: number, withArtifacts = true): Task | null {
     const row = this.sql.exec<TaskRow>("SELECT * FROM tasks WHERE id = ?", taskId).toArray()[0];
     if (!row) return null;
     const { taskHistory, taskHistoryChars } = this.bounds;
@@ -484,7 +560,9 @@ export class TaskStore {
       Math.min(historyLength ?? taskHistory, taskHistory),
       taskHistoryChars,
     );
-    const stored = this.artifacts(taskId);
+    const stored = withArtifacts
+      ? this.artifacts(taskId)
+      : { artifacts: [], chars: 0, sizes: { each: new Map<string, number>(), total: 0 } };
     const task: Task = {
       id: row.id,
       contextId: row.context_id,
@@ -505,12 +583,48 @@ export class TaskStore {
     const total = each.reduce((a, b) => a + b, 0);
     this.sizes.set(task, { each, total });
     this.weights.set(task, total + stored.chars);
+    if (withArtifacts) this.artifactSizes.set(task, stored.sizes);
     return task;
   }
 
+  /** The artifact sizes of a task in memory (read from its rows if it has none yet). */
+  private artifactSizesOf(task: Task): ArtifactSizes {
+    let sizes = this.artifactSizes.get(task);
+    if (!sizes) {
+      sizes = this.artifacts(task.id).sizes;
+      this.artifactSizes.set(task, sizes);
+    }
+    return sizes;
+  }
+
+  /**
+   * Refuses an artifact write that would take the task's artifacts past
+   * `limits.taskArtifactChars`: `size` is what artifact `artifactId` would hold after it.
+   */
+  private checkArtifactChars(
+    task: Task,
+    sizes: ArtifactSizes,
+    artifactId: string,
+    size: number,
+  ): void {
+    const total = sizes.total - (sizes.each.get(artifactId) ?? 0) + size;
+    const limit = this.bounds.taskArtifactChars;
+    if (total <= limit) return;
+    throw new A2AError(
+      "InvalidAgentResponse",
+      `Task ${task.id}'s artifacts would hold ${total} characters, over the ${limit} a task may hold (limits.taskArtifactChars); what was written before stays`,
+      { taskId: task.id, artifactId, chars: String(total), limit: String(limit) },
+    );
+  }
+
   /** A task's artifacts, with the characters of stored JSON they take. */
-  private artifacts(taskId: string): { artifacts: Artifact[]; chars: number } {
+  private artifacts(taskId: string): {
+    artifacts: Artifact[];
+    chars: number;
+    sizes: ArtifactSizes;
+  } {
     const parts = new Map<string, Part[]>();
+    const each = new Map<string, number>();
     let chars = 0;
     for (const r of this.sql.exec<{ artifact_id: string; body: string }>(
       "SELECT artifact_id, body FROM artifact_parts WHERE task_id = ? ORDER BY artifact_id, idx",
@@ -520,6 +634,7 @@ export class TaskStore {
       list.push(JSON.parse(r.body) as Part);
       parts.set(r.artifact_id, list);
       chars += r.body.length;
+      each.set(r.artifact_id, (each.get(r.artifact_id) ?? 0) + r.body.length);
     }
     const artifacts = this.sql
       .exec<{ artifact_id: string; header: string; parts: string | null }>(
@@ -531,13 +646,15 @@ export class TaskStore {
       // The inline parts come first: appended part rows are numbered after them.
       .map((r) => {
         const appended = parts.get(r.artifact_id) ?? [];
-        chars += r.header.length + (r.parts?.length ?? 0);
+        const own = r.header.length + (r.parts?.length ?? 0);
+        chars += own;
+        each.set(r.artifact_id, (each.get(r.artifact_id) ?? 0) + own);
         return {
           ...(JSON.parse(r.header) as Omit<Artifact, "parts">),
           parts: r.parts === null ? appended : [...(JSON.parse(r.parts) as Part[]), ...appended],
         };
       });
-    return { artifacts, chars };
+    return { artifacts, chars, sizes: { each, total: chars } };
   }
 
   /**
@@ -588,7 +705,7 @@ export class TaskStore {
   }
 
   /** One page of this conversation's tasks, newest status first. */
-  page(q: PageQuery): Page<{ id: string; updated_at: string }> {
+  page(q: PageQuery): CuttablePage<{ id: string; updated_at: string }> {
     const clock = this.listClock();
     // The page's snapshot is read from `list_clock`: bring it up to the clock first.
     const stored =

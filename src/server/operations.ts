@@ -251,19 +251,35 @@ export class Operations<Env> {
       historyLength: params.historyLength,
       includeArtifacts: params.includeArtifacts,
     };
+    // With artifacts, the page carries at most limits.listArtifactChars of them (and
+    // its first task whatever its size). Read in parallel, each conversation gets a share
+    // (the first row's the whole budget), so the reads stay within twice the budget and one
+    // task; the
+    // page ends before the first task a conversation did not read.
+    const budget = params.includeArtifacts ? this.agent.limits.listArtifactChars : 0;
+    const share = Math.floor(budget / Math.max(1, byContext.size));
+    const firstContext = page.rows[0]?.contextId;
     const found = new Map<string, Task>();
+    const unread = new Set<string>();
     await Promise.all(
       [...byContext].map(async ([contextId, ids]) => {
         const { stub, scope } = this.context(contextId);
         const filter = { state: params.state };
-        for (const task of await stub.getTasks(scope, ids, options, filter)) {
-          found.set(task.id, task);
-        }
+        const within = budget
+          ? contextId === firstContext
+            ? { chars: budget, atLeastOne: true }
+            : { chars: share, atLeastOne: false }
+          : undefined;
+        const { tasks, read } = await stub.getTasks(scope, ids, options, filter, within);
+        for (const task of tasks) found.set(task.id, task);
+        for (const id of ids.slice(read)) unread.add(id);
       }),
     );
+    const cut = unread.size ? page.rows.findIndex((r) => unread.has(r.taskId)) : -1;
+    const rows = cut < 0 ? page.rows : page.rows.slice(0, cut);
     return {
-      tasks: page.rows.flatMap((r) => found.get(r.taskId) ?? []),
-      nextPageToken: page.nextPageToken,
+      tasks: rows.flatMap((r) => found.get(r.taskId) ?? []),
+      nextPageToken: cut < 0 ? page.nextPageToken : page.tokenAfter(cut - 1),
       pageSize: params.pageSize,
       totalSize: page.totalSize,
     };

@@ -41,7 +41,10 @@ function receiver(statuses: number[]) {
 function setUp(state: DurableObjectState, unhealthyAfter: number) {
   migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
   const push = new PushStore(state.storage.sql);
-  const store = new TaskStore(state.storage, new HistoryStore(state.storage), push);
+  // Artifacts up to 16 Mi: a snapshot may pass the webhook's 8 Mi with its history too.
+  const store = new TaskStore(state.storage, new HistoryStore(state.storage), push, {
+    taskArtifactChars: 16 * 1024 * 1024,
+  });
   store.create(taskFixture("t1", "c1"));
   push.saveConfig({ id: "cfg", taskId: "t1", url: HOOK, protocolVersion: "1.0" });
   store.transition("t1", "working");
