@@ -21,6 +21,7 @@ import { Messages } from "../../src/models/message";
 import { Parts } from "../../src/models/part";
 import type { StreamFormat } from "../../src/models/stream";
 import { BASE, indexShardStub, parseSse, rest, rpc, send, userMessage } from "../helpers";
+import { withLimits as setLimits, withAgent } from "./agent-override";
 import { taskFixture } from "./task-fixture";
 
 type Json = Record<string, unknown>;
@@ -276,19 +277,12 @@ describe("durable core: races", () => {
     const contextId = first.contextId as string;
     for (const word of ["second", "third", "fourth", "fifth"]) await send(word, { contextId });
     // A summarizer that waits like a model call does, so the two calls overlap.
-    await runInDurableObject(stubOf(contextId), (instance) => {
-      const agent = (instance as unknown as { agent: Json }).agent;
-      Object.defineProperty(instance, "agent", {
-        configurable: true,
-        value: {
-          ...agent,
-          summarizer: async (transcript: string) => {
-            await new Promise((r) => setTimeout(r, 30));
-            return `summary of ${transcript.length} chars`;
-          },
-        },
-      });
-    });
+    await withAgent(stubOf(contextId), () => ({
+      summarizer: async (transcript: string) => {
+        await new Promise((r) => setTimeout(r, 30));
+        return `summary of ${transcript.length} chars`;
+      },
+    }));
     const path = `/contexts/${encodeURIComponent(contextId)}/history`;
     const compact = () =>
       rest("POST", `${path}:compact`, { strategy: "summary", preserveRecent: 2 });
@@ -300,16 +294,7 @@ describe("durable core: races", () => {
   });
 });
 
-/** Changes the agent's limits on one live object (the demo agent keeps the defaults). */
-async function withLimits(contextId: string, limits: Json) {
-  await runInDurableObject(stubOf(contextId), (instance) => {
-    const agent = (instance as unknown as { agent: Json }).agent;
-    Object.defineProperty(instance, "agent", {
-      configurable: true,
-      value: { ...agent, limits: { ...(agent.limits as Json), ...limits } },
-    });
-  });
-}
+const withLimits = (contextId: string, limits: Json) => setLimits(stubOf(contextId), limits);
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
   return new Response(stream).text();

@@ -1,8 +1,9 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { contextObjectName } from "../../src/durable/ids";
 import { ERROR_TABLE } from "../../src/models/errors";
 import { rest, rpc, send, userMessage } from "../helpers";
+import { withLimits as setLimits } from "./agent-override";
 
 type Json = Record<string, unknown>;
 
@@ -11,16 +12,7 @@ const contextStub = (contextId: string) => {
   return ns.get(ns.idFromName(contextObjectName("", contextId)));
 };
 
-/** Sets the agent's limits on one live object (the demo agent keeps the defaults). */
-async function withLimits(contextId: string, limits: Json) {
-  await runInDurableObject(contextStub(contextId), (instance) => {
-    const agent = (instance as unknown as { agent: Json }).agent;
-    Object.defineProperty(instance, "agent", {
-      configurable: true,
-      value: { ...agent, limits: { ...(agent.limits as Json), ...limits } },
-    });
-  });
-}
+const withLimits = (contextId: string, limits: Json) => setLimits(contextStub(contextId), limits);
 
 const historyTotal = async (contextId: string) =>
   (await rest("GET", `/contexts/${contextId}/history`)).body.totalSize as number;

@@ -5,6 +5,7 @@ import type { IndexRow } from "../../src/durable/index-object";
 import { INDEX_BACKSTOP_MS, INDEX_BATCH_ROWS, IndexOutbox } from "../../src/durable/index-outbox";
 import type { IndexEntry, TaskStore } from "../../src/durable/task-store";
 import { BASE, indexShardStub, rpc, sleep, userMessage } from "../helpers";
+import { withLimits as setLimits } from "./agent-override";
 
 type Json = Record<string, unknown>;
 
@@ -47,16 +48,8 @@ async function indexRow(tenant: string, contextId: string, taskId: string) {
   });
 }
 
-/** Sets the agent's limits on one live object (the demo agent keeps the defaults). */
-async function withLimits(tenant: string, contextId: string, limits: Json) {
-  await runInDurableObject(contextStub(tenant, contextId), (instance) => {
-    const agent = (instance as unknown as { agent: Json }).agent;
-    Object.defineProperty(instance, "agent", {
-      configurable: true,
-      value: { ...agent, limits: { ...(agent.limits as Json), ...limits } },
-    });
-  });
-}
+const withLimits = (tenant: string, contextId: string, limits: Json) =>
+  setLimits(contextStub(tenant, contextId), limits);
 
 /**
  * Records every upsert call each index object receives (on the class: RPC dispatches

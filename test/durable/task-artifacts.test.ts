@@ -12,6 +12,7 @@ import { Parts } from "../../src/models/part";
 import { defineAgent } from "../../src/worker";
 import { artifactText, listUntil, rpc, send, userMessage } from "../helpers";
 import { rpcAs } from "../server/auth-support";
+import { withLimits as setLimits } from "./agent-override";
 import { taskFixture } from "./task-fixture";
 
 type Json = Record<string, unknown>;
@@ -19,16 +20,7 @@ type Json = Record<string, unknown>;
 const stubOf = (contextId: string, tenant = "") =>
   env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName(tenant, contextId)));
 
-/** Sets the agent's limits on one live object (the demo agent keeps the defaults). */
-async function withLimits(contextId: string, limits: Json) {
-  await runInDurableObject(stubOf(contextId), (instance) => {
-    const agent = (instance as unknown as { agent: Json }).agent;
-    Object.defineProperty(instance, "agent", {
-      configurable: true,
-      value: { ...agent, limits: { ...(agent.limits as Json), ...limits } },
-    });
-  });
-}
+const withLimits = (contextId: string, limits: Json) => setLimits(stubOf(contextId), limits);
 
 /** Sets the bounds the object's task store took from its agent when it started. */
 async function withStoreBounds(contextId: string, bounds: Json) {
