@@ -82,7 +82,41 @@ describe("a new database gets its schema in one step (issue 10: a new conversati
     const replayed = await built(env.EDGELINK_INDEX, INDEX_MIGRATIONS);
     const fresh = await built(env.EDGELINK_INDEX, INDEX_MIGRATIONS, INDEX_FRESH);
     expect(fresh).toEqual(replayed);
-    expect(replayed.triggers).toHaveLength(3);
+    // Since v3 the index's writer keeps the listing; only the delete trigger is left.
+    expect(replayed.triggers).toEqual([
+      expect.stringMatching(/^CREATE TRIGGER task_index_unlisted AFTER DELETE ON task_index/),
+    ]);
+  });
+
+  it("an index shard of v2 (the listing triggers) migrates to v3 with its rows, moves and clock", async () => {
+    const ns = env.EDGELINK_INDEX;
+    const stub = ns.get(ns.idFromName(`schema-fresh-${crypto.randomUUID()}`));
+    const after = await runInDurableObject(stub, (_instance, state) => {
+      const sql = state.storage.sql;
+      migrate(state.storage, INDEX_MIGRATIONS.slice(0, 2));
+      // Written by v2's triggers: two rows (clock 1, 2), then the first one moved (clock 3).
+      sql.exec(
+        `INSERT INTO task_index (task_id, context_id, state, created_at, updated_at)
+         VALUES ('a', 'c', 'working', 't0', 't1'), ('b', 'c', 'working', 't0', 't2')`,
+      );
+      sql.exec("UPDATE task_index SET updated_at = 't3' WHERE task_id = 'a'");
+      migrate(state.storage, INDEX_MIGRATIONS, INDEX_FRESH);
+      return {
+        rows: sql
+          .exec("SELECT task_id, updated_at, row_seq FROM task_index ORDER BY task_id")
+          .toArray(),
+        moves: sql.exec("SELECT seq, prev_seq, task_id, old_updated_at FROM list_moves").toArray(),
+        schema: describeSchema(sql),
+      };
+    });
+    expect(after.rows).toEqual([
+      { task_id: "a", updated_at: "t3", row_seq: 3 },
+      { task_id: "b", updated_at: "t2", row_seq: 2 },
+    ]);
+    expect(after.moves).toEqual([{ seq: 3, prev_seq: 1, task_id: "a", old_updated_at: "t1" }]);
+    expect(after.schema.clock).toEqual([{ id: 1, seq: 3 }]);
+    const replayed = await built(ns, INDEX_MIGRATIONS);
+    expect({ ...after.schema, clock: [], meta: [] }).toEqual({ ...replayed, clock: [], meta: [] });
   });
 
   it("a database a migration behind is migrated step by step, not rebuilt (its rows kept)", async () => {

@@ -1,0 +1,160 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { indexObjectName } from "../../src/durable/ids";
+import type { IndexRow } from "../../src/durable/index-object";
+import { type IndexScope, listIndex } from "../../src/durable/index-shards";
+
+/**
+ * The tenant index's listing bookkeeping, kept by its upsert since schema v3 (no trigger):
+ * against a real index object, through the listing ListTasks uses (one shard).
+ */
+
+type Upsert = { upsert(rows: IndexRow[]): Promise<void> };
+
+const newScope = (): IndexScope => ({
+  tenant: `index-listing-${crypto.randomUUID()}`,
+  owner: "",
+  shards: 1,
+});
+const stubOf = (scope: IndexScope) =>
+  env.EDGELINK_INDEX.get(
+    env.EDGELINK_INDEX.idFromName(indexObjectName(scope.tenant, scope.owner, 0, 1)),
+  );
+const put = (scope: IndexScope, rows: IndexRow[]) =>
+  (stubOf(scope) as unknown as Upsert).upsert(rows);
+
+const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+const row = (taskId: string, second: number, state = "working"): IndexRow => ({
+  taskId,
+  contextId: "ctx",
+  state,
+  createdAt: at(0),
+  updatedAt: at(second),
+});
+
+async function page(scope: IndexScope, pageSize: number, pageToken?: string) {
+  const p = await listIndex(env.EDGELINK_INDEX, scope, { pageSize, pageToken });
+  return { ids: p.rows.map((r) => r.taskId), next: p.nextPageToken };
+}
+
+const listing = (scope: IndexScope) =>
+  runInDurableObject(stubOf(scope), (_i, state) => {
+    const sql = state.storage.sql;
+    return {
+      clock: sql.exec<{ seq: number }>("SELECT seq FROM list_clock").one().seq,
+      moves: sql
+        .exec("SELECT seq, prev_seq, task_id, old_updated_at FROM list_moves ORDER BY seq")
+        .toArray(),
+      seqs: Object.fromEntries(
+        sql
+          .exec<{ task_id: string; row_seq: number }>("SELECT task_id, row_seq FROM task_index")
+          .toArray()
+          .map((r) => [r.task_id, r.row_seq]),
+      ),
+    };
+  });
+
+describe("tenant index: the listing without triggers (schema v3)", () => {
+  it("rows updated between page reads are neither skipped nor repeated: each move is recorded", async () => {
+    const scope = newScope();
+    // r0..r9, r9 the newest.
+    await put(
+      scope,
+      Array.from({ length: 10 }, (_, i) => row(`r${i}`, 10 + i)),
+    );
+    const whole = (await page(scope, 100)).ids;
+    expect(whole).toEqual(["r9", "r8", "r7", "r6", "r5", "r4", "r3", "r2", "r1", "r0"]);
+
+    const page1 = await page(scope, 3);
+    // In one call: a task not listed yet and a listed one move to the top, a new task
+    // arrives, an older update of r4 comes late (it must not overwrite), and r3 changes
+    // state at the same time (same place: no move).
+    await put(scope, [
+      row("r5", 30),
+      row("r8", 31),
+      row("new", 32),
+      row("r4", 5, "completed"),
+      row("r3", 13, "input-required"),
+    ]);
+    const page2 = await page(scope, 3, page1.next);
+    // One call, one row: r2 moves before the page that lists it.
+    await put(scope, [row("r2", 33)]);
+    const page3 = await page(scope, 3, page2.next);
+    const page4 = await page(scope, 3, page3.next);
+    expect([page1.ids, page2.ids, page3.ids, page4.ids]).toEqual([
+      ["r9", "r8", "r7"],
+      ["r6", "r5", "r4"],
+      ["r3", "r2", "r1"],
+      ["r0"],
+    ]);
+    expect(page4.next).toBe("");
+
+    // What the triggers recorded: each move with the row's old place, the clock once per
+    // change; the late and the same-place rows took no clock value.
+    const after = await listing(scope);
+    expect(after.clock).toBe(14);
+    expect(after.moves).toEqual([
+      { seq: 11, prev_seq: 6, task_id: "r5", old_updated_at: at(15) },
+      { seq: 12, prev_seq: 9, task_id: "r8", old_updated_at: at(18) },
+      { seq: 14, prev_seq: 3, task_id: "r2", old_updated_at: at(12) },
+    ]);
+    expect(after.seqs).toMatchObject({ new: 13, r4: 5, r3: 4 });
+
+    // A new listing sees the changes; the late update did not land, the same-place one did.
+    expect((await page(scope, 100)).ids).toEqual([
+      "r2",
+      "new",
+      "r8",
+      "r5",
+      "r9",
+      "r7",
+      "r6",
+      "r4",
+      "r3",
+      "r1",
+      "r0",
+    ]);
+    const states = await runInDurableObject(stubOf(scope), (_i, state) =>
+      state.storage.sql
+        .exec<{ task_id: string; state: string }>(
+          "SELECT task_id, state FROM task_index WHERE task_id IN ('r3', 'r4') ORDER BY task_id",
+        )
+        .toArray(),
+    );
+    expect(states).toEqual([
+      { task_id: "r3", state: "input-required" },
+      { task_id: "r4", state: "working" },
+    ]);
+  });
+
+  it("the clock survives a restart of the object: rows written after it are newer than every token", async () => {
+    const scope = newScope();
+    await put(scope, [row("a", 3), row("b", 2), row("c", 1)]);
+    const page1 = await page(scope, 1);
+    expect(page1.ids).toEqual(["a"]);
+
+    // A new instance of the object: nothing of the old one's memory is left.
+    await runInDurableObject(stubOf(scope), (_i, state) => state.abort("restart")).catch(() => {});
+    const fresh = await runInDurableObject(
+      stubOf(scope),
+      (instance) => (instance as unknown as { listing: unknown }).listing,
+    );
+    expect(fresh).toBeNull();
+
+    // b (not listed yet) moves to the top, and a task arrives late, older than b.
+    await put(scope, [row("b", 10), row("late", 2)]);
+
+    // The token of before pages as its first page saw the list: b at its old place, the
+    // late task not in it (with the clock back at 0, b would take a place inside the
+    // snapshot and be skipped, and the late task would be listed).
+    const page2 = await page(scope, 10, page1.next);
+    expect(page2.ids).toEqual(["b", "c"]);
+    expect(page2.next).toBe("");
+    expect((await page(scope, 10)).ids).toEqual(["b", "a", "late", "c"]);
+
+    const after = await listing(scope);
+    expect(after.clock).toBe(5);
+    expect(after.seqs).toMatchObject({ a: 1, b: 4, c: 3, late: 5 });
+    expect(after.moves).toEqual([{ seq: 4, prev_seq: 2, task_id: "b", old_updated_at: at(2) }]);
+  });
+});
