@@ -3,6 +3,12 @@ import { A2AError, type ErrorData } from "../models/errors";
 import { type ListPosition, listSnapshot, type PageQuery } from "./paging";
 import { hasSchema, INDEX_FRESH, INDEX_LISTING_KEEP, INDEX_MIGRATIONS, migrate } from "./schema";
 
+/**
+ * Characters of rows in one upsert statement's JSON: at most 3 bytes each in UTF-8, well
+ * under the 2 MB a bound value may have here (a flush's 500 rows take a fraction of it).
+ */
+const JSON_CHARS = 500_000;
+
 /** One task's entry in a tenant's index: enough to filter, sort and find its object. */
 export interface IndexRow {
   taskId: string;
@@ -59,10 +65,10 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
 
   /**
    * The listing clock (see `listingSteps` in schema.ts), kept here instead of by triggers
-   * (schema v3): read from `list_clock` at the first write, advanced as rows take their
-   * `row_seq`, and written back once per call. `oldestMove` is a lower bound of the moves
-   * kept (null: none), so they are pruned only once some leave the INDEX_LISTING_KEEP
-   * window. Null until read.
+   * (schema v3): read from `list_clock` at the first write, advanced by each call, and
+   * written back once per call. `oldestMove` is a lower bound of the moves kept (null:
+   * none), so they are pruned only once some leave the INDEX_LISTING_KEEP window. Null
+   * until read.
    */
   private listing: { clock: number; oldestMove: number | null } | null = null;
 
@@ -73,88 +79,76 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * forced a commit per call and was the index's main cost). One call's rows still
    * commit together: nothing is awaited between them.
    *
-   * A row inserted, or whose `updated_at` changes, takes the next value of the listing
-   * clock; a change also records the row's old place in `list_moves`. The old places are
-   * read first, one SELECT for the call; then the clock is written (before the rows, so
-   * SQLite's counter is never behind a row, even if a later statement fails), the moves
-   * in one INSERT, and the rows in one upsert per 23 or so.
+   * The listing's bookkeeping (what the triggers did before schema v3): each row takes the
+   * next value of the clock, in the order given, and keeps it as its `row_seq` if it is new
+   * or its `updated_at` changes; a change first records the row's old place in
+   * `list_moves`. A row that changes nothing of its place (a resend, or older than the
+   * row held) leaves its value unused: the clock only has to grow. So a call is three
+   * statements whatever its size: the clock, once; the moves, copied from the rows they
+   * leave; the rows. The rows go as one JSON value per statement because each bound value
+   * costs workerd more than SQLite's parse of that JSON (bench/README.md, 2026-11-24).
    */
   async upsert(rows: IndexRow[]): Promise<void> {
     this.ready();
     if (rows.length === 0) return;
     const sql = this.ctx.storage.sql;
     const listing = this.listingClock();
-    const start = listing.clock;
-    const held = this.heldRows(rows);
-    /** Each row to write and its `row_seq` as an offset from `start` (0: unchanged). */
-    const writes: { row: IndexRow; offset: number }[] = [];
-    const moves: SqlStorageValue[] = [];
-    let clock = start;
+    // What the rows leave when applied in order: per task, the last of its newest rows
+    // (one row per task, so each move is read from the row as it was before this call).
+    const latest = new Map<string, IndexRow>();
     for (const r of rows) {
-      const old = held.get(r.taskId);
-      // Older than the row held: the upsert's WHERE would skip it anyway.
-      if (old && r.updatedAt < old.updatedAt) continue;
-      // Same place: only its state can change.
-      if (old && r.updatedAt === old.updatedAt) {
-        writes.push({ row: r, offset: 0 });
-        continue;
+      const seen = latest.get(r.taskId);
+      if (seen === undefined || r.updatedAt >= seen.updatedAt) latest.set(r.taskId, r);
+    }
+    // Statements of bounded size: a bound value must stay well under SQLite's 2 MB here.
+    const chunks: string[][][] = [];
+    let chars = JSON_CHARS;
+    for (const r of latest.values()) {
+      const row = [r.taskId, r.contextId, r.state, r.createdAt, r.updatedAt];
+      const size = row.reduce((n, value) => n + value.length + 8, 0);
+      if (chars + size > JSON_CHARS) {
+        chunks.push([]);
+        chars = 0;
       }
-      clock++;
-      // A place taken earlier in this call is in no snapshot: no token can hold it.
-      if (old && old.rowSeq <= start) moves.push(clock, old.rowSeq, r.taskId, old.updatedAt);
-      held.set(r.taskId, { updatedAt: r.updatedAt, rowSeq: clock });
-      writes.push({ row: r, offset: clock - start });
+      (chunks.at(-1) as string[][]).push(row);
+      chars += size;
     }
-    if (clock > start) {
-      sql.exec("UPDATE list_clock SET seq = MAX(seq, ?) WHERE id = 1", clock);
-      listing.clock = clock;
-    }
-    // 4 bound values per move, at most 100 per statement.
-    for (let i = 0; i < moves.length; i += 100) {
-      const chunk = moves.slice(i, i + 100);
+    let base = listing.clock;
+    const clock = base + latest.size;
+    // Before the rows: SQLite's counter is never behind a row, even if a statement fails.
+    sql.exec("UPDATE list_clock SET seq = MAX(seq, ?) WHERE id = 1", clock);
+    listing.clock = clock;
+    for (const chunk of chunks) {
+      const json = JSON.stringify(chunk);
+      // The j-th row's clock value is ?1 + j + 1. The comparison is the upsert's own.
+      const moved = sql.exec(
+        `INSERT INTO list_moves (seq, prev_seq, task_id, old_updated_at)
+           SELECT ?1 + j.key + 1, t.row_seq, t.task_id, t.updated_at
+           FROM json_each(?2) j JOIN task_index t ON t.task_id = j.value ->> 0
+           WHERE j.value ->> 4 > t.updated_at`,
+        base,
+        json,
+      ).rowsWritten;
+      if (moved > 0) listing.oldestMove ??= base + 1;
+      // `row_seq` changes exactly when `updated_at` does, as the trigger's WHEN had it.
       sql.exec(
-        `INSERT INTO list_moves (seq, prev_seq, task_id, old_updated_at) VALUES ${Array.from(
-          { length: chunk.length / 4 },
-          () => "(?, ?, ?, ?)",
-        ).join(", ")}`,
-        ...chunk,
+        `INSERT INTO task_index (task_id, context_id, state, created_at, updated_at, row_seq)
+           SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,
+             ?1 + j.key + 1
+           FROM json_each(?2) j WHERE true
+           ON CONFLICT (task_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at,
+             row_seq = IIF(excluded.updated_at > task_index.updated_at, excluded.row_seq, task_index.row_seq)
+           WHERE excluded.updated_at >= task_index.updated_at`,
+        base,
+        json,
       );
-      listing.oldestMove ??= chunk[0] as number;
+      base += chunk.length;
     }
-    // The same pruning the trigger did at each move: the newest INDEX_LISTING_KEEP are kept.
+    // The pruning the trigger did at each move: the newest INDEX_LISTING_KEEP are kept.
     const expired = clock - INDEX_LISTING_KEEP;
     if (listing.oldestMove !== null && listing.oldestMove <= expired) {
       sql.exec("DELETE FROM list_moves WHERE seq <= ?", expired);
       listing.oldestMove = expired + 1;
-    }
-    // Many rows per statement (a statement's fixed cost is paid once), the clock and each
-    // context id bound once (a row's `row_seq` is `?1` plus its offset, written into the
-    // text); a statement takes at most 100 bound values here. `row_seq` changes exactly
-    // when `updated_at` does, as the trigger's WHEN had it.
-    for (let i = 0; i < writes.length; ) {
-      const args: SqlStorageValue[] = [start];
-      const contexts = new Map<string, number>();
-      const values: string[] = [];
-      for (; i < writes.length && args.length <= 100 - 5; i++) {
-        const { row: r, offset } = writes[i] as { row: IndexRow; offset: number };
-        let context = contexts.get(r.contextId);
-        if (context === undefined) {
-          args.push(r.contextId);
-          context = args.length;
-          contexts.set(r.contextId, context);
-        }
-        args.push(r.taskId, r.state, r.createdAt, r.updatedAt);
-        const n = args.length;
-        values.push(`(?${n - 3}, ?${context}, ?${n - 2}, ?${n - 1}, ?${n}, ?1 + ${offset})`);
-      }
-      sql.exec(
-        `INSERT INTO task_index (task_id, context_id, state, created_at, updated_at, row_seq)
-           VALUES ${values.join(", ")}
-           ON CONFLICT (task_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at,
-             row_seq = IIF(excluded.updated_at > task_index.updated_at, excluded.row_seq, task_index.row_seq)
-           WHERE excluded.updated_at >= task_index.updated_at`,
-        ...args,
-      );
     }
   }
 
@@ -169,26 +163,6 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
       this.listing = { clock: row.clock, oldestMove: row.oldest };
     }
     return this.listing;
-  }
-
-  /** The place each of these tasks holds now (absent: not in the index), 100 ids a SELECT. */
-  private heldRows(rows: IndexRow[]): Map<string, { updatedAt: string; rowSeq: number }> {
-    const held = new Map<string, { updatedAt: string; rowSeq: number }>();
-    const ids =
-      rows.length === 1 ? [(rows[0] as IndexRow).taskId] : [...new Set(rows.map((r) => r.taskId))];
-    for (let i = 0; i < ids.length; i += 100) {
-      const chunk = ids.slice(i, i + 100);
-      const cursor = this.ctx.storage.sql.exec<{
-        task_id: string;
-        updated_at: string;
-        row_seq: number;
-      }>(
-        `SELECT task_id, updated_at, row_seq FROM task_index WHERE task_id IN (${chunk.map(() => "?").join(", ")})`,
-        ...chunk,
-      );
-      for (const r of cursor) held.set(r.task_id, { updatedAt: r.updated_at, rowSeq: r.row_seq });
-    }
-    return held;
   }
 
   /** Forgets tasks their conversation pruned (retention). */

@@ -224,10 +224,9 @@ describe("the tenant index: one statement for many rows (issue 10)", () => {
         )
         .toArray(),
     );
-    // One SELECT of the rows' places, the listing clock written once, three upserts (the
-    // 61 rows do not fit one); no trigger statement per row (schema v3), no move recorded
-    // (t1's first place was taken in this call: no page token can hold it).
-    expect(statements).toBe(5);
+    // The listing clock written once, the moves, the rows: each one statement for the
+    // whole call (its rows bound as one JSON value), no trigger statement per row (v3).
+    expect(statements).toBe(3);
     expect(stored).toHaveLength(60);
     const listing = await runInDurableObject(index as never, (_i, state) => ({
       clock: state.storage.sql.exec("SELECT seq FROM list_clock").one().seq,
@@ -237,11 +236,12 @@ describe("the tenant index: one statement for many rows (issue 10)", () => {
         .toArray(),
     }));
     const seqOf = new Map(listing.seqs.map((r) => [r.task_id, r.row_seq]));
-    // t0 kept its place (1); t1..t59 took 2..60 in order; t1's later row took 61.
+    // t0 kept its place (1) and left its value (2) unused; t1 (its later row: one per task)
+    // took 3, t2..t59 took 4..61.
     expect(seqOf.get("t0")).toBe(1);
-    expect(seqOf.get("t2")).toBe(3);
-    expect(seqOf.get("t59")).toBe(60);
-    expect(seqOf.get("t1")).toBe(61);
+    expect(seqOf.get("t1")).toBe(3);
+    expect(seqOf.get("t2")).toBe(4);
+    expect(seqOf.get("t59")).toBe(61);
     expect(listing).toMatchObject({ clock: 61, moves: 0 });
     const byId = new Map(stored.map((r) => [r.task_id, r]));
     expect(byId.get("t0")).toMatchObject({ state: "completed", updated_at: at(9) });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { indexObjectName } from "../../src/durable/ids";
 import type { IndexRow } from "../../src/durable/index-object";
 import { type IndexScope, listIndex } from "../../src/durable/index-shards";
+import { INDEX_LISTING_KEEP } from "../../src/durable/schema";
 
 /**
  * The tenant index's listing bookkeeping, kept by its upsert since schema v3 (no trigger):
@@ -89,16 +90,17 @@ describe("tenant index: the listing without triggers (schema v3)", () => {
     ]);
     expect(page4.next).toBe("");
 
-    // What the triggers recorded: each move with the row's old place, the clock once per
-    // change; the late and the same-place rows took no clock value.
+    // What the triggers recorded: each move with the row's old place. Every row of a call
+    // takes the next clock value in order; the late and the same-place rows keep their
+    // place and leave theirs (14, 15) unused.
     const after = await listing(scope);
-    expect(after.clock).toBe(14);
+    expect(after.clock).toBe(16);
     expect(after.moves).toEqual([
       { seq: 11, prev_seq: 6, task_id: "r5", old_updated_at: at(15) },
       { seq: 12, prev_seq: 9, task_id: "r8", old_updated_at: at(18) },
-      { seq: 14, prev_seq: 3, task_id: "r2", old_updated_at: at(12) },
+      { seq: 16, prev_seq: 3, task_id: "r2", old_updated_at: at(12) },
     ]);
-    expect(after.seqs).toMatchObject({ new: 13, r4: 5, r3: 4 });
+    expect(after.seqs).toMatchObject({ new: 13, r4: 5, r3: 4, r2: 16 });
 
     // A new listing sees the changes; the late update did not land, the same-place one did.
     expect((await page(scope, 100)).ids).toEqual([
@@ -125,6 +127,44 @@ describe("tenant index: the listing without triggers (schema v3)", () => {
       { task_id: "r3", state: "input-required" },
       { task_id: "r4", state: "working" },
     ]);
+  });
+
+  it("moves older than the INDEX_LISTING_KEEP newest are pruned, as the trigger did", async () => {
+    const scope = newScope();
+    await put(scope, [row("x", 1), row("y", 2)]);
+    await put(scope, [row("x", 3)]);
+    expect((await listing(scope)).moves).toEqual([
+      { seq: 3, prev_seq: 1, task_id: "x", old_updated_at: at(1) },
+    ]);
+    // As if INDEX_LISTING_KEEP - 1 more changes had come since (white-box: the clock in
+    // memory and in SQLite, as those writes would have left them).
+    await runInDurableObject(stubOf(scope), (instance, state) => {
+      const kept = instance as unknown as { listing: { clock: number } };
+      kept.listing.clock += INDEX_LISTING_KEEP - 1;
+      state.storage.sql.exec("UPDATE list_clock SET seq = ?", kept.listing.clock);
+    });
+    await put(scope, [row("y", 4)]);
+    const after = await listing(scope);
+    expect(after.clock).toBe(INDEX_LISTING_KEEP + 3);
+    expect(after.moves).toEqual([
+      { seq: INDEX_LISTING_KEEP + 3, prev_seq: 2, task_id: "y", old_updated_at: at(2) },
+    ]);
+  });
+
+  it("a call too big for one statement is split; its rows still take the clock in order", async () => {
+    const scope = newScope();
+    // About 200,000 characters each: two rows per statement, the third in another.
+    const big = (n: number) => `${"x".repeat(200_000)}${n}`;
+    await put(scope, [row(big(1), 1), row(big(2), 2), row(big(3), 3)]);
+    await put(scope, [row(big(3), 5), row(big(1), 4), row(big(2), 2, "completed")]);
+    const after = await listing(scope);
+    expect(after.clock).toBe(6);
+    expect(after.seqs).toEqual({ [big(1)]: 5, [big(2)]: 2, [big(3)]: 4 });
+    expect(after.moves.map((m) => [m.seq, m.prev_seq])).toEqual([
+      [4, 3],
+      [5, 1],
+    ]);
+    expect((await page(scope, 10)).ids).toEqual([big(3), big(1), big(2)]);
   });
 
   it("the clock survives a restart of the object: rows written after it are newer than every token", async () => {
