@@ -3,11 +3,8 @@ import { A2AError, type ErrorData } from "../models/errors";
 import { type ListPosition, listSnapshot, type PageQuery } from "./paging";
 import { hasSchema, INDEX_FRESH, INDEX_LISTING_KEEP, INDEX_MIGRATIONS, migrate } from "./schema";
 
-/**
- * Characters of rows in one upsert statement's JSON: at most 3 bytes each in UTF-8, well
- * under the 2 MB a bound value may have here (a flush's 500 rows take a fraction of it).
- */
-const JSON_CHARS = 500_000;
+/** A flush's rows (INDEX_BATCH_ROWS) in one JSON value, well under a value's 2 MB. */
+const ROWS_PER_STATEMENT = 500;
 
 /** One task's entry in a tenant's index: enough to filter, sort and find its object. */
 export interface IndexRow {
@@ -64,11 +61,8 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
-   * The listing clock (see `listingSteps` in schema.ts), kept here instead of by triggers
-   * (schema v3): read from `list_clock` at the first write, advanced by each call, and
-   * written back once per call. `oldestMove` is a lower bound of the moves kept (null:
-   * none), so they are pruned only once some leave the INDEX_LISTING_KEEP window. Null
-   * until read.
+   * The listing clock (`listingSteps`), read from `list_clock` at the first write and
+   * written back once per call; `oldestMove`, a lower bound of the moves kept (null: none).
    */
   private listing: { clock: number; oldestMove: number | null } | null = null;
 
@@ -79,74 +73,58 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * forced a commit per call and was the index's main cost). One call's rows still
    * commit together: nothing is awaited between them.
    *
-   * The listing's bookkeeping (what the triggers did before schema v3): each row takes the
-   * next value of the clock, in the order given, and keeps it as its `row_seq` if it is new
-   * or its `updated_at` changes; a change first records the row's old place in
-   * `list_moves`. A row that changes nothing of its place (a resend, or older than the
-   * row held) leaves its value unused: the clock only has to grow. So a call is three
-   * statements whatever its size: the clock, once; the moves, copied from the rows they
-   * leave; the rows. The rows go as one JSON value per statement because each bound value
-   * costs workerd more than SQLite's parse of that JSON (bench/README.md, 2026-11-24);
-   * `jsonb_each` hands each row over parsed (with `json_each` every column read parsed
-   * its row's text again).
+   * The listing (the triggers' work before schema v3): each row takes the next clock value
+   * and keeps it as `row_seq` if new or moved (a move first records its old place); a row
+   * that keeps its place leaves its value unused. Three statements per call, its rows as
+   * one JSON value: a bound value costs workerd more than SQLite's parse (bench/README.md).
    */
   async upsert(rows: IndexRow[]): Promise<void> {
     this.ready();
     if (rows.length === 0) return;
     const sql = this.ctx.storage.sql;
     const listing = this.listingClock();
-    // What the rows leave when applied in order: per task, the last of its newest rows
-    // (one row per task, so each move is read from the row as it was before this call).
+    // Per task what applying the rows in order leaves: the last of its newest rows.
     const latest = new Map<string, IndexRow>();
     for (const r of rows) {
       const seen = latest.get(r.taskId);
       if (seen === undefined || r.updatedAt >= seen.updatedAt) latest.set(r.taskId, r);
     }
-    // Statements of bounded size: a bound value must stay well under SQLite's 2 MB here.
-    const chunks: string[][][] = [];
-    let chars = JSON_CHARS;
-    for (const r of latest.values()) {
-      const row = [r.taskId, r.contextId, r.state, r.createdAt, r.updatedAt];
-      const size = row.reduce((n, value) => n + value.length + 8, 0);
-      if (chars + size > JSON_CHARS) {
-        chunks.push([]);
-        chars = 0;
-      }
-      (chunks.at(-1) as string[][]).push(row);
-      chars += size;
-    }
+    const writes = [...latest.values()].map((r) => [
+      r.taskId,
+      r.contextId,
+      r.state,
+      r.createdAt,
+      r.updatedAt,
+    ]);
     let base = listing.clock;
     const clock = base + latest.size;
-    // Before the rows: SQLite's counter is never behind a row, even if a statement fails.
+    // First, so SQLite's counter is never behind a row even if a statement fails.
     sql.exec("UPDATE list_clock SET seq = MAX(seq, ?) WHERE id = 1", clock);
     listing.clock = clock;
-    for (const chunk of chunks) {
-      const json = JSON.stringify(chunk);
-      // The j-th row's clock value is ?1 + j + 1. The comparison is the upsert's own.
+    for (let i = 0; i < writes.length; i += ROWS_PER_STATEMENT) {
+      const json = JSON.stringify(writes.slice(i, i + ROWS_PER_STATEMENT));
       const moved = sql.exec(
         `INSERT INTO list_moves (seq, prev_seq, task_id, old_updated_at)
-           SELECT ?1 + j.key + 1, t.row_seq, t.task_id, t.updated_at
-           FROM jsonb_each(?2) j JOIN task_index t ON t.task_id = j.value ->> 0
-           WHERE j.value ->> 4 > t.updated_at`,
+         SELECT ?1+key+1, row_seq, task_id, updated_at FROM jsonb_each(?2)
+         JOIN task_index ON task_id = value->>0 WHERE value->>4 > updated_at`,
         base,
         json,
       ).rowsWritten;
       if (moved > 0) listing.oldestMove ??= base + 1;
-      // `row_seq` changes exactly when `updated_at` does, as the trigger's WHEN had it.
+      // In SET, a bare column is the row held: row_seq changes only with updated_at.
       sql.exec(
         `INSERT INTO task_index (task_id, context_id, state, created_at, updated_at, row_seq)
-           SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,
-             ?1 + j.key + 1
-           FROM jsonb_each(?2) j WHERE true
-           ON CONFLICT (task_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at,
-             row_seq = IIF(excluded.updated_at > task_index.updated_at, excluded.row_seq, task_index.row_seq)
-           WHERE excluded.updated_at >= task_index.updated_at`,
+         SELECT value->>0, value->>1, value->>2, value->>3, value->>4, ?1+key+1
+         FROM jsonb_each(?2) WHERE true
+         ON CONFLICT (task_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at,
+         row_seq = IIF(excluded.updated_at > updated_at, excluded.row_seq, row_seq)
+         WHERE excluded.updated_at >= task_index.updated_at`,
         base,
         json,
       );
-      base += chunk.length;
+      base += ROWS_PER_STATEMENT;
     }
-    // The pruning the trigger did at each move: the newest INDEX_LISTING_KEEP are kept.
+    // As the trigger did: the newest INDEX_LISTING_KEEP moves are kept.
     const expired = clock - INDEX_LISTING_KEEP;
     if (listing.oldestMove !== null && listing.oldestMove <= expired) {
       sql.exec("DELETE FROM list_moves WHERE seq <= ?", expired);
@@ -154,7 +132,6 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
     }
   }
 
-  /** The listing clock, read from SQLite at the first write (see `listing`). */
   private listingClock(): { clock: number; oldestMove: number | null } {
     if (this.listing === null) {
       const row = this.ctx.storage.sql

@@ -26,12 +26,9 @@ export const INDEX_LISTING_KEEP = 100_000;
  * row's previous `updated_at` in `list_moves`. A page token holds the counter as the first
  * page saw it (the snapshot): a later page lists the rows unchanged since (row_seq ≤
  * snapshot) at their place, and the rows changed since at the place they had then (the
- * move that left the snapshot). These steps made triggers do it inside SQLite; each
- * object's writer now does it in the statements that write the rows (TaskStore since
- * CONTEXT_MIGRATIONS v11, IndexObject since INDEX_MIGRATIONS v3), which dropped the insert
- * and update triggers: they ran two to four statements and rewrote the row once more for
- * every row written. The delete trigger stays, so no deleting writer can leave moves
- * behind. The newest `keep` moves are kept, and a token older than that has expired.
+ * move that left the snapshot). These triggers did it; each object's writer does since
+ * (context v11, index v3), except on delete. The newest `keep` moves are kept, and a
+ * token older than that has expired.
  */
 function listingSteps(table: string, id: string, keep: number): Migration {
   return [
@@ -215,7 +212,7 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   // v11: the conversation's own writer keeps that bookkeeping (TaskStore, "listing
   // clock"): the row's new `row_seq` goes in the same INSERT/UPDATE instead of a trigger
   // rewriting the row, and a move is recorded only when a page token may hold the old
-  // place. The delete trigger stays. The tenant index kept its triggers until its v3.
+  // place. The delete trigger stays. The tenant index keeps its triggers.
   ["DROP TRIGGER IF EXISTS tasks_listed", "DROP TRIGGER IF EXISTS tasks_moved"],
   // v12: one B-tree less to write per message. The pending index rows are read once per
   // object lifetime (then kept in memory by TaskStore), a scan of a table that retention
@@ -315,17 +312,13 @@ export const INDEX_MIGRATIONS: readonly Migration[] = [
   ],
   // v2: ListTasks pages a snapshot (see listingSteps).
   listingSteps("task_index", "task_id", INDEX_LISTING_KEEP),
-  // v3: the index's own writer keeps the bookkeeping, as the conversation's does since its
-  // v11 (IndexObject, "listing clock"): a row's `row_seq` goes in the upsert that writes
-  // it, a call's moves in one INSERT and the counter in one UPDATE, where the triggers
-  // rewrote every row and the counter once per row. The delete trigger stays.
+  // v3: IndexObject.upsert keeps the bookkeeping, as TaskStore does since context v11.
   ["DROP TRIGGER IF EXISTS task_index_listed", "DROP TRIGGER IF EXISTS task_index_moved"],
 ];
 
 /**
  * The listing bookkeeping of `listingSteps` as a new database gets it: the column in its
- * table's CREATE, so only the counter, the moves and the delete trigger are left (both
- * objects' writers now keep the rest: CONTEXT_MIGRATIONS v11, INDEX_MIGRATIONS v3).
+ * table's CREATE, so only the counter, the moves and the delete trigger are left.
  */
 function freshListing(table: string, id: string, keep: number): string[] {
   return listingSteps(table, id, keep).filter(

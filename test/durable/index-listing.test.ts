@@ -151,20 +151,29 @@ describe("tenant index: the listing without triggers (schema v3)", () => {
     ]);
   });
 
-  it("a call too big for one statement is split; its rows still take the clock in order", async () => {
+  it("a call of more rows than one statement takes is split; its rows still take the clock in order", async () => {
     const scope = newScope();
-    // About 200,000 characters each: two rows per statement, the third in another.
-    const big = (n: number) => `${"x".repeat(200_000)}${n}`;
-    await put(scope, [row(big(1), 1), row(big(2), 2), row(big(3), 3)]);
-    await put(scope, [row(big(3), 5), row(big(1), 4), row(big(2), 2, "completed")]);
+    const id = (n: number) => `t${String(n).padStart(4, "0")}`;
+    // 600 rows: 500 in the first statement, 100 in the second.
+    await put(
+      scope,
+      Array.from({ length: 600 }, (_, n) => row(id(n), 1)),
+    );
+    await put(scope, [row(id(599), 5), row(id(0), 4), row(id(550), 1, "completed")]);
     const after = await listing(scope);
-    expect(after.clock).toBe(6);
-    expect(after.seqs).toEqual({ [big(1)]: 5, [big(2)]: 2, [big(3)]: 4 });
-    expect(after.moves.map((m) => [m.seq, m.prev_seq])).toEqual([
-      [4, 3],
-      [5, 1],
+    expect(after.clock).toBe(603);
+    expect(after.seqs).toMatchObject({
+      [id(0)]: 602,
+      [id(499)]: 500,
+      [id(500)]: 501,
+      [id(550)]: 551,
+      [id(599)]: 601,
+    });
+    expect(after.moves.map((m) => [m.seq, m.prev_seq, m.task_id])).toEqual([
+      [601, 600, id(599)],
+      [602, 1, id(0)],
     ]);
-    expect((await page(scope, 10)).ids).toEqual([big(3), big(1), big(2)]);
+    expect((await page(scope, 3)).ids).toEqual([id(599), id(0), id(598)]);
   });
 
   it("the clock survives a restart of the object: rows written after it are newer than every token", async () => {
