@@ -251,11 +251,10 @@ export class Operations<Env> {
       historyLength: params.historyLength,
       includeArtifacts: params.includeArtifacts,
     };
-    // With artifacts, the page carries at most limits.listArtifactChars of them (and
-    // its first task whatever its size). Read in parallel, each conversation gets a share
-    // (the first row's the whole budget), so the reads stay within twice the budget and one
-    // task; the
-    // page ends before the first task a conversation did not read.
+    // With artifacts, the page carries at most limits.listArtifactChars of them (and its
+    // first task whatever its size). Read in parallel, each conversation gets a share (the
+    // first row's conversation the whole budget), so the reads stay within twice the
+    // budget and one task; the page ends before the first task a conversation did not read.
     const budget = params.includeArtifacts ? this.agent.limits.listArtifactChars : 0;
     const share = Math.floor(budget / Math.max(1, byContext.size));
     const firstContext = page.rows[0]?.contextId;
