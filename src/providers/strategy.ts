@@ -1,5 +1,12 @@
 import { type Item, isInstruction, isUserMessage, MessageItem } from "../history/items";
-import type { CallOptions, Model, ModelRequest, StreamEvent, Usage } from "./types";
+import {
+  addUsage,
+  type CallOptions,
+  type Model,
+  type ModelRequest,
+  type StreamEvent,
+  type Usage,
+} from "./types";
 
 /**
  * How a model works through a turn (J5):
@@ -193,7 +200,7 @@ async function collect(
       if (event.type === "text_delta") text += event.text;
       else if (event.type === "tool_call_start") calledTools = true;
       else if (event.type === "message_end") {
-        spent.usage = add(spent.usage, event.usage);
+        spent.usage = addUsage(spent.usage, event.usage);
         if (event.costEstimate !== null) spent.cost = (spent.cost ?? 0) + event.costEstimate;
         // Its usage is counted once, in the round's last message_end.
         events.push({ ...event, usage: null, costEstimate: null });
@@ -211,7 +218,7 @@ function withSpent(events: StreamEvent[], spent: Spent): StreamEvent[] {
     event.type === "message_end"
       ? {
           ...event,
-          usage: add(spent.usage, event.usage),
+          usage: addUsage(spent.usage, event.usage),
           costEstimate:
             spent.cost === null && event.costEstimate === null
               ? null
@@ -219,20 +226,6 @@ function withSpent(events: StreamEvent[], spent: Spent): StreamEvent[] {
         }
       : event,
   );
-}
-
-function add(a: Usage | null, b: Usage | null): Usage | null {
-  if (!a || !b) return a ?? b;
-  const sum = (x?: number, y?: number) =>
-    x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0);
-  return {
-    promptTokens: a.promptTokens + b.promptTokens,
-    completionTokens: a.completionTokens + b.completionTokens,
-    totalTokens: a.totalTokens + b.totalTokens,
-    reasoningTokens: sum(a.reasoningTokens, b.reasoningTokens),
-    cachedPromptTokens: sum(a.cachedPromptTokens, b.cachedPromptTokens),
-    cacheWritePromptTokens: sum(a.cacheWritePromptTokens, b.cacheWritePromptTokens),
-  };
 }
 
 /**
