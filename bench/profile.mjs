@@ -6,11 +6,15 @@
  *
  *   node bench/profile.mjs [edgelink|floor] [seconds]
  *   node bench/profile.mjs stream [seconds] [input]
+ *   node bench/profile.mjs store [seconds]
  *
  * `stream` profiles the streaming bench's agent (bench/stream-worker.ts, pipeline (2)):
  * SendStreamingMessage turns replaying `input` ("recorded", the default, or
  * "synthetic:N"), each in a context prepared before the profile starts, run back to back
  * by the worker itself; "per request" then means per streamed turn.
+ *
+ * `store` profiles Edgelink's TaskStore alone writing one echo message per call (bench/
+ * sql-cost-worker.ts, kind `store`), 8 calls at a time over 16 objects.
  *
  * Profiling slows the isolate down, so compare shares and modules, not absolute rps.
  */
@@ -29,6 +33,7 @@ const entries = {
     { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
   ],
   floor: ["floor-worker.ts", { FLOOR_CONTEXT: "FloorContext" }],
+  store: ["sql-cost-worker.ts", { SQL_COST: "SqlCost" }],
   stream: [
     "stream-worker.ts",
     { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
@@ -37,7 +42,7 @@ const entries = {
 const streamInput = process.argv[4] ?? "recorded";
 if (!entries[target] || !(seconds > 0 && seconds <= 60)) {
   console.error(
-    "usage: node bench/profile.mjs [edgelink|floor] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
+    "usage: node bench/profile.mjs [edgelink|floor|store] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
   );
   process.exit(2);
 }
@@ -207,6 +212,34 @@ async function profileStream(server) {
   save(profile, server, count);
 }
 
+/** Profiles the TaskStore's writes of one echo message per call (see bench/sql-cost.mjs). */
+async function profileStore(server) {
+  let calls = 0;
+  const drive = async (ms) => {
+    const end = performance.now() + ms;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (performance.now() < end) {
+          const response = await fetch(`${server.url}?kind=store&context=s-${calls++ % 16}`);
+          const text = await response.text();
+          if (!response.ok) throw new Error(`store: HTTP ${response.status}: ${text}`);
+        }
+      }),
+    );
+  };
+  await drive(2000);
+  calls = 0;
+  const stop = await startProfiler();
+  const cpu0 = processCpuSeconds(server.pid);
+  await drive(seconds * 1000);
+  const cpu = processCpuSeconds(server.pid) - cpu0;
+  const profile = await stop();
+  console.log(
+    `store: ${calls} calls while profiled, ${((cpu * 1000) / calls).toFixed(2)} ms workerd CPU per call`,
+  );
+  save(profile, server, calls);
+}
+
 /** Profiles SendMessage under the benchmark's load (16 clients). */
 async function profileLoad(server) {
   const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
@@ -242,6 +275,7 @@ const server = await startWorkerd(entry, durableObjects, {
 });
 try {
   if (target === "stream") await profileStream(server);
+  else if (target === "store") await profileStore(server);
   else await profileLoad(server);
 } finally {
   await server.stop();
