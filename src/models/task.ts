@@ -84,6 +84,21 @@ export const Tasks = {
     const task = Task.parse({ ...init });
     return Tasks.addMessage(task, message);
   },
+  /**
+   * A new submitted task holding one message, built as it is (no parsing): for a caller
+   * whose id and message are already checked, like the conversation object admitting one.
+   */
+  submitted: (id: string, contextId: string, message: Message, timestamp = nowIso()): Task => ({
+    id,
+    contextId,
+    status: { state: "submitted", message: null, timestamp },
+    history: [message],
+    artifacts: [],
+    metadata: {},
+    stateHistory: [],
+    createdAt: timestamp,
+    flowState: {},
+  }),
   /** A new task whose single user message holds one infer part (B11). */
   createInfer: (content: Parameters<typeof Parts.infer>[0] = {}): Task =>
     Tasks.create(Messages.infer(content)),
