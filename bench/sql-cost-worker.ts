@@ -18,7 +18,7 @@ import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../src/durable/schem
 import { TaskStore } from "../src/durable/task-store";
 import type { Item } from "../src/history/items";
 import type { Message } from "../src/models/message";
-import { Tasks } from "../src/models/task";
+import { submittedTask } from "../src/models/task";
 
 interface Env {
   SQL_COST: DurableObjectNamespace<SqlCost>;
@@ -82,7 +82,7 @@ export class SqlCost extends DurableObject<Env> {
       contextId,
       taskId,
     };
-    const submitted = Tasks.submitted(taskId, contextId, message, now);
+    const submitted = submittedTask(taskId, contextId, message, now);
     const store = this.store;
     store.atomic(() => store.create(submitted, true));
     store.atomic(() => {

@@ -21,7 +21,7 @@ import { Parts } from "../models/part";
 import { renderReplyResult, renderSendResult } from "../models/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/requests";
 import { replyStream, type StreamFormat } from "../models/stream";
-import { type Task, Tasks } from "../models/task";
+import { submittedTask, type Task } from "../models/task";
 import { InvalidTransitionError, isTerminal, type TaskState } from "../models/task-state";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
 import { ChildStore, cancelChildren } from "./children";
@@ -713,7 +713,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     // stream opened on it starts from the submitted task, before the first event.
     const id = scope.newTaskId ?? newTaskId(scope.contextId);
     message.taskId = id;
-    const submitted = Tasks.submitted(id, scope.contextId, message);
+    const submitted = submittedTask(id, scope.contextId, message);
     const events = this.store.atomic(() => {
       if (push) this.registerInline(id, push.config, push.issuer, submitted);
       return this.store.create(submitted, true, push !== undefined);

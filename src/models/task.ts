@@ -50,6 +50,33 @@ export const Task = z.object({
 export type Task = z.infer<typeof Task>;
 export type TaskInput = z.input<typeof Task>;
 
+/**
+ * A new submitted task holding one message, built as it is (no parsing): for a caller
+ * whose id and message are already checked, like the conversation object admitting one.
+ * A function of its own, not one of `Tasks`, so a Worker that needs only this bundles
+ * only this.
+ * @example
+ * const task = submittedTask("t1", "c1", Messages.user("hello"));
+ */
+export function submittedTask(
+  id: string,
+  contextId: string,
+  message: Message,
+  timestamp = nowIso(),
+): Task {
+  return {
+    id,
+    contextId,
+    status: { state: "submitted", message: null, timestamp },
+    history: [message],
+    artifacts: [],
+    metadata: {},
+    stateHistory: [],
+    createdAt: timestamp,
+    flowState: {},
+  };
+}
+
 // Newest message or artifact per task, kept on each add so lookup never scans (B12).
 const lastItems = new WeakMap<Task, Message | Artifact>();
 
@@ -84,21 +111,6 @@ export const Tasks = {
     const task = Task.parse({ ...init });
     return Tasks.addMessage(task, message);
   },
-  /**
-   * A new submitted task holding one message, built as it is (no parsing): for a caller
-   * whose id and message are already checked, like the conversation object admitting one.
-   */
-  submitted: (id: string, contextId: string, message: Message, timestamp = nowIso()): Task => ({
-    id,
-    contextId,
-    status: { state: "submitted", message: null, timestamp },
-    history: [message],
-    artifacts: [],
-    metadata: {},
-    stateHistory: [],
-    createdAt: timestamp,
-    flowState: {},
-  }),
   /** A new task whose single user message holds one infer part (B11). */
   createInfer: (content: Parameters<typeof Parts.infer>[0] = {}): Task =>
     Tasks.create(Messages.infer(content)),

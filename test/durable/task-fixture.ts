@@ -1,9 +1,9 @@
 import { Messages } from "../../src/models/message";
-import { type Task, Tasks } from "../../src/models/task";
+import { submittedTask, type Task } from "../../src/models/task";
 
 /** A submitted task with one user message, as `TaskStore.create` takes it. */
 export function taskFixture(id: string, contextId = "c"): Task {
-  return Tasks.submitted(id, contextId, Messages.user("hi"));
+  return submittedTask(id, contextId, Messages.user("hi"));
 }
 
 /**
