@@ -76,7 +76,7 @@ export default defineConfig({
           // CPU each on a loaded 2-core machine. A hang still fails, just later.
           testTimeout: 20_000,
           include: ["test/**/*.test.ts"],
-          exclude: ["test/e2e/**", "test/llm/**", "test/agents/**"],
+          exclude: ["test/e2e/**", "test/llm/**", "test/agents/**", "test/registry/**"],
         },
       },
       {
@@ -134,6 +134,29 @@ export default defineConfig({
           globalSetup: ["./test/agents/node/global-setup.ts"],
           // The first MCP test loads the SDK through vite, which takes seconds.
           testTimeout: 20_000,
+        },
+      },
+      {
+        // The agent registry (A9), its own Worker: `edgelink/registry` is not in an agent's.
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./test/registry/wrangler.toml" },
+            miniflare: {
+              ...noNetwork,
+              bindings: {
+                REGISTRY_KEYS: JSON.stringify({
+                  "key-alice": { subject: "alice" },
+                  "key-bob": { subject: "bob" },
+                  "key-carol": { subject: "carol", tenant: "t2" },
+                }),
+              },
+            },
+          }),
+        ],
+        test: {
+          name: "registry",
+          ...shareOneWorkerd,
+          include: ["test/registry/**/*.test.ts"],
         },
       },
       {

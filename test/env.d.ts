@@ -2,6 +2,8 @@ declare namespace Cloudflare {
   interface Env {
     EDGELINK_CONTEXT: DurableObjectNamespace;
     EDGELINK_INDEX: DurableObjectNamespace;
+    /** The registry tests' object (test/registry/wrangler.toml). */
+    EDGELINK_REGISTRY: DurableObjectNamespace;
     DEMO_CHUNK_DELAY_MS: string;
   }
 }

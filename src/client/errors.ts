@@ -78,6 +78,10 @@ export class VersionNotSupportedError extends named("VersionNotSupportedError") 
 export class ContextNotFoundError extends named("ContextNotFoundError") {}
 /** The conversation holds all the history it may: compact it or start a new context. */
 export class ConversationFullError extends named("ConversationFullError") {}
+/** Edgelink's -32052: an agent registry has no live entry by that id. */
+export class AgentNotFoundError extends named("AgentNotFoundError") {}
+/** Edgelink's -32053: an agent registry holds all the live entries it may. */
+export class RegistryFullError extends named("RegistryFullError") {}
 /** -32700 */
 export class JSONParseError extends named("JSONParseError") {}
 /** -32600 (also 413 Payload Too Large) */
@@ -110,6 +114,8 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   VersionNotSupported: VersionNotSupportedError,
   ContextNotFound: ContextNotFoundError,
   ConversationFull: ConversationFullError,
+  AgentNotFound: AgentNotFoundError,
+  RegistryFull: RegistryFullError,
   JSONParse: JSONParseError,
   InvalidRequest: InvalidRequestError,
   PayloadTooLarge: InvalidRequestError,

@@ -317,6 +317,30 @@ export const INDEX_MIGRATIONS: readonly Migration[] = [
 ];
 
 /**
+ * An agent registry (A9): one row per live or not yet pruned registration. `name_key` is
+ * the lowercase name discovery matches and sorts by; `tags` a JSON array of lowercase tags.
+ */
+export const REGISTRY_MIGRATIONS: readonly Migration[] = [
+  [
+    `CREATE TABLE IF NOT EXISTS agents (
+      id TEXT PRIMARY KEY,
+      owner TEXT NOT NULL,
+      name TEXT NOT NULL,
+      name_key TEXT NOT NULL,
+      url TEXT NOT NULL,
+      role TEXT NOT NULL,
+      tags TEXT NOT NULL,
+      card TEXT NOT NULL,
+      registered_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL,
+      ttl_ms INTEGER NOT NULL
+    )`,
+    "CREATE INDEX IF NOT EXISTS agents_by_name ON agents (name_key, id)",
+    "CREATE INDEX IF NOT EXISTS agents_by_expiry ON agents (expires_at)",
+  ],
+];
+
+/**
  * The listing bookkeeping of `listingSteps` as a new database gets it: the column in its
  * table's CREATE, so only the counter, the moves and the delete trigger are left.
  */

@@ -71,6 +71,20 @@ export const ERROR_TABLE = {
     status: "FAILED_PRECONDITION",
     reason: "CONVERSATION_FULL",
   },
+  /** Edgelink's own: an agent registry has no live entry by that id (custom server code). */
+  AgentNotFound: {
+    code: -32052,
+    http: 404,
+    status: "NOT_FOUND",
+    reason: "AGENT_NOT_FOUND",
+  },
+  /** Edgelink's own: an agent registry holds its `limits.maxAgents` live entries. */
+  RegistryFull: {
+    code: -32053,
+    http: 409,
+    status: "FAILED_PRECONDITION",
+    reason: "REGISTRY_FULL",
+  },
   JSONParse: { code: -32700, http: 400, status: "INVALID_ARGUMENT", reason: "INVALID_JSON" },
   InvalidRequest: {
     code: -32600,

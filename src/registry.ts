@@ -1,0 +1,125 @@
+/**
+ * `edgelink/registry`: an agent registry (A9) on Workers, apart from `defineAgent` so an
+ * agent's Worker does not carry it. Agents register their card for a time-to-live and
+ * renew it with heartbeats; clients discover them by name, role and tags.
+ */
+import type { Hono } from "hono";
+import { type AuthOptions, checkAuth, type Principal } from "./agent/auth";
+import { RegistryObject } from "./durable/registry-object";
+import { REGISTRY_LIMITS, type RegistryLimits } from "./models/registry";
+import { createRegistryApp } from "./server/registry-app";
+
+export type { RegistryResult } from "./durable/registry-object";
+export { RegistryObject } from "./durable/registry-object";
+export type {
+  DiscoverPage,
+  RegisterRequest,
+  RegistryEntry,
+  RegistryLimits,
+} from "./models/registry";
+export { REGISTRY_LIMITS } from "./models/registry";
+
+/** What `defineRegistry` takes. */
+export interface RegistryConfig<Env> {
+  /**
+   * Who may use the registry: required, since an open registry lets anyone list any URL.
+   * A principal's subject owns the entries it registers; its tenant has its own registry.
+   */
+  auth: AuthOptions<Env>;
+  /** Bounds (defaults: `REGISTRY_LIMITS`). */
+  limits?: Partial<RegistryLimits>;
+  /** The Durable Object binding of the registry class. Default `EDGELINK_REGISTRY`. */
+  binding?: string;
+}
+
+/** What `defineRegistry` returns: a Worker's default export and its Durable Object class. */
+export interface RegistryWorker<Env extends object> {
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response>;
+  /** The routes, to mount in your own app: `app.route("/registry", registry.app)`. */
+  app: Hono<{ Bindings: Env; Variables: { principal: Principal } }>;
+  /** Export it under the class name wrangler.toml binds (`EDGELINK_REGISTRY` by default). */
+  EdgelinkRegistry: typeof RegistryObject<Env>;
+  /** The limits in force. */
+  limits: RegistryLimits;
+}
+
+function checkLimits(partial: Partial<RegistryLimits>): RegistryLimits {
+  const limits = { ...REGISTRY_LIMITS, ...partial };
+  for (const [key, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new TypeError(`Invalid registry limits: ${key} must be a positive integer`);
+    }
+  }
+  // A card is one row: its characters, up to 3 bytes each in UTF-8, stay under the 2 MB a
+  // row may hold. Counting live entries and a page's rows stay cheap under the others.
+  const ceilings: Partial<Record<keyof RegistryLimits, number>> = {
+    maxCardChars: 512 * 1024,
+    maxAgents: 100_000,
+    maxPageSize: 1_000,
+    maxTags: 1_000,
+  };
+  for (const [key, ceiling] of Object.entries(ceilings)) {
+    if (limits[key as keyof RegistryLimits] > (ceiling as number)) {
+      throw new TypeError(`Invalid registry limits: ${key} must be at most ${ceiling}`);
+    }
+  }
+  if (
+    limits.minTtlSeconds > limits.defaultTtlSeconds ||
+    limits.defaultTtlSeconds > limits.maxTtlSeconds
+  ) {
+    throw new TypeError(
+      "Invalid registry limits: minTtlSeconds <= defaultTtlSeconds <= maxTtlSeconds",
+    );
+  }
+  return limits;
+}
+
+/**
+ * Defines an agent registry: its routes and its Durable Object class.
+ *
+ * @example
+ * ```ts
+ * // registry.ts, with wrangler.toml binding EDGELINK_REGISTRY to class EdgelinkRegistry
+ * import { defineRegistry } from "edgelink/registry";
+ *
+ * const registry = defineRegistry({ auth: { apiKeys: { secret: "REGISTRY_API_KEYS" } } });
+ * export const { EdgelinkRegistry } = registry;
+ * export default registry;
+ * ```
+ * Then `POST /agents {"card": ...}` registers, `GET /agents?tag=travel` discovers, and
+ * `POST /agents/{id}/heartbeat` keeps an entry alive.
+ */
+export function defineRegistry<Env extends object = Record<string, unknown>>(
+  config: RegistryConfig<Env>,
+): RegistryWorker<Env> {
+  if (!config?.auth) {
+    throw new TypeError("defineRegistry needs auth: an open registry lets anyone list any URL");
+  }
+  const auth = checkAuth(config.auth);
+  const limits = checkLimits(config.limits ?? {});
+  const binding = config.binding ?? "EDGELINK_REGISTRY";
+
+  class EdgelinkRegistry extends RegistryObject<Env> {
+    protected override get limits(): RegistryLimits {
+      return limits;
+    }
+  }
+
+  const app = createRegistryApp<Env>({
+    auth,
+    limits,
+    registry: (env) => {
+      const ns = (env as Record<string, unknown>)[binding];
+      if (!ns || typeof (ns as DurableObjectNamespace).idFromName !== "function") {
+        throw new Error(`The registry's Durable Object binding ${binding} is missing`);
+      }
+      return ns as DurableObjectNamespace<RegistryObject>;
+    },
+  });
+  return {
+    fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+    app,
+    EdgelinkRegistry,
+    limits,
+  };
+}

@@ -1,0 +1,146 @@
+import { Hono, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { AuthOptions, Principal } from "../agent/auth";
+import type { RegistryObject, RegistryResult } from "../durable/registry-object";
+import { A2AError, invalidParams } from "../models/errors";
+import { discoverQuery, RegisterRequest, type RegistryLimits } from "../models/registry";
+import { authenticate } from "./auth";
+import { readJson } from "./body";
+import { restError, toA2AError } from "./errors";
+
+/**
+ * The object's methods as called here: the platform's stub type would map every return
+ * type through its RPC types, which recursive JSON makes endlessly deep.
+ */
+type RegistryRpc = Pick<
+  RegistryObject,
+  "register" | "heartbeat" | "unregister" | "get" | "discover"
+>;
+type Vars<Env> = { Bindings: Env; Variables: { principal: Principal } };
+
+/** An entry id as the registry makes them (22 base64url characters). */
+const ENTRY_ID = /^[A-Za-z0-9_-]{22}$/;
+
+function unwrap<T>(result: RegistryResult<T>): T {
+  if (!result.ok) throw A2AError.fromData(result.error);
+  return result.value;
+}
+
+/**
+ * The registry's HTTP+JSON routes (A9), every one behind `auth`:
+ *
+ * - `POST /agents` `{card, ttlSeconds?}`: register (201 new, 200 renewed or replaced);
+ * - `GET /agents?name=&role=&tag=&tag=&pageSize=&pageToken=`: discover live agents;
+ * - `GET /agents/{id}`, `POST /agents/{id}/heartbeat`, `DELETE /agents/{id}` (204).
+ *
+ * Errors are google.rpc.Status bodies, as the agent's HTTP+JSON binding answers them.
+ * Each tenant (the caller's, from `auth`) has its own registry object.
+ */
+export function createRegistryApp<Env extends object>(options: {
+  auth: AuthOptions<Env>;
+  limits: RegistryLimits;
+  registry: (env: Env) => DurableObjectNamespace<RegistryObject>;
+}): Hono<Vars<Env>> {
+  const app = new Hono<Vars<Env>>();
+  const { limits } = options;
+
+  app.use("*", async (c, next) => {
+    try {
+      c.set("principal", await authenticate(c.req.raw, c.env, options.auth));
+    } catch (error) {
+      const refused = restError(toA2AError(error));
+      if (refused.status === 401) refused.headers.set("WWW-Authenticate", challenge(options.auth));
+      return refused;
+    }
+    return next();
+  });
+
+  const stubOf = (env: Env, principal: Principal): RegistryRpc => {
+    const ns = options.registry(env);
+    const name = `registry/${encodeURIComponent(principal.tenant)}`;
+    return ns.get(ns.idFromName(name)) as unknown as RegistryRpc;
+  };
+  const entryId = (id: string): string => {
+    if (!ENTRY_ID.test(id)) {
+      throw new A2AError("AgentNotFound", "No live agent by that id in this registry", {
+        id: id.slice(0, 64),
+      });
+    }
+    return id;
+  };
+
+  // A card's characters as UTF-8 take at most 3 bytes each, plus the envelope around it.
+  const registerLimit: MiddlewareHandler<Vars<Env>> = bodyLimit({
+    maxSize: limits.maxCardChars * 3 + 1024,
+    onError: () =>
+      restError(
+        new A2AError(
+          "PayloadTooLarge",
+          `The registration is larger than a card of ${limits.maxCardChars} characters allows`,
+        ),
+      ),
+  });
+
+  app.use("/agents", registerLimit);
+  app.post("/agents", async (c) => {
+    const parsed = RegisterRequest.safeParse(await readJson(c.req.raw));
+    if (!parsed.success) throw invalidParams(parsed.error.issues);
+    const principal = c.get("principal");
+    const { entry, created } = unwrap(
+      await stubOf(c.env, principal).register(
+        principal.subject,
+        parsed.data.card,
+        parsed.data.ttlSeconds,
+      ),
+    );
+    return c.json(entry, created ? 201 : 200);
+  });
+
+  app.get("/agents", async (c) => {
+    const query = discoverQuery(new URL(c.req.url).searchParams, limits);
+    return c.json(unwrap(await stubOf(c.env, c.get("principal")).discover(query)));
+  });
+
+  app.get("/agents/:id", async (c) => {
+    const id = entryId(c.req.param("id"));
+    return c.json(unwrap(await stubOf(c.env, c.get("principal")).get(id)));
+  });
+
+  app.post("/agents/:id/heartbeat", async (c) => {
+    const id = entryId(c.req.param("id"));
+    const principal = c.get("principal");
+    return c.json(unwrap(await stubOf(c.env, principal).heartbeat(principal.subject, id)));
+  });
+
+  app.delete("/agents/:id", async (c) => {
+    const id = entryId(c.req.param("id"));
+    const principal = c.get("principal");
+    unwrap(await stubOf(c.env, principal).unregister(principal.subject, id));
+    return c.body(null, 204);
+  });
+
+  app.all("/agents", () => methodNotAllowed("GET, POST"));
+  app.all("/agents/:id", () => methodNotAllowed("GET, DELETE"));
+  app.all("/agents/:id/heartbeat", () => methodNotAllowed("POST"));
+  app.notFound((c) => restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)));
+  app.onError((error) => restError(toA2AError(error)));
+  return app;
+}
+
+function methodNotAllowed(allow: string): Response {
+  const response = restError(
+    new A2AError("MethodNotAllowed", `This path takes ${allow}`, { allow }),
+  );
+  response.headers.set("Allow", allow);
+  return response;
+}
+
+/** The WWW-Authenticate challenges of the configured schemes (RFC 9110 §11.6.1). */
+function challenge<Env>(auth: AuthOptions<Env>): string {
+  const out: string[] = [];
+  if (auth.bearer) out.push('Bearer realm="registry"');
+  if (auth.apiKeys)
+    out.push(`ApiKey realm="registry", header="${auth.apiKeys.header ?? "X-API-Key"}"`);
+  if (out.length === 0) out.push('Custom realm="registry"');
+  return out.join(", ");
+}
