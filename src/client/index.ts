@@ -18,6 +18,7 @@ export type { JsonObject, JsonValue } from "../models/json";
 export type { Message, MessageInput } from "../models/message";
 export { isKnownPart, type Part, Parts, textOf } from "../models/part";
 export type { PeerCard, PeerCardInput, PeerInterface } from "../models/peer-card";
+export type { DiscoverPage, RegistryEntry } from "../models/registry";
 export type { Task, TaskStatus } from "../models/task";
 export { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
 export type { Auth, TokenSource } from "./auth";
@@ -40,6 +41,7 @@ export { A2AClient, answerOf, chooseInterface, connect } from "./client";
 export {
   A2AConnectionError,
   A2ARemoteError,
+  AgentNotFoundError,
   ContentTypeNotSupportedError,
   ContextNotFoundError,
   ConversationFullError,
@@ -54,6 +56,7 @@ export {
   MethodNotFoundError,
   PermissionDeniedError,
   PushNotificationNotSupportedError,
+  RegistryFullError,
   TaskNotCancelableError,
   TaskNotFoundError,
   UnauthenticatedError,
@@ -61,4 +64,5 @@ export {
   UnsupportedOperationError,
   VersionNotSupportedError,
 } from "./errors";
+export { type DiscoverOptions, RegistryClient, type RegistryClientOptions } from "./registry";
 export type { Binding, Version } from "./transport";

@@ -1,0 +1,74 @@
+import { SELF } from "cloudflare:test";
+import { beforeEach, describe, expect, it } from "vitest";
+import {
+  A2AConnectionError,
+  AgentNotFoundError,
+  InvalidParamsError,
+  PermissionDeniedError,
+  RegistryClient,
+  RegistryFullError,
+  UnauthenticatedError,
+} from "../../src/client";
+import { registryOf, resetRegistry } from "./helpers";
+
+const ORIGIN = "https://registry.example.com";
+const client = (apiKey?: string) =>
+  new RegistryClient(`${ORIGIN}/`, {
+    ...(apiKey ? { auth: { apiKey } } : {}),
+    fetch: (input, init) => SELF.fetch(input, init),
+  });
+const card = (name: string, url: string, tags: string[] = []) => ({ name, url, tags });
+
+beforeEach(resetRegistry);
+
+describe("RegistryClient (A9)", () => {
+  it("A9 registers, finds across pages, renews and removes through the client", async () => {
+    const alice = client("key-alice");
+    const entries = [];
+    for (const n of ["a", "b", "c", "d"]) {
+      entries.push(
+        await alice.register(card(`Agent ${n}`, `https://${n}.example/`, ["Team"]), {
+          ttlSeconds: 30,
+        }),
+      );
+    }
+    // Pages of at most 3 (the test registry's maxPageSize): the iterator follows the token.
+    const found = [];
+    for await (const entry of alice.discoverAll({ tags: ["team"], pageSize: 3 }))
+      found.push(entry.name);
+    expect(found).toStrictEqual(["Agent a", "Agent b", "Agent c", "Agent d"]);
+    expect((await alice.discover({ name: "agent b" })).agents.map((e) => e.id)).toStrictEqual([
+      entries[1]?.id,
+    ]);
+
+    await registryOf().advance(20_000);
+    const renewed = await alice.heartbeat(entries[0]?.id ?? "");
+    expect(Date.parse(renewed.expiresAt)).toBeGreaterThan(Date.parse(entries[0]?.expiresAt ?? ""));
+    await alice.unregister(entries[0]?.id ?? "");
+    await expect(alice.get(entries[0]?.id ?? "")).rejects.toBeInstanceOf(AgentNotFoundError);
+  });
+
+  it("A9 the registry's refusals arrive as the client's typed errors", async () => {
+    await expect(client().discover()).rejects.toBeInstanceOf(UnauthenticatedError);
+    const bad = await client("key-alice")
+      .register({ name: "No url" })
+      .catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(InvalidParamsError);
+    expect((bad as InvalidParamsError).fieldViolations.map((v) => v.field)).toStrictEqual([
+      "card.url",
+    ]);
+    await client("key-alice").register(card("Held", "https://held.example/"));
+    await expect(
+      client("key-bob").register(card("Mine", "https://held.example/")),
+    ).rejects.toBeInstanceOf(PermissionDeniedError);
+    for (let i = 0; i < 4; i++)
+      await client("key-bob").register(card(`F${i}`, `https://f${i}.example/`));
+    await expect(
+      client("key-bob").register(card("Too many", "https://x.example/")),
+    ).rejects.toBeInstanceOf(RegistryFullError);
+    const down = new RegistryClient("https://registry.invalid", {
+      fetch: () => Promise.reject(new TypeError("network down")),
+    });
+    await expect(down.get("a".repeat(22))).rejects.toBeInstanceOf(A2AConnectionError);
+  });
+});
