@@ -43,6 +43,7 @@ let project: string;
 let tarball: string;
 let agent: DemoAgent | undefined;
 let mcpAgent: DemoAgent | undefined;
+let registry: DemoAgent | undefined;
 
 beforeAll(async () => {
   project = mkdtempSync(join(tmpdir(), "edgelink-user-"));
@@ -102,6 +103,30 @@ beforeAll(async () => {
       .replace('name = "my-agent"', 'name = "my-mcp-agent"')
       .replace('main = "worker.ts"', 'main = "mcp-worker.ts"'),
   );
+  // An agent registry (A9) of its own: edgelink/registry, as its README section shows it.
+  writeFileSync(
+    join(project, "registry-worker.ts"),
+    [
+      'import { defineRegistry } from "edgelink/registry";',
+      'const registry = defineRegistry({ auth: { apiKeys: { secret: "REGISTRY_API_KEYS" } } });',
+      "export const { EdgelinkRegistry } = registry;",
+      "export default registry;",
+    ].join("\n"),
+  );
+  writeFileSync(
+    join(project, "registry.wrangler.toml"),
+    [
+      'name = "my-registry"',
+      'main = "registry-worker.ts"',
+      'compatibility_date = "2026-11-01"',
+      "[[durable_objects.bindings]]",
+      'name = "EDGELINK_REGISTRY"',
+      'class_name = "EdgelinkRegistry"',
+      "[[migrations]]",
+      'tag = "v1"',
+      'new_sqlite_classes = ["EdgelinkRegistry"]',
+    ].join("\n"),
+  );
   // Dependencies come from the registry (or npm's cache); edgelink from the tarball.
   await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], project);
 }, 600_000);
@@ -109,11 +134,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await agent?.stop();
   await mcpAgent?.stop();
+  await registry?.stop();
   if (project) rmSync(project, { recursive: true, force: true });
 });
 
 describe("the packed package in a new Worker project (issue 13)", () => {
-  it("ships built ESM and .d.ts for edgelink, edgelink/client, edgelink/push and edgelink/mcp, not sources", () => {
+  it("ships built ESM and .d.ts for edgelink and its client, push, mcp and registry entries, not sources", () => {
     const root = join(project, "node_modules", "edgelink");
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<
       string,
@@ -123,7 +149,7 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     expect(manifest.sideEffects).toBe(false);
     expect(Object.keys(manifest.peerDependencies as object).sort()).toEqual(["hono", "zod"]);
     const dist = readdirSync(join(root, "dist"));
-    for (const entry of ["index", "client", "push", "mcp"]) {
+    for (const entry of ["index", "client", "push", "mcp", "registry"]) {
       expect(dist).toContain(`${entry}.js`);
       expect(dist).toContain(`${entry}.d.ts`);
     }
@@ -204,8 +230,11 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     await run(BIN("wrangler"), ["deploy", "--dry-run", "--outdir", out], project);
     const bundle = readdirSync(out).filter((f) => f.endsWith(".js"));
     // The demo configures no MCP server, so the MCP SDK must not be in its bundle.
+    // Nor the agent registry (edgelink/registry, its own Worker).
     for (const f of bundle) {
-      expect(readFileSync(join(out, f), "utf8")).not.toContain("@modelcontextprotocol");
+      const code = readFileSync(join(out, f), "utf8");
+      expect(code).not.toContain("@modelcontextprotocol");
+      expect(code).not.toContain("agents_by_expiry");
     }
     const bytes = bundle.reduce((sum, f) => sum + readFileSync(join(out, f)).length, 0);
     const gzipped = bundle.reduce((sum, f) => sum + gzipSync(readFileSync(join(out, f))).length, 0);
@@ -245,6 +274,36 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     expect(script.status).toBe(200);
     const code = await script.text();
     expect(() => new vm.Script(code)).not.toThrow();
+  });
+
+  it("A9 a registry Worker from edgelink/registry lists the packed agent's card and finds it by tag", async () => {
+    expect(agent, "the demo agent of the test above runs").toBeDefined();
+    const keys = JSON.stringify({ "key-ops": { subject: "ops" } });
+    registry = await startWorker(join(project, "registry.wrangler.toml"), {
+      REGISTRY_API_KEYS: keys,
+    });
+    const headers = { "X-API-Key": "key-ops", "Content-Type": "application/json" };
+    const card = await (await fetch(`${agent?.baseUrl}/.well-known/agent-card.json`)).json();
+    const registered = await fetch(`${registry.baseUrl}/agents`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ card, ttlSeconds: 30 }),
+    });
+    expect(registered.status).toBe(201);
+    const entry = (await registered.json()) as { id: string; url: string; tags: string[] };
+    expect(entry.url).toBe(`${agent?.baseUrl}/`);
+    const tag = entry.tags[0];
+    expect(tag, "the demo card's skills carry tags").toBeDefined();
+    const found = (await (
+      await fetch(`${registry.baseUrl}/agents?tag=${encodeURIComponent(tag ?? "")}`, { headers })
+    ).json()) as { agents: { id: string }[] };
+    expect(found.agents.map((a) => a.id)).toStrictEqual([entry.id]);
+    const beat = await fetch(`${registry.baseUrl}/agents/${entry.id}/heartbeat`, {
+      method: "POST",
+      headers,
+    });
+    expect(beat.status).toBe(200);
+    expect((await fetch(`${registry.baseUrl}/agents`)).status).toBe(401);
   });
 
   it("a Worker importing edgelink/mcp builds and starts (zod is not wrapped in lazy initializers)", async () => {
