@@ -160,6 +160,9 @@ describe("agent registry (A9)", () => {
     expect(await rows()).toContain(other.id);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await rows()).toStrictEqual([entry.id]);
+    // The alarm is set again, for the entry that expires next.
+    const alarm = await runInDurableObject(stub, (_, state) => state.storage.getAlarm());
+    expect(alarm).toBe(Date.parse(renewed.expiresAt));
   });
 
   it("A9 only the owner renews, replaces or removes an entry; a lapsed one may be taken", async () => {
