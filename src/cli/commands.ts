@@ -1,6 +1,5 @@
 import {
   type A2AClient,
-  type Auth,
   answerOf,
   type Binding,
   connect,
@@ -10,24 +9,13 @@ import {
 } from "../client/index";
 import { verifyPushNotification } from "../push/receiver";
 import { type Args, flag, intOption, onlyOptions, option, UsageError } from "./args";
+import { type Context, credentials, GLOBAL, need, print, printJson } from "./common";
 import { EventPrinter, EXIT, exitCodeOf } from "./events";
 import { type IncomingMessageLike, nodeHttp, proc } from "./node";
 import { type Style, stateColor, table } from "./output";
 
-export interface Context {
-  args: Args;
-  style: Style;
-  errStyle: Style;
-  json: boolean;
-}
-
-const GLOBAL = ["json", "token", "api-key", "header", "binding", "no-color", "help"];
-
-function need(args: Args, index: number, name: string): string {
-  const value = args.positional[index];
-  if (value === undefined || value === "") throw new UsageError(`missing ${name}`);
-  return value;
-}
+export type { Context } from "./common";
+export { registry } from "./registry";
 
 /** The connection every agent command makes, from the global options. */
 async function agentOf(
@@ -35,15 +23,7 @@ async function agentOf(
   url: string,
   extra: { onRetry?: (n: number) => void } = {},
 ): Promise<A2AClient> {
-  const headers = new Headers();
-  for (const h of ctx.args.options.get("header") ?? []) {
-    const colon = h.indexOf(":");
-    if (colon <= 0) throw new UsageError(`--header must be "Name: value", got "${h}"`);
-    headers.append(h.slice(0, colon).trim(), h.slice(colon + 1).trim());
-  }
-  const token = option(ctx.args, "token") ?? proc.env.EDGELINK_TOKEN;
-  const apiKey = option(ctx.args, "api-key");
-  const auth: Auth | undefined = token ? { bearer: token } : apiKey ? { apiKey } : undefined;
+  const { headers, auth } = credentials(ctx.args);
   const raw = option(ctx.args, "binding")?.toLowerCase();
   const binding: Binding | undefined =
     raw === undefined
@@ -62,12 +42,6 @@ async function agentOf(
     resume: { ...(extra.onRetry ? { onRetry: extra.onRetry } : {}) },
   });
 }
-
-function print(text: string): void {
-  proc.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
-}
-
-const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
 
 export async function card(ctx: Context): Promise<number> {
   onlyOptions(ctx.args, GLOBAL);

@@ -28,6 +28,11 @@ commands:
   push listen URL              receive and verify webhooks locally
                                (--port 8788, --host, --path /, --audience URL,
                                --notification-token T, --count N)
+  registry list REGISTRY       agents in an agent registry (--name N, --role R,
+                               --tag T, repeatable, --page-size N, --page-token T)
+  registry add REGISTRY AGENT  register AGENT's card (its base URL or card URL; --ttl S)
+  registry heartbeat REGISTRY ID   renew an entry
+  registry remove REGISTRY ID  remove an entry
 
 options:
   --json                       machine-readable output (JSON; NDJSON for streams)
@@ -51,6 +56,7 @@ const COMMANDS: Record<string, (ctx: commands.Context) => Promise<number>> = {
   watch: commands.watch,
   history: commands.history,
   push: commands.push,
+  registry: commands.registry,
 };
 
 /** Runs the CLI; answers the exit code. Never throws. */

@@ -19,6 +19,8 @@ export interface RegistryClientOptions {
   auth?: Auth;
   /** The fetch to use (a service binding's, a test's); the global one by default. */
   fetch?: typeof fetch;
+  /** Headers sent with every call (a gateway's, say). */
+  headers?: HeadersInit;
 }
 
 /**
@@ -93,7 +95,8 @@ export class RegistryClient {
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const url = new URL(`${this.base}${path}`);
-    const headers = new Headers({ Accept: "application/json" });
+    const headers = new Headers(this.options.headers);
+    headers.set("Accept", "application/json");
     if (body !== undefined) headers.set("Content-Type", "application/json");
     await applyAuth(this.options.auth, headers, url, { refresh: false, cardApiKey: undefined });
     let response: Response;

@@ -9,10 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DemoAgent, startDemoAgent } from "./support/worker";
+import { type DemoAgent, startDemoAgent, startWorker } from "./support/worker";
 
 const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
 let agent: DemoAgent;
+let registry: DemoAgent;
 let launcher: string;
 
 beforeAll(async () => {
@@ -33,10 +34,15 @@ beforeAll(async () => {
   writeFileSync(join(dir, "package.json"), '{"type":"module"}');
   launcher = join(dir, "bin/edgelink.mjs");
   agent = await startDemoAgent(10);
+  // The registry tests' worker (test/registry), its API keys as a plain variable.
+  registry = await startWorker("test/registry/wrangler.toml", {
+    REGISTRY_KEYS: JSON.stringify({ "key-ops": { subject: "ops" } }),
+  });
 });
 
 afterAll(async () => {
   await agent?.stop();
+  await registry?.stop();
 });
 
 interface Run {
@@ -200,6 +206,50 @@ describe("edgelink CLI against the demo worker", () => {
     const deliveries = lines.filter((l) => !l.refused);
     expect(deliveries.length).toBeGreaterThanOrEqual(2);
     for (const d of deliveries) expect(d.taskId).toBe(task.id);
+  });
+
+  it("A9 registry add, list, heartbeat and remove: the demo agent listed in a registry", async () => {
+    const key = ["--api-key", "key-ops"];
+    const added = await cli([
+      "registry",
+      "add",
+      registry.baseUrl,
+      agent.baseUrl,
+      "--ttl",
+      "30",
+      "--json",
+      ...key,
+    ]);
+    expect(added.code).toBe(0);
+    const entry = JSON.parse(added.stdout);
+    expect(entry).toMatchObject({ url: `${agent.baseUrl}/`, ttlSeconds: 30 });
+
+    const listed = await cli(["registry", "list", registry.baseUrl, "--tag", "demo", ...key]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(entry.name);
+    expect(listed.stdout).toContain(entry.id);
+    const none = await cli([
+      "registry",
+      "list",
+      registry.baseUrl,
+      "--tag",
+      "nothing",
+      "--json",
+      ...key,
+    ]);
+    expect(JSON.parse(none.stdout)).toStrictEqual({ agents: [], nextPageToken: "" });
+
+    const beat = await cli(["registry", "heartbeat", registry.baseUrl, entry.id, ...key]);
+    expect(beat.code).toBe(0);
+    expect(beat.stdout).toContain(`renewed ${entry.id}`);
+    expect((await cli(["registry", "remove", registry.baseUrl, entry.id, ...key])).code).toBe(0);
+    const gone = await cli(["registry", "heartbeat", registry.baseUrl, entry.id, ...key]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain("AgentNotFoundError");
+    const anonymous = await cli(["registry", "list", registry.baseUrl]);
+    expect(anonymous.code).toBe(1);
+    expect(anonymous.stderr).toContain("UnauthenticatedError");
+    expect((await cli(["registry", "frob", registry.baseUrl])).code).toBe(2);
   });
 
   it("clear errors and exit codes", async () => {
