@@ -1,6 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { DEFAULT_LIMITS } from "../src/agent/limits";
 import { indexObjectName, indexShardOf } from "../src/durable/ids";
+import { A2AError } from "../src/models/errors";
 
 export const BASE = "http://agent.test";
 
@@ -153,4 +154,15 @@ export function indexShardStub(contextId: string, tenant = "", owner = ""): Dura
   const shards = DEFAULT_LIMITS.indexShards;
   const name = indexObjectName(tenant, owner, indexShardOf(contextId, shards), shards);
   return env.EDGELINK_INDEX.get(env.EDGELINK_INDEX.idFromName(name));
+}
+
+/** The A2AError `run` throws; fails the test when it throws none (or something else). */
+export function refusalOf(run: () => unknown): A2AError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof A2AError) return error;
+    throw error;
+  }
+  throw new Error("expected a refusal (an A2AError), got none");
 }

@@ -10,7 +10,7 @@ import { type Artifact, Artifacts } from "../../src/models/artifact";
 import { A2AError } from "../../src/models/errors";
 import { Parts } from "../../src/models/part";
 import { defineAgent } from "../../src/worker";
-import { artifactText, listUntil, rpc, send, userMessage } from "../helpers";
+import { artifactText, listUntil, refusalOf, rpc, send, userMessage } from "../helpers";
 import { rpcAs } from "../server/auth-support";
 import { withLimits as setLimits } from "./agent-override";
 import { taskFixture } from "./task-fixture";
@@ -44,16 +44,6 @@ function storedChars(sql: SqlStorage, taskId: string): number {
 
 const chunk = (artifactId: string, text: string): Artifact =>
   Artifacts.create({ artifactId, name: "out", parts: [Parts.text(text)] });
-
-const refused = (run: () => unknown): A2AError => {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof A2AError) return error;
-    throw error;
-  }
-  throw new Error("the write was not refused");
-};
 
 describe("a task's artifacts are bounded (limits.taskArtifactChars, issue 10)", () => {
   it("limits.taskArtifactChars and limits.listArtifactChars are positive integers, 8 Mi and 16 Mi by default", () => {
@@ -94,7 +84,7 @@ describe("a task's artifacts are bounded (limits.taskArtifactChars, issue 10)", 
       // A restarted object counts what the rows hold: the same chunk is refused again,
       // and one that fits exactly is taken.
       store = fresh();
-      const again = refused(() =>
+      const again = refusalOf(() =>
         store.putArtifact("t1", chunk("a", "y".repeat(100)), { append: true, lastChunk: false }),
       );
       const room = limit - atLimit;

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { AgentCard, cardToV1 } from "../../src/models/agent-card";
-import { A2AError } from "../../src/models/errors";
 import {
   cardFacts,
   discoverQuery,
@@ -8,6 +7,7 @@ import {
   REGISTRY_LIMITS,
   registryEntryId,
 } from "../../src/models/registry";
+import { refusalOf } from "../helpers";
 
 const features = {
   baseUrl: "https://travel.example.com",
@@ -18,16 +18,6 @@ const features = {
   toolCalling: false,
   delegation: false,
 };
-
-function refusal(fn: () => unknown): A2AError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof A2AError) return error;
-    throw error;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("registry card facts (A9)", () => {
   it("A9 reads a v1 card: its first interface URL, role and tags from the profile, skills' tags", () => {
@@ -75,7 +65,7 @@ describe("registry card facts (A9)", () => {
       "card.tags",
     ],
   ])("A9 refuses a card it cannot list, naming the field (%#)", (card, field) => {
-    const error = refusal(() => cardFacts(card, REGISTRY_LIMITS));
+    const error = refusalOf(() => cardFacts(card, REGISTRY_LIMITS));
     expect(error.kind).toBe("InvalidParams");
     expect(error.fieldViolations.map((v) => v.field)).toStrictEqual([field]);
   });
@@ -117,7 +107,7 @@ describe("registry discovery query (A9)", () => {
     ["pageToken=%%%", "pageToken"],
     ["pageToken=bm90LWpzb24", "pageToken"],
   ])("A9 refuses %s naming %s", (q, field) => {
-    const error = refusal(() => query(q));
+    const error = refusalOf(() => query(q));
     expect(error.kind).toBe("InvalidParams");
     expect(error.fieldViolations.map((v) => v.field)).toStrictEqual([field]);
   });
