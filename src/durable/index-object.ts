@@ -61,10 +61,13 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
-   * The listing clock (`listingSteps`), read from `list_clock` at the first write and
-   * written back once per call; `oldestMove`, a lower bound of the moves kept (null: none).
+   * The listing clock (`listingSteps`), kept here as TaskStore keeps a conversation's:
+   * `list_clock` (`stored`) is brought up to it only before a page names its snapshot, so
+   * an upsert does not write it; on load the clock is the highest of `list_clock`, any
+   * `row_seq` and any move, so it never goes back past a value a row, a move or a page
+   * token holds. `oldestMove`, a lower bound of the moves kept (null: none).
    */
-  private listing: { clock: number; oldestMove: number | null } | null = null;
+  private listing: { clock: number; stored: number; oldestMove: number | null } | null = null;
 
   /**
    * Applies rows; an older update never overwrites a newer one. No explicit transaction:
@@ -75,8 +78,8 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    *
    * The listing (the triggers' work before schema v3): each row takes the next clock value
    * and keeps it as `row_seq` if new or moved (a move first records its old place); a row
-   * that keeps its place leaves its value unused. Three statements per call, its rows as
-   * one JSON value: a bound value costs workerd more than SQLite's parse (bench/README.md).
+   * that keeps its place leaves its value unused. Two statements per call, its rows as one
+   * JSON value: a bound value costs workerd more than SQLite's parse (bench/README.md).
    */
   async upsert(rows: IndexRow[]): Promise<void> {
     this.ready();
@@ -98,8 +101,6 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
     ]);
     let base = listing.clock;
     const clock = base + latest.size;
-    // First, so SQLite's counter is never behind a row even if a statement fails.
-    sql.exec("UPDATE list_clock SET seq = MAX(seq, ?) WHERE id = 1", clock);
     listing.clock = clock;
     for (let i = 0; i < writes.length; i += ROWS_PER_STATEMENT) {
       const json = JSON.stringify(writes.slice(i, i + ROWS_PER_STATEMENT));
@@ -132,16 +133,30 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
     }
   }
 
-  private listingClock(): { clock: number; oldestMove: number | null } {
+  private listingClock(): { clock: number; stored: number; oldestMove: number | null } {
     if (this.listing === null) {
       const row = this.ctx.storage.sql
-        .exec<{ clock: number; oldest: number | null }>(
-          "SELECT seq AS clock, (SELECT MIN(seq) FROM list_moves) AS oldest FROM list_clock WHERE id = 1",
+        .exec<{ stored: number; rows: number | null; moves: number | null; oldest: number | null }>(
+          `SELECT seq AS stored, (SELECT MAX(row_seq) FROM task_index) AS rows,
+             (SELECT MAX(seq) FROM list_moves) AS moves, (SELECT MIN(seq) FROM list_moves) AS oldest
+           FROM list_clock WHERE id = 1`,
         )
         .one();
-      this.listing = { clock: row.clock, oldestMove: row.oldest };
+      const clock = Math.max(row.stored, row.rows ?? 0, row.moves ?? 0);
+      this.listing = { clock, stored: row.stored, oldestMove: row.oldest };
     }
     return this.listing;
+  }
+
+  /** Brings `list_clock` up to the clock: a page's snapshot, or rows about to go, need it. */
+  private saveClock(): void {
+    const listing = this.listingClock();
+    if (listing.clock <= listing.stored) return;
+    this.ctx.storage.sql.exec(
+      "UPDATE list_clock SET seq = MAX(seq, ?) WHERE id = 1",
+      listing.clock,
+    );
+    listing.stored = listing.clock;
   }
 
   /** Forgets tasks their conversation pruned (retention). */
@@ -149,6 +164,8 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
     if (this.vacant) return;
     const sql = this.ctx.storage.sql;
     this.ctx.storage.transactionSync(() => {
+      // The deleted rows take their row_seq along: SQLite's counter keeps it.
+      this.saveClock();
       for (const id of taskIds) sql.exec("DELETE FROM task_index WHERE task_id = ?", id);
     });
   }
@@ -160,6 +177,8 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
   async query(q: ShardQuery): Promise<ShardResult> {
     if (this.vacant) return { ok: true, value: { rows: [], totalSize: 0, snapshot: 0 } };
     try {
+      // The page names the clock as its snapshot: SQLite's counter must hold it first.
+      this.saveClock();
       const page = listSnapshot<{ context_id: string }>(
         this.ctx.storage.sql,
         { table: "task_index", id: "task_id", columns: "context_id", keep: INDEX_LISTING_KEEP },

@@ -38,11 +38,20 @@ async function page(scope: IndexScope, pageSize: number, pageToken?: string) {
   return { ids: p.rows.map((r) => r.taskId), next: p.nextPageToken };
 }
 
+/** SQLite's `list_clock`: brought up to the clock only when a page names its snapshot. */
+const storedClock = (scope: IndexScope) =>
+  runInDurableObject(
+    stubOf(scope),
+    (_i, state) => state.storage.sql.exec<{ seq: number }>("SELECT seq FROM list_clock").one().seq,
+  );
+
 const listing = (scope: IndexScope) =>
-  runInDurableObject(stubOf(scope), (_i, state) => {
+  runInDurableObject(stubOf(scope), (instance, state) => {
     const sql = state.storage.sql;
+    // White-box: the clock the object keeps in memory (as SQLite has it before its first write).
+    const kept = (instance as unknown as { listing: { clock: number } | null }).listing;
     return {
-      clock: sql.exec<{ seq: number }>("SELECT seq FROM list_clock").one().seq,
+      clock: kept?.clock ?? sql.exec<{ seq: number }>("SELECT seq FROM list_clock").one().seq,
       moves: sql
         .exec("SELECT seq, prev_seq, task_id, old_updated_at FROM list_moves ORDER BY seq")
         .toArray(),
@@ -174,6 +183,21 @@ describe("tenant index: the listing without triggers (schema v3)", () => {
       [602, 1, id(0)],
     ]);
     expect((await page(scope, 3)).ids).toEqual([id(599), id(0), id(598)]);
+  });
+
+  it("an upsert writes no list_clock; a page brings it up to the clock before naming its snapshot", async () => {
+    const scope = newScope();
+    await put(scope, [row("a", 1), row("b", 2)]);
+    await put(scope, [row("a", 3)]);
+    expect((await listing(scope)).clock).toBe(3);
+    expect(await storedClock(scope)).toBe(0);
+    const first = await page(scope, 1);
+    expect(first.ids).toEqual(["a"]);
+    expect(await storedClock(scope)).toBe(3);
+    // A change after the page: the token's snapshot (3) still lists b where it was.
+    await put(scope, [row("b", 4)]);
+    expect(await storedClock(scope)).toBe(3);
+    expect((await page(scope, 5, first.next)).ids).toEqual(["b"]);
   });
 
   it("the clock survives a restart of the object: rows written after it are newer than every token", async () => {
