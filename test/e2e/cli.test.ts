@@ -34,9 +34,9 @@ beforeAll(async () => {
   writeFileSync(join(dir, "package.json"), '{"type":"module"}');
   launcher = join(dir, "bin/edgelink.mjs");
   agent = await startDemoAgent(10);
-  // The registry tests' worker (test/registry), its API keys as a plain variable.
-  registry = await startWorker("test/registry/wrangler.toml", {
-    REGISTRY_KEYS: JSON.stringify({ "key-ops": { subject: "ops" } }),
+  // The registry example (npm run dev:registry), its API key as `--var` gives it.
+  registry = await startWorker("examples/registry.wrangler.toml", {
+    REGISTRY_API_KEYS: "key-ops",
   });
 });
 
