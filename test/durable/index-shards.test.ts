@@ -15,6 +15,7 @@ import type { PageQuery } from "../../src/durable/paging";
 import { INDEX_LISTING_KEEP } from "../../src/durable/schema";
 import { A2AError } from "../../src/models/errors";
 import { BASE, rpc, sleep, userMessage } from "../helpers";
+import { withLimits as setLimits } from "./agent-override";
 
 type Json = Record<string, unknown>;
 type Upsert = { upsert(rows: IndexRow[]): Promise<void> };
@@ -502,13 +503,7 @@ describe("sharded tenant index: changing limits.indexShards (issue 10)", () => {
 
   /** Sets the agent's limits on one live object (the demo agent keeps the defaults). */
   const withLimits = (tenant: string, contextId: string, limits: Json) =>
-    runInDurableObject(contextStub(tenant, contextId), (instance) => {
-      const agent = (instance as unknown as { agent: Json }).agent;
-      Object.defineProperty(instance, "agent", {
-        configurable: true,
-        value: { ...agent, limits: { ...(agent.limits as Json), ...limits } },
-      });
-    });
+    setLimits(contextStub(tenant, contextId), limits);
 
   const metaShards = (tenant: string, contextId: string) =>
     runInDurableObject(contextStub(tenant, contextId), (_i, state) =>
