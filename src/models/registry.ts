@@ -81,7 +81,8 @@ const objects = (v: JsonValue | undefined): JsonObject[] =>
  * Reads what discovery needs from a card in any shape an agent serves: A2A v1 (its first
  * `supportedInterfaces` URL; role and tags in Edgelink's profile extension), A2A v0.3
  * (`url`), or Edgelink's own model (`url`, `role`, `tags`). Tags are the card's and its
- * skills', lowercase and once each. Refuses what a directory cannot list, naming the field.
+ * skills', lowercase and once each; the URL in its canonical form. Refuses what a
+ * directory cannot list, naming the field.
  */
 export function cardFacts(card: JsonObject, limits: RegistryLimits): CardFacts {
   const fail = (field: string, message: string): never => {
@@ -125,7 +126,9 @@ export function cardFacts(card: JsonObject, limits: RegistryLimits): CardFacts {
     addTags(skill.tags, `skills.${i}.tags`);
   });
   if (tags.size > limits.maxTags) fail("tags", `holds more than ${limits.maxTags} distinct tags`);
-  return { name, url: at, role: role.data as AgentRole, tags: [...tags].sort() };
+  // In its canonical form (lowercase host, a path of at least "/"), so one agent written
+  // two ways is one entry.
+  return { name, url: new URL(at).href, role: role.data as AgentRole, tags: [...tags].sort() };
 }
 
 /** An entry's id: the first 128 bits of SHA-256 of its URL, base64url. */

@@ -70,6 +70,12 @@ describe("registry card facts (A9)", () => {
     expect(error.fieldViolations.map((v) => v.field)).toStrictEqual([field]);
   });
 
+  it("A9 a URL is read in its canonical form: one agent written two ways is one entry", () => {
+    const facts = (url: string) => cardFacts({ name: "A", url }, REGISTRY_LIMITS).url;
+    expect(facts("HTTPS://Agent.Example")).toBe("https://agent.example/");
+    expect(facts("https://agent.example:443/a/../b")).toBe("https://agent.example/b");
+  });
+
   it("A9 an entry's id is stable for its URL and differs between URLs", async () => {
     const a = await registryEntryId("https://a.example/");
     expect(a).toMatch(/^[A-Za-z0-9_-]{22}$/);
