@@ -9,7 +9,6 @@ import { RegistryObject } from "./durable/registry-object";
 import { REGISTRY_LIMITS, type RegistryLimits } from "./models/registry";
 import { createRegistryApp } from "./server/registry-app";
 
-export type { RegistryResult } from "./durable/registry-object";
 export { RegistryObject } from "./durable/registry-object";
 export type {
   DiscoverPage,

@@ -7,13 +7,7 @@ import { CompactionRequest, type CompactionResult } from "../history/compaction"
 import { Conversation } from "../history/conversation";
 import { diffItems } from "../history/diff";
 import type { Item } from "../history/items";
-import {
-  A2AError,
-  type ErrorData,
-  errorReference,
-  invalidParams,
-  UserFacingError,
-} from "../models/errors";
+import { A2AError, errorReference, invalidParams, UserFacingError } from "../models/errors";
 import type { LoggedEvent } from "../models/events";
 import { type JsonObject, newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
@@ -22,7 +16,7 @@ import { renderReplyResult, renderSendResult } from "../models/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/requests";
 import { replyStream, type StreamFormat } from "../models/stream";
 import { submittedTask, type Task } from "../models/task";
-import { InvalidTransitionError, isTerminal, type TaskState } from "../models/task-state";
+import { isTerminal, type TaskState } from "../models/task-state";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
 import { ChildStore, cancelChildren } from "./children";
 import { EventHub } from "./event-hub";
@@ -33,13 +27,13 @@ import { IndexOutbox } from "./index-outbox";
 import { indexShardFor } from "./index-shards";
 import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "./schema";
+import { attempt, type Result } from "./result";
+import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, hasSchema, migrate } from "./schema";
 import { TaskRun } from "./task-run";
 import { type ListBudget, type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
 
-/** Outcome of an RPC: errors cross the Durable Object boundary as plain data. */
-export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorData };
+export type { Result } from "./result";
 
 /** A webhook registered inside SendMessage, already checked by the server. */
 export interface InlinePush {
@@ -120,24 +114,6 @@ function publicReason(error: unknown): string {
 
 const taskNotFound = (taskId: string) =>
   new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-
-/** Whether this object was ever written (its schema exists); reading this creates nothing. */
-function hasSchema(storage: DurableObjectStorage): boolean {
-  return storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'meta'").toArray().length > 0;
-}
-
-async function attempt<T>(fn: () => T | Promise<T>): Promise<Result<T>> {
-  try {
-    return { ok: true, value: await fn() };
-  } catch (error) {
-    if (error instanceof A2AError) return { ok: false, error: error.toData() };
-    if (error instanceof InvalidTransitionError) {
-      return { ok: false, error: { kind: "UnsupportedOperation", message: error.message } };
-    }
-    console.error("edgelink: context object error", error);
-    return { ok: false, error: { kind: "Internal", message: "Internal error" } };
-  }
-}
 
 /**
  * One conversation (A2A context) of one tenant: its tasks, their messages, artifacts,
@@ -222,7 +198,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     version: ProtocolVersion,
     push?: InlinePush,
   ): Promise<Result<string>> {
-    return attempt(async () => {
+    return attempt("context object", async () => {
       const reply = await this.directReply(scope, params.message);
       if (reply) return JSON.stringify(renderReplyResult(reply, version));
       const { taskId, run } = this.admit(scope, params.message, undefined, push);
@@ -242,7 +218,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     format: StreamFormat,
     push?: InlinePush,
   ): Promise<Result<ReadableStream<Uint8Array>>> {
-    return attempt(async () => {
+    return attempt("context object", async () => {
       // Refused before the message is written, not after.
       if (params.message.taskId) this.checkSubscribers(params.message.taskId);
       const reply = await this.directReply(scope, params.message);
@@ -259,7 +235,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   getTask(scope: Scope, taskId: string, options: ReadOptions = {}): Promise<Result<Task>> {
-    return attempt(() => {
+    return attempt("context object", () => {
       if (this.vacant) throw taskNotFound(taskId);
       this.claim(scope);
       return this.read(taskId, options);
@@ -292,7 +268,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** ListTasks for this conversation alone (a contextId filter needs no index). */
   listTasks(scope: Scope, params: ListTasksParams): Promise<Result<TaskPage>> {
-    return attempt(() => {
+    return attempt("context object", () => {
       if (this.vacant) return { tasks: [], totalSize: 0, nextPageToken: "" };
       this.claim(scope);
       const page = this.store.page({
@@ -322,7 +298,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** CancelTask: records the cancellation, then interrupts the running handler (B9). */
   cancelTask(scope: Scope, taskId: string, metadata?: JsonObject): Promise<Result<Task>> {
-    return attempt(async () => {
+    return attempt("context object", async () => {
       if (this.vacant) throw taskNotFound(taskId);
       this.claim(scope);
       const state = this.store.state(taskId);
@@ -358,7 +334,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     format: StreamFormat,
     lastEventId?: number,
   ): Promise<Result<ReadableStream<Uint8Array>>> {
-    return attempt(() => {
+    return attempt("context object", () => {
       if (this.vacant) throw taskNotFound(taskId);
       this.claim(scope);
       const state = this.store.state(taskId);
@@ -382,7 +358,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     scope: Scope,
     page: { after?: number; limit: number },
   ): Promise<Result<HistoryPage<Item>>> {
-    return attempt(() => {
+    return attempt("context object", () => {
       this.requireContext(scope);
       return this.store.history.page(page);
     });
@@ -408,7 +384,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private compacting: Promise<void> = Promise.resolve();
 
   private compactNow(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {
-    return attempt(async () => {
+    return attempt("context object", async () => {
       // Strict: compaction deletes history, and a misspelt limit must not fall back to
       // the default and delete more than the caller asked for.
       const parsed = CompactionRequest.strict().safeParse(input ?? {});
@@ -482,7 +458,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     input: PushConfigInput,
     issuer: string,
   ): Promise<Result<PushConfig>> {
-    return attempt(async () => {
+    return attempt("context object", async () => {
       const push = this.requirePush(scope, taskId);
       const config = this.store.atomic(() =>
         this.registerConfig(push, taskId, input, issuer, this.read(taskId)),
@@ -493,7 +469,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   getPushConfig(scope: Scope, taskId: string, id: string): Promise<Result<PushConfig>> {
-    return attempt(() => {
+    return attempt("context object", () => {
       const config = this.requirePush(scope, taskId).config(taskId, id);
       if (!config) {
         throw new A2AError("TaskNotFound", `Push notification config ${id} not found`, {
@@ -510,7 +486,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     taskId: string,
     page: { pageSize: number; pageToken?: string },
   ): Promise<Result<{ configs: PushConfig[]; nextPageToken: string }>> {
-    return attempt(() => {
+    return attempt("context object", () => {
       const rows = this.requirePush(scope, taskId).configs(taskId, {
         after: page.pageToken,
         limit: page.pageSize + 1,
@@ -523,7 +499,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Idempotent: deleting a config that is not there succeeds. */
   deletePushConfig(scope: Scope, taskId: string, id: string): Promise<Result<null>> {
-    return attempt(() => {
+    return attempt("context object", () => {
       this.requirePush(scope, taskId).deleteConfig(taskId, id);
       return null;
     });
@@ -535,12 +511,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     taskId: string,
     page: { after?: number; limit?: number } = {},
   ): Promise<Result<DeliveryRow[]>> {
-    return attempt(() => this.requirePush(scope, taskId).dead(taskId, page));
+    return attempt("context object", () => this.requirePush(scope, taskId).dead(taskId, page));
   }
 
   /** Queues a task's dead-lettered deliveries again; answers how many. */
   redeliver(scope: Scope, taskId: string): Promise<Result<number>> {
-    return attempt(async () => {
+    return attempt("context object", async () => {
       const count = this.requirePush(scope, taskId).redeliver(taskId, Date.now());
       this.store.mergeMetadata(taskId, { pushDeadLetters: 0 });
       if (count > 0) await this.wakeAt(Date.now(), "push");

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { A2AError, type ErrorData, invalidParams } from "../models/errors";
+import { A2AError, invalidParams } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import {
   cardFacts,
@@ -11,10 +11,8 @@ import {
   type RegistryLimits,
   registryEntryId,
 } from "../models/registry";
+import { attempt, type Result } from "./result";
 import { hasSchema, migrate, REGISTRY_MIGRATIONS } from "./schema";
-
-/** An answer across the RPC boundary: errors travel as data (as ContextObject's do). */
-export type RegistryResult<T> = { ok: true; value: T } | { ok: false; error: ErrorData };
 
 /** Expired rows one statement deletes; the alarm comes back at once for the rest. */
 export const REGISTRY_PRUNE_BATCH = 500;
@@ -46,16 +44,6 @@ function toEntry(row: AgentRow): RegistryEntry {
     expiresAt: iso(row.expires_at),
     ttlSeconds: row.ttl_ms / 1000,
   };
-}
-
-async function attempt<T>(fn: () => T | Promise<T>): Promise<RegistryResult<T>> {
-  try {
-    return { ok: true, value: await fn() };
-  } catch (error) {
-    if (error instanceof A2AError) return { ok: false, error: error.toData() };
-    console.error("edgelink: registry error", error);
-    return { ok: false, error: { kind: "Internal", message: "Internal error" } };
-  }
 }
 
 const notFound = (id: string) =>
@@ -102,8 +90,8 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
     owner: string,
     card: JsonObject,
     ttlSeconds?: number,
-  ): Promise<RegistryResult<{ entry: RegistryEntry; created: boolean }>> {
-    return attempt(async () => {
+  ): Promise<Result<{ entry: RegistryEntry; created: boolean }>> {
+    return attempt("registry", async () => {
       const limits = this.limits;
       const json = JSON.stringify(card);
       if (json.length > limits.maxCardChars) {
@@ -200,8 +188,8 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /** Renews a live entry of `owner` for its time-to-live again. */
-  heartbeat(owner: string, id: string): Promise<RegistryResult<RegistryEntry>> {
-    return attempt(() => {
+  heartbeat(owner: string, id: string): Promise<Result<RegistryEntry>> {
+    return attempt("registry", () => {
       if (this.vacant) throw notFound(id);
       const now = this.now();
       const row = this.sql
@@ -219,8 +207,8 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /** Removes a live entry of `owner`. */
-  unregister(owner: string, id: string): Promise<RegistryResult<null>> {
-    return attempt(() => {
+  unregister(owner: string, id: string): Promise<Result<null>> {
+    return attempt("registry", () => {
       if (this.vacant) throw notFound(id);
       const removed = this.sql.exec(
         "DELETE FROM agents WHERE id = ? AND owner = ? AND expires_at > ?",
@@ -234,8 +222,8 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /** One live entry, whoever registered it. */
-  get(id: string): Promise<RegistryResult<RegistryEntry>> {
-    return attempt(() => {
+  get(id: string): Promise<Result<RegistryEntry>> {
+    return attempt("registry", () => {
       if (this.vacant) throw notFound(id);
       const row = this.sql
         .exec<AgentRow>(
@@ -251,8 +239,8 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /** A page of live entries matching every filter of `q`, by name then id. */
-  discover(q: DiscoverQuery): Promise<RegistryResult<DiscoverPage>> {
-    return attempt(() => {
+  discover(q: DiscoverQuery): Promise<Result<DiscoverPage>> {
+    return attempt("registry", () => {
       if (this.vacant) return { agents: [], nextPageToken: "" };
       const rows = this.sql
         .exec<AgentRow>(

@@ -1,5 +1,5 @@
 import type { Agent } from "../agent/definition";
-import type { ContextRpc, Result, Scope } from "../durable/context-object";
+import type { ContextRpc, Scope } from "../durable/context-object";
 import {
   contextObjectName,
   decodeCursor,
@@ -13,6 +13,7 @@ import {
   verifyContextId,
 } from "../durable/ids";
 import { listIndex } from "../durable/index-shards";
+import { unwrap } from "../durable/result";
 import { A2AError } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import type { TaskList } from "../models/render";
@@ -28,11 +29,6 @@ import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { type PushConfig, parsePushConfig } from "../push/config";
 import { requireInputFormats } from "./negotiation";
-
-function unwrap<T>(result: Result<T>): T {
-  if (!result.ok) throw A2AError.fromData(result.error);
-  return result.value;
-}
 
 /**
  * The A2A operations, independent of binding and version: they validate routing facts

@@ -1,7 +1,8 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AuthOptions, Principal } from "../agent/auth";
-import type { RegistryObject, RegistryResult } from "../durable/registry-object";
+import type { RegistryObject } from "../durable/registry-object";
+import { unwrap } from "../durable/result";
 import { A2AError, invalidParams } from "../models/errors";
 import { discoverQuery, RegisterRequest, type RegistryLimits } from "../models/registry";
 import { authenticate } from "./auth";
@@ -20,11 +21,6 @@ type Vars<Env> = { Bindings: Env; Variables: { principal: Principal } };
 
 /** An entry id as the registry makes them (22 base64url characters). */
 const ENTRY_ID = /^[A-Za-z0-9_-]{22}$/;
-
-function unwrap<T>(result: RegistryResult<T>): T {
-  if (!result.ok) throw A2AError.fromData(result.error);
-  return result.value;
-}
 
 /**
  * The registry's HTTP+JSON routes (A9), every one behind `auth`:

@@ -1,0 +1,28 @@
+import { A2AError, type ErrorData } from "../models/errors";
+import { InvalidTransitionError } from "../models/task-state";
+
+/** Outcome of an RPC: errors cross the Durable Object boundary as plain data. */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorData };
+
+/**
+ * Runs an object's RPC method body: its value, or its protocol error as data. Anything
+ * else is logged under `what` and answered as an internal error, its details kept in.
+ */
+export async function attempt<T>(what: string, fn: () => T | Promise<T>): Promise<Result<T>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    if (error instanceof A2AError) return { ok: false, error: error.toData() };
+    if (error instanceof InvalidTransitionError) {
+      return { ok: false, error: { kind: "UnsupportedOperation", message: error.message } };
+    }
+    console.error(`edgelink: ${what} error`, error);
+    return { ok: false, error: { kind: "Internal", message: "Internal error" } };
+  }
+}
+
+/** The caller's side: the value, or the error thrown again as an A2AError. */
+export function unwrap<T>(result: Result<T>): T {
+  if (!result.ok) throw A2AError.fromData(result.error);
+  return result.value;
+}
