@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { decodeBase64url, encodeBase64url } from "../jose/base64url";
 import { AgentRole, PROFILE_EXTENSION } from "./agent-card";
 import { invalidParams } from "./errors";
 import { JsonObject, type JsonValue } from "./json";
@@ -134,10 +135,7 @@ export function cardFacts(card: JsonObject, limits: RegistryLimits): CardFacts {
 /** An entry's id: the first 128 bits of SHA-256 of its URL, base64url. */
 export async function registryEntryId(url: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(url));
-  const bytes = new Uint8Array(digest, 0, 16);
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return encodeBase64url(new Uint8Array(digest, 0, 16));
 }
 
 /** A discovery query: every filter given must match; `tags` must all be on the card. */
@@ -157,20 +155,14 @@ export interface DiscoverPage {
 }
 
 export function encodeRegistryToken(after: { name: string; id: string }): string {
-  const json = JSON.stringify([after.name, after.id]);
-  return btoa(String.fromCharCode(...new TextEncoder().encode(json)))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
+  return encodeBase64url(JSON.stringify([after.name, after.id]));
 }
 
 function decodeRegistryToken(token: string): { name: string; id: string } | null {
-  if (!/^[A-Za-z0-9_-]{1,1000}$/.test(token)) return null;
+  if (token.length > 1000) return null;
   try {
-    const binary = atob(token.replaceAll("-", "+").replaceAll("_", "/"));
-    const json = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(
-      Uint8Array.from(binary, (c) => c.charCodeAt(0)),
-    );
+    const bytes = decodeBase64url(token, "pageToken");
+    const json = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
     const value: unknown = JSON.parse(json);
     if (
       Array.isArray(value) &&
