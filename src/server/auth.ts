@@ -207,15 +207,22 @@ export async function authenticate<Env>(
   throw new Unauthenticated("Authentication required");
 }
 
-/** The WWW-Authenticate challenges for the configured schemes (RFC 9110 §11.6.1). */
-function challenges(agent: Agent<unknown>, error: Unauthenticated): string {
-  const auth = agent.auth as AuthOptions<unknown>;
-  const realm = `realm=${JSON.stringify(agent.card.name)}`;
+/**
+ * The WWW-Authenticate challenges for the configured schemes (RFC 9110 §11.6.1), in
+ * `realm`; a refused bearer token's challenge says why.
+ */
+export function challenges<Env>(
+  auth: AuthOptions<Env>,
+  realmName: string,
+  error: A2AError,
+): string {
+  const realm = `realm=${JSON.stringify(realmName)}`;
+  const reason = error instanceof Unauthenticated ? error.error : undefined;
   const out: string[] = [];
   if (auth.bearer) {
     out.push(
-      error.error
-        ? `Bearer ${realm}, error="${error.error}", error_description=${JSON.stringify(error.message)}`
+      reason
+        ? `Bearer ${realm}, error="${reason}", error_description=${JSON.stringify(error.message)}`
         : `Bearer ${realm}`,
     );
   }
@@ -260,7 +267,7 @@ export function requireAuth<Env extends object>(
       c.set("principal", await authenticate(c.req.raw, c.env, agent.auth));
     } catch (error) {
       if (error instanceof Unauthenticated) {
-        const challenge = { "WWW-Authenticate": challenges(agent as Agent<unknown>, error) };
+        const challenge = { "WWW-Authenticate": challenges(agent.auth, agent.card.name, error) };
         return refusal(c.req.raw, error, challenge, basePath(c));
       }
       // In the binding's shape too (an issuer's keys unavailable: 503).

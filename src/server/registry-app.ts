@@ -5,7 +5,7 @@ import type { RegistryObject } from "../durable/registry-object";
 import { unwrap } from "../durable/result";
 import { A2AError, invalidParams } from "../models/errors";
 import { discoverQuery, RegisterRequest, type RegistryLimits } from "../models/registry";
-import { authenticate } from "./auth";
+import { authenticate, challenges } from "./auth";
 import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
 
@@ -44,8 +44,11 @@ export function createRegistryApp<Env extends object>(options: {
     try {
       c.set("principal", await authenticate(c.req.raw, c.env, options.auth));
     } catch (error) {
-      const refused = restError(toA2AError(error));
-      if (refused.status === 401) refused.headers.set("WWW-Authenticate", challenge(options.auth));
+      const refusal = toA2AError(error);
+      const refused = restError(refusal);
+      if (refused.status === 401) {
+        refused.headers.set("WWW-Authenticate", challenges(options.auth, "registry", refusal));
+      }
       return refused;
     }
     return next();
@@ -129,14 +132,4 @@ function methodNotAllowed(allow: string): Response {
   );
   response.headers.set("Allow", allow);
   return response;
-}
-
-/** The WWW-Authenticate challenges of the configured schemes (RFC 9110 §11.6.1). */
-function challenge<Env>(auth: AuthOptions<Env>): string {
-  const out: string[] = [];
-  if (auth.bearer) out.push('Bearer realm="registry"');
-  if (auth.apiKeys)
-    out.push(`ApiKey realm="registry", header="${auth.apiKeys.header ?? "X-API-Key"}"`);
-  if (out.length === 0) out.push('Custom realm="registry"');
-  return out.join(", ");
 }
