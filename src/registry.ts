@@ -42,6 +42,9 @@ export interface RegistryWorker<Env extends object> {
   limits: RegistryLimits;
 }
 
+/** The characters of cards one discovery page may carry at most. */
+const MAX_PAGE_CHARS = 16 * 1024 * 1024;
+
 function checkLimits(partial: Partial<RegistryLimits>): RegistryLimits {
   const limits = { ...REGISTRY_LIMITS, ...partial };
   for (const [key, value] of Object.entries(limits)) {
@@ -61,6 +64,12 @@ function checkLimits(partial: Partial<RegistryLimits>): RegistryLimits {
     if (limits[key as keyof RegistryLimits] > (ceiling as number)) {
       throw new TypeError(`Invalid registry limits: ${key} must be at most ${ceiling}`);
     }
+  }
+  // A discovery page carries up to maxPageSize cards: bounded as a whole, not only each.
+  if (limits.maxCardChars * limits.maxPageSize > MAX_PAGE_CHARS) {
+    throw new TypeError(
+      `Invalid registry limits: maxCardChars × maxPageSize must be at most ${MAX_PAGE_CHARS} (the characters of cards one discovery page may carry)`,
+    );
   }
   if (
     limits.minTtlSeconds > limits.defaultTtlSeconds ||

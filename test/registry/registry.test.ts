@@ -325,6 +325,9 @@ describe("agent registry (A9)", () => {
       /maxCardChars must be at most/,
     );
     expect(() =>
+      defineRegistry({ auth, limits: { maxCardChars: 512 * 1024, maxPageSize: 100 } }),
+    ).toThrow(/maxCardChars × maxPageSize/);
+    expect(() =>
       defineRegistry({ auth, limits: { minTtlSeconds: 100, defaultTtlSeconds: 60 } }),
     ).toThrow(/TtlSeconds/);
   });
