@@ -1,6 +1,6 @@
 import type { AgentRole } from "../models/agent-card";
 import type { DiscoverPage, RegistryEntry } from "../models/registry";
-import { type Auth, applyAuth } from "./auth";
+import { type Auth, applyAuth, canRefresh } from "./auth";
 import { A2AConnectionError, errorFromHttp, invalidResponse } from "./errors";
 import { messageOf, readText } from "./transport";
 
@@ -94,14 +94,31 @@ export class RegistryClient {
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const url = new URL(`${this.base}${path}`);
+    let url = new URL(`${this.base}${path}`);
+    let response = await this.send(method, url, body, false);
+    // As the A2A client does: a token source is asked once more after a 401.
+    if (response.status === 401 && canRefresh(this.options.auth)) {
+      await response.body?.cancel().catch(() => {});
+      url = new URL(`${this.base}${path}`);
+      response = await this.send(method, url, body, true);
+    }
+    const text = await readText(response, url.href);
+    if (!response.ok) throw errorFromHttp(response.status, text);
+    if (response.status === 204) return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw invalidResponse(`the registry's answer to ${method} ${path} is not JSON`);
+    }
+  }
+
+  private async send(method: string, url: URL, body: unknown, refresh: boolean) {
     const headers = new Headers(this.options.headers);
     headers.set("Accept", "application/json");
     if (body !== undefined) headers.set("Content-Type", "application/json");
-    await applyAuth(this.options.auth, headers, url, { refresh: false, cardApiKey: undefined });
-    let response: Response;
+    await applyAuth(this.options.auth, headers, url, { refresh, cardApiKey: undefined });
     try {
-      response = await this.fetcher(url, {
+      return await this.fetcher(url, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -112,14 +129,6 @@ export class RegistryClient {
         url.href,
         { cause: error },
       );
-    }
-    const text = await readText(response, url.href);
-    if (!response.ok) throw errorFromHttp(response.status, text);
-    if (response.status === 204) return undefined as T;
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      throw invalidResponse(`the registry's answer to ${method} ${path} is not JSON`);
     }
   }
 }

@@ -48,6 +48,26 @@ describe("RegistryClient (A9)", () => {
     await expect(alice.get(entries[0]?.id ?? "")).rejects.toBeInstanceOf(AgentNotFoundError);
   });
 
+  it("A9 a token source is asked again once after a 401, as the A2A client does", async () => {
+    const asked: boolean[] = [];
+    const client = new RegistryClient(ORIGIN, {
+      auth: {
+        bearer: ({ refresh }) => {
+          asked.push(refresh);
+          return refresh ? "key-alice" : "expired";
+        },
+      },
+      // The test registry takes API keys: the bearer token is passed on as one.
+      fetch: (input, init) => {
+        const headers = new Headers(init?.headers);
+        headers.set("X-API-Key", (headers.get("Authorization") ?? "").replace(/^Bearer /, ""));
+        return SELF.fetch(input, { ...init, headers });
+      },
+    });
+    expect((await client.discover()).agents).toStrictEqual([]);
+    expect(asked).toStrictEqual([false, true]);
+  });
+
   it("A9 the registry's refusals arrive as the client's typed errors", async () => {
     await expect(client().discover()).rejects.toBeInstanceOf(UnauthenticatedError);
     const bad = await client("key-alice")
