@@ -1,5 +1,5 @@
-import { RegistryClient, type RegistryEntry } from "../client/index";
-import { readText } from "../client/transport";
+import { A2AConnectionError, RegistryClient, type RegistryEntry } from "../client/index";
+import { messageOf, readText } from "../client/transport";
 import { type Args, intOption, onlyOptions, option, UsageError } from "./args";
 import { type Context, credentials, GLOBAL, need, print, printJson } from "./common";
 import { EXIT } from "./events";
@@ -64,15 +64,22 @@ async function cardOf(agent: string): Promise<object> {
   const url = /\.json($|\?)/.test(agent)
     ? agent
     : `${agent.replace(/\/+$/, "")}/.well-known/agent-card.json`;
-  const response = await fetch(url, { headers: { Accept: "application/json" } });
+  let response: Response;
+  try {
+    response = await fetch(url, { headers: { Accept: "application/json" } });
+  } catch (error) {
+    throw new A2AConnectionError(`could not reach ${url}: ${messageOf(error)}`, url, {
+      cause: error,
+    });
+  }
   const text = await readText(response, url);
-  if (!response.ok)
-    throw new UsageError(`could not read the card at ${url}: HTTP ${response.status}`);
+  // The agent's answer, not the command line, is wrong: an error (exit 1), not usage.
+  if (!response.ok) throw new Error(`could not read the card at ${url}: HTTP ${response.status}`);
   try {
     const card: unknown = JSON.parse(text);
     if (card && typeof card === "object" && !Array.isArray(card)) return card;
   } catch {}
-  throw new UsageError(`the card at ${url} is not a JSON object`);
+  throw new Error(`the card at ${url} is not a JSON object`);
 }
 
 async function add(ctx: Context): Promise<number> {
