@@ -30,6 +30,9 @@ interface AgentRow extends Record<string, SqlStorageValue> {
   ttl_ms: number;
 }
 
+/** The columns an `AgentRow` reads. */
+const COLUMNS = "id, owner, name, url, role, tags, card, registered_at, expires_at, ttl_ms";
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
 function toEntry(row: AgentRow): RegistryEntry {
@@ -195,7 +198,7 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
       const row = this.sql
         .exec<AgentRow>(
           `UPDATE agents SET expires_at = ?1 + ttl_ms WHERE id = ?2 AND owner = ?3 AND expires_at > ?1
-           RETURNING id, owner, name, url, role, tags, card, registered_at, expires_at, ttl_ms`,
+           RETURNING ${COLUMNS}`,
           now,
           id,
           owner,
@@ -227,7 +230,7 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
       if (this.vacant) throw notFound(id);
       const row = this.sql
         .exec<AgentRow>(
-          `SELECT id, owner, name, url, role, tags, card, registered_at, expires_at, ttl_ms
+          `SELECT ${COLUMNS}
            FROM agents WHERE id = ? AND expires_at > ?`,
           id,
           this.now(),
@@ -244,7 +247,7 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
       if (this.vacant) return { agents: [], nextPageToken: "" };
       const rows = this.sql
         .exec<AgentRow>(
-          `SELECT id, owner, name, url, role, tags, card, registered_at, expires_at, ttl_ms
+          `SELECT ${COLUMNS}
            FROM agents
            WHERE expires_at > ?1 AND (?2 IS NULL OR name_key = ?2) AND (?3 IS NULL OR role = ?3)
              AND (name_key, id) > (?4, ?5)
