@@ -1,5 +1,5 @@
 /**
- * bench/sql-cost.mjs's worker: one Durable Object class that does one of three things per
+ * bench/sql-cost.mjs's worker: one Durable Object class that does one of five things per
  * call, so their costs can be told apart (see that file):
  *
  * - `call`: nothing, the object call alone;
@@ -8,7 +8,12 @@
  *   on Edgelink's real schema (a task created working with its message in the
  *   conversation history, then its artifact and its completion in one transaction: the
  *   same 6 statements in 2 transactions as a blocking SendMessage), and a read of the task
- *   as the answer renders it.
+ *   as the answer renders it;
+ * - `merged`: the same rows as `store` (copied from one echo it wrote), but the task
+ *   inserted already completed and everything in one transaction of 4 statements: what
+ *   merging a fast handler's two transactions could save at most;
+ * - `alarm`: one `setAlarm` that moves the object's alarm (10 s and 60 s ahead in turn), as
+ *   a conversation's index backstop and its settling do once each per quiet turn.
  *
  * The Worker in front is one `fetch` that calls the object and answers its string.
  */
@@ -24,7 +29,8 @@ interface Env {
   SQL_COST: DurableObjectNamespace<SqlCost>;
 }
 
-type Kind = "call" | "floor" | "store";
+const KINDS = ["call", "floor", "store", "merged", "alarm"] as const;
+type Kind = (typeof KINDS)[number];
 
 /** The index acknowledges what it was sent about this often (as `limits.indexFlushMs` does). */
 const ACK_EVERY = 50;
@@ -49,8 +55,14 @@ export class SqlCost extends DurableObject<Env> {
     const taskId = `${contextId}.${crypto.randomUUID().replaceAll("-", "")}`;
     if (kind === "floor") this.floor(taskId, contextId, text);
     else if (kind === "store") return this.echo(taskId, contextId, text);
+    else if (kind === "merged") return this.merged(taskId, contextId, text);
+    else if (kind === "alarm")
+      await this.ctx.storage.setAlarm(Date.now() + (++this.calls % 2 ? 10_000 : 60_000));
     return taskId;
   }
+
+  /** The `alarm` kind's alarms are never due while it runs; one that fires does nothing. */
+  override async alarm(): Promise<void> {}
 
   /** The floor's statements, as bench/floor-worker.ts runs them. */
   private floor(taskId: string, contextId: string, text: string): void {
@@ -70,6 +82,73 @@ export class SqlCost extends DurableObject<Env> {
       new Date().toISOString(),
       taskId,
     );
+  }
+
+  /** `merged`'s rows: one echo's, as `store` wrote them. */
+  private template: {
+    task: Record<string, SqlStorageValue>;
+    item: Record<string, SqlStorageValue>;
+    artifact: Record<string, SqlStorageValue>;
+    events: Record<string, SqlStorageValue>[];
+  } | null = null;
+  private seq = 0;
+  private eventSeq = 0;
+
+  /** `store`'s rows for one echo message, the task written once (completed), one transaction. */
+  private merged(taskId: string, contextId: string, text: string): string {
+    const sql = this.ctx.storage.sql;
+    if (!this.template) {
+      const id = this.echo(`${contextId}.template`, contextId, text);
+      this.template = {
+        task: sql.exec("SELECT * FROM tasks WHERE id = ?", id).one(),
+        item: sql.exec("SELECT * FROM history_items WHERE task_id = ?", id).one(),
+        artifact: sql.exec("SELECT * FROM artifacts WHERE task_id = ?", id).one(),
+        events: sql.exec("SELECT * FROM events WHERE task_id = ?", id).toArray(),
+      };
+      this.seq = Number(sql.exec("SELECT MAX(seq) AS s FROM history_items").one().s) + 1;
+      this.eventSeq = Number(sql.exec("SELECT MAX(seq) AS s FROM events").one().s) + 1;
+    }
+    const t = this.template;
+    this.ctx.storage.transactionSync(() => {
+      const now = new Date().toISOString();
+      sql.exec(
+        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq) VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?4, 1, ?8)`,
+        taskId,
+        contextId,
+        "completed",
+        now,
+        t.task.metadata,
+        t.task.state_history,
+        now,
+        this.seq,
+      );
+      sql.exec(
+        "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, ?, ?, 0)",
+        crypto.randomUUID(),
+        this.seq++,
+        taskId,
+        t.item.type,
+        t.item.body,
+      );
+      sql.exec(
+        "INSERT INTO artifacts (task_id, artifact_id, seq, header, parts) VALUES (?1, ?2, 1, ?3, ?4)",
+        taskId,
+        crypto.randomUUID(),
+        t.artifact.header,
+        t.artifact.parts,
+      );
+      const e = t.events;
+      sql.exec(
+        "INSERT INTO events (seq, task_id, body) VALUES (?1, ?2, ?3), (?1 + 1, ?2, ?4), (?1 + 2, ?2, ?5)",
+        this.eventSeq,
+        taskId,
+        e[0]?.body ?? "",
+        e[1]?.body ?? "",
+        e[2]?.body ?? "",
+      );
+      this.eventSeq += 3;
+    });
+    return taskId;
   }
 
   /** The store's writes and read for one echo message (as ContextObject.admit/execute). */
@@ -109,8 +188,8 @@ export default {
     const url = new URL(request.url);
     const kind = url.searchParams.get("kind") as Kind;
     const contextId = url.searchParams.get("context") ?? "c0";
-    if (!["call", "floor", "store"].includes(kind)) {
-      return new Response("kind must be call, floor or store", { status: 400 });
+    if (!(KINDS as readonly string[]).includes(kind)) {
+      return new Response(`kind must be one of ${KINDS.join(", ")}`, { status: 400 });
     }
     const stub = env.SQL_COST.get(env.SQL_COST.idFromName(contextId));
     return new Response(await stub.run(kind, contextId, "hello"));

@@ -7,6 +7,10 @@
  *   store  Edgelink's TaskStore writing one echo message (6 statements in 2 transactions on
  *          Edgelink's schema: task, history item, artifact, completion, 3 events) and
  *          reading the task back
+ *   merged the same rows written as one transaction of 4 statements, the task inserted
+ *          already completed (what merging a fast handler's two transactions could save)
+ *   alarm  one setAlarm moving the object's alarm (a quiet turn moves it twice: the index
+ *          backstop, then settling back to retention's wake-up)
  *
  * `store − floor` is what Edgelink's storage costs over the floor's; set beside `npm run
  * bench`'s (b) − (a), the rest of that difference is everything else Edgelink does (the
@@ -14,7 +18,7 @@
  * of N calls (8 at a time over 16 objects), medians printed; CPU read from workerd's
  * threads in nanoseconds, so it includes SQLite's commits and their writes to disk.
  *
- *   node bench/sql-cost.mjs [rounds] [calls per sample]
+ *   node bench/sql-cost.mjs [rounds] [calls per sample] [kind,kind...]
  *
  * BENCH_TMPDIR=/dev/shm keeps the databases in memory (no disk writes in the figure).
  */
@@ -23,11 +27,18 @@ import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
 const rounds = Number(process.argv[2] ?? 5);
 const calls = Number(process.argv[3] ?? 3000);
-if (!(rounds >= 1 && rounds <= 50 && calls >= 100 && calls <= 100_000)) {
-  console.error("usage: node bench/sql-cost.mjs [rounds 1-50] [calls per sample 100-100000]");
+const ALL = ["call", "floor", "store", "merged", "alarm"];
+const KINDS = (process.argv[4] ?? ALL.join(",")).split(",");
+if (
+  !(rounds >= 1 && rounds <= 50 && calls >= 100 && calls <= 100_000) ||
+  !KINDS.includes("call") ||
+  KINDS.some((k) => !ALL.includes(k))
+) {
+  console.error(
+    `usage: node bench/sql-cost.mjs [rounds 1-50] [calls per sample 100-100000] [kinds: call and any of ${ALL.join(",")}]`,
+  );
   process.exit(2);
 }
-const KINDS = ["call", "floor", "store"];
 const CONCURRENCY = 8;
 const OBJECTS = 16;
 
@@ -67,11 +78,21 @@ try {
     const xs = samples[kind].map((x) => x.toFixed(3)).join(" ");
     console.log(`  ${kind.padEnd(6)} ${xs}   median ${median(samples[kind]).toFixed(3)}`);
   }
-  const [call, floor, store] = KINDS.map((k) => median(samples[k]));
-  console.log(`
-  floor's 3 statements:        ${(floor - call).toFixed(3)} ms over the call alone
-  Edgelink's store, 1 message: ${(store - call).toFixed(3)} ms over the call alone
-  store − floor:               ${(store - floor).toFixed(3)} ms (compare with npm run bench's (b) − (a))`);
+  const m = (k) => (samples[k] ? median(samples[k]) : null);
+  const over = (k, what) => {
+    if (m(k) !== null)
+      console.log(`  ${what.padEnd(44)} ${(m(k) - m("call")).toFixed(3)} ms over the call alone`);
+  };
+  console.log();
+  over("floor", "floor's 3 statements:");
+  over("store", "Edgelink's store, 1 message:");
+  over("merged", "the same rows, 1 transaction, 4 statements:");
+  over("alarm", "one alarm moved:");
+  if (m("store") !== null && m("floor") !== null) {
+    console.log(
+      `  ${"store − floor:".padEnd(44)} ${(m("store") - m("floor")).toFixed(3)} ms (compare with npm run bench's (b) − (a))`,
+    );
+  }
 } finally {
   await server.stop();
   cleanupTempDirs();
