@@ -4,7 +4,7 @@
  * through the inspector. Prints self time per source module and per function, in ms per
  * request, and writes the .cpuprofile (open it in Chrome DevTools > Performance).
  *
- *   node bench/profile.mjs [edgelink|floor] [seconds]
+ *   node bench/profile.mjs [edgelink|floor|sdk] [seconds]
  *   node bench/profile.mjs stream [seconds] [input]
  *   node bench/profile.mjs store [seconds]
  *
@@ -33,6 +33,7 @@ const entries = {
     { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
   ],
   floor: ["floor-worker.ts", { FLOOR_CONTEXT: "FloorContext" }],
+  sdk: ["sdk-do-worker.ts", { SDK_CONTEXT: "SdkContext" }],
   store: ["sql-cost-worker.ts", { SQL_COST: "SqlCost" }],
   stream: [
     "stream-worker.ts",
@@ -42,7 +43,7 @@ const entries = {
 const streamInput = process.argv[4] ?? "recorded";
 if (!entries[target] || !(seconds > 0 && seconds <= 60)) {
   console.error(
-    "usage: node bench/profile.mjs [edgelink|floor|store] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
+    "usage: node bench/profile.mjs [edgelink|floor|sdk|store] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
   );
   process.exit(2);
 }

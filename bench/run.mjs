@@ -43,6 +43,7 @@ const RUN = Date.now().toString(36);
 
 const EDGELINK_DOS = { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" };
 const FLOOR_DOS = { FLOOR_CONTEXT: "FloorContext" };
+const SDK_DOS = { SDK_CONTEXT: "SdkContext" };
 /** Targets of issue 10, printed as met or not (the run fails only on wrong answers). */
 const TARGET_RATIO = 0.8;
 const TARGET_CPU_MS = 1.2;
@@ -116,6 +117,12 @@ const SCENARIOS = [
     key: "d",
     label: "(d)  @a2a-js/sdk + Express on Node, in-memory",
     start: () => startSdkServer(),
+    contextFor: ownContext,
+  },
+  {
+    key: "e",
+    label: "(e)  @a2a-js/sdk in a DO, tasks as SQLite JSON rows",
+    start: () => startWorkerd("sdk-do-worker.ts", SDK_DOS),
     contextFor: ownContext,
   },
 ];
@@ -326,7 +333,7 @@ async function main() {
   }
 }
 
-/** Scenarios a-d: SendMessage throughput, interleaved. */
+/** Scenarios a-e: SendMessage throughput, interleaved. */
 async function sendMessageBench(scenarios, cpu) {
   console.log("\nSendMessage throughput");
   console.log(
@@ -397,7 +404,7 @@ async function sendMessageBench(scenarios, cpu) {
     }
     // Load order: the new-context scenarios write many new files and leave the disk busy
     // for a moment, so they run next to each other and never right before (a) or (b).
-    const rank = { a0: 0, a: 1, b: 2, d: 3, c: 4, "a-new": 5 };
+    const rank = { a0: 0, a: 1, b: 2, e: 3, d: 4, c: 5, "a-new": 6 };
     const order = [...live].sort((x, y) => rank[x.scenario.key] - rank[y.scenario.key]);
     process.stdout.write("warming up");
     for (const { scenario, load } of order) {
@@ -445,6 +452,16 @@ async function sendMessageBench(scenarios, cpu) {
     say(`(c)/(a') the same, against the floor on new contexts: ${fmt(ratio("c", "a-new"), 2)}`);
   }
   if (by.b && by.d) say(`(b)/(d)  Edgelink vs @a2a-js/sdk: ${fmt(ratio("b", "d"), 2)}`);
+  if (by.e && by.a) {
+    say(
+      `(e)/(a)  the on-platform alternative (@a2a-js/sdk in a Durable Object, each task one JSON row) vs the floor: ${fmt(ratio("e", "a"), 2)} (${fmt(by.e.serverCpuMsPerRequest, 2)} ms workerd CPU per request)`,
+    );
+  }
+  if (by.b && by.e) {
+    say(
+      `(b)/(e)  Edgelink vs that alternative: ${fmt(ratio("b", "e"), 2)} (Edgelink also keeps the conversation history, the event log and the tenant index)`,
+    );
+  }
 
   if (by.c && by.b) {
     const extra = by.c.serverCpuMsPerRequest - by.b.serverCpuMsPerRequest;
@@ -469,7 +486,7 @@ async function sendMessageBench(scenarios, cpu) {
     "Local workerd is not production: one workerd process on this machine runs the Worker and all Durable Objects on one thread; SQLite commits go to the local disk, not to Cloudflare's replicated storage; there is no network between Worker and objects. Absolute figures say little about production; the ratios compare the same work on equal terms.",
     "Requests go to a Miniflare direct socket into the worker (no wrangler dev proxy, no Miniflare entry worker), which is closer to production than mf.ready's URL.",
     `One ${cpu.length}-core machine runs the load generator and the server under test, so they compete for CPU (CPU columns: 100% = one core; 'other CPU' is everything else running on the machine meanwhile).`,
-    "The SDK (d) keeps tasks in memory (InMemoryTaskStore) on Node and writes nothing to disk; Edgelink and the floor persist every task, message, artifact and event to SQLite and update a second object's index.",
+    "What each side keeps durable: the SDK (d) nothing (InMemoryTaskStore, on Node); the floor (a) one task row; the alternative (e) one JSON row per task, rewritten at each of its events; Edgelink (b, c) the task, its message in the conversation history, its artifact and its event log, and its row in the tenant's index object.",
     "Closed-loop clients: throughput = concurrency / latency, and latency includes the client's own fetch and JSON work.",
   ]) {
     say(line, "  - ", "    ");

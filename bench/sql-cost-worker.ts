@@ -1,9 +1,12 @@
 /**
- * bench/sql-cost.mjs's worker: one Durable Object class that does one of five things per
+ * bench/sql-cost.mjs's worker: one Durable Object class that does one of six things per
  * call, so their costs can be told apart (see that file):
  *
  * - `call`: nothing, the object call alone;
  * - `floor`: the floor's 3 statements (bench/floor-worker.ts: insert a task, update it twice);
+ * - `sdk`: what scenario (e)'s object (bench/sdk-do-worker.ts) writes and reads for one echo
+ *   message: the task as one JSON row, loaded and then saved as each of its 4 events
+ *   arrives (as @a2a-js/sdk's result manager does; the first load finds nothing);
  * - `store`: what Edgelink's TaskStore writes for one echo message, through the real store
  *   on Edgelink's real schema (a task created working with its message in the
  *   conversation history, then its artifact and its completion in one transaction: the
@@ -29,7 +32,7 @@ interface Env {
   SQL_COST: DurableObjectNamespace<SqlCost>;
 }
 
-const KINDS = ["call", "floor", "store", "merged", "alarm"] as const;
+const KINDS = ["call", "floor", "sdk", "store", "merged", "alarm"] as const;
 type Kind = (typeof KINDS)[number];
 
 /** The index acknowledges what it was sent about this often (as `limits.indexFlushMs` does). */
@@ -48,12 +51,19 @@ export class SqlCost extends DurableObject<Env> {
         body TEXT NOT NULL, updated_at TEXT NOT NULL
       )`,
     );
+    // bench/sdk-do-worker.ts's table.
+    ctx.storage.sql.exec(
+      `CREATE TABLE IF NOT EXISTS sdk_tasks (
+        id TEXT PRIMARY KEY, context_id TEXT NOT NULL, body TEXT NOT NULL, updated_at TEXT NOT NULL
+      )`,
+    );
     this.store = new TaskStore(ctx.storage, new HistoryStore<Item>(ctx.storage, 1 << 20));
   }
 
   async run(kind: Kind, contextId: string, text: string): Promise<string> {
     const taskId = `${contextId}.${crypto.randomUUID().replaceAll("-", "")}`;
     if (kind === "floor") this.floor(taskId, contextId, text);
+    else if (kind === "sdk") this.sdk(taskId, contextId, text);
     else if (kind === "store") return this.echo(taskId, contextId, text);
     else if (kind === "merged") return this.merged(taskId, contextId, text);
     else if (kind === "alarm")
@@ -84,6 +94,51 @@ export class SqlCost extends DurableObject<Env> {
     );
   }
 
+  /** `sdk`: the task saved as its events arrive (submitted, working, artifact, completed). */
+  private sdk(taskId: string, contextId: string, text: string): void {
+    const sql = this.ctx.storage.sql;
+    const task: Record<string, unknown> = {
+      id: taskId,
+      contextId,
+      status: { state: 1, timestamp: new Date().toISOString() },
+      artifacts: [],
+      history: [
+        {
+          messageId: crypto.randomUUID(),
+          role: 1,
+          parts: [{ content: { $case: "text", value: text } }],
+        },
+      ],
+    };
+    const save = () =>
+      sql.exec(
+        `INSERT INTO sdk_tasks (id, context_id, body, updated_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`,
+        taskId,
+        contextId,
+        JSON.stringify(task),
+        new Date().toISOString(),
+      );
+    const load = () => {
+      const row = sql
+        .exec<{ body: string }>("SELECT body FROM sdk_tasks WHERE id = ?", taskId)
+        .toArray()[0];
+      return row ? (JSON.parse(row.body) as unknown) : undefined;
+    };
+    load();
+    save();
+    load();
+    task.status = { state: 2, timestamp: new Date().toISOString() };
+    save();
+    load();
+    const part = { content: { $case: "text", value: `echo: ${text}` } };
+    task.artifacts = [{ artifactId: crypto.randomUUID(), name: "result", parts: [part] }];
+    save();
+    load();
+    task.status = { state: 3, timestamp: new Date().toISOString() };
+    save();
+  }
+
   /** `merged`'s rows: one echo's, as `store` wrote them. */
   private template: {
     task: Record<string, SqlStorageValue>;
@@ -98,7 +153,7 @@ export class SqlCost extends DurableObject<Env> {
   private merged(taskId: string, contextId: string, text: string): string {
     const sql = this.ctx.storage.sql;
     if (!this.template) {
-      const id = this.echo(`${contextId}.template`, contextId, text);
+      const id = this.echo(`${contextId}.template.${crypto.randomUUID()}`, contextId, text);
       this.template = {
         task: sql.exec("SELECT * FROM tasks WHERE id = ?", id).one(),
         item: sql.exec("SELECT * FROM history_items WHERE task_id = ?", id).one(),

@@ -4,6 +4,7 @@
  *
  *   call   nothing (the Worker's fetch and the object call alone)
  *   floor  the floor's 3 statements (scenario (a)'s object)
+ *   sdk    scenario (e)'s storage: the task as one JSON row, loaded and saved 4 times
  *   store  Edgelink's TaskStore writing one echo message (6 statements in 2 transactions on
  *          Edgelink's schema: task, history item, artifact, completion, 3 events) and
  *          reading the task back
@@ -27,7 +28,7 @@ import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
 const rounds = Number(process.argv[2] ?? 5);
 const calls = Number(process.argv[3] ?? 3000);
-const ALL = ["call", "floor", "store", "merged", "alarm"];
+const ALL = ["call", "floor", "sdk", "store", "merged", "alarm"];
 const KINDS = (process.argv[4] ?? ALL.join(",")).split(",");
 if (
   !(rounds >= 1 && rounds <= 50 && calls >= 100 && calls <= 100_000) ||
@@ -85,6 +86,7 @@ try {
   };
   console.log();
   over("floor", "floor's 3 statements:");
+  over("sdk", "the SDK alternative's task row (e):");
   over("store", "Edgelink's store, 1 message:");
   over("merged", "the same rows, 1 transaction, 4 statements:");
   over("alarm", "one alarm moved:");

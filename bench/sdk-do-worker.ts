@@ -1,0 +1,107 @@
+/**
+ * Scenario (e): the on-platform alternative. The official A2A JavaScript SDK
+ * (@a2a-js/sdk) serving the same instant echo agent (bench/sdk-echo.mjs) inside a Durable
+ * Object per conversation, its tasks kept in that object's SQLite: the SDK's
+ * `DefaultRequestHandler` and `JsonRpcTransportHandler` as its Express binding uses them,
+ * over a `TaskStore` that writes each task as one JSON row (an upsert per save, as the
+ * SDK's own database store does). What it keeps durable is the task alone: no separate
+ * conversation history, no event log, no index across conversations.
+ *
+ * The Worker in front is the floor's (bench/floor-worker.ts): a Hono route that reads the
+ * JSON-RPC body, picks the object by the message's context id, makes one RPC, and
+ * answers what the object returns. A plain `DurableObject`, not the `agents` package's
+ * `Agent` (which adds its own routing and state tables): a lower bound of what such an
+ * alternative costs.
+ */
+
+import { DurableObject } from "cloudflare:workers";
+import type { Task } from "@a2a-js/sdk";
+import {
+  DefaultRequestHandler,
+  defaultServerCallContextBuilder,
+  JsonRpcTransportHandler,
+  type ServerCallContext,
+  type TaskStore,
+  UnauthenticatedUser,
+} from "@a2a-js/sdk/server";
+import { Hono } from "hono";
+import { agentCard, echoExecutor } from "./sdk-echo.mjs";
+
+interface Env {
+  SDK_CONTEXT: DurableObjectNamespace<SdkContext>;
+}
+
+/** One conversation's tasks, each a JSON row. */
+class SqlTaskStore implements TaskStore {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(
+      `CREATE TABLE IF NOT EXISTS tasks (
+        id TEXT PRIMARY KEY, context_id TEXT NOT NULL, body TEXT NOT NULL, updated_at TEXT NOT NULL
+      )`,
+    );
+  }
+
+  async save(task: Task, _context: ServerCallContext): Promise<void> {
+    this.sql.exec(
+      `INSERT INTO tasks (id, context_id, body, updated_at) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT (id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`,
+      task.id,
+      task.contextId,
+      JSON.stringify(task),
+      new Date().toISOString(),
+    );
+  }
+
+  async load(taskId: string, _context: ServerCallContext): Promise<Task | undefined> {
+    const row = this.sql
+      .exec<{ body: string }>("SELECT body FROM tasks WHERE id = ?", taskId)
+      .toArray()[0];
+    return row ? (JSON.parse(row.body) as Task) : undefined;
+  }
+
+  async list(): Promise<never> {
+    throw new Error("ListTasks is not part of this benchmark");
+  }
+}
+
+export class SdkContext extends DurableObject<Env> {
+  private readonly transport: JsonRpcTransportHandler;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const store = new SqlTaskStore(ctx.storage.sql);
+    const handler = new DefaultRequestHandler(agentCard, store, echoExecutor);
+    this.transport = new JsonRpcTransportHandler(handler);
+  }
+
+  /** One JSON-RPC call (its parsed body), answered as the JSON-RPC response's text. */
+  async call(body: Record<string, unknown>, requestedVersion: string | undefined): Promise<string> {
+    const context = defaultServerCallContextBuilder({
+      extensions: undefined,
+      user: new UnauthenticatedUser(),
+      headers: {},
+      requestedVersion,
+    });
+    const answer = await this.transport.handle(body, context);
+    if (answer && typeof answer === "object" && Symbol.asyncIterator in answer) {
+      throw new Error("streaming is not part of this benchmark");
+    }
+    return JSON.stringify(answer);
+  }
+}
+
+type Rpc = Record<string, unknown> & { params?: { message?: { contextId?: string } } };
+
+const app = new Hono<{ Bindings: Env }>();
+
+app.post("/", async (c) => {
+  const body = await c.req.json<Rpc>();
+  const contextId = body.params?.message?.contextId ?? crypto.randomUUID();
+  const ns = c.env.SDK_CONTEXT;
+  const answer = await ns
+    .get(ns.idFromName(`/${contextId}`))
+    .call(body, c.req.header("A2A-Version") ?? undefined);
+  return c.body(answer, 200, { "Content-Type": "application/json" });
+});
+
+export default app;
