@@ -26,37 +26,24 @@ import {
 } from "@a2a-js/sdk/server";
 import { Hono } from "hono";
 import { agentCard, echoExecutor } from "./sdk-echo.mjs";
+import { createTaskRows, loadTaskRow, saveTaskRow } from "./sdk-task-rows";
 
 interface Env {
   SDK_CONTEXT: DurableObjectNamespace<SdkContext>;
 }
 
-/** One conversation's tasks, each a JSON row. */
+/** One conversation's tasks, each a JSON row (bench/sdk-task-rows.ts). */
 class SqlTaskStore implements TaskStore {
   constructor(private readonly sql: SqlStorage) {
-    sql.exec(
-      `CREATE TABLE IF NOT EXISTS tasks (
-        id TEXT PRIMARY KEY, context_id TEXT NOT NULL, body TEXT NOT NULL, updated_at TEXT NOT NULL
-      )`,
-    );
+    createTaskRows(sql);
   }
 
   async save(task: Task, _context: ServerCallContext): Promise<void> {
-    this.sql.exec(
-      `INSERT INTO tasks (id, context_id, body, updated_at) VALUES (?1, ?2, ?3, ?4)
-       ON CONFLICT (id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`,
-      task.id,
-      task.contextId,
-      JSON.stringify(task),
-      new Date().toISOString(),
-    );
+    saveTaskRow(this.sql, task.id, task.contextId, JSON.stringify(task));
   }
 
   async load(taskId: string, _context: ServerCallContext): Promise<Task | undefined> {
-    const row = this.sql
-      .exec<{ body: string }>("SELECT body FROM tasks WHERE id = ?", taskId)
-      .toArray()[0];
-    return row ? (JSON.parse(row.body) as Task) : undefined;
+    return loadTaskRow(this.sql, taskId) as Task | undefined;
   }
 
   async list(): Promise<never> {

@@ -27,6 +27,7 @@ import { TaskStore } from "../src/durable/task-store";
 import type { Item } from "../src/history/items";
 import type { Message } from "../src/models/message";
 import { submittedTask } from "../src/models/task";
+import { createTaskRows, loadTaskRow, saveTaskRow } from "./sdk-task-rows";
 
 interface Env {
   SQL_COST: DurableObjectNamespace<SqlCost>;
@@ -51,12 +52,7 @@ export class SqlCost extends DurableObject<Env> {
         body TEXT NOT NULL, updated_at TEXT NOT NULL
       )`,
     );
-    // bench/sdk-do-worker.ts's table.
-    ctx.storage.sql.exec(
-      `CREATE TABLE IF NOT EXISTS sdk_tasks (
-        id TEXT PRIMARY KEY, context_id TEXT NOT NULL, body TEXT NOT NULL, updated_at TEXT NOT NULL
-      )`,
-    );
+    createTaskRows(ctx.storage.sql);
     this.store = new TaskStore(ctx.storage, new HistoryStore<Item>(ctx.storage, 1 << 20));
   }
 
@@ -110,21 +106,8 @@ export class SqlCost extends DurableObject<Env> {
         },
       ],
     };
-    const save = () =>
-      sql.exec(
-        `INSERT INTO sdk_tasks (id, context_id, body, updated_at) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at`,
-        taskId,
-        contextId,
-        JSON.stringify(task),
-        new Date().toISOString(),
-      );
-    const load = () => {
-      const row = sql
-        .exec<{ body: string }>("SELECT body FROM sdk_tasks WHERE id = ?", taskId)
-        .toArray()[0];
-      return row ? (JSON.parse(row.body) as unknown) : undefined;
-    };
+    const save = () => saveTaskRow(sql, taskId, contextId, JSON.stringify(task));
+    const load = () => loadTaskRow(sql, taskId);
     load();
     save();
     load();
