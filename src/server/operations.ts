@@ -120,10 +120,15 @@ export class Operations<Env> {
   /**
    * A context id a client names. One of the shape Edgelink issues must verify for this
    * caller (null when it does not: forged, or another caller's); any other is a
-   * client-chosen id, refused unless the agent accepts those. Checked here in the Worker,
-   * so a forged id reaches no object.
+   * client-chosen id, refused unless the agent accepts those (a `filter` gets null: no
+   * context of this caller has it). Checked here in the Worker, so a forged id reaches no
+   * object.
    */
-  private async namedContext(contextId: string, field: string): Promise<string | null> {
+  private async namedContext(
+    contextId: string,
+    field: string,
+    use: "address" | "filter" = "address",
+  ): Promise<string | null> {
     if (contextId.length > MAX_CONTEXT_ID_LENGTH) {
       throw new A2AError("InvalidParams", `${field} is too long`, {}, [
         { field, description: `at most ${MAX_CONTEXT_ID_LENGTH} characters` },
@@ -134,6 +139,7 @@ export class Operations<Env> {
       return (await verifyContextId(keys, this.ids, contextId)) ? contextId : null;
     }
     if (!this.agent.clientContextIds) {
+      if (use === "filter") return null;
       throw new A2AError(
         "InvalidParams",
         `${field}: this agent does not accept client-chosen context ids`,
@@ -218,9 +224,10 @@ export class Operations<Env> {
           { field: "params.pageToken", description: "unknown page token" },
         ]);
       }
-      // A context not issued to this caller holds none of its tasks: an empty page, and
-      // no object reached.
-      const named = await this.namedContext(params.contextId, "params.contextId");
+      // A context not issued to this caller, or a client-chosen id this agent never
+      // accepts, holds none of its tasks: an empty page, and no object reached. A filter
+      // asks a question; it claims nothing, so it is answered rather than refused.
+      const named = await this.namedContext(params.contextId, "params.contextId", "filter");
       if (named === null)
         return { tasks: [], nextPageToken: "", pageSize: params.pageSize, totalSize: 0 };
       const { stub, scope } = this.context(named);

@@ -280,22 +280,26 @@ describe("a read never creates storage", () => {
     expect(own.status).toBe(200);
   });
 
-  it("with the default, a read of an unknown client-chosen context id reaches no object; a send naming one is InvalidParams naming params.message.contextId", async () => {
+  it("with the default, a read of an unknown client-chosen context id reaches no object (ListTasks filtered by it: an empty page); a send naming one is InvalidParams naming params.message.contextId", async () => {
     const chosen = `client-chosen-${crypto.randomUUID()}`;
     const before = await storedObjects();
     for (const [method, path] of [
       ["GET", `/contexts/${chosen}/history`],
       ["POST", `/contexts/${chosen}/history:compact`],
-      ["GET", `/tasks?contextId=${chosen}`],
     ] as const) {
       const answer = await rest(method, path, method === "POST" ? {} : undefined);
       expect(answer.status, path).toBe(400);
       expect(JSON.stringify(answer.body), path).toContain("contextId");
     }
-    for (const method of ["GetContextHistory", "CompactContextHistory", "ListTasks"]) {
+    for (const method of ["GetContextHistory", "CompactContextHistory"]) {
       const { body } = await rpc(method, { contextId: chosen });
       expect(body.error, method).toMatchObject({ code: -32602 });
     }
+    const listed = await rest("GET", `/tasks?contextId=${chosen}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toMatchObject({ tasks: [], nextPageToken: "", totalSize: 0 });
+    const rpcListed = await rpc("ListTasks", { contextId: chosen });
+    expect(rpcListed.body.result).toMatchObject({ tasks: [], nextPageToken: "", totalSize: 0 });
     for (const method of ["SendMessage", "SendStreamingMessage"]) {
       const response = await rawRpc(method, { message: userMessage("hi", { contextId: chosen }) });
       const error = ((await response.json()) as { error: { code: number; data: unknown } }).error;
@@ -386,7 +390,6 @@ describe("clientContextIds: false (the default), set explicitly", () => {
     for (const [method, path] of [
       ["GET", `/contexts/${chosen}/history`],
       ["POST", `/contexts/${chosen}/history:compact`],
-      ["GET", `/tasks?contextId=${chosen}`],
     ] as const) {
       const response = await call(strict, method, path, {
         body: method === "POST" ? {} : undefined,
@@ -394,10 +397,16 @@ describe("clientContextIds: false (the default), set explicitly", () => {
       expect(response.status, path).toBe(400);
       expect(await response.text()).toContain("contextId");
     }
-    for (const method of ["GetContextHistory", "CompactContextHistory", "ListTasks"]) {
+    for (const method of ["GetContextHistory", "CompactContextHistory"]) {
       const { body } = await rpcAs(strict, {}, method, { contextId: chosen });
       expect(body.error, method).toMatchObject({ code: -32602 });
     }
+    // A list filtered by it is a question with an empty answer, not a refusal.
+    const listed = await call(strict, "GET", `/tasks?contextId=${chosen}`);
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toMatchObject({ tasks: [], totalSize: 0 });
+    const rpcListed = await rpcAs(strict, {}, "ListTasks", { contextId: chosen });
+    expect(rpcListed.body.result).toMatchObject({ tasks: [], totalSize: 0 });
     expect(await objectsAddedSince(before)).toEqual([]);
 
     // Without a contextId the agent issues one, and the conversation continues under it.
