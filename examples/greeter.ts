@@ -1,4 +1,4 @@
-// The README's "Define your own agent" example, kept here so it is type-checked.
+// The "Define your own agent" example of docs/guides/getting-started.md, as a file of its own.
 import * as z from "zod";
 import { defineAgent, textOf, tool } from "../src/index";
 

@@ -3,7 +3,7 @@
  * key, in that order (a fallback skips a provider whose key is missing, and moves on when
  * one fails before its answer started). Answers stream to A2A clients token by token.
  *
- * Run it locally with keys in `.dev.vars` (see README):
+ * Run it locally with keys in `.dev.vars` (see docs/guides/model-agents.md):
  *   npx wrangler dev -c examples/llm.wrangler.toml
  * Deploy it with secrets:
  *   npx wrangler secret put OPENAI_API_KEY -c examples/llm.wrangler.toml

@@ -37,7 +37,7 @@ export interface LimitsConfig {
    * id: each takes a few hundred calls a second (one per busy conversation per
    * `indexFlushMs`), and a ListTasks across conversations asks every one in parallel.
    * Changing it on a live deployment starts an empty set of shards, which each
-   * conversation fills again at its next state change: see the README, "Index shards".
+   * conversation fills again at its next state change: see docs/architecture.md, "Index shards".
    * At most 64. Default 4.
    */
   indexShards?: number;

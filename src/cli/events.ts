@@ -128,7 +128,7 @@ export class EventPrinter {
   }
 }
 
-/** Exit codes by final task state (documented in the README's CLI section). */
+/** Exit codes by final task state (documented in docs/reference/cli.md). */
 export const EXIT = {
   ok: 0,
   error: 1,
