@@ -262,7 +262,7 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
         setTimeout(() => loadTasks(expected, attempt + 1), 500);
       }
       const rows = (page.tasks || []).map((task) =>
-        el("tr", {},
+        el("tr", { "data-task": task.id },
           el("td", {}, el("button", { type: "button", title: "Inspect task " + task.id, onclick: () => selectTask(task.id) }, taskLabel(task))),
           el("td", {}, stateBadge(task.status.state)),
           el("td", {}, task.status.timestamp ? new Date(task.status.timestamp).toLocaleTimeString() : ""),
@@ -308,6 +308,9 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
         badge.replaceWith(next);
         badge = next;
         stop.hidden = isTerminal(state);
+        // The list's row too, so a task canceled here does not read "working" there.
+        const row = [...$("tasks").rows].find((r) => r.dataset.task === id);
+        if (row) row.cells[1].replaceChildren(stateBadge(state));
       };
       box.replaceChildren(
         el("p", {}, el("code", {}, task.id), " ", badge, " ", stop, " ", note),

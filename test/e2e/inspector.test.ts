@@ -254,6 +254,7 @@ describe.skipIf(!hasBrowser)("the inspector in chromium (issue 13)", () => {
       .toBe("canceled");
     expect(await panelCancel.isHidden()).toBe(true);
     expect(await page.locator("#task ol.timeline li").last().textContent()).toBe("canceled");
+    expect(await page.locator("#tasks .state").first().textContent()).toBe("canceled");
 
     await screenshot(page, "inspector-cancel");
     expect(errors).toEqual([]);
