@@ -20,8 +20,8 @@ export const INSPECTOR_HTML = `<!doctype html>
   h3 { font-size: .9rem; margin: .75rem 0 .25rem; }
   button { font: inherit; padding: .3rem .7rem; border-radius: 4px; border: 1px solid var(--line); cursor: pointer; }
   button.primary { background: var(--accent); color: white; border-color: var(--accent); }
-  button:focus-visible, input:focus-visible, textarea:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
-  input, textarea { font: inherit; padding: .3rem; border: 1px solid var(--line); border-radius: 4px; width: 100%; }
+  button:focus-visible, input:focus-visible, textarea:focus-visible, select:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
+  input, textarea, select { font: inherit; padding: .3rem; border: 1px solid var(--line); border-radius: 4px; width: 100%; }
   label { display: block; font-weight: 600; margin-bottom: .2rem; }
   .row { display: flex; gap: .5rem; align-items: end; }
   .row > :first-child { flex: 1; }
@@ -30,15 +30,22 @@ export const INSPECTOR_HTML = `<!doctype html>
   .bubble { padding: .4rem .6rem; border-radius: 6px; border: 1px solid var(--line); white-space: pre-wrap; overflow-wrap: anywhere; }
   .bubble.user { align-self: flex-end; background: #2563eb22; }
   .bubble.tool { font-family: ui-monospace, monospace; font-size: 12px; }
+  .bubble.thinking { font-style: italic; color: var(--muted); }
+  label.inline { display: flex; gap: .3rem; font-weight: normal; margin: 0; }
+  label.inline input { width: auto; }
+  #auth-scheme { flex: none; width: auto; }
+  [hidden] { display: none !important; }
   .state { display: inline-block; padding: 0 .4rem; border-radius: 3px; font-size: 12px; border: 1px solid var(--line); }
-  .state.TASK_STATE_COMPLETED { background: #16a34a33; } .state.TASK_STATE_FAILED, .state.TASK_STATE_REJECTED { background: #dc262633; }
+  .state.TASK_STATE_COMPLETED { background: #16a34a33; } .state.TASK_STATE_FAILED, .state.TASK_STATE_REJECTED { background: #dc262633; } .state.TASK_STATE_CANCELED { background: #8883; }
   .state.TASK_STATE_WORKING, .state.TASK_STATE_SUBMITTED { background: #eab30833; } .state.TASK_STATE_INPUT_REQUIRED, .state.TASK_STATE_AUTH_REQUIRED { background: #2563eb33; }
   table { border-collapse: collapse; width: 100%; font-size: 13px; }
   th, td { text-align: left; padding: .2rem .3rem; border-bottom: 1px solid var(--line); }
   td button { padding: 0 .3rem; font-family: ui-monospace, monospace; font-size: 12px; }
   code { overflow-wrap: anywhere; }
   pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; margin: 0; }
-  ol.timeline { padding-left: 1.2rem; font-size: 13px; max-height: 40vh; overflow: auto; }
+  ol { padding-left: 3em; }
+  ol.timeline li { white-space: pre-wrap; overflow-wrap: anywhere; }
+  ol.timeline { font-size: 13px; max-height: 40vh; overflow: auto; }
   .error { color: #dc2626; }
   @media (max-width: 800px) { main { grid-template-columns: 1fr; } }
 </style>
@@ -47,10 +54,11 @@ export const INSPECTOR_HTML = `<!doctype html>
 <header>
   <h1>Edgelink inspector</h1>
   <span id="agent-name" class="muted"></span>
-  <form id="token-form" class="row" style="margin-left:auto; min-width: 260px">
-    <div><label for="token">Bearer token (for agents behind auth)</label>
-    <input id="token" type="password" autocomplete="off" placeholder="optional"></div>
-    <button type="submit">Use token</button>
+  <form id="auth-form" class="row" style="margin-left:auto; min-width: 320px" hidden>
+    <div><label for="credential">Credential</label>
+    <div class="row"><select id="auth-scheme" aria-label="Credential kind"></select>
+    <input id="credential" type="password" autocomplete="off" placeholder="kept in this tab only"></div></div>
+    <button type="submit">Use</button>
   </form>
 </header>
 <main>
@@ -63,7 +71,9 @@ export const INSPECTOR_HTML = `<!doctype html>
       <textarea id="chat-input" rows="3" placeholder="Enter sends, Shift+Enter for a new line"></textarea>
       <div class="row" style="margin-top:.4rem">
         <span class="muted" id="chat-context">New conversation</span>
+        <label class="inline"><input type="checkbox" id="as-json"> Parts as JSON</label>
         <button type="button" id="new-chat">New conversation</button>
+        <button type="button" id="cancel" disabled>Cancel task</button>
         <button type="submit" class="primary" id="send">Send</button>
       </div>
     </form>

@@ -1,7 +1,7 @@
 /**
  * The inspector's script, served as `inspector/app.js`. Plain browser JavaScript (no
  * build step): it talks to the agent's own HTTP+JSON binding, relative to where the page
- * is mounted, with the bearer token typed into the page. Every value from the agent is
+ * is mounted, with the credential typed into the page. Every value from the agent is
  * written with `textContent`, never parsed as HTML.
  */
 export const INSPECTOR_SCRIPT = String.raw`"use strict";
@@ -9,11 +9,14 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
   const base = location.pathname.replace(/\/inspector\/?$/, "");
   const $ = (id) => document.getElementById(id);
   const TERMINAL = ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"];
-  let token = sessionStorage.getItem("edgelink-token") || "";
+  // The credential and the header it goes in (from the card's security schemes): kept for
+  // this tab only, sent as a header on every request, never put in a URL.
+  let auth = JSON.parse(sessionStorage.getItem("edgelink-auth") || "{}");
   let contextId = null;
   let taskId = null; // set while a task waits for input
-  let selected = null; // the task shown in the Task panel
+  let running = null; // the chat's task while it can be canceled
   let timelineAbort = null;
+  const toolNames = new Map(); // callId -> tool name, for results that carry only the call id
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -28,13 +31,20 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
     }
     return node;
   }
-  const stateBadge = (state) => el("span", { class: "state " + state }, String(state || "").replace("TASK_STATE_", "").toLowerCase());
+  const isTerminal = (state) => TERMINAL.includes(state);
+  const stateName = (state) => String(state || "").replace("TASK_STATE_", "").replace("_", " ").toLowerCase();
+  const stateBadge = (state) => el("span", { class: "state " + state }, stateName(state));
   const json = (value) => el("pre", {}, JSON.stringify(value, null, 2));
+  const errorText = (text) => el("span", { class: "error" }, text);
 
   function headers(extra) {
     const h = { "A2A-Version": "1.0", ...extra };
-    if (token) h.Authorization = "Bearer " + token;
+    if (auth.value) h[auth.header] = auth.header === "Authorization" ? "Bearer " + auth.value : auth.value;
     return h;
+  }
+  function failure(response, body) {
+    const message = (body.error && body.error.message) || response.status + " " + response.statusText;
+    return new Error(response.status === 401 ? message + " (enter a credential at the top)" : message);
   }
   async function api(path, init) {
     const response = await fetch(base + path, {
@@ -43,15 +53,12 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
     });
     const text = await response.text();
     const body = text ? JSON.parse(text) : {};
-    if (!response.ok) throw new Error((body.error && body.error.message) || response.status + " " + response.statusText);
+    if (!response.ok) throw failure(response, body);
     return body;
   }
-  /** Reads an SSE response, calling onEvent with each data object. */
+  /** Reads an SSE response (fetch, so it carries the credential header), calling onEvent with each data object. */
   async function readSse(response, onEvent) {
-    if (!response.ok) {
-      const body = await response.json().catch(() => ({}));
-      throw new Error((body.error && body.error.message) || String(response.status));
-    }
+    if (!response.ok) throw failure(response, await response.json().catch(() => ({})));
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -73,15 +80,60 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
       }
     }
   }
-  const partText = (parts) => (parts || []).map((p) => (typeof p.text === "string" ? p.text : "")).join("");
-  const partKind = (p) => (p.metadata && p.metadata["edgelink/part"]) || (p.data !== undefined ? "data" : p.text !== undefined ? "text" : "file");
 
-  // ---- Card
+  // ---- Parts: [label, text]; the label is "" for plain text. A part is in the wire's shape
+  // ({text} or {data} marked with its Edgelink type) or the history's ({type, content}).
+  function describePart(p) {
+    const kind = p.type || (p.metadata && p.metadata["edgelink/part"]) || (p.text !== undefined ? "text" : p.data !== undefined ? "data" : "file");
+    const v = p.content !== undefined ? p.content : p.text !== undefined ? p.text : p.data;
+    const o = v || {};
+    if (kind === "text") return ["", String(v)];
+    if (kind === "tool_call") {
+      toolNames.set(o.callId, o.toolName);
+      return ["tool call", o.toolName + " " + JSON.stringify(o.args || {})];
+    }
+    if (kind === "tool_output") {
+      const name = o.toolName || toolNames.get(o.callId) || o.callId;
+      return o.error != null ? ["tool error", name + ": " + o.error] : ["tool result", name + " → " + JSON.stringify(o.result)];
+    }
+    if (kind === "reasoning") return ["thinking", String(o.text)];
+    if (kind === "file") return ["file", o.filename || p.filename || o.url || p.url || p.mediaType || ""];
+    return [kind.replace("_", " "), JSON.stringify(v)];
+  }
+  /** Text parts run on (an answer streamed in chunks); each other part on a line of its own. */
+  function describeParts(parts) {
+    let out = "";
+    let labelled = false;
+    for (const p of parts || []) {
+      const [label, text] = describePart(p);
+      if (out && (label || labelled)) out += "\n";
+      out += label ? label + ": " + text : text;
+      labelled = !!label;
+    }
+    return out;
+  }
+  const partText = (parts) => (parts || []).map((p) => (typeof p.text === "string" ? p.text : "")).join("");
+
+  // ---- Card and credential
+  function showAuth(options) {
+    $("auth-form").hidden = options.size === 0 && !auth.value;
+    $("auth-scheme").replaceChildren(...[...options].map(([header, text]) => el("option", { value: header }, text)));
+    if (options.has(auth.header)) $("auth-scheme").value = auth.header;
+  }
   async function loadCard() {
     const box = $("card");
     try {
       const card = await api("/.well-known/agent-card.json");
       $("agent-name").textContent = card.name + (card.version ? " " + card.version : "");
+      // What the page can send: API keys in a header (the card names it), bearer tokens.
+      const options = new Map();
+      for (const scheme of Object.values(card.securitySchemes || {})) {
+        const key = scheme.apiKeySecurityScheme;
+        if (key) {
+          if (key.location === "header") options.set(key.name, "API key (" + key.name + ")");
+        } else if (!scheme.mtlsSecurityScheme) options.set("Authorization", "Bearer token");
+      }
+      showAuth(options);
       const caps = card.capabilities || {};
       box.replaceChildren(
         el("p", {}, el("strong", {}, card.name), " — ", card.description || ""),
@@ -93,7 +145,18 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
         el("details", {}, el("summary", {}, "Raw card"), json(card)),
       );
     } catch (error) {
+      showAuth(new Map([["Authorization", "Bearer token"]]));
       box.replaceChildren(el("p", { class: "error" }, "Card: " + error.message));
+    }
+  }
+
+  async function cancel(id, button, note) {
+    button.disabled = true;
+    try {
+      await api("/tasks/" + encodeURIComponent(id) + ":cancel", { method: "POST", body: "{}" });
+    } catch (error) {
+      button.disabled = false;
+      note.replaceChildren(errorText("Cancel: " + error.message));
     }
   }
 
@@ -107,12 +170,18 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
   function showContext() {
     $("chat-context").textContent = contextId ? "Context " + contextId.slice(0, 12) + "…" + (taskId ? " (answering task)" : "") : "New conversation";
   }
-  async function send(text) {
-    bubble("user", text);
-    const message = { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] };
+  function showRunning(id, state) {
+    running = isTerminal(state) ? null : id;
+    $("cancel").disabled = !running;
+  }
+  async function send(parts) {
+    bubble("user", describeParts(parts));
+    const message = { messageId: crypto.randomUUID(), role: "ROLE_USER", parts };
     if (contextId) message.contextId = contextId;
     if (taskId) message.taskId = taskId;
     const answers = new Map(); // artifactId -> bubble
+    let thinking = null; // the bubble streamed reasoning goes into, until something else comes
+    const shown = new Set(); // calls whose result a status showed: not again from the artifact
     $("send").disabled = true;
     $("chat-status").textContent = "Sending…";
     let current = null;
@@ -126,36 +195,49 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
         if (event.task) {
           current = event.task;
           contextId = current.contextId;
+          showRunning(current.id, current.status.state);
           $("chat-status").replaceChildren("Task ", stateBadge(current.status.state));
         } else if (event.artifactUpdate) {
+          thinking = null;
           const artifact = event.artifactUpdate.artifact;
           for (const part of artifact.parts || []) {
-            const kind = partKind(part);
-            if (kind === "text") {
+            const [label, text] = describePart(part);
+            if (label) {
+              if (!shown.has((part.data || {}).callId)) bubble("tool", (artifact.name || "artifact") + " · " + label + ": " + text);
+            } else {
               let node = answers.get(artifact.artifactId);
               if (!node) answers.set(artifact.artifactId, (node = bubble("agent", "")));
-              node.textContent += part.text;
-            } else {
-              bubble("tool", kind + ": " + JSON.stringify(part.data !== undefined ? part.data : part));
+              node.textContent += text;
             }
           }
         } else if (event.statusUpdate) {
           const status = event.statusUpdate.status;
-          const note = partText(status.message && status.message.parts);
+          const parts = (status.message && status.message.parts) || [];
+          const note = partText(parts);
+          showRunning(event.statusUpdate.taskId, status.state);
+          for (const part of parts) {
+            const [label, text] = describePart(part);
+            if (label === "thinking") (thinking = thinking || bubble("thinking", "")).textContent += text;
+            else if (label) {
+              thinking = null;
+              shown.add((part.data || {}).callId);
+              bubble("tool", label + ": " + text);
+            }
+          }
           $("chat-status").replaceChildren("Task ", stateBadge(status.state), note ? " " + note : "");
           if (status.state === "TASK_STATE_INPUT_REQUIRED" || status.state === "TASK_STATE_AUTH_REQUIRED") {
             if (note) bubble("agent", note);
             taskId = event.statusUpdate.taskId;
-          } else if (TERMINAL.includes(status.state)) {
+          } else if (isTerminal(status.state)) {
             taskId = null;
             if (status.state !== "TASK_STATE_COMPLETED" && note) bubble("agent", note);
           }
         } else if (event.message) {
-          bubble("agent", partText(event.message.parts));
+          bubble("agent", describeParts(event.message.parts));
         }
       });
     } catch (error) {
-      $("chat-status").replaceChildren(el("span", { class: "error" }, "Error: " + error.message));
+      $("chat-status").replaceChildren(errorText("Error: " + error.message));
     } finally {
       $("send").disabled = false;
       showContext();
@@ -167,6 +249,12 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
   }
 
   // ---- Tasks
+  /** A task by what the user asked first: the first words of its first user message. */
+  function taskLabel(task) {
+    const first = (task.history || []).find((m) => m.role === "ROLE_USER");
+    const text = first ? describeParts(first.parts).replace(/\s+/g, " ") : "";
+    return text.length > 40 ? text.slice(0, 39) + "…" : text || "task …" + task.id.slice(-8);
+  }
   async function loadTasks(expected, attempt = 0) {
     try {
       const page = await api("/tasks?pageSize=50");
@@ -174,8 +262,8 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
         setTimeout(() => loadTasks(expected, attempt + 1), 500);
       }
       const rows = (page.tasks || []).map((task) =>
-        el("tr", {},
-          el("td", {}, el("button", { type: "button", "aria-label": "Inspect task " + task.id, onclick: () => selectTask(task.id) }, task.id.slice(-10))),
+        el("tr", { "data-task": task.id },
+          el("td", {}, el("button", { type: "button", title: "Inspect task " + task.id, onclick: () => selectTask(task.id) }, taskLabel(task))),
           el("td", {}, stateBadge(task.status.state)),
           el("td", {}, task.status.timestamp ? new Date(task.status.timestamp).toLocaleTimeString() : ""),
         ),
@@ -183,36 +271,59 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
       $("tasks").replaceChildren(...rows);
       $("tasks-note").textContent = rows.length ? "" : "No tasks yet.";
     } catch (error) {
-      $("tasks-note").replaceChildren(el("span", { class: "error" }, "Tasks: " + error.message));
+      $("tasks-note").replaceChildren(errorText("Tasks: " + error.message));
     }
   }
-  function describeEvent(event) {
-    if (event.task) return ["task", event.task.status.state];
-    if (event.statusUpdate) return ["status", event.statusUpdate.status.state + " " + partText(event.statusUpdate.status.message && event.statusUpdate.status.message.parts)];
-    if (event.artifactUpdate) {
-      const a = event.artifactUpdate;
-      return ["artifact", (a.artifact.name || a.artifact.artifactId) + (a.append ? " +" : " ") + JSON.stringify(partText(a.artifact.parts)) + (a.lastChunk ? " (last)" : "")];
+  /** One timeline row's [label, text]; chunks names appended artifact chunks, which carry only the id. */
+  function describeEvent(event, chunks) {
+    if (event.task) return ["task", stateName(event.task.status.state)];
+    if (event.statusUpdate) {
+      const status = event.statusUpdate.status;
+      return [stateName(status.state), describeParts(status.message && status.message.parts)];
     }
-    if (event.message) return ["message", partText(event.message.parts)];
+    if (event.artifactUpdate) {
+      const update = event.artifactUpdate;
+      const a = update.artifact;
+      const seen = chunks.get(a.artifactId) || { name: a.name || "artifact " + (chunks.size + 1), n: 0 };
+      chunks.set(a.artifactId, seen);
+      seen.n++;
+      const label = seen.name + (update.append || seen.n > 1 ? ", chunk " + seen.n : "") + (update.lastChunk ? " (last)" : "");
+      return [label, describeParts(a.parts)];
+    }
+    if (event.message) return ["message", describeParts(event.message.parts)];
     return ["event", JSON.stringify(event)];
   }
   async function selectTask(id) {
-    selected = id;
     const box = $("task");
     if (timelineAbort) timelineAbort.abort();
     timelineAbort = new AbortController();
     try {
       const task = await api("/tasks/" + encodeURIComponent(id) + "?historyLength=20");
       const timeline = el("ol", { class: "timeline", "aria-label": "Event timeline" });
+      const note = el("span", { role: "status" });
+      const stop = el("button", { type: "button", onclick: () => cancel(id, stop, note) }, "Cancel task");
+      let badge = stateBadge(task.status.state);
+      const setState = (state) => {
+        const next = stateBadge(state);
+        badge.replaceWith(next);
+        badge = next;
+        stop.hidden = isTerminal(state);
+        // The list's row too, so a task canceled here does not read "working" there.
+        const row = [...$("tasks").rows].find((r) => r.dataset.task === id);
+        if (row) row.cells[1].replaceChildren(stateBadge(state));
+      };
       box.replaceChildren(
-        el("p", {}, el("code", {}, task.id), " ", stateBadge(task.status.state)),
+        el("p", {}, el("code", {}, task.id), " ", badge, " ", stop, " ", note),
         el("p", { class: "muted" }, "Context " + task.contextId),
         el("h3", {}, "Event timeline"),
         timeline,
         el("h3", {}, "Artifacts"),
-        ...(task.artifacts || []).map((a) => el("div", {}, el("strong", {}, a.name || a.artifactId), el("pre", {}, partText(a.parts) || JSON.stringify(a.parts, null, 2)))),
+        ...((task.artifacts || []).length
+          ? task.artifacts.map((a, i) => el("div", {}, el("strong", {}, a.name || "artifact " + (i + 1)), el("pre", {}, describeParts(a.parts))))
+          : [el("p", { class: "muted" }, "None.")]),
         el("details", {}, el("summary", {}, "Raw task"), json(task)),
       );
+      setState(task.status.state);
       loadHistory(task.contextId);
       loadPush(task.id);
       // Every event of the task from the first (Last-Event-ID 0); live ones follow while it runs.
@@ -220,9 +331,11 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
         headers: headers({ "Last-Event-ID": "0" }),
         signal: timelineAbort.signal,
       });
+      const chunks = new Map();
       await readSse(response, (event, eventId) => {
-        const [kind, text] = describeEvent(event);
-        timeline.append(el("li", {}, el("span", { class: "muted" }, "#" + eventId + " "), el("strong", {}, kind + " "), text));
+        const [label, text] = describeEvent(event, chunks);
+        if (event.statusUpdate) setState(event.statusUpdate.status.state);
+        timeline.append(el("li", { value: eventId || "" }, el("strong", {}, label), text ? " " + text : ""));
       });
     } catch (error) {
       if (error.name !== "AbortError") box.append(el("p", { class: "error" }, error.message));
@@ -230,20 +343,31 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
   }
 
   // ---- Conversation history
+  function describeItem(item) {
+    const extra = item.extra || {};
+    if (item.type === "function_call") return ["tool call", item.name + " " + (item.arguments || "{}")];
+    if (item.type === "function_call_output") return [item.isError ? "tool error" : "tool result", item.name + " → " + item.output];
+    if (item.type === "message") {
+      const content = (item.content || []).map((c) => (typeof c === "string" ? c : "[image]")).join("");
+      return [
+        item.role + (extra.summary ? " (summary)" : ""),
+        (content || (extra.a2a ? describeParts(extra.a2a.parts) : "")) + (extra.thinking ? "\n(thinking: " + extra.thinking + ")" : ""),
+      ];
+    }
+    return [item.type.replace(/_/g, " "), item.toAgent || item.instructions || ""];
+  }
   async function loadHistory(cid) {
     const list = $("history");
     try {
       const page = await api("/contexts/" + encodeURIComponent(cid) + "/history?pageSize=200");
-      $("history-note").textContent = page.totalSize + " items in context " + cid.slice(0, 12) + "…";
+      $("history-note").textContent = page.totalSize + (page.totalSize === 1 ? " item" : " items") + " in context " + cid.slice(0, 12) + "…";
       list.replaceChildren(...(page.items || []).map((item) => {
-        const content = Array.isArray(item.content) ? item.content.map((c) => (typeof c === "string" ? c : c.text || "")).join("") : "";
-        const label = item.type === "message" ? item.role : item.type;
-        const detail = content || (item.name ? item.name + " " + (item.arguments || "") : "") || item.output || "";
-        return el("li", {}, el("strong", {}, label + (item.extra && item.extra.summary ? " (summary)" : "") + ": "), String(detail));
+        const [label, text] = describeItem(item);
+        return el("li", {}, el("strong", {}, label + ": "), String(text));
       }));
       list.dataset.contextId = cid;
     } catch (error) {
-      $("history-note").replaceChildren(el("span", { class: "error" }, "History: " + error.message));
+      $("history-note").replaceChildren(errorText("History: " + error.message));
     }
   }
   async function compact() {
@@ -257,7 +381,7 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
       await loadHistory(cid);
       $("history-note").textContent = "Compacted: " + result.beforeMessages + " → " + result.afterMessages + " messages (" + result.removed + " items removed).";
     } catch (error) {
-      $("history-note").replaceChildren(el("span", { class: "error" }, "Compact: " + error.message));
+      $("history-note").replaceChildren(errorText("Compact: " + error.message));
     }
   }
 
@@ -283,11 +407,11 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
   }
 
   // ---- Wiring
-  $("token").value = token;
-  $("token-form").addEventListener("submit", (event) => {
+  $("credential").value = auth.value || "";
+  $("auth-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    token = $("token").value.trim();
-    sessionStorage.setItem("edgelink-token", token);
+    auth = { header: $("auth-scheme").value || "Authorization", value: $("credential").value.trim() };
+    sessionStorage.setItem("edgelink-auth", JSON.stringify(auth));
     loadCard();
     loadTasks();
   });
@@ -295,8 +419,15 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
     event.preventDefault();
     const text = $("chat-input").value.trim();
     if (!text) return;
+    let parts;
+    try {
+      // "Parts as JSON": one A2A part or an array of them, e.g. a tool_call data part.
+      parts = $("as-json").checked ? [].concat(JSON.parse(text)) : [{ text }];
+    } catch (error) {
+      return $("chat-status").replaceChildren(errorText("Parts as JSON: " + error.message));
+    }
     $("chat-input").value = "";
-    send(text);
+    send(parts);
   });
   $("chat-input").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) {
@@ -304,9 +435,11 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
       $("chat-form").requestSubmit();
     }
   });
+  $("cancel").addEventListener("click", () => running && cancel(running, $("cancel"), $("chat-status")));
   $("new-chat").addEventListener("click", () => {
     contextId = null;
     taskId = null;
+    showRunning(null, TERMINAL[0]);
     $("chat-log").replaceChildren();
     $("chat-status").textContent = "";
     showContext();

@@ -1,9 +1,10 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, env } from "cloudflare:test";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import demo from "../../examples/demo-agent";
 import { resolveAgent } from "../../src/agent/definition";
 import { inspectorEnabled } from "../../src/server/inspector";
+import { ALICE, authedAgent, call, signingKey } from "./auth-support";
 
 const get = (url: string, vars: Record<string, string> = {}) =>
   demo.app.request(url, {}, { ...env, ...vars });
@@ -54,5 +55,77 @@ describe("the inspector page (issue 13)", () => {
     expect((await app.request("http://localhost/agent/inspector/app.js", {}, env)).status).toBe(
       200,
     );
+  });
+});
+
+describe("the inspector page's features and safety (issue 24)", () => {
+  it("has the credential field, the cancel button and the parts-as-JSON switch, each labelled", async () => {
+    const html = await (await get("http://localhost/inspector")).text();
+    expect(html).toMatch(/<label for="credential">Credential<\/label>/);
+    expect(html).toMatch(/<input id="credential" type="password" autocomplete="off"/);
+    expect(html).toContain('<select id="auth-scheme" aria-label="Credential kind">');
+    expect(html).toContain('<button type="button" id="cancel" disabled>Cancel task</button>');
+    expect(html).toMatch(/<input type="checkbox" id="as-json"> Parts as JSON<\/label>/);
+    // Two- and three-digit list numbers fit in the lists' margin.
+    expect(html).toMatch(/ol \{ padding-left: 3em; \}/);
+  });
+
+  it("the script writes agent data as text only, keeps the credential in the tab, sends it as a header", async () => {
+    const script = await (await get("http://localhost/inspector/app.js")).text();
+    for (const sink of [
+      "innerHTML",
+      "outerHTML",
+      "insertAdjacentHTML",
+      "document.write",
+      "eval(",
+    ]) {
+      expect(script).not.toContain(sink);
+    }
+    expect(script).not.toContain("localStorage");
+    expect(script).not.toContain("EventSource"); // it cannot send headers: streams use fetch
+    expect(script).toContain('sessionStorage.setItem("edgelink-auth"');
+    expect(script).toContain(":cancel");
+  });
+
+  it("page and script carry the strict CSP: own script only, requests to the agent only", async () => {
+    for (const path of ["/inspector", "/inspector/app.js"]) {
+      const response = await get(`http://localhost${path}`);
+      const csp = response.headers.get("Content-Security-Policy") ?? "";
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("script-src 'self';");
+      expect(csp).toContain("connect-src 'self';");
+      expect(csp).not.toContain("unsafe-eval");
+      expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+      expect(response.headers.get("Referrer-Policy")).toBe("no-referrer");
+      expect(response.headers.get("Cache-Control")).toBe("no-store");
+    }
+  });
+
+  it("A5: behind auth, the page needs no credential; the card names the header the field offers", async () => {
+    const worker = authedAgent(await signingKey(), { inspector: true });
+    const page = await call(worker, "GET", "/inspector");
+    expect(page.status).toBe(200);
+    expect((await call(worker, "GET", "/tasks")).status).toBe(401);
+    expect((await call(worker, "GET", "/tasks", { headers: ALICE })).status).toBe(200);
+    // What the script reads to fill the credential kinds: the v1 card's scheme wrappers.
+    const card = (await (await call(worker, "GET", "/.well-known/agent-card.json")).json()) as {
+      securitySchemes: Record<string, Record<string, Record<string, unknown>>>;
+    };
+    expect(card.securitySchemes.apiKey?.apiKeySecurityScheme).toMatchObject({
+      location: "header",
+      name: "X-API-Key",
+    });
+    expect(card.securitySchemes.bearer?.httpAuthSecurityScheme).toMatchObject({ scheme: "bearer" });
+    const script = await (await call(worker, "GET", "/inspector/app.js")).text();
+    expect(script).toContain("apiKeySecurityScheme");
+    expect(script).toContain('key.location === "header"');
+  });
+
+  it("the inspector option false refuses the page even on localhost", async () => {
+    const worker = authedAgent(await signingKey(), { inspector: false });
+    const request = new Request("http://localhost/inspector");
+    const vars: Record<string, unknown> = { ...env };
+    const response = await worker.fetch(request, vars, createExecutionContext());
+    expect(response.status).toBe(404);
   });
 });
