@@ -44,7 +44,7 @@ export function requireTrusted(scope: CredentialScope, url: string, what: string
   const origin = new URL(url).origin;
   if (scope.origins.has(origin)) return;
   throw new CredentialPolicyError(
-    `${what} is ${url}, on ${origin}, not an origin this client was given credentials for (${[...scope.origins].join(", ")}); add it to trustedOrigins if it is yours`,
+    `${what} is ${url}, on ${origin}, not an origin this client was given credentials for (${[...scope.origins].join(", ")}); add it to trustedOrigins (CLI: --trust-origin) if it is yours`,
     url,
   );
 }
