@@ -18,8 +18,10 @@ export interface AgentToolConfig {
   card?: JsonObject;
   /** What the agent is good for, as the model sees it. */
   description?: string;
-  /** Headers for every call to it (auth, for example). */
+  /** Headers for every call to it (auth, for example); sent only to its own origin. */
   headers?: Record<string, string>;
+  /** Other origins the headers may go to (see `trustedOrigins` of `ctx.delegate`). */
+  trustedOrigins?: readonly string[];
 }
 
 export type AgentTools = Record<string, AgentToolConfig>;
@@ -100,6 +102,7 @@ export function agentTools<Env>(agents: AgentTools, ctx: TaskContext<Env>): Tool
         const child = ctx.delegate(target, text, {
           key: callId ? `tool:${callId}` : undefined,
           headers: config.headers,
+          trustedOrigins: config.trustedOrigins,
           signal,
         });
         const task = await child.result();

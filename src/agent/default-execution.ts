@@ -30,7 +30,14 @@ export async function runDefaultExecution<Env>(
   for (const part of ctx.message.parts) {
     ctx.signal.throwIfAborted();
     if (!isKnownPart(part)) continue;
-    if (part.type === "tool_call") {
+    if ((part.type === "tool_call" || part.type === "infer") && !accepts(agent, part.type)) {
+      // The Worker refuses these before a task exists; this guards other callers (a
+      // handler passing the message on, server code reaching the object directly).
+      const option = part.type === "infer" ? "acceptInfer" : "acceptToolCalls";
+      const error = Parts.error("NOT_ACCEPTED", `${part.type} parts are not accepted (${option})`);
+      outputs.push(error);
+      failure ??= error.content.message;
+    } else if (part.type === "tool_call") {
       const output = await runTool(part, agent, ctx, toolCalls++);
       outputs.push(output);
       if (output.content.error !== null) {
@@ -57,9 +64,17 @@ export async function runDefaultExecution<Env>(
   else ctx.complete();
 }
 
-/** What the default execution needs of an agent; the limits default to the catalogue's. */
+/**
+ * What the default execution needs of an agent; the limits default to the catalogue's,
+ * and parts are accepted unless `acceptInfer`/`acceptToolCalls` say false.
+ */
 export type DefaultExecutionAgent<Env> = Pick<Agent<Env>, "tools" | "infer"> &
-  Partial<Pick<Agent<Env>, "toolTimeoutMs" | "maxToolCallsPerTurn">>;
+  Partial<
+    Pick<Agent<Env>, "toolTimeoutMs" | "maxToolCallsPerTurn" | "acceptInfer" | "acceptToolCalls">
+  >;
+
+const accepts = <Env>(agent: DefaultExecutionAgent<Env>, type: "infer" | "tool_call") =>
+  (type === "infer" ? agent.acceptInfer : agent.acceptToolCalls) !== false;
 
 async function runTool<Env>(
   part: ToolCallPart,

@@ -48,7 +48,10 @@ export interface AgentConfig<Env = unknown> {
    * that need no tracking; return `undefined` to create a task as usual. See `ReplyHook`.
    */
   reply?: ReplyHook<Env>;
-  /** Tools the model may call, and that `tool_call` parts may run. */
+  /**
+   * Tools the model may call. A client's `tool_call` parts run them directly only where
+   * `acceptToolCalls` is on (always, for agents without a `model`).
+   */
   tools?: Tools;
   /**
    * MCP servers whose tools the model may call beside `tools` (M1–M3), from
@@ -128,6 +131,24 @@ export interface AgentConfig<Env = unknown> {
   parallelToolCalls?: boolean;
   /** Model call for `infer` parts in the default execution. */
   infer?: InferFn<Env>;
+  /**
+   * Accept `infer` parts from clients. Default: false for an agent with a `model` (its
+   * model, paid by the operator, answers only turns the agent runs), true without one.
+   * A refused part is answered with invalid params before anything is stored. When
+   * accepted, the model gets the agent's `instructions` as its system prompt; the part's
+   * `prompt` and `user` go as the user's message and never replace them.
+   * @example
+   * defineAgent({ card, model, instructions: "Classify support tickets.", acceptInfer: true });
+   */
+  acceptInfer?: boolean;
+  /**
+   * Accept `tool_call` parts from clients, which run a tool with the client's arguments
+   * without asking the model. Default: false for an agent with a `model`, true without
+   * one. `allowedTools` and `blockedTools` still apply to what such a part may run.
+   * @example
+   * defineAgent({ card, model, tools: { lookup }, acceptToolCalls: true });
+   */
+  acceptToolCalls?: boolean;
   /**
    * When the object restarts while a task is working, run the handler again instead of
    * failing the task. Only for handlers that are safe to repeat. Default false.
@@ -247,6 +268,10 @@ export interface Agent<Env = unknown> {
   /** Whether a tool known only at run time (an MCP server's) passes allowed/blockedTools. */
   toolAllowed: (name: string) => boolean;
   infer: InferFn<Env> | null;
+  /** Whether clients' `infer` parts are accepted (see `acceptInfer` in AgentConfig). */
+  acceptInfer: boolean;
+  /** Whether clients' `tool_call` parts are accepted (see `acceptToolCalls`). */
+  acceptToolCalls: boolean;
   model: Model | null;
   instructions:
     | string
@@ -317,7 +342,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     config.allowedTools,
     config.blockedTools,
   );
-  return {
+  const agent: Agent<Env> = {
     card,
     extendedCard: config.extendedCard
       ? { ...AgentCard.parse(config.extendedCard), securitySchemes: card.securitySchemes }
@@ -331,8 +356,12 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     agents: Object.fromEntries(Object.entries(agents).filter(([name]) => toolAllowed(name))),
     toolAllowed,
     endpoints: checkEndpoints(config.endpoints),
-    // C7: without an infer function, infer parts go to the agent's own model.
-    infer: config.infer ?? (config.model ? modelInfer<Env>(config.model) : null),
+    // Set below: answering with the agent's own model needs the agent's instructions.
+    infer: config.infer ?? null,
+    // A model spends the operator's money: clients reach it only through turns the agent
+    // runs, unless the operator opts in.
+    acceptInfer: config.acceptInfer ?? !config.model,
+    acceptToolCalls: config.acceptToolCalls ?? !config.model,
     model: config.model
       ? config.stripThinkTags === false
         ? config.model
@@ -376,6 +405,10 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       DEFAULT_MAX_ITEM_BYTES,
     ),
   };
+  // Without an infer function, infer parts go to the agent's own model, under its
+  // instructions (read at call time, as model turns read them).
+  if (!config.infer && config.model) agent.infer = modelInfer<Env>(config.model, agent);
+  return agent;
 }
 
 /**

@@ -23,8 +23,17 @@ export interface DelegateOptions {
   key?: string;
   /** Continue the child's conversation. */
   contextId?: string;
-  /** Headers for every call to the other agent (auth, for example). */
+  /**
+   * Headers for every call to the other agent (auth, for example). They go only to the
+   * origin of the target's URL (or of the endpoint of a card you pass), never after a
+   * redirect; a service binding gets them whatever its card says.
+   */
   headers?: Record<string, string>;
+  /**
+   * Other origins the headers may go to: those of a peer whose card, read from its URL,
+   * names an endpoint on another host. Default: none.
+   */
+  trustedOrigins?: readonly string[];
   metadata?: JsonObject;
   /**
    * Stops following the child, and cancels it, when aborted (a tool timeout, say). The
@@ -113,7 +122,11 @@ function isFetcher(target: unknown): target is Fetcher {
 export function connectTarget(
   stored: string,
   env: unknown,
-  options: { headers?: Record<string, string>; signal?: AbortSignal } = {},
+  options: {
+    headers?: Record<string, string>;
+    trustedOrigins?: readonly string[];
+    signal?: AbortSignal;
+  } = {},
 ): Promise<A2AClient> {
   if (stored.startsWith("binding:")) {
     const name = stored.slice("binding:".length);
@@ -125,6 +138,8 @@ export function connectTarget(
     return connect(`https://${name.toLowerCase()}.binding/`, {
       ...options,
       fetch: (input, init) => binding.fetch(input as RequestInfo, init),
+      // Whatever origin the peer's card names, the binding delivers to that one Worker.
+      trustedOrigins: "any",
     });
   }
   if (stored.startsWith("card:"))
@@ -301,6 +316,7 @@ class Child implements ChildTask {
   private client(): Promise<A2AClient> {
     this.clientPromise ??= connectTarget(this.record.target, this.host.env, {
       headers: this.options.headers,
+      trustedOrigins: this.options.trustedOrigins,
       signal: this.host.signal,
     });
     return this.clientPromise;

@@ -68,7 +68,10 @@ function requestSettings<Env>(agent: Agent<Env>, system: string | null): Request
 }
 
 /** The system prompt of a turn: the agent's string, its composition (L1–L3), or its function's. */
-async function systemPrompt<Env>(agent: Agent<Env>, ctx: TaskContext<Env>): Promise<string | null> {
+export async function systemPrompt<Env>(
+  agent: Pick<Agent<Env>, "instructions" | "tools">,
+  ctx: TaskContext<Env>,
+): Promise<string | null> {
   const instructions = agent.instructions;
   if (instructions === null || typeof instructions === "string") return instructions;
   if (typeof instructions === "function") return instructions(ctx);

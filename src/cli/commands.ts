@@ -35,9 +35,11 @@ async function agentOf(
           : (() => {
               throw new UsageError(`--binding must be jsonrpc or rest, got "${raw}"`);
             })();
+  const trusted = ctx.args.options.get("trust-origin");
   return connect(url, {
     headers,
     ...(auth ? { auth } : {}),
+    ...(trusted ? { trustedOrigins: trusted } : {}),
     ...(binding ? { binding } : {}),
     resume: { ...(extra.onRetry ? { onRetry: extra.onRetry } : {}) },
   });

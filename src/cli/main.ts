@@ -39,6 +39,8 @@ options:
   --token T                    bearer token (or EDGELINK_TOKEN)
   --api-key K                  API key (header named by the card, else X-API-Key)
   --header "Name: value"       extra header, repeatable
+  --trust-origin URL           another origin that may get the token, key and headers
+                               (a card naming an endpoint elsewhere), repeatable
   --binding jsonrpc|rest       force a protocol binding
   --no-color                   no colours (also NO_COLOR=1; colours only on a terminal)
 

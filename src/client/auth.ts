@@ -1,7 +1,9 @@
 /**
  * How the client authenticates to an agent. Tokens and keys are sent on every request
- * (the card fetch included); a bearer function is asked again with `refresh: true` once
- * after a 401, so an expired token is renewed without failing the call.
+ * (the card fetch included) to the origin connected to, or one in `trustedOrigins`, and
+ * never after a redirect; a bearer function is asked again with `refresh: true` once
+ * after a 401, so an expired token is renewed without failing the call. A key goes in
+ * the query string only with `in: "query"`, even if the agent's card asks for it there.
  * @example
  * { bearer: "s3cret" }
  * { bearer: async ({ refresh }) => (refresh ? await renew() : cached) }

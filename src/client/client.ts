@@ -10,7 +10,19 @@ import {
 import { A2AClient, DEFAULT_RESUME } from "./a2a-client";
 import { type ApiKeyPlacement, type Auth, applyAuth } from "./auth";
 import { isObj } from "./convert";
-import { A2AConnectionError, invalidResponse, UnsupportedOperationError } from "./errors";
+import {
+  A2AConnectionError,
+  CredentialPolicyError,
+  invalidResponse,
+  UnsupportedOperationError,
+} from "./errors";
+import {
+  type CredentialScope,
+  credentialScope,
+  redirectMode,
+  redirectTarget,
+  requireTrusted,
+} from "./origins";
 import { type Binding, messageOf, readText, Transport, type Version } from "./transport";
 import type { ConnectOptions } from "./types";
 
@@ -59,12 +71,31 @@ export function chooseInterface(card: PeerCard, binding?: Binding): PeerInterfac
   });
 }
 
+/**
+ * An API key goes in a URL (where proxies and logs keep it) only when the operator said
+ * so: a card asking for `in: query` is refused otherwise.
+ */
+function refuseQueryKey(
+  auth: Auth | undefined,
+  placement: ApiKeyPlacement | undefined,
+  card: PeerCard,
+  url: string,
+): void {
+  if (!auth || !("apiKey" in auth) || auth.name || placement?.in !== "query") return;
+  if (auth.in === "query") return;
+  throw new CredentialPolicyError(
+    `${card.name}'s card asks for the API key in the query string (${placement.name}), where URLs are logged; pass auth: { apiKey, in: "query" } to allow it, or a name to send it in a header`,
+    url,
+  );
+}
+
 async function fetchCard(
   target: string,
   fetchFn: typeof fetch,
   headers: Headers,
   auth: Auth | undefined,
   signal: AbortSignal | undefined,
+  scope: CredentialScope,
 ): Promise<{ card: PeerCard; url: string }> {
   const base = target.replace(/\/+$/, "");
   const candidates = /\.json($|\?)/.test(base)
@@ -76,14 +107,34 @@ async function fetchCard(
     h.set("Accept", "application/json");
     const u = new URL(url);
     await applyAuth(auth, h, u, { refresh: false, cardApiKey: undefined });
-    let response: Response;
-    try {
-      response = await fetchFn(u.href, { headers: h, signal: signal ?? null });
-    } catch (error) {
-      if (signal?.aborted) throw error;
-      throw new A2AConnectionError(`could not reach ${u.origin}: ${messageOf(error)}`, url, {
-        cause: error,
-      });
+    const get = async (href: string, init: RequestInit) => {
+      try {
+        return await fetchFn(href, { ...init, signal: signal ?? null });
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        throw new A2AConnectionError(`could not reach ${u.origin}: ${messageOf(error)}`, url, {
+          cause: error,
+        });
+      }
+    };
+    let response = await get(u.href, { headers: h, redirect: redirectMode(scope) });
+    let cardUrl = url;
+    if (scope.carries && response.redirected) {
+      // A fetch that followed although told not to: say so rather than go on quietly.
+      await response.body?.cancel().catch(() => {});
+      throw new CredentialPolicyError(
+        `${url} redirected to ${response.url} and the fetch in use followed it with credentials; pass a fetch that honours redirect: "manual"`,
+        response.url,
+      );
+    }
+    const next = scope.carries ? redirectTarget(response, u.href) : null;
+    if (next !== null) {
+      // The card is public: read it where the redirect leads, without credentials. Its
+      // endpoint then has to be on a trusted origin to get them (checked by connect).
+      await response.body?.cancel().catch(() => {});
+      const plain = new Headers({ Accept: "application/json" });
+      response = await get(url, { headers: plain, redirect: "follow" });
+      cardUrl = response.url || next || url;
     }
     const text = await readText(response, url);
     if (!response.ok) {
@@ -91,7 +142,7 @@ async function fetchCard(
       continue;
     }
     try {
-      return { card: parsePeerCard(JSON.parse(text)), url };
+      return { card: parsePeerCard(JSON.parse(text)), url: cardUrl };
     } catch (error) {
       const detail =
         error instanceof z.ZodError
@@ -122,10 +173,21 @@ export async function connect(
 ): Promise<A2AClient> {
   const fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
   const headers = new Headers(options.headers);
+  // Headers the operator adds are treated as credentials too (they often are).
+  const carries = options.auth !== undefined || [...headers.keys()].length > 0;
   let card: PeerCard;
   let cardUrl: string | undefined;
+  let scope: CredentialScope | undefined;
   if (typeof target === "string" || target instanceof URL) {
-    const found = await fetchCard(String(target), fetchFn, headers, options.auth, options.signal);
+    scope = credentialScope(carries, String(target), options.trustedOrigins);
+    const found = await fetchCard(
+      String(target),
+      fetchFn,
+      headers,
+      options.auth,
+      options.signal,
+      scope,
+    );
     card = found.card;
     cardUrl = found.url;
   } else {
@@ -137,6 +199,12 @@ export async function connect(
   }
   const chosen = chooseInterface(card, options.binding);
   const endpoint = { ...chosen, url: cardUrl ? new URL(chosen.url, cardUrl).href : chosen.url };
+  // A card the operator handed over names its endpoint as the operator's own choice; a
+  // fetched one must point where the operator connected (or at a trusted origin).
+  scope ??= credentialScope(carries, endpoint.url, options.trustedOrigins);
+  requireTrusted(scope, endpoint.url, `the endpoint ${card.name}'s card names`);
+  const cardApiKey = apiKeyPlacement(card);
+  refuseQueryKey(options.auth, cardApiKey, card, endpoint.url);
   const transport = new Transport({
     url: endpoint.url,
     binding: endpoint.protocolBinding as Binding,
@@ -145,7 +213,8 @@ export async function connect(
     fetch: fetchFn,
     headers,
     auth: options.auth,
-    cardApiKey: apiKeyPlacement(card),
+    cardApiKey,
+    scope,
     extensions: options.extensions ?? [],
   });
   return new A2AClient(card, endpoint, transport, options.resume ?? DEFAULT_RESUME);

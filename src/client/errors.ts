@@ -251,3 +251,25 @@ export class A2AConnectionError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * The client refused to send credentials (`auth`, `headers`) where the operator did not
+ * point it: an endpoint on another origin than the one connected to (and not in
+ * `trustedOrigins`), a redirect, or an API key the card wants in the query string. Raised
+ * before anything is sent there; `url` is where they would have gone.
+ * @example
+ * try {
+ *   await connect("https://example.com", { auth: { bearer: token } });
+ * } catch (e) {
+ *   if (e instanceof CredentialPolicyError) console.error(`not sent to ${e.url}: ${e.message}`);
+ * }
+ */
+export class CredentialPolicyError extends Error {
+  override name = "CredentialPolicyError";
+  constructor(
+    message: string,
+    readonly url: string,
+  ) {
+    super(message);
+  }
+}

@@ -45,6 +45,7 @@ export {
   ContentTypeNotSupportedError,
   ContextNotFoundError,
   ConversationFullError,
+  CredentialPolicyError,
   type ErrorInfo,
   ExtendedAgentCardNotConfiguredError,
   ExtensionSupportRequiredError,

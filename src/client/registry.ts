@@ -2,6 +2,7 @@ import type { AgentRole } from "../models/agent-card";
 import type { DiscoverPage, RegistryEntry } from "../models/registry";
 import { type Auth, applyAuth, canRefresh } from "./auth";
 import { A2AConnectionError, errorFromHttp, invalidResponse } from "./errors";
+import { type CredentialScope, credentialScope, redirectMode, refuseRedirect } from "./origins";
 import { messageOf, readText } from "./transport";
 
 /** What a discovery asks for: every filter given must match (see `edgelink/registry`). */
@@ -19,7 +20,7 @@ export interface RegistryClientOptions {
   auth?: Auth;
   /** The fetch to use (a service binding's, a test's); the global one by default. */
   fetch?: typeof fetch;
-  /** Headers sent with every call (a gateway's, say). */
+  /** Headers sent with every call (a gateway's, say); like `auth`, never after a redirect. */
   headers?: HeadersInit;
 }
 
@@ -40,6 +41,7 @@ export interface RegistryClientOptions {
 export class RegistryClient {
   private readonly base: string;
   private readonly fetcher: typeof fetch;
+  private readonly scope: CredentialScope;
 
   constructor(
     baseUrl: string,
@@ -47,6 +49,10 @@ export class RegistryClient {
   ) {
     this.base = baseUrl.replace(/\/+$/, "");
     this.fetcher = options.fetch ?? ((input, init) => fetch(input, init));
+    const carries =
+      options.auth !== undefined || [...new Headers(options.headers).keys()].length > 0;
+    // Every call goes to the registry's own origin; credentials never follow a redirect.
+    this.scope = credentialScope(carries, this.base, undefined);
   }
 
   /** Registers (or renews and replaces) an agent's card for `ttlSeconds`. */
@@ -117,11 +123,13 @@ export class RegistryClient {
     headers.set("Accept", "application/json");
     if (body !== undefined) headers.set("Content-Type", "application/json");
     await applyAuth(this.options.auth, headers, url, { refresh, cardApiKey: undefined });
+    let response: Response;
     try {
-      return await this.fetcher(url, {
+      response = await this.fetcher(url, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
+        redirect: redirectMode(this.scope),
       });
     } catch (error) {
       throw new A2AConnectionError(
@@ -130,5 +138,7 @@ export class RegistryClient {
         { cause: error },
       );
     }
+    await refuseRedirect(this.scope, response, url.href);
+    return response;
   }
 }

@@ -7,6 +7,7 @@ import {
   InvalidAgentResponseError,
   invalidResponse,
 } from "./errors";
+import { type CredentialScope, redirectMode, refuseRedirect } from "./origins";
 import { readSse } from "./sse";
 
 /** The two A2A bindings this client speaks. */
@@ -148,6 +149,8 @@ export interface TransportOptions {
   headers: Headers;
   auth: Auth | undefined;
   cardApiKey: ApiKeyPlacement | undefined;
+  /** Where credentials may go: requests that carry them do not follow redirects. */
+  scope: CredentialScope;
   extensions: readonly string[];
 }
 
@@ -286,10 +289,12 @@ export class Transport {
       if (options.lastEventId !== undefined) headers.set("Last-Event-ID", options.lastEventId);
       const target = new URL(url);
       await applyAuth(this.o.auth, headers, target, { refresh, cardApiKey: this.o.cardApiKey });
+      let response: Response;
       try {
-        return await this.o.fetch(target.href, {
+        response = await this.o.fetch(target.href, {
           ...init,
           headers,
+          redirect: redirectMode(this.o.scope),
           signal: options.signal ?? null,
         });
       } catch (error) {
@@ -302,6 +307,8 @@ export class Transport {
           },
         );
       }
+      await refuseRedirect(this.o.scope, response, target.href);
+      return response;
     };
     let response = await attempt(false);
     if (response.status === 401 && canRefresh(this.o.auth)) {

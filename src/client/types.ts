@@ -14,9 +14,27 @@ import type { Binding } from "./transport";
 export interface ConnectOptions {
   /** The fetch to use: a service binding's `fetch` reaches a same-account Worker directly. */
   fetch?: typeof fetch;
-  /** Headers sent with every request (card fetch included). */
+  /**
+   * Headers sent with every request (card fetch included). Treated as credentials, like
+   * `auth`: sent only to trusted origins, never after a redirect.
+   */
   headers?: HeadersInit;
+  /**
+   * Credentials for the agent. They go only to the origin you connect to (for a card you
+   * pass in: its endpoint's), never after a redirect, and an API key goes in a query
+   * string only if you say `in: "query"`; anything else is a `CredentialPolicyError`
+   * before a byte is sent.
+   */
   auth?: Auth;
+  /**
+   * Other origins that may receive `auth` and `headers`: a card fetched from
+   * `https://example.com` whose endpoint is `https://api.example.com` needs
+   * `["https://api.example.com"]`. `"any"` is for a fetch that reaches one peer whatever
+   * the URL (a service binding's). Default: none.
+   * @example
+   * await connect("https://example.com", { auth, trustedOrigins: ["https://api.example.com"] });
+   */
+  trustedOrigins?: readonly string[] | "any";
   /** Force a binding instead of the card's first supported interface. */
   binding?: Binding;
   /** Extension URIs to declare in `A2A-Extensions` on every call. */

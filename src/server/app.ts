@@ -17,6 +17,7 @@ import { corsFor } from "./cors";
 import { jsonRpcError, restError, toA2AError } from "./errors";
 import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
+import { warnWhenOpen } from "./open-warning";
 import { Operations } from "./operations";
 import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
 import { RememberingRouter } from "./router";
@@ -53,6 +54,8 @@ export function createApp<Env extends object>(
         limitBytes: String(agent.maxBodyBytes),
       },
     );
+  // An agent without auth on a public host says so once, whichever route is asked first.
+  app.use("*", warnWhenOpen(agent));
   // CORS first: a preflight is answered before method checks and authentication.
   app.use("*", corsFor(agent));
 

@@ -58,3 +58,27 @@ export function requireInputFormats(parts: readonly Part[], agent: Agent<unknown
     }
   });
 }
+
+/** The option that turns each kind of client control part on. */
+const OPT_IN = { infer: "acceptInfer", tool_call: "acceptToolCalls" } as const;
+
+/**
+ * Refuses `infer` and `tool_call` parts the agent does not accept from clients (by default
+ * none, for an agent with a model), naming the part and the option that turns them on.
+ * Checked in the Worker before routing, so a refused message creates no task and stores
+ * nothing, and the client learns why at once instead of from a failed task.
+ */
+export function requireAcceptedParts(parts: readonly Part[], agent: Agent<unknown>): void {
+  parts.forEach((part, i) => {
+    if (part.type !== "infer" && part.type !== "tool_call") return;
+    if (part.type === "infer" ? agent.acceptInfer : agent.acceptToolCalls) return;
+    const option = OPT_IN[part.type];
+    const field = `params.message.parts.${i}`;
+    throw new A2AError(
+      "InvalidParams",
+      `${field}: this agent does not accept ${part.type} parts from clients (its operator can turn them on with ${option}: true)`,
+      { part: part.type, option },
+      [{ field, description: `${part.type} parts are not accepted; send text or data` }],
+    );
+  });
+}

@@ -28,7 +28,7 @@ import {
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { type PushConfig, parsePushConfig } from "../push/config";
-import { requireInputFormats } from "./negotiation";
+import { requireAcceptedParts, requireInputFormats } from "./negotiation";
 
 /**
  * The A2A operations, independent of binding and version: they validate routing facts
@@ -174,6 +174,7 @@ export class Operations<Env> {
     version: ProtocolVersion,
   ): Promise<string> {
     requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
+    requireAcceptedParts(params.message.parts, this.agent as Agent<unknown>);
     const push = this.inlinePush(params.pushConfig, version);
     const { stub, scope } = await this.route(params);
     return unwrap(await stub.sendMessage(scope, params, version, push));
@@ -187,6 +188,7 @@ export class Operations<Env> {
   ): Promise<ReadableStream> {
     this.requireStreaming();
     requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
+    requireAcceptedParts(params.message.parts, this.agent as Agent<unknown>);
     const push = this.inlinePush(params.pushConfig, format.version);
     const { stub, scope } = await this.route(params, contextField);
     return unwrap(await stub.streamMessage(scope, params, format, push));

@@ -2,12 +2,14 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { ArtifactUpdate, TaskContext } from "../../src/agent/context";
 import { runDefaultExecution } from "../../src/agent/default-execution";
+import { resolveAgent } from "../../src/agent/definition";
 import { tool } from "../../src/agent/tools";
 import { Conversation } from "../../src/history/conversation";
 import { Artifacts } from "../../src/models/artifact";
 import { Messages } from "../../src/models/message";
 import { type Part, Parts } from "../../src/models/part";
 import { type Task, Tasks } from "../../src/models/task";
+import type { Model } from "../../src/providers/types";
 
 /** A TaskContext over the pure task model, recording what the execution did. */
 function contextFor(parts: Part[], signal = new AbortController().signal) {
@@ -187,5 +189,91 @@ describe("default execution (B10)", () => {
       Parts.toolOutput("c2", 4),
       Parts.toolOutput("c3", null, "Not run: at most 2 tool calls per message"),
     ]);
+  });
+});
+
+/** A model that must never be called: these tests are about what runs without it. */
+const unusedModel: Model = {
+  provider: "test",
+  model: "unused",
+  capabilities: {} as Model["capabilities"],
+  streamBatches: () => {
+    throw new Error("the model was called");
+  },
+};
+
+describe("client control parts on a model-backed agent (C5, C7)", () => {
+  const card = { name: "M", description: "model-backed" };
+
+  it("C5, C7: an agent with a model refuses both by default; one without accepts both (B10)", () => {
+    const withModel = resolveAgent({ card, model: unusedModel, tools });
+    expect([withModel.acceptInfer, withModel.acceptToolCalls]).toEqual([false, false]);
+    const plain = resolveAgent({ card, tools });
+    expect([plain.acceptInfer, plain.acceptToolCalls]).toEqual([true, true]);
+    const optedIn = resolveAgent({
+      card,
+      model: unusedModel,
+      tools,
+      acceptInfer: true,
+      acceptToolCalls: true,
+    });
+    expect([optedIn.acceptInfer, optedIn.acceptToolCalls]).toEqual([true, true]);
+  });
+
+  it("C5: a tool_call part a model-backed agent does not accept runs nothing and fails the task", async () => {
+    let ran = 0;
+    const counted = {
+      add: tool({
+        description: "adds",
+        input: z.object({ a: z.number(), b: z.number() }),
+        run: ({ a, b }) => {
+          ran++;
+          return a + b;
+        },
+      }),
+    };
+    const agent = resolveAgent({ card, model: unusedModel, tools: counted });
+    const { ctx, task, artifacts } = contextFor([
+      Parts.toolCall("add", { a: 1, b: 2 }, "c1"),
+      Parts.infer({ prompt: "2+2?" }),
+    ]);
+    await runDefaultExecution(ctx, agent);
+    expect(ran).toBe(0);
+    expect(task.status.state).toBe("failed");
+    expect(task.metadata.error).toBe("tool_call parts are not accepted (acceptToolCalls)");
+    expect(artifacts[0]?.parts).toEqual([
+      Parts.error("NOT_ACCEPTED", "tool_call parts are not accepted (acceptToolCalls)"),
+      Parts.error("NOT_ACCEPTED", "infer parts are not accepted (acceptInfer)"),
+    ]);
+  });
+
+  it("C5, H16: with acceptToolCalls, blockedTools and allowedTools still decide what a tool_call part may run", async () => {
+    const blocked = resolveAgent({
+      card,
+      model: unusedModel,
+      tools,
+      acceptToolCalls: true,
+      blockedTools: ["boom"],
+    });
+    const a = contextFor([
+      Parts.toolCall("add", { a: 2, b: 3 }, "c1"),
+      Parts.toolCall("boom", {}, "c2"),
+    ]);
+    await runDefaultExecution(a.ctx, blocked);
+    expect(a.artifacts[0]?.parts).toEqual([
+      Parts.toolOutput("c1", 5),
+      Parts.toolOutput("c2", null, "Unknown tool: boom"),
+    ]);
+
+    const allowed = resolveAgent({
+      card,
+      model: unusedModel,
+      tools,
+      acceptToolCalls: true,
+      allowedTools: ["boom"],
+    });
+    const b = contextFor([Parts.toolCall("add", { a: 2, b: 3 }, "c1")]);
+    await runDefaultExecution(b.ctx, allowed);
+    expect(b.artifacts[0]?.parts).toEqual([Parts.toolOutput("c1", null, "Unknown tool: add")]);
   });
 });

@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
 import { A2AError } from "../../src/models/errors";
 import { Parts } from "../../src/models/part";
-import { requireExtensions, requireInputFormats } from "../../src/server/negotiation";
+import type { Model } from "../../src/providers/types";
+import {
+  requireAcceptedParts,
+  requireExtensions,
+  requireInputFormats,
+} from "../../src/server/negotiation";
 import { rpc, userMessage } from "../helpers";
 
 const agent = resolveAgent({
@@ -74,5 +79,38 @@ describe("input media types (-32005)", () => {
       message: userMessage("", { parts: [{ url: "https://x/cat.png", mediaType: "image/png" }] }),
     });
     expect(body.error).toMatchObject({ code: -32005 });
+  });
+});
+
+describe("client infer and tool_call parts (C5, C7)", () => {
+  const model = { provider: "test", model: "m" } as unknown as Model;
+  const card = { name: "M", description: "" };
+  const parts = [Parts.text("hi"), Parts.toolCall("add", {}), Parts.infer({ prompt: "p" })];
+
+  it("C5, C7: a model-backed agent refuses each with invalid params naming the part and the option", () => {
+    const agent = resolveAgent({ card, model }) as never;
+    try {
+      requireAcceptedParts(parts, agent);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as A2AError).kind).toBe("InvalidParams");
+      expect((error as A2AError).code).toBe(-32602);
+      expect((error as A2AError).message).toMatch(/tool_call parts .* acceptToolCalls: true/);
+      expect((error as A2AError).fieldViolations[0]?.field).toBe("params.message.parts.1");
+    }
+    const tools = resolveAgent({ card, model, acceptToolCalls: true }) as never;
+    try {
+      requireAcceptedParts(parts, tools);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as A2AError).message).toMatch(/infer parts .* acceptInfer: true/);
+      expect((error as A2AError).fieldViolations[0]?.field).toBe("params.message.parts.2");
+    }
+  });
+
+  it("C5, C7: accepted when opted in, and always by an agent without a model (B10)", () => {
+    const optedIn = resolveAgent({ card, model, acceptInfer: true, acceptToolCalls: true });
+    expect(kindOf(() => requireAcceptedParts(parts, optedIn as never))).toBeNull();
+    expect(kindOf(() => requireAcceptedParts(parts, agent))).toBeNull();
   });
 });
