@@ -82,7 +82,7 @@ const shared = {
   // traces back to them.
   minify: true,
   sourcemap: true,
-  external: [/^cloudflare:/, /^node:/, "hono", /^hono\//, "zod", "eventsource-parser"],
+  external: [/^cloudflare:/, /^node:/, "hono", /^hono\//, "zod", "eventsource-parser", "jose"],
   outDir: "dist",
   esbuildPlugins: [minifyInspectorScript, unindentTemplates],
 } satisfies Options;
