@@ -85,7 +85,7 @@ export interface BearerAuth {
    * no token has it.
    */
   allTenantsScope?: string;
-  /** Leeway for `exp` and `nbf`, in seconds: finite and >= 0. Default 30. */
+  /** Leeway for `exp` and `nbf`, in seconds: finite, from 0 to 3600. Default 30. */
   clockToleranceSeconds?: number;
 }
 
@@ -162,6 +162,9 @@ export function securitySchemesOf(auth: AuthOptions<never>): Record<string, Secu
   return schemes;
 }
 
+/** The largest `clockToleranceSeconds` accepted. */
+const MAX_TOLERANCE = 3600;
+
 const nonEmpty = (value: unknown): value is string => typeof value === "string" && value !== "";
 
 /** Checks an `auth` option at definition time, naming the bad field. */
@@ -223,8 +226,19 @@ function checkBearer(b: BearerAuth, fail: (why: string) => never): void {
     fail(`bearer.keys must be a non-empty list of at most ${MAX_JWKS_KEYS} public JWKs`);
   }
   const tolerance = b.clockToleranceSeconds;
-  if (tolerance !== undefined && !(Number.isFinite(tolerance) && tolerance >= 0)) {
-    fail(`bearer.clockToleranceSeconds must be a finite number >= 0, not ${String(tolerance)}`);
+  // Past an hour, a tolerance is no longer clock skew: it switches expiry off.
+  if (
+    tolerance !== undefined &&
+    !(
+      typeof tolerance === "number" &&
+      Number.isFinite(tolerance) &&
+      tolerance >= 0 &&
+      tolerance <= MAX_TOLERANCE
+    )
+  ) {
+    fail(
+      `bearer.clockToleranceSeconds must be a finite number >= 0 and at most ${MAX_TOLERANCE}, not ${String(tolerance)}`,
+    );
   }
   if (b.tenantClaim !== undefined && !nonEmpty(b.tenantClaim)) {
     fail("bearer.tenantClaim must be a non-empty string");
