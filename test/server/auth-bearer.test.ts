@@ -4,9 +4,8 @@ import { defineAgent } from "../../src/worker";
 import { AUDIENCE, authedAgent, call, ISSUER, signingKey } from "./auth-support";
 
 /**
- * Bearer tokens verified by src/jose (issue 13: jose left the bundle): the algorithms the
- * config may pin, RSA and EdDSA issuers, key/algorithm mismatches, and an issuer whose
- * JWKS cannot be fetched.
+ * Bearer tokens verified with jose: the algorithms the config may pin, RSA and EdDSA
+ * issuers, key/algorithm mismatches, and an issuer whose JWKS cannot be fetched.
  */
 
 const list = { jsonrpc: "2.0", id: 1, method: "ListTasks", params: {} };
@@ -38,7 +37,7 @@ async function bearerAgent(alg: string, extra: Record<string, unknown> = {}) {
   return { worker, token };
 }
 
-describe("bearer auth on src/jose", () => {
+describe("bearer auth on jose", () => {
   it.each(["RS256", "PS384", "ES384", "EdDSA"])(
     "%s tokens from an issuer are accepted",
     async (alg) => {
@@ -82,6 +81,19 @@ describe("bearer auth on src/jose", () => {
         alg,
       ).toThrow(new RegExp(`bearer.algorithms: ${alg} is not supported`));
     }
+  });
+
+  it("a token over 16 KiB is refused unread: 401", async () => {
+    const { worker, token } = await bearerAgent("ES256");
+    const good = await token();
+    const [h, p, sig] = good.split(".");
+    const padded = `${h}.${p}${"A".repeat(16_384)}.${sig}`;
+    const response = await call(worker, "POST", "/", {
+      headers: { Authorization: `Bearer ${padded}` },
+      body: list,
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("WWW-Authenticate")).toMatch(/ERR_JWS_INVALID/);
   });
 
   it("an issuer whose JWKS cannot be fetched is our failure, not the caller's: 503, never 401", async () => {

@@ -100,7 +100,7 @@ async function edgelinkAccepts(token: string): Promise<boolean> {
       },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ListTasks", params: {} }),
     }),
-    env,
+    { ...env },
     ctx,
   );
   await waitOnExecutionContext(ctx);
