@@ -133,7 +133,10 @@ function parseKeys(raw: string): KeyEntry[] {
     throw new Error("its JSON must be an object of keys");
   }
   return Object.entries(table).map(([key, value], i) => {
-    const v = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw new Error(`the entry of key #${i} must be an object ({"subject": ..., "tenant": ...})`);
+    }
+    const v = value as Record<string, unknown>;
     if (v.subject !== undefined && (typeof v.subject !== "string" || v.subject === "")) {
       throw new Error(`the subject of key #${i} must be a non-empty string`);
     }

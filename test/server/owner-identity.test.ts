@@ -168,11 +168,18 @@ describe("a token's sub and a custom subject must be non-empty strings", () => {
     expect(response.headers.get("WWW-Authenticate")).toMatch(/error="invalid_token"/);
   });
 
-  it("an API key secret whose subject is not a non-empty string is refused, naming it", async () => {
-    const secret = JSON.stringify({ "k-0123456789abcdef": { subject: "" } });
+  it.each([
+    ["an empty subject", { "k-0123456789abcdef": { subject: "" } }, /the subject of key #0/],
+    ["a number subject", { "k-0123456789abcdef": { subject: 1 } }, /the subject of key #0/],
+    ["a number tenant", { "k-0123456789abcdef": { tenant: 1 } }, /the tenant of key #0/],
+    ["a string entry", { "k-0123456789abcdef": "alice" }, /the entry of key #0 must be an object/],
+    ["broken JSON", '{"k-0123456789abcdef": ', /neither comma-separated keys nor valid JSON/],
+  ])("an API key secret with %s is refused, naming it", async (_what, table, message) => {
+    const secret = typeof table === "string" ? table : JSON.stringify(table);
     const { response, body } = await rpc(secret, apiKey("k-0123456789abcdef"), "ListTasks", {});
     expect(response.status).toBe(500);
-    expect(JSON.stringify(body)).toMatch(/KEYS is invalid: the subject of key #0/);
+    expect(JSON.stringify(body)).toMatch(/KEYS is invalid/);
+    expect(JSON.stringify(body)).toMatch(message);
     expect(JSON.stringify(body)).not.toContain("k-0123456789abcdef");
   });
 
