@@ -225,6 +225,10 @@ function checkBearer(b: BearerAuth, fail: (why: string) => never): void {
   ) {
     fail(`bearer.keys must be a non-empty list of at most ${MAX_JWKS_KEYS} public JWKs`);
   }
+  // A private or symmetric key here would verify nothing (and should not be in config).
+  if (b.keys?.some((k) => k.kty === "oct" || "d" in k || "k" in k)) {
+    fail("bearer.keys must hold public keys only (no private or symmetric JWK)");
+  }
   const tolerance = b.clockToleranceSeconds;
   // Past an hour, a tolerance is no longer clock skew: it switches expiry off.
   if (

@@ -93,6 +93,16 @@ describe("auth options are validated at defineAgent", () => {
     ["keys []", { keys: [] }, /exactly one of|bearer\.keys must be a non-empty list/],
     ["keys of strings", { keys: ["k"] }, /bearer\.keys must be a non-empty list/],
     [
+      "a private key",
+      { keys: [{ ...JWK, d: "secret" }] },
+      /bearer\.keys must hold public keys only/,
+    ],
+    [
+      "a symmetric key",
+      { keys: [{ kty: "oct", k: "c2VjcmV0" }] },
+      /bearer\.keys must hold public keys only/,
+    ],
+    [
       "an http jwksUrl",
       { keys: undefined, jwksUrl: "http://issuer.test/jwks" },
       /bearer\.jwksUrl must be an https URL/,
