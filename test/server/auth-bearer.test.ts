@@ -1,5 +1,5 @@
 import * as jose from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { defineAgent } from "../../src/worker";
 import { AUDIENCE, authedAgent, call, ISSUER, signingKey } from "./auth-support";
 
@@ -111,5 +111,32 @@ describe("bearer auth on jose", () => {
     const body = (await response.json()) as { error: { code: number; message: string } };
     expect(body.error.code).toBe(-32603);
     expect(body.error.message).toMatch(/issuer keys cannot be fetched/);
+  });
+
+  it("discovery through the app: a document for another issuer is 503, and not refetched per request", async () => {
+    const issuer = "https://discovery-app.test/";
+    const seen: string[] = [];
+    const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+      seen.push(String(input));
+      return Response.json({ issuer: "https://evil.test/", jwks_uri: "https://evil.test/k" });
+    });
+    try {
+      const worker = defineAgent<Record<string, unknown>>({
+        card: { name: "Discovering", description: "x" },
+        auth: { bearer: { issuer, audience: AUDIENCE, algorithms: ["ES256"], discovery: true } },
+      });
+      const { token } = await bearerAgent("ES256");
+      for (let i = 0; i < 3; i++) {
+        const response = await call(worker, "POST", "/", {
+          headers: { Authorization: `Bearer ${await token()}` },
+          body: list,
+        });
+        expect(response.status).toBe(503);
+        await response.body?.cancel();
+      }
+      expect(seen).toStrictEqual([`${issuer}.well-known/openid-configuration`]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
