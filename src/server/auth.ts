@@ -215,14 +215,17 @@ export async function authenticate<Env>(
       if (typeof principal.subject !== "string" || principal.subject === "") {
         throw new TypeError("auth.authenticate must answer a principal with a non-empty subject");
       }
+      if (principal.tenant !== undefined && typeof principal.tenant !== "string") {
+        throw new TypeError("auth.authenticate must answer a string tenant (or none)");
+      }
+      // Only these members: a custom principal cannot claim another scheme or an issuer.
       const custom: Principal = {
         subject: principal.subject,
         tenant: principal.tenant ?? "",
         scheme: "custom",
       };
       if (principal.claims !== undefined) custom.claims = principal.claims;
-      const allTenants = principal.allTenants;
-      if (allTenants === true) custom.allTenants = true;
+      if (principal.allTenants === true) custom.allTenants = true;
       return custom;
     }
   }

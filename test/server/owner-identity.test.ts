@@ -1,7 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ownerOf, type Principal } from "../../src/agent/auth";
+import { ownerOf, type Principal, type PrincipalInput } from "../../src/agent/auth";
 import { defineAgent } from "../../src/worker";
 import { BASE, userMessage } from "../helpers";
 import { AUDIENCE, ISSUER, type Key, signingKey } from "./auth-support";
@@ -28,6 +28,8 @@ function agent() {
       apiKeys: { secret: "KEYS" },
       authenticate: (request) => {
         const user = request.headers.get("X-User");
+        const whole = request.headers.get("X-Principal");
+        if (whole !== null) return JSON.parse(whole) as PrincipalInput;
         return user === null ? null : { subject: JSON.parse(user) as string };
       },
     },
@@ -105,6 +107,16 @@ describe("owners do not collide across schemes", () => {
         expect(await reads(secret, headers, id), `${i} reads ${j}`).toBe(i === j ? 200 : -32001);
       }
     }
+  });
+
+  it("a custom principal cannot claim the bearer scheme or an issuer", async () => {
+    const secret = "k-0123456789abcdef";
+    const byToken = await create(secret, await bearer("mallory"));
+    const posing = {
+      "X-Principal": JSON.stringify({ subject: "mallory", scheme: "bearer", issuer: ISSUER }),
+    };
+    expect(await reads(secret, posing, byToken)).toBe(-32001);
+    expect(await reads(secret, await bearer("mallory"), byToken)).toBe(200);
   });
 
   it("rotating kA,kB to kB,kC: kB keeps its tasks and never gets kA's; kC gets none", async () => {
@@ -193,4 +205,10 @@ describe("a token's sub and a custom subject must be non-empty strings", () => {
       expect(response.status).toBe(500);
     },
   );
+
+  it("a custom authenticate answering a tenant that is not a string is the operator's bug: 500", async () => {
+    const posing = { "X-Principal": JSON.stringify({ subject: "ok", tenant: 5 }) };
+    const { response } = await rpc("k-0123456789abcdef", posing, "ListTasks", {});
+    expect(response.status).toBe(500);
+  });
 });
