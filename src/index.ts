@@ -12,6 +12,7 @@
 
 export type { AgentToolConfig, AgentTools } from "./agent/agent-tools";
 export type { ApiKeyAuth, AuthOptions, BearerAuth, Principal, PrincipalInput } from "./agent/auth";
+export { ownerOf } from "./agent/auth";
 export type {
   AgentHandler,
   ArtifactUpdate,

@@ -22,7 +22,8 @@ export { REGISTRY_LIMITS } from "./models/registry";
 export interface RegistryConfig<Env> {
   /**
    * Who may use the registry: required, since an open registry lets anyone list any URL.
-   * A principal's subject owns the entries it registers; its tenant has its own registry.
+   * A principal (`ownerOf`: scheme, issuer and subject) owns the entries it registers;
+   * its tenant has its own registry.
    */
   auth: AuthOptions<Env>;
   /** Bounds (defaults: `REGISTRY_LIMITS`). */

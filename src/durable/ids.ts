@@ -4,7 +4,7 @@
  * Ids from before sealing, `<base64url(contextId)>.<random>[.<mac>]`, are still read.
  */
 
-import { encodeBase64url } from "../jose";
+import { base64url } from "jose";
 import { A2AError } from "../models/errors";
 import { LIMITS } from "../models/limits";
 
@@ -26,7 +26,7 @@ function fromBase64Url(encoded: string): string | null {
 
 /** An unsigned task id of the oldest format (`<base64url(contextId)>.<random>`). */
 export function newTaskId(contextId: string): string {
-  return `${encodeBase64url(contextId)}.${crypto.randomUUID().replaceAll("-", "")}`;
+  return `${base64url.encode(contextId)}.${crypto.randomUUID().replaceAll("-", "")}`;
 }
 
 /** The context a task id belongs to, or null when the id is not one of ours. */
@@ -169,7 +169,7 @@ export async function sealedTaskId(keys: IdKeys, scope: IdScope, contextId: stri
   const id = new Uint8Array(NONCE_BYTES + sealed.byteLength);
   id.set(nonce);
   id.set(new Uint8Array(sealed), NONCE_BYTES);
-  return encodeBase64url(id);
+  return base64url.encode(id);
 }
 
 async function openTaskId(keys: IdKeys, scope: IdScope, taskId: string) {
@@ -195,7 +195,7 @@ async function openTaskId(keys: IdKeys, scope: IdScope, taskId: string) {
 async function legacyMac(key: CryptoKey, scope: IdScope, body: string): Promise<string> {
   const data = encoder.encode(`${scope.tenant}\u0000${scope.owner}\u0000${body}`);
   const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
-  return encodeBase64url(signature.subarray(0, 16));
+  return base64url.encode(signature.subarray(0, 16));
 }
 
 /**
@@ -255,7 +255,7 @@ export async function issuedContextId(keys: IdKeys, scope: IdScope): Promise<str
   const id = new Uint8Array(CONTEXT_RANDOM_BYTES + CONTEXT_MAC_BYTES);
   id.set(random);
   id.set(await contextMac(keys, scope, random), CONTEXT_RANDOM_BYTES);
-  return `c.${encodeBase64url(id)}`;
+  return `c.${base64url.encode(id)}`;
 }
 
 /** Whether a context id has the shape of one Edgelink issues (then it must verify). */
@@ -299,9 +299,9 @@ export async function verifyContextId(
 
 /**
  * Name of the Durable Object holding one conversation of one owner in one tenant. The
- * owner (the principal's subject) is part of the name, so another caller's task or
- * context id leads to another, empty object: ownership needs no lookup. The anonymous
- * owner "" keeps the names objects had before owners existed.
+ * owner (`ownerOf` the principal: its scheme, issuer and subject) is part of the name, so
+ * another caller's task or context id leads to another, empty object: ownership needs no
+ * lookup. The anonymous owner "" keeps the names objects had before owners existed.
  */
 export function contextObjectName(tenant: string, contextId: string, owner = ""): string {
   if (owner === "") return `${encodeURIComponent(tenant)}/${contextId}`;
@@ -350,7 +350,7 @@ export interface Cursor {
 }
 
 export function encodeCursor(c: Cursor): string {
-  return encodeBase64url(JSON.stringify([c.updatedAt, c.taskId, c.snapshot]));
+  return base64url.encode(JSON.stringify([c.updatedAt, c.taskId, c.snapshot]));
 }
 
 export function decodeCursor(token: string): Cursor | null {

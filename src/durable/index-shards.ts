@@ -1,4 +1,4 @@
-import { decodeBase64url, encodeBase64url } from "../jose";
+import { base64url } from "jose";
 import { A2AError } from "../models/errors";
 import { decodeCursor, indexObjectName, indexShardOf } from "./ids";
 import type { IndexRpc, ShardPage } from "./index-object";
@@ -48,7 +48,7 @@ interface ShardedCursor extends ListPosition {
 const MAX_TOKEN_LENGTH = 8192;
 
 function encodeShardedCursor(c: ShardedCursor): string {
-  return encodeBase64url(JSON.stringify([c.updatedAt, c.taskId, c.snapshots]));
+  return base64url.encode(JSON.stringify([c.updatedAt, c.taskId, c.snapshots]));
 }
 
 /**
@@ -60,9 +60,7 @@ function decodeShardedCursor(token: string, shards: number): ShardedCursor | nul
   let value: unknown;
   try {
     value = JSON.parse(
-      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(
-        decodeBase64url(token, "pageToken"),
-      ),
+      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(base64url.decode(token)),
     );
   } catch {
     return null;

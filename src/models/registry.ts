@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { decodeBase64url, encodeBase64url } from "../jose/base64url";
 import { AgentRole, PROFILE_EXTENSION } from "./agent-card";
+import { fromBase64url, toBase64url } from "./base64url";
 import { invalidParams } from "./errors";
 import { JsonObject, type JsonValue } from "./json";
 
@@ -135,7 +135,7 @@ export function cardFacts(card: JsonObject, limits: RegistryLimits): CardFacts {
 /** An entry's id: the first 128 bits of SHA-256 of its URL, base64url. */
 export async function registryEntryId(url: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(url));
-  return encodeBase64url(new Uint8Array(digest, 0, 16));
+  return toBase64url(new Uint8Array(digest, 0, 16));
 }
 
 /** A discovery query: every filter given must match; `tags` must all be on the card. */
@@ -155,13 +155,13 @@ export interface DiscoverPage {
 }
 
 export function encodeRegistryToken(after: { name: string; id: string }): string {
-  return encodeBase64url(JSON.stringify([after.name, after.id]));
+  return toBase64url(JSON.stringify([after.name, after.id]));
 }
 
 function decodeRegistryToken(token: string): { name: string; id: string } | null {
   if (token.length > 1000) return null;
   try {
-    const bytes = decodeBase64url(token, "pageToken");
+    const bytes = fromBase64url(token);
     const json = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
     const value: unknown = JSON.parse(json);
     if (

@@ -1,7 +1,7 @@
 /**
  * The webhook receiver's side of push notifications, on its own so that it imports
- * nothing but Web APIs (usable from Node, browsers and Workers): verify a delivery and
- * get its typed event.
+ * nothing but Web APIs and `jose` (usable from Node, browsers and Workers): verify a
+ * delivery and get its typed event.
  * @example
  * import { verifyPushNotification } from "edgelink/push";
  * const { event, eventId } = await verifyPushNotification(request, {

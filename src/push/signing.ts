@@ -1,12 +1,12 @@
 import {
-  encodeBase64url,
-  exportJwk,
+  base64url,
+  calculateJwkThumbprint,
+  exportJWK,
   generateKeyPair,
-  importPrivateJwk,
+  importJWK,
   type JWK,
-  jwkThumbprint,
-  signJwt,
-} from "../jose";
+  SignJWT,
+} from "jose";
 import { SIGNATURE_JWT_TYPE } from "./headers";
 
 /**
@@ -110,8 +110,11 @@ export async function loadSigningKey(jwkJson: string | JWK): Promise<SigningKey>
   let kid = jwk.kid ?? "";
   let privateKey: CryptoKey;
   try {
-    kid ||= await jwkThumbprint(jwk);
-    privateKey = await importPrivateJwk(jwk, alg);
+    kid ||= await calculateJwkThumbprint(jwk);
+    const imported = await importJWK(jwk, alg);
+    // importJWK answers bytes for a symmetric key, which algorithmOf already refused.
+    if (imported instanceof Uint8Array) throw new Error("not an asymmetric key");
+    privateKey = imported;
   } catch (error) {
     const which = kid ? ` ${kid}` : "";
     throw new Error(`push signing key${which}: the key could not be imported (${describe(error)})`);
@@ -157,9 +160,9 @@ export async function generateSigningKey(
   alg: SigningAlgorithm | "Ed25519" = "ES256",
 ): Promise<string> {
   const algorithm: SigningAlgorithm = alg === "ES256" ? "ES256" : "EdDSA";
-  const { privateKey } = await generateKeyPair(algorithm);
-  const jwk = await exportJwk(privateKey);
-  const kid = await jwkThumbprint(jwk);
+  const { privateKey } = await generateKeyPair(algorithm, { extractable: true });
+  const jwk = await exportJWK(privateKey);
+  const kid = await calculateJwkThumbprint(jwk);
   return JSON.stringify({ ...jwk, kid, alg: algorithm, use: "sig" });
 }
 
@@ -171,7 +174,7 @@ export async function generateSigningKey(
 export async function bodySha256(body: string | Uint8Array): Promise<string> {
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return encodeBase64url(new Uint8Array(digest));
+  return base64url.encode(new Uint8Array(digest));
 }
 
 export interface SignDeliveryInput {
@@ -207,18 +210,16 @@ export async function signDelivery(input: SignDeliveryInput): Promise<string> {
     taskId: input.taskId,
     bodySha256: await bodySha256(input.body),
   };
-  return signJwt(
-    { alg: key.alg, kid: key.kid, typ: SIGNATURE_JWT_TYPE },
-    {
-      ...claims,
-      iss: input.issuer,
-      aud: input.audience,
-      iat,
-      exp: iat + ttlSeconds,
-      jti: input.eventId,
-    },
-    key.privateKey,
-  );
+  return new SignJWT({
+    ...claims,
+    iss: input.issuer,
+    aud: input.audience,
+    iat,
+    exp: iat + ttlSeconds,
+    jti: input.eventId,
+  })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: SIGNATURE_JWT_TYPE })
+    .sign(key.privateKey);
 }
 
 /**

@@ -1,13 +1,12 @@
 import {
-  JoseError,
+  createLocalJWKSet,
+  errors,
   type JSONWebKeySet,
   type JWK,
   type JWTPayload,
-  type KeyResolver,
-  localKeySet,
-  remoteKeySet,
-  verifyJwt,
-} from "../jose";
+  type JWTVerifyGetKey,
+} from "jose";
+import { isJwkSet, remoteKeySet, verifyJwt } from "../jwks";
 import type { TaskEvent } from "../models/events";
 import type { JsonObject } from "../models/json";
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, SIGNATURE_JWT_TYPE, TOKEN_HEADER } from "./headers";
@@ -212,8 +211,8 @@ async function checkSignature(
       audience: normalizeUrl(options.audience),
       ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
       requiredClaims: ["iss", "aud", "iat", "exp", "jti"],
-      now: options.now ?? Date.now(),
-      clockToleranceSeconds: options.clockToleranceSeconds ?? 30,
+      currentDate: new Date(options.now ?? Date.now()),
+      clockTolerance: options.clockToleranceSeconds ?? 30,
     }));
   } catch (error) {
     throw fromJoseError(error);
@@ -228,7 +227,7 @@ async function checkSignature(
 function fromJoseError(error: unknown): PushVerificationError {
   // Anything but a refused token (the JWKS could not be had: network, time-out, non-200,
   // not a JWKS) is for the sender to retry later rather than dead-letter: 503.
-  if (!(error instanceof JoseError)) {
+  if (!(error instanceof errors.JOSEError)) {
     const message = error instanceof Error ? error.message : String(error);
     return new PushVerificationError(
       "jwks-unavailable",
@@ -238,7 +237,7 @@ function fromJoseError(error: unknown): PushVerificationError {
   if (error.code === "ERR_JWT_EXPIRED") {
     return new PushVerificationError("expired", "the signature has expired");
   }
-  if (error.code === "ERR_JWT_CLAIM_VALIDATION_FAILED") {
+  if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === "aud") {
       return new PushVerificationError("wrong-audience", "the signature is for another URL");
     }
@@ -254,14 +253,15 @@ function fromJoseError(error: unknown): PushVerificationError {
 }
 
 /** A remote key set caches its keys, so keep one per (fetch, URL). */
-const remoteSets = new WeakMap<object, Map<string, KeyResolver>>();
+const remoteSets = new WeakMap<object, Map<string, JWTVerifyGetKey>>();
 const GLOBAL_FETCH = {};
 
-function keyResolver(options: VerifyPushOptions): KeyResolver {
+function keyResolver(options: VerifyPushOptions): JWTVerifyGetKey {
   if (options.keys) {
     const list = Array.isArray(options.keys) ? options.keys : options.keys.keys;
+    if (!isJwkSet({ keys: list })) throw new TypeError("verifyPushNotification: bad `keys`");
     // Only the public members are ever imported: a private JWK passed by mistake verifies.
-    return localKeySet({ keys: list });
+    return createLocalJWKSet({ keys: list.map(publicMembers) });
   }
   if (!options.jwksUrl) {
     throw new TypeError("verifyPushNotification: pass `keys` or `jwksUrl`");
@@ -278,6 +278,12 @@ function keyResolver(options: VerifyPushOptions): KeyResolver {
     sets.set(options.jwksUrl, set);
   }
   return set;
+}
+
+/** A JWK without its private members (jose refuses a private key in a key set). */
+function publicMembers(jwk: JWK): JWK {
+  const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, oth: _oth, k: _k, ...rest } = jwk;
+  return rest;
 }
 
 /** `https://x.com` and `https://x.com/` are one URL; the sender signs the normalized form. */

@@ -4,6 +4,7 @@ import { etag } from "hono/etag";
 import { HonoBase } from "hono/hono-base";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { basePath } from "hono/route";
+import { ownerOf } from "../agent/auth";
 import type { Agent } from "../agent/definition";
 import { SERVE_ENDPOINT } from "../agent/endpoints";
 import { signingKeys } from "../durable/push-keys";
@@ -110,7 +111,7 @@ export function createApp<Env extends object>(
       c.req.raw,
       agent,
       (tenant) =>
-        new Operations(agent, c.env, tenantFor(principal, tenant), url.origin, principal.subject),
+        new Operations(agent, c.env, tenantFor(principal, tenant), url.origin, ownerOf(principal)),
       () => servedFeatures(anyAgent, baseUrlOf(c, url)),
       url,
     );
@@ -133,7 +134,7 @@ export function createApp<Env extends object>(
         const origin = new URL(c.req.url).origin;
         const principal = c.get("principal");
         const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
-        const ops = new Operations(agent, c.env, tenant, origin, principal.subject);
+        const ops = new Operations(agent, c.env, tenant, origin, ownerOf(principal));
         const features = servedFeatures(anyAgent, baseUrlOf(c));
         return handleRest(c.req.raw, route(c.req.param()), agent, ops, features);
       });

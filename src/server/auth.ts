@@ -1,15 +1,9 @@
 import type { MiddlewareHandler } from "hono";
 import { basePath } from "hono/route";
+import { base64url, createLocalJWKSet, errors, type JWTVerifyGetKey } from "jose";
 import { ANONYMOUS, type AuthOptions, type BearerAuth, type Principal } from "../agent/auth";
 import type { Agent } from "../agent/definition";
-import {
-  JoseError,
-  JwksUnavailableError,
-  type KeyResolver,
-  localKeySet,
-  remoteKeySet,
-  verifyJwt,
-} from "../jose";
+import { discoverJwksUri, JwksUnavailableError, remoteKeySet, verifyJwt } from "../jwks";
 import { A2AError } from "../models/errors";
 import { jsonRpcError, restError } from "./errors";
 
@@ -26,45 +20,24 @@ class Unauthenticated extends A2AError {
   }
 }
 
-const keySets = new Map<string, KeyResolver>();
-const discovered = new Map<string, Promise<string>>();
+/** Key sets, one per configured key list or URL, so their caches live as long as the isolate. */
+const keySets = new Map<string, JWTVerifyGetKey>();
 
-/** The JWKS URL an issuer publishes through OIDC discovery (fetched once per isolate). */
-function discoverJwks(issuer: string): Promise<string> {
-  const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
-  let found = discovered.get(url);
-  if (!found) {
-    found = fetch(url)
-      .then(async (response) => {
-        if (!response.ok) throw new Error(`OIDC discovery ${url} answered ${response.status}`);
-        const config = (await response.json()) as { jwks_uri?: unknown };
-        if (typeof config.jwks_uri !== "string") throw new Error(`${url} has no jwks_uri`);
-        return config.jwks_uri;
-      })
-      .catch((error) => {
-        discovered.delete(url);
-        throw error;
-      });
-    discovered.set(url, found);
-  }
-  return found;
-}
-
-/** The key set a bearer config verifies with; a remote set caches its keys, one per URL. */
-async function keySetOf(bearer: BearerAuth): Promise<KeyResolver> {
+/** The key set a bearer config verifies with. */
+async function keySetOf(bearer: BearerAuth): Promise<JWTVerifyGetKey> {
   if (bearer.keys) {
     const key = JSON.stringify(bearer.keys);
     let set = keySets.get(key);
     if (!set) {
-      set = localKeySet({ keys: bearer.keys });
+      set = createLocalJWKSet({ keys: bearer.keys });
       keySets.set(key, set);
     }
     return set;
   }
-  const url = bearer.jwksUrl ?? (await discoverJwks(bearer.issuer));
+  const url = bearer.jwksUrl ?? (await discoverJwksUri(bearer.issuer));
   let set = keySets.get(url);
   if (!set) {
-    set = remoteKeySet(url, { cacheMaxAgeMs: 10 * 60_000 });
+    set = remoteKeySet(url);
     keySets.set(url, set);
   }
   return set;
@@ -76,15 +49,23 @@ async function verifyBearer(token: string, bearer: BearerAuth): Promise<Principa
       issuer: bearer.issuer,
       audience: bearer.audience,
       algorithms: bearer.algorithms,
-      clockToleranceSeconds: bearer.clockToleranceSeconds ?? 30,
+      clockTolerance: bearer.clockToleranceSeconds ?? 30,
       requiredClaims: ["sub", "exp"],
     });
+    // "" is the anonymous owner and a number or an object is no identity (RFC 7519 §4.1.2).
+    if (typeof payload.sub !== "string" || payload.sub === "") {
+      throw new Unauthenticated(
+        "Invalid bearer token: sub must be a non-empty string",
+        "invalid_token",
+      );
+    }
     const tenant = bearer.tenantClaim ? payload[bearer.tenantClaim] : "";
     if (typeof tenant !== "string") {
       throw new Unauthenticated(`The token has no ${bearer.tenantClaim} claim`, "invalid_token");
     }
     const principal: Principal = {
-      subject: payload.sub as string,
+      subject: payload.sub,
+      issuer: bearer.issuer,
       tenant,
       scheme: "bearer",
       claims: payload,
@@ -95,9 +76,6 @@ async function verifyBearer(token: string, bearer: BearerAuth): Promise<Principa
     return principal;
   } catch (error) {
     if (error instanceof Unauthenticated) throw error;
-    if (error instanceof JoseError) {
-      throw new Unauthenticated(`Invalid bearer token: ${error.code}`, "invalid_token");
-    }
     // Discovery or the key set failed: our side, not the caller's credential, so no 401
     // (a client would drop a good token) but a 503 it can retry.
     if (error instanceof JwksUnavailableError) {
@@ -105,6 +83,9 @@ async function verifyBearer(token: string, bearer: BearerAuth): Promise<Principa
         "Unavailable",
         "The bearer token's issuer keys cannot be fetched right now; retry later",
       );
+    }
+    if (error instanceof errors.JOSEError) {
+      throw new Unauthenticated(`Invalid bearer token: ${error.code}`, "invalid_token");
     }
     throw error;
   }
@@ -126,30 +107,55 @@ async function digest(text: string): Promise<ArrayBuffer> {
 /** Key → principal, from the secret: comma-separated keys, or JSON with subjects. */
 interface KeyEntry {
   key: string;
-  subject: string;
+  /** The configured subject; none: derived from the key's hash. */
+  subject?: string;
   tenant: string;
   allTenants?: boolean;
 }
 
+/** The secret's keys; throws a message naming what is wrong, never echoing a key. */
 function parseKeys(raw: string): KeyEntry[] {
   const text = raw.trim();
-  if (text.startsWith("{")) {
-    const table = JSON.parse(text) as Record<
-      string,
-      { subject?: string; tenant?: string; allTenants?: unknown }
-    >;
-    return Object.entries(table).map(([key, v], i) => ({
-      key,
-      subject: v.subject ?? `apiKey:${i}`,
-      tenant: v.tenant ?? "",
-      allTenants: v.allTenants === true,
-    }));
+  if (!text.startsWith("{")) {
+    return text
+      .split(",")
+      .map((k) => k.trim())
+      .filter(Boolean)
+      .map((key) => ({ key, tenant: "" }));
   }
-  return text
-    .split(",")
-    .map((k) => k.trim())
-    .filter(Boolean)
-    .map((key, i) => ({ key, subject: `apiKey:${i}`, tenant: "" }));
+  let table: unknown;
+  try {
+    table = JSON.parse(text);
+  } catch {
+    throw new Error("it is neither comma-separated keys nor valid JSON");
+  }
+  if (typeof table !== "object" || table === null || Array.isArray(table)) {
+    throw new Error("its JSON must be an object of keys");
+  }
+  return Object.entries(table).map(([key, value], i) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw new Error(`the entry of key #${i} must be an object ({"subject": ..., "tenant": ...})`);
+    }
+    const v = value as Record<string, unknown>;
+    if (v.subject !== undefined && (typeof v.subject !== "string" || v.subject === "")) {
+      throw new Error(`the subject of key #${i} must be a non-empty string`);
+    }
+    if (v.tenant !== undefined && typeof v.tenant !== "string") {
+      throw new Error(`the tenant of key #${i} must be a string`);
+    }
+    const entry: KeyEntry = { key, tenant: (v.tenant as string | undefined) ?? "" };
+    if (v.subject !== undefined) entry.subject = v.subject as string;
+    if (v.allTenants === true) entry.allTenants = true;
+    return entry;
+  });
+}
+
+/**
+ * A key's subject when none is configured: from its hash, never its position, so adding
+ * or removing other keys moves no task. 128 bits: no two keys meet by chance.
+ */
+function derivedSubject(hash: ArrayBuffer): string {
+  return `sha256:${base64url.encode(new Uint8Array(hash, 0, 16))}`;
 }
 
 async function verifyApiKey(presented: string, secret: unknown, name: string): Promise<Principal> {
@@ -159,13 +165,24 @@ async function verifyApiKey(presented: string, secret: unknown, name: string): P
       `The API key secret ${name} is not set; wrangler secret put ${name}`,
     );
   }
+  let entries: KeyEntry[];
+  try {
+    entries = parseKeys(secret);
+  } catch (error) {
+    throw new A2AError(
+      "Internal",
+      `The API key secret ${name} is invalid: ${(error as Error).message}`,
+    );
+  }
   const wanted = await digest(presented);
   let match: Principal | null = null;
   // Every key is compared, in constant time, so timing says nothing about which matched.
-  for (const entry of parseKeys(secret)) {
-    const equal = crypto.subtle.timingSafeEqual(wanted, await digest(entry.key));
+  for (const entry of entries) {
+    const hash = await digest(entry.key);
+    const equal = crypto.subtle.timingSafeEqual(wanted, hash);
     if (equal && !match) {
-      match = { subject: entry.subject, tenant: entry.tenant, scheme: "apiKey" };
+      const subject = entry.subject ?? derivedSubject(hash);
+      match = { subject, tenant: entry.tenant, scheme: "apiKey" };
       if (entry.allTenants) match.allTenants = true;
     }
   }
@@ -198,9 +215,17 @@ export async function authenticate<Env>(
       if (typeof principal.subject !== "string" || principal.subject === "") {
         throw new TypeError("auth.authenticate must answer a principal with a non-empty subject");
       }
-      const { allTenants, ...rest } = principal;
-      const custom: Principal = { ...rest, tenant: principal.tenant ?? "", scheme: "custom" };
-      if (allTenants === true) custom.allTenants = true;
+      if (principal.tenant !== undefined && typeof principal.tenant !== "string") {
+        throw new TypeError("auth.authenticate must answer a string tenant (or none)");
+      }
+      // Only these members: a custom principal cannot claim another scheme or an issuer.
+      const custom: Principal = {
+        subject: principal.subject,
+        tenant: principal.tenant ?? "",
+        scheme: "custom",
+      };
+      if (principal.claims !== undefined) custom.claims = principal.claims;
+      if (principal.allTenants === true) custom.allTenants = true;
       return custom;
     }
   }

@@ -1,4 +1,5 @@
 import type { Context, Hono, MiddlewareHandler } from "hono";
+import { ownerOf } from "../agent/auth";
 import type { Agent } from "../agent/definition";
 import { A2AError } from "../models/errors";
 import { newId } from "../models/json";
@@ -43,7 +44,7 @@ export function registerChat<Env extends object>(
     checkPathEncoding(new URL(c.req.url).pathname);
     const principal = c.get("principal");
     const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
-    return new Operations(agent, c.env, tenant, new URL(c.req.url).origin, principal.subject);
+    return new Operations(agent, c.env, tenant, new URL(c.req.url).origin, ownerOf(principal));
   };
 
   const start = (c: C) =>

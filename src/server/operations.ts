@@ -41,7 +41,7 @@ export class Operations<Env> {
     private readonly tenant: string,
     /** The request's origin: the issuer of push signatures, and how dev is recognized. */
     private readonly origin = "",
-    /** The caller's subject: it owns what it creates and sees only that ("" = anonymous). */
+    /** The caller's owner (`ownerOf`): owns what it creates, sees only that ("" = anonymous). */
     private readonly owner = "",
   ) {}
 

@@ -1,6 +1,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { AuthOptions, Principal } from "../agent/auth";
+import { type AuthOptions, ownerOf, type Principal } from "../agent/auth";
 import type { RegistryObject } from "../durable/registry-object";
 import { unwrap } from "../durable/result";
 import { A2AError, invalidParams } from "../models/errors";
@@ -87,7 +87,7 @@ export function createRegistryApp<Env extends object>(options: {
     const principal = c.get("principal");
     const { entry, created } = unwrap(
       await stubOf(c.env, principal).register(
-        principal.subject,
+        ownerOf(principal),
         parsed.data.card,
         parsed.data.ttlSeconds,
       ),
@@ -108,13 +108,13 @@ export function createRegistryApp<Env extends object>(options: {
   app.post("/agents/:id/heartbeat", async (c) => {
     const id = entryId(c.req.param("id"));
     const principal = c.get("principal");
-    return c.json(unwrap(await stubOf(c.env, principal).heartbeat(principal.subject, id)));
+    return c.json(unwrap(await stubOf(c.env, principal).heartbeat(ownerOf(principal), id)));
   });
 
   app.delete("/agents/:id", async (c) => {
     const id = entryId(c.req.param("id"));
     const principal = c.get("principal");
-    unwrap(await stubOf(c.env, principal).unregister(principal.subject, id));
+    unwrap(await stubOf(c.env, principal).unregister(ownerOf(principal), id));
     return c.body(null, 204);
   });
 

@@ -21,9 +21,12 @@ const BIN = (name: string) => join(REPO, "node_modules", ".bin", name);
 /**
  * Issue 13's goal for the whole framework in a built Worker, gzipped, and what this test
  * enforces: 158.6 KiB measured once Edgelink's own JOSE replaced the jose library, 161.7
- * with the index shards and tool-round fitting.
+ * with the index shards and tool-round fitting, 163.4 before jose came back. Raised by
+ * what jose costs the demo worker: 167,311 bytes before, 178,060 after (jose in place of
+ * the hand-written JOSE, with the bounded key-set fetch around it), +10,749 bytes.
  */
-const BUNDLE_GOAL_BYTES = 165 * 1024;
+const JOSE_COST_BYTES = 10_749;
+const BUNDLE_GOAL_BYTES = 165 * 1024 + JOSE_COST_BYTES;
 
 function run(cmd: string, args: string[], cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -200,8 +203,8 @@ describe("the packed package in a new Worker project (issue 13)", () => {
       expect(names).not.toContain(internal);
     }
     // Grows only with a feature (B15 endpoints, A7 cardPrompt and J5 withStrategy took it
-    // from 119 to 126).
-    expect(names.length).toBeLessThanOrEqual(126);
+    // from 119 to 126; ownerOf, the owner key of a principal, to 127).
+    expect(names.length).toBeLessThanOrEqual(127);
   });
 
   it("the user's worker type-checks against the published types", async () => {
@@ -225,7 +228,7 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     await run(BIN("tsc"), ["-p", "tsconfig.json"], project);
   });
 
-  it("builds with wrangler deploy --dry-run within the 165 KiB gzipped goal, runs, and answers", async () => {
+  it("builds with wrangler deploy --dry-run within the gzipped goal (165 KiB + jose), runs, and answers", async () => {
     const out = join(project, "out");
     await run(BIN("wrangler"), ["deploy", "--dry-run", "--outdir", out], project);
     const bundle = readdirSync(out).filter((f) => f.endsWith(".js"));

@@ -1,12 +1,11 @@
 import * as jose from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { defineAgent } from "../../src/worker";
 import { AUDIENCE, authedAgent, call, ISSUER, signingKey } from "./auth-support";
 
 /**
- * Bearer tokens verified by src/jose (issue 13: jose left the bundle): the algorithms the
- * config may pin, RSA and EdDSA issuers, key/algorithm mismatches, and an issuer whose
- * JWKS cannot be fetched.
+ * Bearer tokens verified with jose: the algorithms the config may pin, RSA and EdDSA
+ * issuers, key/algorithm mismatches, and an issuer whose JWKS cannot be fetched.
  */
 
 const list = { jsonrpc: "2.0", id: 1, method: "ListTasks", params: {} };
@@ -38,7 +37,7 @@ async function bearerAgent(alg: string, extra: Record<string, unknown> = {}) {
   return { worker, token };
 }
 
-describe("bearer auth on src/jose", () => {
+describe("bearer auth on jose", () => {
   it.each(["RS256", "PS384", "ES384", "EdDSA"])(
     "%s tokens from an issuer are accepted",
     async (alg) => {
@@ -84,6 +83,19 @@ describe("bearer auth on src/jose", () => {
     }
   });
 
+  it("a token over 16 KiB is refused unread: 401", async () => {
+    const { worker, token } = await bearerAgent("ES256");
+    const good = await token();
+    const [h, p, sig] = good.split(".");
+    const padded = `${h}.${p}${"A".repeat(16_384)}.${sig}`;
+    const response = await call(worker, "POST", "/", {
+      headers: { Authorization: `Bearer ${padded}` },
+      body: list,
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("WWW-Authenticate")).toMatch(/ERR_JWS_INVALID/);
+  });
+
   it("an issuer whose JWKS cannot be fetched is our failure, not the caller's: 503, never 401", async () => {
     // The workers tests have no network: the JWKS URL answers 503.
     const { worker, token } = await bearerAgent("ES256", {
@@ -99,5 +111,32 @@ describe("bearer auth on src/jose", () => {
     const body = (await response.json()) as { error: { code: number; message: string } };
     expect(body.error.code).toBe(-32603);
     expect(body.error.message).toMatch(/issuer keys cannot be fetched/);
+  });
+
+  it("discovery through the app: a document for another issuer is 503, and not refetched per request", async () => {
+    const issuer = "https://discovery-app.test/";
+    const seen: string[] = [];
+    const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+      seen.push(String(input));
+      return Response.json({ issuer: "https://evil.test/", jwks_uri: "https://evil.test/k" });
+    });
+    try {
+      const worker = defineAgent<Record<string, unknown>>({
+        card: { name: "Discovering", description: "x" },
+        auth: { bearer: { issuer, audience: AUDIENCE, algorithms: ["ES256"], discovery: true } },
+      });
+      const { token } = await bearerAgent("ES256");
+      for (let i = 0; i < 3; i++) {
+        const response = await call(worker, "POST", "/", {
+          headers: { Authorization: `Bearer ${await token()}` },
+          body: list,
+        });
+        expect(response.status).toBe(503);
+        await response.body?.cancel();
+      }
+      expect(seen).toStrictEqual([`${issuer}.well-known/openid-configuration`]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

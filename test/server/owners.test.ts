@@ -124,10 +124,10 @@ describe("owners: a task belongs to the principal that created it (JSON-RPC)", (
     });
   }
 
-  it("the owner still can, with a JWT for the same subject and tenant as its API key", async () => {
+  it("a JWT for the same subject and tenant as the API key is another owner: 404", async () => {
     const jwt = { Authorization: `Bearer ${await token(key, { sub: "alice", tenant: "acme" })}` };
     const { body } = await rpcAs(worker, jwt, "GetTask", { id: task.id });
-    expect((body.result as Json).id).toBe(task.id);
+    expect((body.error as { code: number }).code).toBe(-32001);
     const listed = await rpcAs(worker, ALICE, "ListTasks", {});
     expect(JSON.stringify(listed.body.result)).toContain(task.id as string);
   });
