@@ -9,6 +9,7 @@ import {
 } from "../models/peer-card";
 import { A2AClient, DEFAULT_RESUME } from "./a2a-client";
 import { type ApiKeyPlacement, type Auth, applyAuth } from "./auth";
+import { verifyAgentCard } from "./card-verify";
 import { isObj } from "./convert";
 import { A2AConnectionError, invalidResponse, UnsupportedOperationError } from "./errors";
 import { type Binding, messageOf, readText, Transport, type Version } from "./transport";
@@ -65,7 +66,7 @@ async function fetchCard(
   headers: Headers,
   auth: Auth | undefined,
   signal: AbortSignal | undefined,
-): Promise<{ card: PeerCard; url: string }> {
+): Promise<{ card: PeerCard; url: string; json: unknown }> {
   const base = target.replace(/\/+$/, "");
   const candidates = /\.json($|\?)/.test(base)
     ? [base]
@@ -91,7 +92,8 @@ async function fetchCard(
       continue;
     }
     try {
-      return { card: parsePeerCard(JSON.parse(text)), url };
+      const json: unknown = JSON.parse(text);
+      return { card: parsePeerCard(json), url, json };
     } catch (error) {
       const detail =
         error instanceof z.ZodError
@@ -124,16 +126,23 @@ export async function connect(
   const headers = new Headers(options.headers);
   let card: PeerCard;
   let cardUrl: string | undefined;
+  let raw: unknown = target;
   if (typeof target === "string" || target instanceof URL) {
     const found = await fetchCard(String(target), fetchFn, headers, options.auth, options.signal);
     card = found.card;
     cardUrl = found.url;
+    raw = found.json;
   } else {
     try {
       card = parsePeerCard(target);
     } catch (error) {
       throw invalidResponse(`not an agent card: ${(error as Error).message}`);
     }
+  }
+  // Before anything is sent to the agent: a card that does not verify is never used.
+  if (options.verifyCard) {
+    const verify = options.verifyCard === true ? {} : options.verifyCard;
+    await verifyAgentCard(raw, { fetch: fetchFn, ...verify }, cardUrl);
   }
   const chosen = chooseInterface(card, options.binding);
   const endpoint = { ...chosen, url: cardUrl ? new URL(chosen.url, cardUrl).href : chosen.url };
