@@ -79,5 +79,10 @@ export {
   UnsupportedOperationError,
   VersionNotSupportedError,
 } from "./errors";
+export {
+  REGISTRATION_PROOF_TYPE,
+  type RegistrationProofInput,
+  registrationProof,
+} from "./registration-proof";
 export { type DiscoverOptions, RegistryClient, type RegistryClientOptions } from "./registry";
 export type { Binding, Version } from "./transport";

@@ -111,9 +111,9 @@ describe("agent card signing (A2A §8.4)", () => {
         (card.signatures as Signature[])[0] as Signature,
         jwks,
       );
-      expect(header.alg).toBe("EdDSA");
+      expect(header?.alg).toBe("EdDSA");
       // No kid configured: the key's RFC 7638 thumbprint names it.
-      expect(header.kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(header?.kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
     }
   });
 
