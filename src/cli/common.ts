@@ -12,7 +12,17 @@ export interface Context {
 }
 
 /** The options every command takes. */
-export const GLOBAL = ["json", "token", "api-key", "header", "binding", "no-color", "help"];
+export const GLOBAL = [
+  "json",
+  "token",
+  "api-key",
+  "header",
+  "binding",
+  "no-color",
+  "help",
+  "verify-card",
+  "card-jwks",
+];
 
 export function need(args: Args, index: number, name: string): string {
   const value = args.positional[index];
