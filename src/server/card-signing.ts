@@ -69,6 +69,8 @@ export async function signCard(
 /** Signed cards an isolate keeps, per agent, per base URL (the Host is the caller's). */
 const MAX_CACHED_ORIGINS = 32;
 const signedCards = new WeakMap<object, Map<string, Promise<string>>>();
+/** The key set each cached card was signed with. */
+const keysOf = new WeakMap<Promise<string>, Promise<CardSigningKey[]>>();
 
 /**
  * The signed card's JSON for one agent at one base URL, signed once per isolate and key
@@ -94,7 +96,10 @@ export function signedCardJson(
   keysOf.set(json, keys);
   perOrigin.delete(key);
   perOrigin.set(key, json);
-  json.catch(() => perOrigin.delete(key));
+  // A failure is not kept: the next request tries again (and reports it again).
+  json.catch(() => {
+    if (perOrigin.get(key) === json) perOrigin.delete(key);
+  });
   while (perOrigin.size > MAX_CACHED_ORIGINS) {
     const oldest = perOrigin.keys().next().value;
     if (oldest === undefined) break;
@@ -102,7 +107,6 @@ export function signedCardJson(
   }
   return json;
 }
-const keysOf = new WeakMap<Promise<string>, Promise<CardSigningKey[]>>();
 
 /**
  * The JWKS an agent serves: its card keys and its push keys. A `kid` both sets use must

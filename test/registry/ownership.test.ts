@@ -190,6 +190,13 @@ describe("registry ownership (A9): only the agent's own card, and its key outran
     ).toMatchObject({ status: 403 });
     // Carol's tenant is t2: a proof without it is for the default tenant.
     expect(await refusedWith(await agent.proof("carol"), "carol")).toMatchObject({ status: 403 });
+    const forT2 = await registrationProof(agent.secret, {
+      registry: ORIGIN,
+      subject: "carol",
+      tenant: "t2",
+      url: agent.url,
+    });
+    expect((await refusedWith(forT2, "carol")).status).toBe(201);
 
     const stranger = await signedAgent("stranger.example");
     const foreign = await registrationProof(stranger.secret, {
