@@ -65,6 +65,12 @@ export interface CardVerification {
 }
 
 const ALGORITHMS = ["ES256", "ES384", "ES512", "EdDSA", "Ed25519", "RS256", "PS256"];
+/**
+ * Signatures tried at most, and key sets fetched at most, per card: a rotation needs two
+ * or three, and a hostile card must not buy itself unbounded verifications or fetches.
+ */
+export const MAX_CARD_SIGNATURES = 8;
+const MAX_KEY_SETS = 2;
 /** A JWKS larger than this is not read; nor is one slower than the timeout. */
 export const MAX_JWKS_BYTES = 256 * 1024;
 const JWKS_TIMEOUT_MS = 5_000;
@@ -108,6 +114,9 @@ export async function verifyAgentCard(
   const sets = new Map<string, Promise<ReturnType<typeof createLocalJWKSet>>>();
   const keySet = (url: string) => {
     let set = sets.get(url);
+    if (!set && sets.size >= MAX_KEY_SETS) {
+      return Promise.reject(new Error(`the card names more than ${MAX_KEY_SETS} key sets`));
+    }
     if (!set) {
       set = fetchJwks(url, fetchFn).then(createLocalJWKSet);
       sets.set(url, set);
@@ -119,7 +128,13 @@ export async function verifyAgentCard(
     : null;
   const details: string[] = [];
   let unavailable = 0;
-  for (const [i, sig] of signatures.entries()) {
+  if (signatures.length > MAX_CARD_SIGNATURES) {
+    details.push(
+      `only the first ${MAX_CARD_SIGNATURES} of ${signatures.length} signatures are tried`,
+    );
+  }
+  const tried = signatures.slice(0, MAX_CARD_SIGNATURES);
+  for (const [i, sig] of tried.entries()) {
     const at = `signatures[${i}]`;
     let header: ReturnType<typeof decodeProtectedHeader>;
     try {
@@ -164,7 +179,7 @@ export async function verifyAgentCard(
       details.push(`${at} (kid ${kid}, ${alg}): ${(error as Error).message}`);
     }
   }
-  if (unavailable === signatures.length) {
+  if (unavailable === tried.length) {
     throw new CardSignatureError(
       `the keys to verify the agent card could not be had: ${details.join("; ")}`,
       "keys-unavailable",

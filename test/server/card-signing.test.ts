@@ -194,6 +194,32 @@ describe("agent card signing (A2A §8.4)", () => {
     expect(fetched).toStrictEqual(["https://keys.example/jwks.json"]);
   });
 
+  it("A2 a hostile card buys at most 8 verifications and 2 key-set fetches", async () => {
+    const secret = JSON.stringify(await privateJwk("ES256", "c4"));
+    const { card } = await cardAndKeys(secret);
+    const real = (card.signatures as Signature[])[0] as Signature;
+    const forged = Array.from({ length: 50 }, (_, i) => ({
+      protected: base64url.encode(
+        JSON.stringify({ alg: "ES256", kid: `k${i}`, jku: `${ORIGIN}/keys/${i}.json` }),
+      ),
+      signature: real.signature,
+    }));
+    const fetched: string[] = [];
+    const fetchFn = (async (input: RequestInfo | URL) => {
+      fetched.push(String(input));
+      return Response.json({ keys: [] });
+    }) as typeof fetch;
+    const refused = await verifyAgentCard(
+      { ...card, signatures: [...forged, real] },
+      { fetch: fetchFn },
+      `${ORIGIN}/.well-known/agent-card.json`,
+    ).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(CardSignatureError);
+    expect((refused as CardSignatureError).details[0]).toContain("only the first 8 of 51");
+    expect((refused as CardSignatureError).details).toHaveLength(9);
+    expect(fetched).toStrictEqual([`${ORIGIN}/keys/0.json`, `${ORIGIN}/keys/1.json`]);
+  });
+
   it("A2 a kid both secrets use for different keys is refused; one key in both is published once", async () => {
     const key = await privateJwk("ES256", "shared");
     const other = await privateJwk("ES256", "shared");
