@@ -6,7 +6,7 @@ import {
   type JSONWebKeySet,
   type JWK,
 } from "jose";
-import { cardSignaturesOf, cardSigningPayload } from "../models/card-signature";
+import { cardSignaturesOf, cardSigningPayloads } from "../models/card-signature";
 import type { JsonObject } from "../models/json";
 
 /** Why a card's signatures were refused. */
@@ -96,10 +96,10 @@ export async function verifyAgentCard(
   }
   const json = card as JsonObject;
   let signatures: ReturnType<typeof cardSignaturesOf>;
-  let payload: string;
+  let payloads: string[];
   try {
     signatures = cardSignaturesOf(json);
-    payload = base64url.encode(cardSigningPayload(json));
+    payloads = cardSigningPayloads(json).map((bytes) => base64url.encode(bytes));
   } catch (error) {
     throw new CardSignatureError(
       `the agent card cannot be verified: ${(error as Error).message}`,
@@ -138,7 +138,7 @@ export async function verifyAgentCard(
     const at = `signatures[${i}]`;
     let header: ReturnType<typeof decodeProtectedHeader>;
     try {
-      header = decodeProtectedHeader({ protected: sig.protected, payload, signature: "" });
+      header = decodeProtectedHeader({ protected: sig.protected, payload: "", signature: "" });
     } catch {
       details.push(`${at}: the protected header is not base64url JSON`);
       continue;
@@ -159,25 +159,26 @@ export async function verifyAgentCard(
       details.push(`${at} (kid ${kid}): ${(error as Error).message}`);
       continue;
     }
-    try {
-      await flattenedVerify(
-        {
-          protected: sig.protected,
-          payload,
-          signature: sig.signature,
-          ...(sig.header ? { header: sig.header } : {}),
-        },
-        keys,
-        { algorithms },
-      );
-      return {
-        kid,
-        alg,
-        ...(typeof header.jku === "string" ? { jku: header.jku } : {}),
-      };
-    } catch (error) {
-      details.push(`${at} (kid ${kid}, ${alg}): ${(error as Error).message}`);
+    // The specification's payload first, then the official SDKs' (empties left out).
+    let failure: unknown;
+    for (const payload of payloads) {
+      try {
+        await flattenedVerify(
+          {
+            protected: sig.protected,
+            payload,
+            signature: sig.signature,
+            ...(sig.header ? { header: sig.header } : {}),
+          },
+          keys,
+          { algorithms },
+        );
+        return { kid, alg, ...(typeof header.jku === "string" ? { jku: header.jku } : {}) };
+      } catch (error) {
+        failure ??= error;
+      }
     }
+    details.push(`${at} (kid ${kid}, ${alg}): ${(failure as Error).message}`);
   }
   if (unavailable === tried.length) {
     throw new CardSignatureError(

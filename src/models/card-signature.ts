@@ -1,4 +1,4 @@
-import { canonicalJsonBytes } from "./jcs";
+import { canonicalJson, canonicalJsonBytes } from "./jcs";
 import type { JsonObject, JsonValue } from "./json";
 
 /**
@@ -161,13 +161,59 @@ export function cardForSigning(card: JsonObject): JsonObject {
 }
 
 /**
- * The payload a card's signatures are computed over: the RFC 8785 canonical UTF-8 bytes
- * of `cardForSigning(card)`.
+ * The payload a card's signatures are computed over, as A2A §8.4.1 words it: the RFC 8785
+ * canonical UTF-8 bytes of `cardForSigning(card)`.
  * @example
  * const payload = cardSigningPayload(await (await fetch(cardUrl)).json());
  */
 export function cardSigningPayload(card: JsonObject): Uint8Array {
   return canonicalJsonBytes(cardForSigning(card));
+}
+
+/**
+ * Drops empty strings, lists and objects and nulls, recursively (false and 0 stay): what
+ * the official A2A SDKs (Python, JavaScript) do to a card before canonicalizing it, where
+ * the specification keeps REQUIRED fields even when empty.
+ */
+export function withoutEmpties(value: JsonValue): JsonValue | undefined {
+  if (value === null || value === "") return undefined;
+  if (Array.isArray(value)) {
+    const kept = value.map(withoutEmpties).filter((v): v is JsonValue => v !== undefined);
+    return kept.length ? kept : undefined;
+  }
+  if (typeof value !== "object") return value;
+  const out: JsonObject = {};
+  for (const [key, child] of Object.entries(value)) {
+    const kept = withoutEmpties(child);
+    if (kept !== undefined) out[key] = kept;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * The card as Edgelink serves it signed: `cardForSigning` and then `withoutEmpties`, so
+ * it holds no proto default and no empty value. Every canonicalization in use (the
+ * specification's, the official SDKs', plain JCS of the served JSON) leaves such a card as
+ * it is, so each of them rebuilds the bytes that were signed.
+ * @example
+ * const served = servedSignedForm(cardToV1(card, features));
+ */
+export function servedSignedForm(card: JsonObject): JsonObject {
+  const cleaned = withoutEmpties(cardForSigning(card));
+  return cleaned && typeof cleaned === "object" && !Array.isArray(cleaned) ? cleaned : {};
+}
+
+/**
+ * Every payload a verifier should try for a card: the specification's form, and the
+ * official SDKs' (empty values left out) when it differs, so a card signed by either
+ * verifies.
+ */
+export function cardSigningPayloads(card: JsonObject): Uint8Array[] {
+  const spec = canonicalJson(cardForSigning(card));
+  const sdkForm = withoutEmpties(cardForSigning(card)) ?? {};
+  const sdk = canonicalJson(sdkForm);
+  const encode = (text: string) => new TextEncoder().encode(text);
+  return sdk === spec ? [encode(spec)] : [encode(spec), encode(sdk)];
 }
 
 /**

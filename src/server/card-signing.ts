@@ -3,7 +3,7 @@ import { type CardSigningKey, loadCardSigningKeys, type PublicCardJwk } from "..
 import {
   type AgentCardSignature,
   CARD_SIGNATURE_TYPE,
-  cardForSigning,
+  servedSignedForm,
 } from "../models/card-signature";
 import { canonicalJsonBytes } from "../models/jcs";
 import type { JsonObject } from "../models/json";
@@ -36,8 +36,8 @@ export function cardSigningKeys(env: unknown): Promise<CardSigningKey[]> | null 
 }
 
 /**
- * Signs a card with every key: the card as served (`cardForSigning`: proto defaults left
- * out) with a `signatures` list, one flattened JWS per key whose payload is the RFC 8785
+ * Signs a card with every key: the card as served (`servedSignedForm`: no proto default,
+ * no empty value) with a `signatures` list, one flattened JWS per key whose payload is the RFC 8785
  * canonical card and whose protected header names `alg`, `typ`, `kid` and `jku`.
  * @example
  * const signed = await signCard(cardToV1(card, features), keys, `${base}/.well-known/jwks.json`);
@@ -47,7 +47,7 @@ export async function signCard(
   keys: readonly CardSigningKey[],
   jku?: string,
 ): Promise<JsonObject> {
-  const served = cardForSigning(card);
+  const served = servedSignedForm(card);
   const payload = canonicalJsonBytes(served);
   const signatures = await Promise.all(
     keys.map(async (key): Promise<AgentCardSignature> => {

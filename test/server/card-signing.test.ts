@@ -1,3 +1,4 @@
+import { generateAgentCardSignature, verifyAgentCardSignature } from "@a2a-js/sdk";
 import { env } from "cloudflare:test";
 import {
   base64url,
@@ -5,6 +6,7 @@ import {
   exportJWK,
   flattenedVerify,
   generateKeyPair,
+  importJWK,
   type JWK,
 } from "jose";
 import { describe, expect, it } from "vitest";
@@ -218,6 +220,46 @@ describe("agent card signing (A2A §8.4)", () => {
     expect((refused as CardSignatureError).details[0]).toContain("only the first 8 of 51");
     expect((refused as CardSignatureError).details).toHaveLength(9);
     expect(fetched).toStrictEqual([`${ORIGIN}/keys/0.json`, `${ORIGIN}/keys/1.json`]);
+  });
+
+  it("A2 interoperates with the official JavaScript SDK's signer and verifier, both ways", async () => {
+    const key = await privateJwk("ES256", "interop");
+    const { card, jwks } = await cardAndKeys(JSON.stringify(key));
+    const byKid = async (kid: string) => {
+      const jwk = jwks.keys.find((k) => k.kid === kid);
+      if (!jwk) throw new Error(`no key ${kid}`);
+      return importJWK(jwk, "ES256");
+    };
+    // Our signed card, verified by the SDK (which drops empty values before JCS).
+    await verifyAgentCardSignature(byKid)(card as never);
+    await expect(
+      verifyAgentCardSignature(byKid)({ ...card, description: "changed" } as never),
+    ).rejects.toThrow();
+
+    // A card the SDK signed, with empty values the specification's form would keep.
+    const { privateKey, publicKey } = await generateKeyPair("ES256");
+    const theirs = {
+      name: "SDK agent",
+      description: "",
+      version: "1.0.0",
+      supportedInterfaces: [
+        { url: "https://sdk.example/", protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      ],
+      capabilities: { streaming: true, extensions: [{ uri: "urn:x", params: { list: [] } }] },
+      defaultInputModes: ["text/plain"],
+      defaultOutputModes: ["text/plain"],
+      skills: [],
+    };
+    const signed = await generateAgentCardSignature(privateKey, {
+      alg: "ES256",
+      kid: "sdk",
+      typ: "JOSE",
+    })(theirs as never);
+    const keys = [{ ...(await exportJWK(publicKey)), kid: "sdk", alg: "ES256" }];
+    expect(await verifyAgentCard(signed, { keys })).toMatchObject({ kid: "sdk" });
+    await expect(
+      verifyAgentCard({ ...(signed as object), name: "Other" }, { keys }),
+    ).rejects.toMatchObject({ problem: "invalid" });
   });
 
   it("A2 a kid both secrets use for different keys is refused; one key in both is published once", async () => {
