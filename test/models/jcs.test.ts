@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { cardForSigning, cardSigningPayload } from "../../src/models/card-signature";
+import {
+  cardForSigning,
+  cardSigningPayload,
+  cardSigningPayloads,
+  servedSignedForm,
+} from "../../src/models/card-signature";
 import { canonicalJson } from "../../src/models/jcs";
 import type { JsonObject } from "../../src/models/json";
 
@@ -139,5 +144,32 @@ describe("the card's signing payload (A2A §8.4.1)", () => {
     });
     // Normalizing twice changes nothing: the served card is its own signing payload.
     expect(cardForSigning(cardForSigning(card))).toStrictEqual(cardForSigning(card));
+  });
+
+  it("serves a signed card with no empty value, a form every canonicalization leaves alone", () => {
+    const card: JsonObject = {
+      name: "A",
+      description: "",
+      capabilities: {
+        streaming: false,
+        extensions: [
+          { uri: "urn:x", params: { keep: false, zero: 0, drop: "", none: [], nil: null } },
+        ],
+      },
+      skills: [],
+    };
+    // Both readings of the card: the specification's keeps its empty REQUIRED fields.
+    expect(cardSigningPayloads(card)).toHaveLength(2);
+    const served = servedSignedForm(card);
+    expect(served).toStrictEqual({
+      name: "A",
+      capabilities: {
+        streaming: false,
+        extensions: [{ uri: "urn:x", params: { keep: false, zero: 0 } }],
+      },
+    });
+    const payloads = cardSigningPayloads(served);
+    expect(payloads).toHaveLength(1);
+    expect(new TextDecoder().decode(payloads[0])).toBe(canonicalJson(served));
   });
 });
