@@ -6,7 +6,6 @@ import {
   exportJWK,
   flattenedVerify,
   generateKeyPair,
-  importJWK,
   type JWK,
 } from "jose";
 import { describe, expect, it } from "vitest";
@@ -228,7 +227,7 @@ describe("agent card signing (A2A §8.4)", () => {
     const byKid = async (kid: string) => {
       const jwk = jwks.keys.find((k) => k.kid === kid);
       if (!jwk) throw new Error(`no key ${kid}`);
-      return importJWK(jwk, "ES256");
+      return jwk;
     };
     // Our signed card, verified by the SDK (which drops empty values before JCS).
     await verifyAgentCardSignature(byKid)(card as never);
