@@ -333,5 +333,8 @@ describe("agent registry (A9)", () => {
     expect(() =>
       defineRegistry({ auth, limits: { minTtlSeconds: 100, defaultTtlSeconds: 60 } }),
     ).toThrow(/TtlSeconds/);
+    for (const timeoutMs of [0, 1.5, 60_000, Number.NaN]) {
+      expect(() => defineRegistry({ auth, verify: { timeoutMs } })).toThrow(/verify.timeoutMs/);
+    }
   });
 });
