@@ -1,5 +1,5 @@
-import { generateAgentCardSignature, verifyAgentCardSignature } from "@a2a-js/sdk";
 import { env } from "cloudflare:test";
+import { generateAgentCardSignature, verifyAgentCardSignature } from "@a2a-js/sdk";
 import {
   base64url,
   createLocalJWKSet,
