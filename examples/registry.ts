@@ -3,6 +3,8 @@
  * one API key, `dev-key`, for trying it locally. Deployed, set the keys as a secret:
  * `npx wrangler secret put REGISTRY_API_KEYS -c examples/registry.wrangler.toml`
  * (comma-separated keys, or JSON `{"<key>": {"subject": "...", "tenant": "..."}}`).
+ * It lists a card only when the agent's URL serves that card (while the registry runs on
+ * localhost, agents on localhost are read too); a signed card also needs a proof of its key.
  */
 import { defineRegistry } from "../src/registry";
 

@@ -8,6 +8,7 @@ import { type AuthOptions, checkAuth, type Principal } from "./agent/auth";
 import { RegistryObject } from "./durable/registry-object";
 import { REGISTRY_LIMITS, type RegistryLimits } from "./models/registry";
 import { createRegistryApp } from "./server/registry-app";
+import type { RegistryVerifyOptions } from "./server/registry-verify";
 
 export { RegistryObject } from "./durable/registry-object";
 export type {
@@ -17,6 +18,7 @@ export type {
   RegistryLimits,
 } from "./models/registry";
 export { REGISTRY_LIMITS } from "./models/registry";
+export type { RegistryVerifyOptions } from "./server/registry-verify";
 
 /** What `defineRegistry` takes. */
 export interface RegistryConfig<Env> {
@@ -30,6 +32,11 @@ export interface RegistryConfig<Env> {
   limits?: Partial<RegistryLimits>;
   /** The Durable Object binding of the registry class. Default `EDGELINK_REGISTRY`. */
   binding?: string;
+  /**
+   * How registrations are checked against the card each agent serves (always on): the
+   * fetch that reads cards, local agents for development, the time one read may take.
+   */
+  verify?: RegistryVerifyOptions<Env>;
 }
 
 /** What `defineRegistry` returns: a Worker's default export and its Durable Object class. */
@@ -114,9 +121,17 @@ export function defineRegistry<Env extends object = Record<string, unknown>>(
     }
   }
 
+  const verify = config.verify ?? {};
+  if (
+    verify.timeoutMs !== undefined &&
+    !(Number.isInteger(verify.timeoutMs) && verify.timeoutMs >= 1 && verify.timeoutMs <= 30_000)
+  ) {
+    throw new TypeError("Invalid registry verify.timeoutMs: a whole number from 1 to 30000");
+  }
   const app = createRegistryApp<Env>({
     auth,
     limits,
+    verify,
     registry: (env) => {
       const ns = (env as Record<string, unknown>)[binding];
       if (!ns || typeof (ns as DurableObjectNamespace).idFromName !== "function") {

@@ -4,6 +4,8 @@ declare namespace Cloudflare {
     EDGELINK_INDEX: DurableObjectNamespace;
     /** The registry tests' object (test/registry/wrangler.toml). */
     EDGELINK_REGISTRY: DurableObjectNamespace;
+    /** The agents the registry tests read cards from (test/registry/worker.ts). */
+    FAKE_AGENTS: DurableObjectNamespace;
     DEMO_CHUNK_DELAY_MS: string;
   }
 }

@@ -5,7 +5,17 @@ export interface Args {
 }
 
 /** Options that take no value. */
-const BOOLEAN = new Set(["json", "help", "version", "no-color", "no-wait", "all", "quiet"]);
+const BOOLEAN = new Set([
+  "json",
+  "help",
+  "version",
+  "no-color",
+  "no-wait",
+  "all",
+  "quiet",
+  "verify-card",
+  "prove",
+]);
 
 export class UsageError extends Error {
   override name = "UsageError";

@@ -36,11 +36,15 @@ async function agentOf(
               throw new UsageError(`--binding must be jsonrpc or rest, got "${raw}"`);
             })();
   const trusted = ctx.args.options.get("trust-origin");
+  const jwksUrl = option(ctx.args, "card-jwks");
+  // Asked for, the card's signatures must verify before anything is sent to the agent.
+  const verifyCard = jwksUrl ? { jwksUrl } : flag(ctx.args, "verify-card") ? true : undefined;
   return connect(url, {
     headers,
     ...(auth ? { auth } : {}),
     ...(trusted ? { trustedOrigins: trusted } : {}),
     ...(binding ? { binding } : {}),
+    ...(verifyCard ? { verifyCard } : {}),
     resume: { ...(extra.onRetry ? { onRetry: extra.onRetry } : {}) },
   });
 }

@@ -21,6 +21,8 @@ export const GLOBAL = [
   "binding",
   "no-color",
   "help",
+  "verify-card",
+  "card-jwks",
 ];
 
 export function need(args: Args, index: number, name: string): string {

@@ -1,4 +1,4 @@
-import { A2AConnectionError, A2ARemoteError } from "../client/index";
+import { A2AConnectionError, A2ARemoteError, CardSignatureError } from "../client/index";
 import { PushVerificationError } from "../push/receiver";
 import { flag, parseArgs, UsageError } from "./args";
 import * as commands from "./commands";
@@ -30,7 +30,9 @@ commands:
                                --notification-token T, --count N)
   registry list REGISTRY       agents in an agent registry (--name N, --role R,
                                --tag T, repeatable, --page-size N, --page-token T)
-  registry add REGISTRY AGENT  register AGENT's card (its base URL or card URL; --ttl S)
+  registry add REGISTRY AGENT  register AGENT's card (its base URL or card URL; --ttl S;
+                               a signed card: --prove --subject S [--tenant T] with the
+                               key in EDGELINK_CARD_SIGNING_KEYS, or --proof JWT)
   registry heartbeat REGISTRY ID   renew an entry
   registry remove REGISTRY ID  remove an entry
 
@@ -42,6 +44,9 @@ options:
   --trust-origin URL           another origin that may get the token, key and headers
                                (a card naming an endpoint elsewhere), repeatable
   --binding jsonrpc|rest       force a protocol binding
+  --verify-card                refuse an agent whose card's signatures do not verify
+                               (keys from the jku on the card's own origin)
+  --card-jwks URL              the same, with the keys from this JWKS
   --no-color                   no colours (also NO_COLOR=1; colours only on a terminal)
 
 exit codes: 0 ok/completed, 1 error, 2 usage, 3 task failed or rejected,
@@ -112,6 +117,8 @@ function report(error: unknown, json: boolean, s: ReturnType<typeof styleFor>): 
     for (const v of error.fieldViolations) line += `\n  ${v.field}: ${v.description}`;
   } else if (error instanceof A2AConnectionError) {
     line += s.dim(" (is the agent running? check the URL)");
+  } else if (error instanceof CardSignatureError) {
+    line += s.dim(` (${error.problem})`);
   } else if (error instanceof PushVerificationError) {
     line += s.dim(` (${error.reason})`);
   } else if (error instanceof UsageError) {

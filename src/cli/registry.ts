@@ -1,8 +1,14 @@
-import { A2AConnectionError, RegistryClient, type RegistryEntry } from "../client/index";
+import {
+  A2AConnectionError,
+  RegistryClient,
+  type RegistryEntry,
+  registrationProof,
+} from "../client/index";
 import { messageOf, readText } from "../client/transport";
-import { type Args, intOption, onlyOptions, option, UsageError } from "./args";
+import { type Args, flag, intOption, onlyOptions, option, UsageError } from "./args";
 import { type Context, credentials, GLOBAL, need, print, printJson } from "./common";
 import { EXIT } from "./events";
+import { proc } from "./node";
 import { table } from "./output";
 
 const clientOf = (args: Args, url: string) => {
@@ -82,12 +88,50 @@ async function cardOf(agent: string): Promise<object> {
   throw new Error(`the card at ${url} is not a JSON object`);
 }
 
+/** The environment variable `registry add --prove` reads the card signing keys from. */
+const KEYS_VARIABLE = "EDGELINK_CARD_SIGNING_KEYS";
+
+/** The proof a signed card is registered with: given (`--proof`) or made (`--prove`). */
+async function proofFor(
+  args: Args,
+  registryUrl: string,
+  card: object,
+): Promise<string | undefined> {
+  const given = option(args, "proof");
+  if (!flag(args, "prove")) {
+    if (option(args, "subject") || option(args, "tenant")) {
+      throw new UsageError("--subject and --tenant go with --prove");
+    }
+    return given;
+  }
+  if (given) throw new UsageError("give --proof or --prove, not both");
+  const subject = option(args, "subject");
+  if (!subject) throw new UsageError("--prove needs --subject (your principal in the registry)");
+  const keys = proc.env[KEYS_VARIABLE];
+  if (!keys) throw new UsageError(`--prove reads the card signing keys from ${KEYS_VARIABLE}`);
+  const interfaces = (card as { supportedInterfaces?: { url?: unknown }[] }).supportedInterfaces;
+  const url = interfaces?.[0]?.url ?? (card as { url?: unknown }).url;
+  if (typeof url !== "string") throw new Error("the agent's card names no URL to prove");
+  const tenant = option(args, "tenant");
+  return registrationProof(keys, {
+    registry: registryUrl,
+    subject,
+    url,
+    ...(tenant ? { tenant } : {}),
+  });
+}
+
 async function add(ctx: Context): Promise<number> {
-  onlyOptions(ctx.args, [...GLOBAL, "ttl"]);
-  const client = clientOf(ctx.args, need(ctx.args, 0, "registry URL"));
+  onlyOptions(ctx.args, [...GLOBAL, "ttl", "prove", "proof", "subject", "tenant"]);
+  const registryUrl = need(ctx.args, 0, "registry URL");
+  const client = clientOf(ctx.args, registryUrl);
   const card = await cardOf(need(ctx.args, 1, "agent URL"));
   const ttlSeconds = intOption(ctx.args, "ttl");
-  const entry = await client.register(card, ttlSeconds ? { ttlSeconds } : {});
+  const proof = await proofFor(ctx.args, registryUrl, card);
+  const entry = await client.register(card, {
+    ...(ttlSeconds ? { ttlSeconds } : {}),
+    ...(proof ? { proof } : {}),
+  });
   if (ctx.json) printJson(entry);
   else print(`registered ${ctx.style.bold(entry.name)} as ${entry.id}, until ${entry.expiresAt}`);
   return EXIT.ok;

@@ -9,6 +9,7 @@ import {
 } from "../models/peer-card";
 import { A2AClient, DEFAULT_RESUME } from "./a2a-client";
 import { type ApiKeyPlacement, type Auth, applyAuth } from "./auth";
+import { verifyAgentCard } from "./card-verify";
 import { isObj } from "./convert";
 import {
   A2AConnectionError,
@@ -96,7 +97,7 @@ async function fetchCard(
   auth: Auth | undefined,
   signal: AbortSignal | undefined,
   scope: CredentialScope,
-): Promise<{ card: PeerCard; url: string }> {
+): Promise<{ card: PeerCard; url: string; json: unknown }> {
   const base = target.replace(/\/+$/, "");
   const candidates = /\.json($|\?)/.test(base)
     ? [base]
@@ -142,7 +143,8 @@ async function fetchCard(
       continue;
     }
     try {
-      return { card: parsePeerCard(JSON.parse(text)), url: cardUrl };
+      const json: unknown = JSON.parse(text);
+      return { card: parsePeerCard(json), url: cardUrl, json };
     } catch (error) {
       const detail =
         error instanceof z.ZodError
@@ -178,6 +180,7 @@ export async function connect(
   let card: PeerCard;
   let cardUrl: string | undefined;
   let scope: CredentialScope | undefined;
+  let raw: unknown = target;
   if (typeof target === "string" || target instanceof URL) {
     scope = credentialScope(carries, String(target), options.trustedOrigins);
     const found = await fetchCard(
@@ -190,12 +193,18 @@ export async function connect(
     );
     card = found.card;
     cardUrl = found.url;
+    raw = found.json;
   } else {
     try {
       card = parsePeerCard(target);
     } catch (error) {
       throw invalidResponse(`not an agent card: ${(error as Error).message}`);
     }
+  }
+  // Before anything is sent to the agent: a card that does not verify is never used.
+  if (options.verifyCard) {
+    const verify = options.verifyCard === true ? {} : options.verifyCard;
+    await verifyAgentCard(raw, { fetch: fetchFn, ...verify }, cardUrl);
   }
   const chosen = chooseInterface(card, options.binding);
   const endpoint = { ...chosen, url: cardUrl ? new URL(chosen.url, cardUrl).href : chosen.url };

@@ -12,8 +12,10 @@ export type { CompactionRequestInput, CompactionResult } from "../history/compac
 export type { Item as HistoryItem } from "../history/items";
 export type { Artifact } from "../models/artifact";
 export { type CardPromptOptions, cardPrompt } from "../models/card-prompt";
+export { type AgentCardSignature, cardSigningPayload } from "../models/card-signature";
 export type { FieldViolation } from "../models/errors";
 export type { TaskEvent } from "../models/events";
+export { canonicalJson } from "../models/jcs";
 export type { JsonObject, JsonValue } from "../models/json";
 export type { Message, MessageInput } from "../models/message";
 export { isKnownPart, type Part, Parts, textOf } from "../models/part";
@@ -22,6 +24,19 @@ export type { DiscoverPage, RegistryEntry } from "../models/registry";
 export type { Task, TaskStatus } from "../models/task";
 export { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
 export type { Auth, TokenSource } from "./auth";
+export {
+  type CardKeysInput,
+  type CardSigningKey,
+  loadCardSigningKeys,
+  type PublicCardJwk,
+} from "./card-keys";
+export {
+  CardSignatureError,
+  type CardSignatureProblem,
+  type CardVerification,
+  type VerifyCardOptions,
+  verifyAgentCard,
+} from "./card-verify";
 export type {
   AgentEvent,
   ConnectOptions,
@@ -65,5 +80,10 @@ export {
   UnsupportedOperationError,
   VersionNotSupportedError,
 } from "./errors";
+export {
+  REGISTRATION_PROOF_TYPE,
+  type RegistrationProofInput,
+  registrationProof,
+} from "./registration-proof";
 export { type DiscoverOptions, RegistryClient, type RegistryClientOptions } from "./registry";
 export type { Binding, Version } from "./transport";

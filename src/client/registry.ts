@@ -55,9 +55,20 @@ export class RegistryClient {
     this.scope = credentialScope(carries, this.base, undefined);
   }
 
-  /** Registers (or renews and replaces) an agent's card for `ttlSeconds`. */
-  register(card: object, options: { ttlSeconds?: number } = {}): Promise<RegistryEntry> {
-    return this.call("POST", "/agents", { card, ttlSeconds: options.ttlSeconds });
+  /**
+   * Registers (or renews and replaces) an agent's card for `ttlSeconds`. The registry
+   * checks it against the card the agent serves; a signed card needs `proof`, made with
+   * `registrationProof` from the agent's card signing key.
+   */
+  register(
+    card: object,
+    options: { ttlSeconds?: number; proof?: string } = {},
+  ): Promise<RegistryEntry> {
+    return this.call("POST", "/agents", {
+      card,
+      ttlSeconds: options.ttlSeconds,
+      proof: options.proof,
+    });
   }
 
   /** Renews an entry this caller registered for its time-to-live again. */

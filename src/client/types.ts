@@ -6,6 +6,7 @@ import type { Part } from "../models/part";
 import type { Task } from "../models/task";
 import type { TaskState } from "../models/task-state";
 import type { Auth } from "./auth";
+import type { VerifyCardOptions } from "./card-verify";
 import type { Binding } from "./transport";
 
 /** The client's options and results: what its callers see. */
@@ -42,6 +43,13 @@ export interface ConnectOptions {
   /** How streams resume after a dropped connection (default: 5 retries, from 250 ms). */
   resume?: ResumeOptions | false;
   signal?: AbortSignal;
+  /**
+   * Verify the card's signatures (A2A §8.4) before using it, and refuse it with a
+   * `CardSignatureError` when none verifies: with keys you trust (`keys`), a JWKS URL
+   * (`jwksUrl`), or `true` for the `jku` the signatures name on the card's own origin.
+   * Off by default (most cards are not signed).
+   */
+  verifyCard?: VerifyCardOptions | true;
 }
 
 /** Reconnection of dropped streams: `retries` attempts in a row, doubling from `delayMs`. */

@@ -1,8 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
-import { A2AError, invalidParams } from "../models/errors";
+import { A2AError } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import {
   cardFacts,
+  checkRegistration,
   type DiscoverPage,
   type DiscoverQuery,
   encodeRegistryToken,
@@ -87,39 +88,19 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
   /**
    * Registers `card` for `ttlSeconds` (the default when left out). Registering a URL this
    * owner already holds replaces its card and renews it; a URL another owner holds live is
-   * refused. `created` says whether the entry is new.
+   * refused, unless this registration proved it holds the card's signing key
+   * (`keyProven`): the agent's own key outranks whoever registered it first. `created`
+   * says whether the entry is new (to this owner).
    */
   register(
     owner: string,
     card: JsonObject,
     ttlSeconds?: number,
+    keyProven = false,
   ): Promise<Result<{ entry: RegistryEntry; created: boolean }>> {
     return attempt("registry", async () => {
       const limits = this.limits;
-      const json = JSON.stringify(card);
-      if (json.length > limits.maxCardChars) {
-        throw invalidParams(
-          [
-            {
-              path: [],
-              message: `is ${json.length} characters of JSON, over ${limits.maxCardChars}`,
-            },
-          ],
-          "card",
-        );
-      }
-      const ttl = ttlSeconds ?? limits.defaultTtlSeconds;
-      if (!Number.isInteger(ttl) || ttl < limits.minTtlSeconds || ttl > limits.maxTtlSeconds) {
-        throw invalidParams(
-          [
-            {
-              path: [],
-              message: `must be from ${limits.minTtlSeconds} to ${limits.maxTtlSeconds} seconds`,
-            },
-          ],
-          "ttlSeconds",
-        );
-      }
+      const { json, ttl } = checkRegistration(card, ttlSeconds, limits);
       const facts = cardFacts(card, limits);
       const id = await registryEntryId(facts.url);
       // From here on nothing is awaited until the row is written: one atomic step.
@@ -134,15 +115,17 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
           id,
         )
         .toArray()[0];
-      const live = held !== undefined && held.expires_at > now;
-      if (live && held.owner !== owner) {
+      const alive = held !== undefined && held.expires_at > now;
+      if (alive && held.owner !== owner && !keyProven) {
         throw new A2AError(
           "PermissionDenied",
-          `The agent at ${facts.url} is registered by another principal: only it may renew, replace or remove the entry`,
+          `The agent at ${facts.url} is registered by another principal: only it may renew, replace or remove the entry (the agent's operator takes it back with a registration proof signed by its card key)`,
           { id, url: facts.url },
         );
       }
-      if (!live) {
+      // A proven takeover is a new entry for its new owner (in the place of the old one).
+      const live = alive && held.owner === owner;
+      if (!alive) {
         this.prune(now);
         const count = this.sql
           .exec<{ n: number }>("SELECT COUNT(*) AS n FROM agents WHERE expires_at > ?", now)

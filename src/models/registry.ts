@@ -56,12 +56,52 @@ export interface RegistryEntry {
   ttlSeconds: number;
 }
 
-/** A registration's body: the agent's card (as it serves it) and how long it lives. */
+/**
+ * A registration's body: the agent's card (as it serves it), how long it lives, and for a
+ * signed card the proof that the registrant holds its key (see `registrationProof`).
+ */
 export const RegisterRequest = z.object({
   card: JsonObject,
   ttlSeconds: z.number().int("ttlSeconds must be a whole number of seconds").optional(),
+  proof: z
+    .string()
+    .min(1)
+    .max(8 * 1024, "is longer than a registration proof may be (8192 characters)")
+    .optional(),
 });
 export type RegisterRequest = z.infer<typeof RegisterRequest>;
+
+/**
+ * The checks of a registration that need nothing but its body: the card's size and the
+ * TTL's range. Done before the registry reads the agent's card, and again by the object.
+ * @throws A2AError InvalidParams naming `card` or `ttlSeconds`.
+ */
+export function checkRegistration(
+  card: JsonObject,
+  ttlSeconds: number | undefined,
+  limits: RegistryLimits,
+): { json: string; ttl: number } {
+  const json = JSON.stringify(card);
+  if (json.length > limits.maxCardChars) {
+    throw invalidParams(
+      [{ path: [], message: `is ${json.length} characters of JSON, over ${limits.maxCardChars}` }],
+      "card",
+    );
+  }
+  const ttl = ttlSeconds ?? limits.defaultTtlSeconds;
+  if (!Number.isInteger(ttl) || ttl < limits.minTtlSeconds || ttl > limits.maxTtlSeconds) {
+    throw invalidParams(
+      [
+        {
+          path: [],
+          message: `must be from ${limits.minTtlSeconds} to ${limits.maxTtlSeconds} seconds`,
+        },
+      ],
+      "ttlSeconds",
+    );
+  }
+  return { json, ttl };
+}
 
 /** What the registry indexes of a card. */
 export interface CardFacts {

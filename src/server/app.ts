@@ -12,7 +12,8 @@ import { A2AError } from "../models/errors";
 import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
 import { type AuthVariables, requireAuth, tenantFor } from "./auth";
-import { serveCard, servedFeatures } from "./card";
+import { serveCard, servedFeatures, serveSignedCard } from "./card";
+import { cardSigningKeys, mergeJwks } from "./card-signing";
 import { registerChat } from "./chat";
 import { corsFor } from "./cors";
 import { jsonRpcError, restError, toA2AError } from "./errors";
@@ -78,17 +79,25 @@ export function createApp<Env extends object>(
   // answers ends the chain, so middleware added after a route never runs for it.
 
   const cardCache = etag({ retainedHeaders: ["cache-control", "etag", "last-modified", "vary"] });
-  app.get("/.well-known/agent-card.json", cardCache, (c) =>
-    serveCard(anyAgent, baseUrlOf(c), "1.0"),
-  );
+  app.get("/.well-known/agent-card.json", cardCache, (c) => {
+    // Signed only when the operator configured card signing keys.
+    const keys = cardSigningKeys(c.env);
+    return keys
+      ? serveSignedCard(anyAgent, baseUrlOf(c), keys)
+      : serveCard(anyAgent, baseUrlOf(c), "1.0");
+  });
   app.get("/.well-known/agent.json", cardCache, (c) => serveCard(anyAgent, baseUrlOf(c), "0.3"));
 
-  // The public keys that verify webhook signatures (served only when push is on).
+  // The public keys that verify webhook signatures (when push is on) and the card's
+  // signatures (when card signing keys are configured); without either there is no JWKS.
   app.get(JWKS_PATH, async (c) => {
-    if (!agent.push) {
+    const cardKeys = cardSigningKeys(c.env);
+    if (!agent.push && !cardKeys) {
       return restError(new A2AError("MethodNotFound", `No endpoint at ${JWKS_PATH}`));
     }
-    return Response.json(publicJwks(await signingKeys(c.env)), {
+    const pushKeys = agent.push ? publicJwks(await signingKeys(c.env)).keys : [];
+    const card = cardKeys ? (await cardKeys).map((k) => k.publicJwk) : [];
+    return Response.json(mergeJwks(card, pushKeys), {
       headers: { "Cache-Control": "public, max-age=300" },
     });
   });

@@ -1,5 +1,8 @@
 import type { Agent } from "../agent/definition";
+import type { CardSigningKey } from "../client/card-keys";
 import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
+import { JWKS_PATH } from "../push/headers";
+import { signedCardJson } from "./card-signing";
 
 /** What the server really serves, for the card's capability flags (A3). */
 export function servedFeatures(agent: Agent<unknown>, baseUrl: string): ServedFeatures {
@@ -42,18 +45,47 @@ export function serveCard(
   baseUrl: string,
   version: "1.0" | "0.3",
 ): Response {
-  // A configured public URL keeps the card the same whatever Host the request named;
-  // without one the card follows the request's origin, so caches must key on Host.
-  const configured = agent.card.url?.replace(/\/+$/, "");
-  const features = servedFeatures(agent, configured || baseUrl);
+  const features = cardFeatures(agent, baseUrl);
   const card = version === "1.0" ? cardToV1(agent.card, features) : cardToV03(agent.card, features);
-  return new Response(JSON.stringify(card), {
+  return cardResponse(agent, JSON.stringify(card));
+}
+
+/**
+ * The v1 card signed with the card signing keys (§8.4), its `jku` the JWKS this app
+ * serves beside it. Signed once per isolate for each base URL the card is served at.
+ */
+export async function serveSignedCard(
+  agent: Agent<unknown>,
+  baseUrl: string,
+  keys: Promise<CardSigningKey[]>,
+): Promise<Response> {
+  const features = cardFeatures(agent, baseUrl);
+  const json = await signedCardJson(
+    agent,
+    features.baseUrl,
+    keys,
+    () => cardToV1(agent.card, features),
+    features.baseUrl + JWKS_PATH,
+  );
+  return cardResponse(agent, json);
+}
+
+// A configured public URL keeps the card the same whatever Host the request named;
+// without one the card follows the request's origin, so caches must key on Host.
+const configuredUrl = (agent: Agent<unknown>) => agent.card.url?.replace(/\/+$/, "");
+
+function cardFeatures(agent: Agent<unknown>, baseUrl: string): ServedFeatures {
+  return servedFeatures(agent, configuredUrl(agent) || baseUrl);
+}
+
+function cardResponse(agent: Agent<unknown>, json: string): Response {
+  return new Response(json, {
     headers: {
       "Content-Type": "application/json",
       "Cache-Control": `public, max-age=${agent.cardMaxAgeSeconds}`,
       "Last-Modified": firstServed(agent).toUTCString(),
       "Access-Control-Allow-Origin": "*",
-      ...(configured ? {} : { Vary: "Host" }),
+      ...(configuredUrl(agent) ? {} : { Vary: "Host" }),
     },
   });
 }

@@ -4,10 +4,16 @@ import { type AuthOptions, ownerOf, type Principal } from "../agent/auth";
 import type { RegistryObject } from "../durable/registry-object";
 import { unwrap } from "../durable/result";
 import { A2AError, invalidParams } from "../models/errors";
-import { discoverQuery, RegisterRequest, type RegistryLimits } from "../models/registry";
+import {
+  checkRegistration,
+  discoverQuery,
+  RegisterRequest,
+  type RegistryLimits,
+} from "../models/registry";
 import { authenticate, challenges } from "./auth";
 import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
+import { type RegistryVerifyOptions, verifyRegistration } from "./registry-verify";
 
 /**
  * The object's methods as called here: the platform's stub type would map every return
@@ -25,7 +31,8 @@ const ENTRY_ID = /^[A-Za-z0-9_-]{22}$/;
 /**
  * The registry's HTTP+JSON routes (A9), every one behind `auth`:
  *
- * - `POST /agents` `{card, ttlSeconds?}`: register (201 new, 200 renewed or replaced);
+ * - `POST /agents` `{card, ttlSeconds?, proof?}`: register (201 new, 200 renewed or
+ *   replaced), once the card matches the one its URL serves (`verifyRegistration`);
  * - `GET /agents?name=&role=&tag=&tag=&pageSize=&pageToken=`: discover live agents;
  * - `GET /agents/{id}`, `POST /agents/{id}/heartbeat`, `DELETE /agents/{id}` (204).
  *
@@ -36,6 +43,7 @@ export function createRegistryApp<Env extends object>(options: {
   auth: AuthOptions<Env>;
   limits: RegistryLimits;
   registry: (env: Env) => DurableObjectNamespace<RegistryObject>;
+  verify?: RegistryVerifyOptions<Env>;
 }): Hono<Vars<Env>> {
   const app = new Hono<Vars<Env>>();
   const { limits } = options;
@@ -81,15 +89,34 @@ export function createRegistryApp<Env extends object>(options: {
   });
 
   app.use("/agents", registerLimit);
+  const verify = options.verify ?? {};
   app.post("/agents", async (c) => {
     const parsed = RegisterRequest.safeParse(await readJson(c.req.raw));
     if (!parsed.success) throw invalidParams(parsed.error.issues);
+    checkRegistration(parsed.data.card, parsed.data.ttlSeconds, limits);
     const principal = c.get("principal");
+    const origin = new URL(c.req.url);
+    // Before the object is asked: the card must be the one its URL serves (and, signed,
+    // come with a proof of its key), so nobody lists a URL that is not theirs.
+    const fetchFn = verify.fetch;
+    const { keyProven } = await verifyRegistration({
+      card: parsed.data.card,
+      proof: parsed.data.proof,
+      limits,
+      registryOrigin: origin.origin,
+      subject: principal.subject,
+      tenant: principal.tenant,
+      fetch: fetchFn ? (request) => fetchFn(request, c.env) : (request) => fetch(request),
+      allowLocalhost:
+        verify.allowLocalhost ?? ["localhost", "127.0.0.1", "[::1]"].includes(origin.hostname),
+      timeoutMs: verify.timeoutMs ?? 5_000,
+    });
     const { entry, created } = unwrap(
       await stubOf(c.env, principal).register(
         ownerOf(principal),
         parsed.data.card,
         parsed.data.ttlSeconds,
+        keyProven,
       ),
     );
     return c.json(entry, created ? 201 : 200);

@@ -8,12 +8,16 @@ import { copyFileSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
+import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DemoAgent, startDemoAgent, startWorker } from "./support/worker";
 
 const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
 let agent: DemoAgent;
 let registry: DemoAgent;
+/** The demo agent again, signing its card (CARD_SIGNING_KEYS), and that secret. */
+let signed: DemoAgent;
+let cardKeys: string;
 let launcher: string;
 
 beforeAll(async () => {
@@ -34,15 +38,19 @@ beforeAll(async () => {
   writeFileSync(join(dir, "package.json"), '{"type":"module"}');
   launcher = join(dir, "bin/edgelink.mjs");
   agent = await startDemoAgent(10);
-  // The registry example (npm run dev:registry), its API key as `--var` gives it.
+  // The registry example (npm run dev:registry), its API key (subject "ops") as `--var`.
   registry = await startWorker("examples/registry.wrangler.toml", {
-    REGISTRY_API_KEYS: "key-ops",
+    REGISTRY_API_KEYS: JSON.stringify({ "key-ops": { subject: "ops" } }),
   });
+  const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+  cardKeys = JSON.stringify({ ...(await exportJWK(privateKey)), kid: "cli-card" });
+  signed = await startWorker("wrangler.toml", { CARD_SIGNING_KEYS: cardKeys });
 });
 
 afterAll(async () => {
   await agent?.stop();
   await registry?.stop();
+  await signed?.stop();
 });
 
 interface Run {
@@ -52,8 +60,12 @@ interface Run {
 }
 
 /** Runs the CLI; `onStderr` sees stderr as it comes (to learn a listener's port). */
-function cli(args: string[], onStderr?: (text: string) => void): Promise<Run> & { kill(): void } {
-  const env = { ...process.env };
+function cli(
+  args: string[],
+  onStderr?: (text: string) => void,
+  vars: Record<string, string> = {},
+): Promise<Run> & { kill(): void } {
+  const env = { ...process.env, ...vars };
   delete env.NO_COLOR;
   delete env.FORCE_COLOR;
   const child = spawn(process.execPath, [launcher, ...args], { env });
@@ -250,6 +262,59 @@ describe("edgelink CLI against the demo worker", () => {
     expect(anonymous.code).toBe(1);
     expect(anonymous.stderr).toContain("UnauthenticatedError");
     expect((await cli(["registry", "frob", registry.baseUrl])).code).toBe(2);
+  });
+
+  it("A2 card --verify-card: a signed agent's card verifies, an unsigned one is refused", async () => {
+    const ok = await cli(["card", signed.baseUrl, "--verify-card"]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain("Edgelink demo agent");
+    const byJwks = await cli([
+      "card",
+      signed.baseUrl,
+      "--card-jwks",
+      `${signed.baseUrl}/.well-known/jwks.json`,
+    ]);
+    expect(byJwks.code).toBe(0);
+    const refused = await cli(["card", agent.baseUrl, "--verify-card"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("not signed");
+    expect(refused.stderr).toContain("(unsigned)");
+  });
+
+  it("A9 registry add: a signed agent needs --prove, which makes its proof from the card key", async () => {
+    const key = ["--api-key", "key-ops"];
+    const bare = await cli(["registry", "add", registry.baseUrl, signed.baseUrl, ...key]);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain("PermissionDeniedError");
+    const proven = await cli(
+      [
+        "registry",
+        "add",
+        registry.baseUrl,
+        signed.baseUrl,
+        "--prove",
+        "--subject",
+        "ops",
+        "--json",
+        ...key,
+      ],
+      undefined,
+      { EDGELINK_CARD_SIGNING_KEYS: cardKeys },
+    );
+    expect(proven.stderr).toBe("");
+    expect(proven.code).toBe(0);
+    const entry = JSON.parse(proven.stdout);
+    expect(entry).toMatchObject({ url: `${signed.baseUrl}/` });
+    expect((await cli(["registry", "remove", registry.baseUrl, entry.id, ...key])).code).toBe(0);
+    const usage = await cli([
+      "registry",
+      "add",
+      registry.baseUrl,
+      signed.baseUrl,
+      "--prove",
+      ...key,
+    ]);
+    expect(usage.code).toBe(2);
   });
 
   it("clear errors and exit codes", async () => {

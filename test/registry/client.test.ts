@@ -9,7 +9,7 @@ import {
   RegistryFullError,
   UnauthenticatedError,
 } from "../../src/client";
-import { registryOf, resetRegistry } from "./helpers";
+import { registryOf, resetRegistry, serveCard } from "./helpers";
 
 const ORIGIN = "https://registry.example.com";
 const client = (apiKey?: string) =>
@@ -17,7 +17,8 @@ const client = (apiKey?: string) =>
     ...(apiKey ? { auth: { apiKey } } : {}),
     fetch: (input, init) => SELF.fetch(input, init),
   });
-const card = (name: string, url: string, tags: string[] = []) => ({ name, url, tags });
+/** A card, served at its URL as its agent would serve it (the registry reads it there). */
+const card = (name: string, url: string, tags: string[] = []) => serveCard({ name, url, tags });
 
 beforeEach(resetRegistry);
 
@@ -27,7 +28,7 @@ describe("RegistryClient (A9)", () => {
     const entries = [];
     for (const n of ["a", "b", "c", "d"]) {
       entries.push(
-        await alice.register(card(`Agent ${n}`, `https://${n}.example/`, ["Team"]), {
+        await alice.register(await card(`Agent ${n}`, `https://${n}.example/`, ["Team"]), {
           ttlSeconds: 30,
         }),
       );
@@ -77,14 +78,13 @@ describe("RegistryClient (A9)", () => {
     expect((bad as InvalidParamsError).fieldViolations.map((v) => v.field)).toStrictEqual([
       "card.url",
     ]);
-    await client("key-alice").register(card("Held", "https://held.example/"));
-    await expect(
-      client("key-bob").register(card("Mine", "https://held.example/")),
-    ).rejects.toBeInstanceOf(PermissionDeniedError);
+    const held = await card("Held", "https://held.example/");
+    await client("key-alice").register(held);
+    await expect(client("key-bob").register(held)).rejects.toBeInstanceOf(PermissionDeniedError);
     for (let i = 0; i < 4; i++)
-      await client("key-bob").register(card(`F${i}`, `https://f${i}.example/`));
+      await client("key-bob").register(await card(`F${i}`, `https://f${i}.example/`));
     await expect(
-      client("key-bob").register(card("Too many", "https://x.example/")),
+      client("key-bob").register(await card("Too many", "https://x.example/")),
     ).rejects.toBeInstanceOf(RegistryFullError);
     const down = new RegistryClient("https://registry.invalid", {
       fetch: () => Promise.reject(new TypeError("network down")),

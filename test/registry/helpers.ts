@@ -1,5 +1,6 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
-import type { TestRegistry } from "./worker";
+import { servedCardUrl } from "../../src/server/registry-verify";
+import { fakeAgents, type TestRegistry } from "./worker";
 
 /** A tenant's registry object (the default tenant's by default), its clock at hand. */
 export function registryOf(tenant = "") {
@@ -15,4 +16,15 @@ export async function resetRegistry(): Promise<void> {
   const stub = registryOf();
   await stub.advance(365 * 86_400_000);
   await runDurableObjectAlarm(stub);
+}
+
+/** Serves `card` as the agent at its `url` would: where the registry reads it from. */
+export async function serveCard<T extends { url: string }>(card: T): Promise<T> {
+  await agents().serve(servedCardUrl(new URL(card.url)), { body: card });
+  return card;
+}
+
+/** The fake agents the registry reads cards and key sets from. */
+export function agents() {
+  return fakeAgents(env as unknown as Parameters<typeof fakeAgents>[0]);
 }

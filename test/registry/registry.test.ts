@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { hasSchema } from "../../src/durable/schema";
 import type { DiscoverPage, RegistryEntry } from "../../src/models/registry";
 import { defineRegistry } from "../../src/registry";
-import { registryOf, resetRegistry } from "./helpers";
+import { registryOf, resetRegistry, serveCard } from "./helpers";
 import type { TestRegistry } from "./worker";
 
 const ORIGIN = "https://registry.example.com";
@@ -29,7 +29,9 @@ const card = (name: string, url: string, extra: Record<string, unknown> = {}) =>
   ...extra,
 });
 
-async function register(who: Who, c: object, ttlSeconds?: number) {
+/** Registers `c`, served first at its URL as its agent would serve it. */
+async function register(who: Who, c: { url: string }, ttlSeconds?: number) {
+  await serveCard(c);
   const response = await call(who, "POST", "/agents", { card: c, ttlSeconds });
   return { status: response.status, entry: (await response.json()) as RegistryEntry };
 }
@@ -169,8 +171,9 @@ describe("agent registry (A9)", () => {
     const { entry } = await register("alice", card("Mine", "https://mine.example/"), 10);
     expect((await call("bob", "POST", `/agents/${entry.id}/heartbeat`)).status).toBe(404);
     expect((await call("bob", "DELETE", `/agents/${entry.id}`)).status).toBe(404);
+    // The very card the agent serves: still not bob's to take over.
     const taken = await call("bob", "POST", "/agents", {
-      card: card("Not yours", "https://mine.example/"),
+      card: card("Mine", "https://mine.example/"),
     });
     expect(await errorOf(taken)).toMatchObject({ status: 403, grpc: "PERMISSION_DENIED" });
     expect((await call("alice", "GET", `/agents/${entry.id}`)).status).toBe(200);
@@ -192,7 +195,7 @@ describe("agent registry (A9)", () => {
       );
     }
     const full = await call("bob", "POST", "/agents", {
-      card: card("Sixth", "https://six.example/"),
+      card: await serveCard(card("Sixth", "https://six.example/")),
     });
     expect(await errorOf(full)).toMatchObject({ status: 409, grpc: "FAILED_PRECONDITION" });
     expect((await register("alice", card("A0 again", "https://a0.example/"))).status).toBe(200);
@@ -295,7 +298,7 @@ describe("agent registry (A9)", () => {
     const { entry } = await register("alice", card("Default tenant", "https://d.example/"));
     expect((await discover("carol")).agents).toStrictEqual([]);
     expect((await call("carol", "GET", `/agents/${entry.id}`)).status).toBe(404);
-    const theirs = await register("carol", card("Tenant t2", "https://d.example/"));
+    const theirs = await register("carol", card("Default tenant", "https://d.example/"));
     expect(theirs.status).toBe(201);
     expect((await discover("alice")).agents.map((a) => a.name)).toStrictEqual(["Default tenant"]);
     await runDurableObjectAlarm(registryOf("t2"));
@@ -330,5 +333,8 @@ describe("agent registry (A9)", () => {
     expect(() =>
       defineRegistry({ auth, limits: { minTtlSeconds: 100, defaultTtlSeconds: 60 } }),
     ).toThrow(/TtlSeconds/);
+    for (const timeoutMs of [0, 1.5, 60_000, Number.NaN]) {
+      expect(() => defineRegistry({ auth, verify: { timeoutMs } })).toThrow(/verify.timeoutMs/);
+    }
   });
 });
