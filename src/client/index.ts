@@ -56,6 +56,7 @@ export {
   MethodNotFoundError,
   PermissionDeniedError,
   PushNotificationNotSupportedError,
+  RateLimitedError,
   RegistryFullError,
   TaskNotCancelableError,
   TaskNotFoundError,
