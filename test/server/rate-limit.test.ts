@@ -1,7 +1,10 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { Hono } from "hono";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import type { AgentConfig } from "../../src/agent/definition";
+import { errorFromHttp, errorFromJsonRpc, RateLimitedError } from "../../src/client/errors";
+import type { JsonValue } from "../../src/models/json";
 import { endpoint } from "../../src/server/endpoints";
 import { ipPrefix } from "../../src/server/rate-limit";
 import { defineAgent } from "../../src/worker";
@@ -171,6 +174,39 @@ describe("rate limit refusals", () => {
       expect(response.headers.get("Content-Type")).toContain("application/json");
       expect(response.headers.get("Retry-After")).toBe("60");
     }
+  });
+
+  it("reaches edgelink/client as RateLimitedError in both bindings", async () => {
+    const call = served({ rateLimit: { perPrincipal: "CALLER" } }, { CALLER: fakeLimiter(0) });
+    const rpc = await send(call, ALICE);
+    const { error } = (await rpc.json()) as { error: JsonValue };
+    const rpcError = errorFromJsonRpc(error, rpc.status);
+    expect(rpcError).toBeInstanceOf(RateLimitedError);
+    expect(rpcError.errorInfo?.metadata.retryAfterSeconds).toBe("60");
+    const rest = await call("GET", "/tasks", { headers: ALICE });
+    expect(errorFromHttp(rest.status, await rest.text())).toBeInstanceOf(RateLimitedError);
+  });
+
+  it("answers JSON-RPC in its shape when the agent is mounted under a path", async () => {
+    const worker = authedAgent(key, { rateLimit: { perPrincipal: "CALLER" } });
+    const app = new Hono();
+    app.route("/agent", worker.app);
+    const bindings = { ...env, AGENT_API_KEYS: API_KEYS, CALLER: fakeLimiter(0) };
+    const init = (body: unknown) => ({
+      method: "POST",
+      headers: { "Content-Type": "application/json", "A2A-Version": "1.0", ...ALICE },
+      body: JSON.stringify(body),
+    });
+    const rpc = await app.request("http://agent.test/agent", init(sendBody()), bindings);
+    expect(rpc.status).toBe(429);
+    expect(((await rpc.json()) as Json).jsonrpc).toBe("2.0");
+    const rest = await app.request(
+      "http://agent.test/agent/message:send",
+      init({ message: userMessage("hi") }),
+      bindings,
+    );
+    expect(rest.status).toBe(429);
+    expect(((await rest.json()) as { error: Json }).error.status).toBe("RESOURCE_EXHAUSTED");
   });
 
   it("never limits the agent card or the JWKS", async () => {
