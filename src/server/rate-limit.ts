@@ -77,12 +77,7 @@ export function rateLimiter<Env extends object>(agent: Agent<Env>): RateLimiter<
     const value = (env as Record<string, unknown>)[limiter.binding];
     if (value === undefined && !limiter.required) return null;
     if (typeof (value as RateLimitBinding | undefined)?.limit !== "function") {
-      const named = limiter.required ? `${limiter.option} names` : "the conventional";
-      throw misconfigured(
-        value === undefined
-          ? `${named} rate limit binding ${limiter.binding}, which this Worker does not have; declare it in wrangler.toml ([[ratelimits]] name = "${limiter.binding}")`
-          : `${limiter.binding} (${limiter.option}) is not a rate limit binding; declare it under [[ratelimits]] in wrangler.toml`,
-      );
+      throw misconfigured(missingBinding(limiter, value));
     }
     return value as RateLimitBinding;
   };
@@ -167,6 +162,30 @@ export function rateLimiter<Env extends object>(agent: Agent<Env>): RateLimiter<
       await countTenant(c.env, tenant);
     },
   };
+}
+
+/**
+ * At load: every binding `rateLimit` names must be a Rate Limiting binding of the Worker,
+ * or the Worker does not start (a TypeError naming the option). The env the Worker loads
+ * with is the one its requests get; where none is readable at load, the same check runs
+ * on each request instead.
+ */
+export function checkRateLimitBindings(agent: Agent<never>, env: unknown): void {
+  if (agent.rateLimit === null || typeof env !== "object" || env === null) return;
+  for (const limiter of [agent.rateLimit.perPrincipal, agent.rateLimit.perTenant]) {
+    if (!limiter?.required) continue;
+    const value = (env as Record<string, unknown>)[limiter.binding];
+    if (typeof (value as RateLimitBinding | undefined)?.limit !== "function") {
+      throw new TypeError(missingBinding(limiter, value));
+    }
+  }
+}
+
+function missingBinding(limiter: ResolvedLimiter, value: unknown): string {
+  const named = limiter.required ? `${limiter.option} names` : "the conventional";
+  return value === undefined
+    ? `${named} rate limit binding ${limiter.binding}, which this Worker does not have; declare it in wrangler.toml ([[ratelimits]] name = "${limiter.binding}")`
+    : `${limiter.binding} (${limiter.option}) is not a rate limit binding; declare it under [[ratelimits]] in wrangler.toml`;
 }
 
 /**

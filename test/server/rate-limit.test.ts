@@ -118,7 +118,10 @@ async function statuses(call: Call, headers: Record<string, string>, n: number) 
 
 describe("rate limit refusals", () => {
   it("answers JSON-RPC with 429, Retry-After and -32603 RATE_LIMIT_EXCEEDED", async () => {
-    const call = served({ rateLimit: { perPrincipal: "CALLER" } }, { CALLER: fakeLimiter(2) });
+    const call = served(
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" } },
+      { TEST_CALLER_LIMIT: fakeLimiter(2) },
+    );
     expect(await statuses(call, ALICE, 2)).toEqual([200, 200]);
     const refused = await send(call, ALICE);
     expect(refused.status).toBe(429);
@@ -133,8 +136,8 @@ describe("rate limit refusals", () => {
 
   it("answers HTTP+JSON with the google.rpc.Status shape and the binding's period", async () => {
     const call = served(
-      { rateLimit: { perPrincipal: { binding: "CALLER", periodSeconds: 10 } } },
-      { CALLER: fakeLimiter(1) },
+      { rateLimit: { perPrincipal: { binding: "TEST_CALLER_LIMIT", periodSeconds: 10 } } },
+      { TEST_CALLER_LIMIT: fakeLimiter(1) },
     );
     expect((await call("GET", "/tasks", { headers: ALICE })).status).toBe(200);
     const refused = await call("GET", "/tasks", { headers: ALICE });
@@ -155,8 +158,8 @@ describe("rate limit refusals", () => {
       handler: (input) => input,
     });
     const call = served(
-      { rateLimit: { perPrincipal: "CALLER" }, endpoints: [echo] },
-      { CALLER: fakeLimiter(0) },
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" }, endpoints: [echo] },
+      { TEST_CALLER_LIMIT: fakeLimiter(0) },
     );
     const attempts: [string, string, unknown][] = [
       ["POST", "/", { ...sendBody(), method: "SendStreamingMessage" }],
@@ -177,7 +180,10 @@ describe("rate limit refusals", () => {
   });
 
   it("reaches edgelink/client as RateLimitedError in both bindings", async () => {
-    const call = served({ rateLimit: { perPrincipal: "CALLER" } }, { CALLER: fakeLimiter(0) });
+    const call = served(
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" } },
+      { TEST_CALLER_LIMIT: fakeLimiter(0) },
+    );
     const rpc = await send(call, ALICE);
     const { error } = (await rpc.json()) as { error: JsonValue };
     const rpcError = errorFromJsonRpc(error, rpc.status);
@@ -188,10 +194,10 @@ describe("rate limit refusals", () => {
   });
 
   it("answers JSON-RPC in its shape when the agent is mounted under a path", async () => {
-    const worker = authedAgent(key, { rateLimit: { perPrincipal: "CALLER" } });
+    const worker = authedAgent(key, { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" } });
     const app = new Hono();
     app.route("/agent", worker.app);
-    const bindings = { ...env, AGENT_API_KEYS: API_KEYS, CALLER: fakeLimiter(0) };
+    const bindings = { ...env, AGENT_API_KEYS: API_KEYS, TEST_CALLER_LIMIT: fakeLimiter(0) };
     const init = (body: unknown) => ({
       method: "POST",
       headers: { "Content-Type": "application/json", "A2A-Version": "1.0", ...ALICE },
@@ -210,7 +216,10 @@ describe("rate limit refusals", () => {
   });
 
   it("never limits the agent card or the JWKS", async () => {
-    const call = served({ rateLimit: { perPrincipal: "CALLER" } }, { CALLER: fakeLimiter(0) });
+    const call = served(
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" } },
+      { TEST_CALLER_LIMIT: fakeLimiter(0) },
+    );
     for (const path of [
       "/.well-known/agent-card.json",
       "/.well-known/agent.json",
@@ -223,9 +232,9 @@ describe("rate limit refusals", () => {
   it("stores nothing for a refused request: no Durable Object is named", async () => {
     const storage = watchedStorage();
     const call = served(
-      { rateLimit: { perPrincipal: "CALLER" } },
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" } },
       {
-        CALLER: fakeLimiter(1),
+        TEST_CALLER_LIMIT: fakeLimiter(1),
         EDGELINK_CONTEXT: storage.EDGELINK_CONTEXT,
         EDGELINK_INDEX: storage.EDGELINK_INDEX,
       },
@@ -243,8 +252,8 @@ describe("rate limit refusals", () => {
 
   it("refuses before the body is read: an oversized body gets the 429, not the 413", async () => {
     const call = served(
-      { rateLimit: { perPrincipal: "CALLER" }, maxBodyBytes: 100 },
-      { CALLER: fakeLimiter(0) },
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" }, maxBodyBytes: 100 },
+      { TEST_CALLER_LIMIT: fakeLimiter(0) },
     );
     const big = { ...sendBody("x".repeat(500)) };
     expect((await call("POST", "/", { headers: ALICE, body: big })).status).toBe(429);
@@ -254,7 +263,10 @@ describe("rate limit refusals", () => {
 
 describe("per-principal limits", () => {
   it("one caller exhausted, another still served", async () => {
-    const call = served({ rateLimit: { perPrincipal: "CALLER" } }, { CALLER: fakeLimiter(2) });
+    const call = served(
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" } },
+      { TEST_CALLER_LIMIT: fakeLimiter(2) },
+    );
     expect(await statuses(call, ALICE, 3)).toEqual([200, 200, 429]);
     expect(await statuses(call, BOB, 2)).toEqual([200, 200]);
     expect((await send(call, ALICE)).status).toBe(429);
@@ -262,7 +274,10 @@ describe("per-principal limits", () => {
 
   it("counts a caller by scheme, issuer and subject: a token for sub alice is not API key alice", async () => {
     const limiter = fakeLimiter(1);
-    const call = served({ rateLimit: { perPrincipal: "CALLER" } }, { CALLER: limiter });
+    const call = served(
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" } },
+      { TEST_CALLER_LIMIT: limiter },
+    );
     const bearer = { Authorization: `Bearer ${await token(key, { sub: "alice" })}` };
     expect(await statuses(call, ALICE, 2)).toEqual([200, 429]);
     expect(await statuses(call, bearer, 2)).toEqual([200, 429]);
@@ -275,9 +290,9 @@ describe("per-principal limits", () => {
   it("counts anonymous callers by IP address, an IPv6 address by its /64", async () => {
     const worker = defineAgent<Record<string, unknown>>({
       card: { name: "Open", description: "No auth" },
-      rateLimit: { perPrincipal: "CALLER" },
+      rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" },
     });
-    const bindings = { ...env, CALLER: fakeLimiter(1) };
+    const bindings = { ...env, TEST_CALLER_LIMIT: fakeLimiter(1) };
     const from = async (ip: string) => {
       const request = new Request("http://agent.test/", {
         method: "POST",
@@ -311,7 +326,10 @@ describe("per-principal limits", () => {
 
 describe("per-tenant limits", () => {
   it("counts every caller of a tenant together; another tenant is still served", async () => {
-    const call = served({ rateLimit: { perTenant: "TENANT" } }, { TENANT: fakeLimiter(3) });
+    const call = served(
+      { rateLimit: { perTenant: "TEST_TENANT_LIMIT" } },
+      { TEST_TENANT_LIMIT: fakeLimiter(3) },
+    );
     // Alice and Bob are both in tenant acme; Eve is in evil.
     expect(await statuses(call, ALICE, 2)).toEqual([200, 200]);
     expect(await statuses(call, BOB, 2)).toEqual([200, 429]);
@@ -323,7 +341,10 @@ describe("per-tenant limits", () => {
   });
 
   it("counts the multi-tenant admin in the tenant it names (path or params.tenant)", async () => {
-    const call = served({ rateLimit: { perTenant: "TENANT" } }, { TENANT: fakeLimiter(1) });
+    const call = served(
+      { rateLimit: { perTenant: "TEST_TENANT_LIMIT" } },
+      { TEST_TENANT_LIMIT: fakeLimiter(1) },
+    );
     expect((await call("GET", "/acme/tasks", { headers: ROOT })).status).toBe(200);
     expect((await call("GET", "/acme/tasks", { headers: ROOT })).status).toBe(429);
     // Tenant evil's budget is untouched by the admin's requests in acme.
@@ -338,8 +359,8 @@ describe("per-tenant limits", () => {
     const caller = fakeLimiter(1);
     const tenant = fakeLimiter(10);
     const call = served(
-      { rateLimit: { perPrincipal: "C", perTenant: "T" } },
-      { C: caller, T: tenant },
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT", perTenant: "TEST_TENANT_LIMIT" } },
+      { TEST_CALLER_LIMIT: caller, TEST_TENANT_LIMIT: tenant },
     );
     expect(await statuses(call, ALICE, 2)).toEqual([200, 429]);
     // The refused request was not counted against the tenant.
@@ -379,14 +400,35 @@ describe("rate limit configuration", () => {
     expect(warn.mock.calls.filter((a) => String(a[0]).includes("not rate-limited"))).toEqual([]);
   });
 
-  it("a named binding the Worker lacks fails every limited request with an error naming it", async () => {
+  it("a named binding the Worker lacks stops it from loading, naming the binding and option", () => {
+    const define = () =>
+      defineAgent({
+        card: { name: "A", description: "a" },
+        rateLimit: { perTenant: "NO_SUCH_LIMIT" },
+      });
+    expect(define).toThrow(
+      /rateLimit.perTenant names rate limit binding NO_SUCH_LIMIT, which this Worker does not have/,
+    );
+    // Something of that name that is not a limiter is the same error.
+    expect(() =>
+      defineAgent({
+        card: { name: "A", description: "a" },
+        rateLimit: { perPrincipal: "EDGELINK_ID_KEY" },
+      }),
+    ).toThrow(/EDGELINK_ID_KEY \(rateLimit.perPrincipal\) is not a rate limit binding/);
+  });
+
+  it("a binding missing from a request's env fails every limited request with an error naming it", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
-    const call = served({ rateLimit: { perTenant: "NO_SUCH_LIMIT" } });
+    const call = served(
+      { rateLimit: { perTenant: "TEST_TENANT_LIMIT" } },
+      { TEST_TENANT_LIMIT: undefined },
+    );
     for (let i = 0; i < 2; i++) {
       const response = await send(call, ALICE);
       expect(response.status).toBe(500);
       const text = await response.text();
-      expect(text).toContain("NO_SUCH_LIMIT");
+      expect(text).toContain("TEST_TENANT_LIMIT");
       expect(text).toContain("rateLimit.perTenant");
     }
     expect((await call("GET", "/tasks", { headers: ALICE })).status).toBe(500);
@@ -394,11 +436,14 @@ describe("rate limit configuration", () => {
 
   it("a binding that is not a limiter, or whose limit throws, is a configuration error", async () => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
-    const notALimiter = served({ rateLimit: { perPrincipal: "CALLER" } }, { CALLER: "a string" });
+    const notALimiter = served(
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" } },
+      { TEST_CALLER_LIMIT: "a string" },
+    );
     const wrong = await send(notALimiter, ALICE);
     expect(wrong.status).toBe(500);
     expect(await wrong.text()).toContain(
-      "CALLER (rateLimit.perPrincipal) is not a rate limit binding",
+      "TEST_CALLER_LIMIT (rateLimit.perPrincipal) is not a rate limit binding",
     );
 
     const throwing = {
@@ -406,11 +451,14 @@ describe("rate limit configuration", () => {
         throw new Error("bad rate limit options");
       },
     };
-    const broken = served({ rateLimit: { perPrincipal: "CALLER" } }, { CALLER: throwing });
+    const broken = served(
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" } },
+      { TEST_CALLER_LIMIT: throwing },
+    );
     const failed = await broken("GET", "/tasks", { headers: ALICE });
     expect(failed.status).toBe(500);
     expect(await failed.text()).toContain(
-      "rate limit binding CALLER (rateLimit.perPrincipal) failed",
+      "rate limit binding TEST_CALLER_LIMIT (rateLimit.perPrincipal) failed",
     );
     expect(logged).toHaveBeenCalledTimes(2);
   });
