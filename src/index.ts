@@ -35,7 +35,6 @@ export {
   PromptSection,
   PromptSectionType,
 } from "./agent/prompt";
-export type { RateLimiterOption, RateLimitOptions } from "./agent/rate-limit";
 export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
 export type { AgentResult, AgentStatus, ModelUse, ToolUse, TraceEntry } from "./agent/result";
 export { type ToolRun, ToolTimeoutError } from "./agent/tool-runner";
