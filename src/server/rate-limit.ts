@@ -77,7 +77,7 @@ export function rateLimiter<Env extends object>(agent: Agent<Env>): RateLimiter<
     const value = (env as Record<string, unknown>)[limiter.binding];
     if (value === undefined && !limiter.required) return null;
     if (typeof (value as RateLimitBinding | undefined)?.limit !== "function") {
-      throw misconfigured(missingBinding(limiter, value));
+      throw misconfigured(notABinding(limiter));
     }
     return value as RateLimitBinding;
   };
@@ -89,19 +89,18 @@ export function rateLimiter<Env extends object>(agent: Agent<Env>): RateLimiter<
     scope: "principal" | "tenant",
     key: string,
   ): Promise<void> => {
-    let outcome: unknown;
+    let success: unknown;
+    let failure: unknown;
     try {
-      outcome = await binding.limit({ key });
+      success = ((await binding.limit({ key })) as { success?: unknown } | null)?.success;
     } catch (error) {
-      throw misconfigured(
-        `the rate limit binding ${limiter.binding} (${limiter.option}) failed; check its [[ratelimits]] declaration`,
-        error,
-      );
+      failure = error;
     }
-    const success = (outcome as { success?: unknown } | null)?.success;
     if (typeof success !== "boolean") {
+      // It threw, or answered without `{ success: boolean }`: not a working limiter.
       throw misconfigured(
-        `the rate limit binding ${limiter.binding} (${limiter.option}) answered without a boolean success`,
+        `${limiter.option}: the rate limit binding ${limiter.binding} failed; check its [[ratelimits]] declaration`,
+        failure,
       );
     }
     if (success) return;
@@ -142,7 +141,7 @@ export function rateLimiter<Env extends object>(agent: Agent<Env>): RateLimiter<
         if (!perPrincipal && !perTenant && !warned && !isPrivateHost(c.req.url)) {
           warned = true;
           console.warn(
-            `edgelink: ${agent.card.name} is not rate-limited: declare [[ratelimits]] bindings named EDGELINK_PRINCIPAL_RATE_LIMIT and EDGELINK_TENANT_RATE_LIMIT in wrangler.toml, or set rateLimit: false when something in front of the Worker limits requests`,
+            `edgelink: ${agent.card.name} is not rate-limited: declare [[ratelimits]] EDGELINK_PRINCIPAL_RATE_LIMIT and EDGELINK_TENANT_RATE_LIMIT in wrangler.toml, or set rateLimit: false`,
           );
         }
         if (perPrincipal && config.perPrincipal) {
@@ -176,17 +175,14 @@ export function checkRateLimitBindings(agent: Agent<never>, env: unknown): void 
     if (!limiter?.required) continue;
     const value = (env as Record<string, unknown>)[limiter.binding];
     if (typeof (value as RateLimitBinding | undefined)?.limit !== "function") {
-      throw new TypeError(missingBinding(limiter, value));
+      throw new TypeError(notABinding(limiter));
     }
   }
 }
 
-function missingBinding(limiter: ResolvedLimiter, value: unknown): string {
-  const named = limiter.required ? `${limiter.option} names` : "the conventional";
-  return value === undefined
-    ? `${named} rate limit binding ${limiter.binding}, which this Worker does not have; declare it in wrangler.toml ([[ratelimits]] name = "${limiter.binding}")`
-    : `${limiter.binding} (${limiter.option}) is not a rate limit binding; declare it under [[ratelimits]] in wrangler.toml`;
-}
+/** Missing, or something else of that name (a variable, a KV namespace). */
+const notABinding = ({ option, binding }: ResolvedLimiter) =>
+  `${option}: ${binding} is not a rate limit binding of this Worker; declare it in wrangler.toml ([[ratelimits]] name = "${binding}")`;
 
 /**
  * The key a caller is counted under: its scheme, issuer (a token's `iss`) and subject, so
@@ -213,20 +209,17 @@ const encoder = new TextEncoder();
 async function hashedKey(scope: string, parts: string[]): Promise<string> {
   // A JSON array of strings: no two different lists have the same text.
   const digest = await crypto.subtle.digest("SHA-256", encoder.encode(JSON.stringify(parts)));
-  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return `edgelink:${scope}:${hex}`;
+  return `edgelink:${scope}:${btoa(String.fromCharCode(...new Uint8Array(digest)))}`;
 }
 
 /** An IPv4 address as is; an IPv6 address as its first four groups (its /64). */
 export function ipPrefix(ip: string): string {
-  if (!ip.includes(":")) return ip;
-  const [head = "", tail = ""] = ip.toLowerCase().split("::", 2);
+  // IPv4, or IPv4 written inside IPv6 (::ffff:192.0.2.1): the whole address.
+  if (!ip.includes(":") || ip.includes(".")) return ip;
+  const [head = "", tail] = ip.toLowerCase().split("::");
   const left = head ? head.split(":") : [];
-  const right = ip.includes("::") && tail ? tail.split(":") : [];
-  const missing = ip.includes("::") ? 8 - left.length - right.length : 0;
-  const groups = [...left, ...Array(Math.max(missing, 0)).fill("0"), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ""))
-    .join(":")}::/64`;
+  const right = tail ? tail.split(":") : [];
+  const zeros = Array(Math.max(8 - left.length - right.length, 0)).fill("0");
+  const groups = [...left, ...zeros, ...right].slice(0, 4);
+  return `${groups.map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64`;
 }

@@ -284,7 +284,7 @@ describe("per-principal limits", () => {
     const distinct = new Set(limiter.keys);
     expect(distinct.size).toBe(2);
     // Hashed: neither the subject nor the issuer travels to the limiter.
-    for (const k of distinct) expect(k).toMatch(/^edgelink:principal:[0-9a-f]{64}$/);
+    for (const k of distinct) expect(k).toMatch(/^edgelink:principal:[A-Za-z0-9+/]{43}=$/);
   });
 
   it("counts anonymous callers by IP address, an IPv6 address by its /64", async () => {
@@ -320,7 +320,9 @@ describe("per-principal limits", () => {
     expect(ipPrefix("2001:0db8:0001:0002:0000:0000:0000:0001")).toBe("2001:db8:1:2::/64");
     expect(ipPrefix("2001:db8::1")).toBe("2001:db8:0:0::/64");
     expect(ipPrefix("::1")).toBe("0:0:0:0::/64");
+    expect(ipPrefix("1::2:3:4:5:6:7")).toBe("1:0:2:3::/64");
     expect(ipPrefix("198.51.100.1")).toBe("198.51.100.1");
+    expect(ipPrefix("::ffff:198.51.100.1")).toBe("::ffff:198.51.100.1");
   });
 });
 
@@ -407,7 +409,7 @@ describe("rate limit configuration", () => {
         rateLimit: { perTenant: "NO_SUCH_LIMIT" },
       });
     expect(define).toThrow(
-      /rateLimit.perTenant names rate limit binding NO_SUCH_LIMIT, which this Worker does not have/,
+      /rateLimit.perTenant: NO_SUCH_LIMIT is not a rate limit binding of this Worker/,
     );
     // Something of that name that is not a limiter is the same error.
     expect(() =>
@@ -415,7 +417,7 @@ describe("rate limit configuration", () => {
         card: { name: "A", description: "a" },
         rateLimit: { perPrincipal: "EDGELINK_ID_KEY" },
       }),
-    ).toThrow(/EDGELINK_ID_KEY \(rateLimit.perPrincipal\) is not a rate limit binding/);
+    ).toThrow(/rateLimit.perPrincipal: EDGELINK_ID_KEY is not a rate limit binding/);
   });
 
   it("a binding missing from a request's env fails every limited request with an error naming it", async () => {
@@ -443,7 +445,7 @@ describe("rate limit configuration", () => {
     const wrong = await send(notALimiter, ALICE);
     expect(wrong.status).toBe(500);
     expect(await wrong.text()).toContain(
-      "TEST_CALLER_LIMIT (rateLimit.perPrincipal) is not a rate limit binding",
+      "rateLimit.perPrincipal: TEST_CALLER_LIMIT is not a rate limit binding",
     );
 
     const throwing = {
@@ -458,9 +460,17 @@ describe("rate limit configuration", () => {
     const failed = await broken("GET", "/tasks", { headers: ALICE });
     expect(failed.status).toBe(500);
     expect(await failed.text()).toContain(
-      "rate limit binding TEST_CALLER_LIMIT (rateLimit.perPrincipal) failed",
+      "rateLimit.perPrincipal: the rate limit binding TEST_CALLER_LIMIT failed",
     );
-    expect(logged).toHaveBeenCalledTimes(2);
+    const mute = { limit: async () => ({ allowed: true }) };
+    const odd = served(
+      { rateLimit: { perPrincipal: "TEST_CALLER_LIMIT" } },
+      { TEST_CALLER_LIMIT: mute },
+    );
+    const unanswered = await odd("GET", "/tasks", { headers: ALICE });
+    expect(unanswered.status).toBe(500);
+    expect(await unanswered.text()).toContain("TEST_CALLER_LIMIT failed");
+    expect(logged).toHaveBeenCalledTimes(3);
   });
 
   it("refuses bad options when the agent is defined, naming the option", () => {
