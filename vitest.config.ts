@@ -53,6 +53,17 @@ const testSecrets = {
   },
 };
 
+/**
+ * Rate Limiting bindings for the rate limit tests, as wrangler.toml's `[[ratelimits]]`
+ * declares them. Not the conventional EDGELINK_* names: those would limit every test agent.
+ */
+const testRateLimits = {
+  ratelimits: {
+    TEST_CALLER_LIMIT: { namespace_id: "1001", simple: { limit: 3, period: 10 as const } },
+    TEST_TENANT_LIMIT: { namespace_id: "1002", simple: { limit: 4, period: 10 as const } },
+  },
+};
+
 export default defineConfig({
   plugins: [quietMcpSourceMaps],
   test: {
@@ -65,7 +76,7 @@ export default defineConfig({
           quietMcpSourceMaps,
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { ...noNetwork, ...testSecrets },
+            miniflare: { ...noNetwork, ...testSecrets, ...testRateLimits },
           }),
           providerFixtures(),
         ],

@@ -1,9 +1,11 @@
+import { env as loadedEnv } from "cloudflare:workers";
 import type { Hono } from "hono";
 import { type Agent, type AgentConfig, resolveAgent } from "./agent/definition";
 import { ContextObject } from "./durable/context-object";
 import { IndexObject } from "./durable/index-object";
 import { createApp } from "./server/app";
 import type { AuthVariables } from "./server/auth";
+import { checkRateLimitBindings } from "./server/rate-limit";
 
 /** What `defineAgent` returns: a Worker's default export plus its Durable Object classes. */
 export interface EdgelinkWorker<Env extends object> {
@@ -56,6 +58,9 @@ export function defineAgent<Env extends object = Record<string, unknown>>(
   config: AgentConfig<Env>,
 ): EdgelinkWorker<Env> {
   const agent = resolveAgent(config);
+  // A limiter binding named in `rateLimit` and missing stops the Worker from starting
+  // (wrangler dev, deploy), rather than failing its first requests.
+  checkRateLimitBindings(agent, loadedEnv);
   const app = createApp(agent);
 
   class EdgelinkContext extends ContextObject<Env> {

@@ -19,6 +19,7 @@ import {
   type PromptCompositionInput,
   parsePromptComposition,
 } from "./prompt";
+import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from "./rate-limit";
 import type { ReplyHook } from "./reply";
 import type { Tools } from "./tools";
 import {
@@ -190,6 +191,14 @@ export interface AgentConfig<Env = unknown> {
    */
   auth?: AuthOptions<Env>;
   /**
+   * Rate limits per caller and per tenant, counted by Workers Rate Limiting bindings
+   * (`[[ratelimits]]` in wrangler.toml); a refused request gets a 429 with `Retry-After`.
+   * Unset: the bindings named `EDGELINK_PRINCIPAL_RATE_LIMIT` and
+   * `EDGELINK_TENANT_RATE_LIMIT` are used when the Worker declares them, and a Worker
+   * served on a public host without either logs a warning. See {@link RateLimitOptions}.
+   */
+  rateLimit?: RateLimitOptions | false;
+  /**
    * Cross-origin access for browser clients (Hono's `cors` options), with a preflight on
    * every route. Off by default; the card is always readable cross-origin.
    */
@@ -300,6 +309,8 @@ export interface Agent<Env = unknown> {
   push: PushOptions | null;
   limits: Limits;
   auth: AuthOptions<Env> | null;
+  /** null: no rate limits (`rateLimit: false`). */
+  rateLimit: ResolvedRateLimit | null;
   cors: CorsOptions | null;
   acceptUnsignedIds: boolean;
   clientContextIds: boolean;
@@ -395,6 +406,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     push: config.push ?? null,
     limits: resolveLimits(config.limits),
     auth,
+    rateLimit: resolveRateLimit(config.rateLimit),
     cors: config.cors ?? null,
     acceptUnsignedIds: config.acceptUnsignedIds ?? false,
     clientContextIds: config.clientContextIds ?? false,

@@ -94,6 +94,11 @@ export class InvalidParamsError extends named("InvalidParamsError") {}
 export class InternalError extends named("InternalError") {}
 /** -32603 with HTTP 503: something the agent depends on is down for now; worth a retry. */
 export class UnavailableError extends named("UnavailableError") {}
+/**
+ * HTTP 429 (-32603 under JSON-RPC, reason `RATE_LIMIT_EXCEEDED`): the agent's rate limit
+ * refused the call; `errorInfo.metadata.retryAfterSeconds` says when to retry.
+ */
+export class RateLimitedError extends named("RateLimitedError") {}
 /** 401, or -32010: missing or refused credentials. */
 export class UnauthenticatedError extends named("UnauthenticatedError") {}
 /** 403, or -32011: authenticated, but not allowed to do this. */
@@ -126,6 +131,7 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   PermissionDenied: PermissionDeniedError,
   Internal: InternalError,
   Unavailable: UnavailableError,
+  RateLimited: RateLimitedError,
 };
 
 const KINDS = Object.entries(ERROR_TABLE) as [ErrorKind, (typeof ERROR_TABLE)[ErrorKind]][];

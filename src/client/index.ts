@@ -72,6 +72,7 @@ export {
   MethodNotFoundError,
   PermissionDeniedError,
   PushNotificationNotSupportedError,
+  RateLimitedError,
   RegistryFullError,
   TaskNotCancelableError,
   TaskNotFoundError,

@@ -131,6 +131,17 @@ export const ERROR_TABLE = {
     status: "PERMISSION_DENIED",
     reason: "PERMISSION_DENIED",
   },
+  /**
+   * A rate limit refused the request. A2A §3.3.2 files "rate limit exceeded" under system
+   * errors with JSON-RPC -32603; the HTTP status (429), the reason and `Retry-After` say
+   * which it is and when to retry.
+   */
+  RateLimited: {
+    code: -32603,
+    http: 429,
+    status: "RESOURCE_EXHAUSTED",
+    reason: "RATE_LIMIT_EXCEEDED",
+  },
   Internal: { code: -32603, http: 500, status: "INTERNAL", reason: "INTERNAL" },
   /** A service Edgelink depends on did not answer (an issuer's keys): worth a retry. */
   Unavailable: { code: -32603, http: 503, status: "UNAVAILABLE", reason: "UNAVAILABLE" },

@@ -21,6 +21,7 @@ import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
 import { warnWhenOpen } from "./open-warning";
 import { Operations } from "./operations";
+import { rateLimiter } from "./rate-limit";
 import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
 import { RememberingRouter } from "./router";
 import { requestedTenant } from "./tenant";
@@ -108,19 +109,27 @@ export function createApp<Env extends object>(
   // Everything below is authenticated (the card, JWKS and inspector page above are public).
   app.use("*", requireAuth(agent));
 
+  // Rate limits: on each route, after authentication (a caller is counted as who it is)
+  // and before its body is read or any object is touched.
+  const limits = rateLimiter(agent);
+  const limited = limits.guard("path");
+
   const rpcLimit: MiddlewareHandler<Vars> = bodyLimit({
     maxSize: agent.maxBodyBytes,
     onError: () => Response.json(jsonRpcError(null, tooLarge()), { status: 413 }),
   });
-  app.post("/", rpcLimit, (c: Context<Vars>) => {
+  app.post("/", limits.guard("body"), rpcLimit, (c: Context<Vars>) => {
     // Parsed once per request; the card's features only for the method that shows them.
     const url = new URL(c.req.url);
     const principal = c.get("principal");
     return handleJsonRpc(
       c.req.raw,
       agent,
-      (tenant) =>
-        new Operations(agent, c.env, tenantFor(principal, tenant), url.origin, ownerOf(principal)),
+      async (tenant) => {
+        const acting = tenantFor(principal, tenant);
+        await limits.bodyTenant(c, acting);
+        return new Operations(agent, c.env, acting, url.origin, ownerOf(principal));
+      },
       () => servedFeatures(anyAgent, baseUrlOf(c, url)),
       url,
     );
@@ -134,11 +143,11 @@ export function createApp<Env extends object>(
   });
 
   // The chat endpoint (N1–N7): a streaming view of the same tasks for front ends.
-  registerChat(app, agent, restLimit);
+  registerChat(app, agent, [limited, restLimit]);
 
   for (const prefix of ["", "/:tenant"]) {
     for (const { methods, path, route } of REST_ROUTES) {
-      app.on(methods, prefix + path, restLimit, (c: Context<Vars>) => {
+      app.on(methods, prefix + path, limited, restLimit, (c: Context<Vars>) => {
         checkPathEncoding(new URL(c.req.url).pathname);
         const origin = new URL(c.req.url).origin;
         const principal = c.get("principal");
@@ -154,8 +163,8 @@ export function createApp<Env extends object>(
   // serving code comes with `endpoint()`, so a Worker without any bundles none of it.
   for (const spec of agent.endpoints) {
     const serve = spec[SERVE_ENDPOINT](agent.keepAliveMs);
-    if (spec.source === "body") app.on(spec.method, spec.path, restLimit, serve);
-    else app.on(spec.method, spec.path, serve);
+    if (spec.source === "body") app.on(spec.method, spec.path, limited, restLimit, serve);
+    else app.on(spec.method, spec.path, limited, serve);
   }
 
   app.notFound((c) => restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)));

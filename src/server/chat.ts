@@ -32,8 +32,13 @@ import { requestedTenant } from "./tenant";
 export function registerChat<Env extends object>(
   app: Hono<{ Bindings: Env; Variables: AuthVariables }>,
   agent: Agent<Env>,
-  bodyLimit: MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables }>,
+  /** The route middleware: the rate limit guard, then the body limit. */
+  guards: [
+    limit: MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables }>,
+    bodyLimit: MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables }>,
+  ],
 ): void {
+  const [limit, bodyLimit] = guards;
   type C = Context<{ Bindings: Env; Variables: AuthVariables }>;
   const format: StreamFormat = {
     version: "1.0",
@@ -62,10 +67,10 @@ export function registerChat<Env extends object>(
       ),
     );
 
-  app.post("/chat", bodyLimit, start);
-  app.post("/:tenant/chat", bodyLimit, start);
-  app.get("/chat/:taskId", resume);
-  app.get("/:tenant/chat/:taskId", resume);
+  app.post("/chat", limit, bodyLimit, start);
+  app.post("/:tenant/chat", limit, bodyLimit, start);
+  app.get("/chat/:taskId", limit, resume);
+  app.get("/:tenant/chat/:taskId", limit, resume);
 }
 
 async function serve(open: () => Promise<ReadableStream>): Promise<Response> {

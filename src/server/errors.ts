@@ -32,6 +32,15 @@ export function jsonRpcError(id: RpcId, error: A2AError) {
  */
 const restFields = (text: string) => text.replace(/(^|[^\w.])params\.(?=\w)/g, "$1");
 
+/**
+ * HTTP headers an error's response carries in every binding: `Retry-After` for a refusal
+ * that says when to come back (a rate limit).
+ */
+export function errorHeaders(error: A2AError): Record<string, string> {
+  const after = error.kind === "RateLimited" ? error.metadata.retryAfterSeconds : undefined;
+  return after === undefined ? {} : { "Retry-After": after };
+}
+
 /** A google.rpc.Status error response for the HTTP+JSON binding (§11.6). */
 export function restError(error: A2AError): Response {
   const info = ERROR_TABLE[error.kind];
@@ -53,6 +62,6 @@ export function restError(error: A2AError): Response {
         details: named.details(),
       },
     },
-    { status: info.http, headers: { "Content-Type": "application/json" } },
+    { status: info.http, headers: { "Content-Type": "application/json", ...errorHeaders(error) } },
   );
 }

@@ -14,7 +14,7 @@ import {
 } from "../models/requests";
 import { SSE_HEADERS } from "../models/stream";
 import { readJson } from "./body";
-import { jsonRpcError, type RpcId, toA2AError } from "./errors";
+import { errorHeaders, jsonRpcError, type RpcId, toA2AError } from "./errors";
 import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
 import { type PushOperation, runPushOperation } from "./push-api";
@@ -81,6 +81,7 @@ const HTTP_LEVEL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   "UnsupportedMediaType",
   "Unauthenticated",
   "PermissionDenied",
+  "RateLimited",
 ]);
 
 /**
@@ -127,7 +128,7 @@ function resolveMethod(
 export async function handleJsonRpc<Env>(
   request: Request,
   agent: Agent<Env>,
-  opsFor: (tenant: string) => Operations<Env>,
+  opsFor: (tenant: string) => Operations<Env> | Promise<Operations<Env>>,
   features: () => ServedFeatures,
   url: URL = new URL(request.url),
 ): Promise<Response> {
@@ -140,7 +141,7 @@ export async function handleJsonRpc<Env>(
 async function serveJsonRpc<Env>(
   request: Request,
   agent: Agent<Env>,
-  opsFor: (tenant: string) => Operations<Env>,
+  opsFor: (tenant: string) => Operations<Env> | Promise<Operations<Env>>,
   features: () => ServedFeatures,
   url: URL,
 ): Promise<{ response: Response; notification: boolean }> {
@@ -180,7 +181,8 @@ async function serveJsonRpc<Env>(
     const { operation, version } = resolveMethod(rpc.method, asked);
     requireExtensions(request, agent as Agent<unknown>);
     const params = protoJsonNames((rpc.params ?? {}) as JsonObject);
-    const ops = opsFor(requestedTenant(params.tenant, "params.tenant"));
+    // May be refused by the tenant's rate limit, before any storage is touched.
+    const ops = await opsFor(requestedTenant(params.tenant, "params.tenant"));
     const format = { version, binding: "jsonrpc" as const, rpcId: id };
     const respond = (result: unknown) =>
       Response.json({ jsonrpc: "2.0", id, result }, { headers: JSON_HEADERS });
@@ -238,7 +240,8 @@ async function serveJsonRpc<Env>(
   } catch (error) {
     const a2a = toA2AError(error);
     const status = HTTP_LEVEL.has(a2a.kind) ? a2a.httpStatus : 200;
-    return answer(Response.json(jsonRpcError(id, a2a), { status, headers: JSON_HEADERS }));
+    const headers = { ...JSON_HEADERS, ...errorHeaders(a2a) };
+    return answer(Response.json(jsonRpcError(id, a2a), { status, headers }));
   }
 }
 
