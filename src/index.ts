@@ -41,16 +41,14 @@ export type { Endpoint, EndpointContext } from "./agent/endpoints";
 export { composePrompt, type PromptCompositionInput } from "./agent/prompt";
 export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
 export type { AgentResult } from "./agent/result";
-export { ToolTimeoutError } from "./agent/tool-runner";
 export { type Tool, type Tools, tool } from "./agent/tools";
 export type { AgentCardInput } from "./models/agent-card";
 export type { Artifact } from "./models/artifact";
-export { type ErrorData, UserFacingError } from "./models/errors";
-export type { Message, Role } from "./models/message";
+export { UserFacingError } from "./models/errors";
+export type { Message } from "./models/message";
 export {
   type DataPart,
   type FilePart,
-  type InferPart,
   type Part,
   Parts,
   type TextPart,

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { messageText } from "edgelink/history";
- * const said = ctx.conversation.items.filter((i) => i.type === "message").map(messageText);
+ * const said = ctx.conversation.messages().map(messageText);
  * ```
  * @packageDocumentation
  */
