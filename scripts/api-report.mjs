@@ -205,6 +205,7 @@ for (const [entry, file] of Object.entries(ENTRIES)) {
     packageJsonFullPath: join(ROOT, "package.json"),
     configObject: {
       projectFolder: ROOT,
+      newlineKind: "lf",
       mainEntryPointFilePath: dts,
       compiler: { tsconfigFilePath: join(ROOT, "tsconfig.json") },
       apiReport: {
