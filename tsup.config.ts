@@ -71,7 +71,7 @@ const minifyInspectorScript: Plugin = {
 
 /**
  * The entries whose code is one module, `dist/bundle.js` (src/bundle.ts): each is written
- * as a list of re-exports from it. Cut into chunks between three entries instead, the
+ * as a list of re-exports from it. Cut into chunks between these entries instead, the
  * modules they share cost every agent's Worker about 1.5 KiB gzipped (the demo: 165.0
  * against 163.5 KiB). The value names come from the entry's source, which must be
  * re-export lists only.
@@ -80,6 +80,7 @@ const REEXPORTED = {
   index: "src/index.ts",
   providers: "src/providers/index.ts",
   history: "src/history/index.ts",
+  testing: "src/testing/index.ts",
 } as const;
 
 function valueExports(path: string): string[] {
@@ -127,7 +128,7 @@ const shared = {
 } satisfies Options;
 
 /**
- * The published package: ESM and bundled .d.ts for the seven entry points, and the CLI.
+ * The published package: ESM and bundled .d.ts for the eight entry points, and the CLI.
  * Dependencies and peer dependencies stay imports (the user's bundler, wrangler, resolves
  * them), and `cloudflare:workers` is left to the Workers runtime.
  */
@@ -149,6 +150,7 @@ export default defineConfig([
         index: "src/index.ts",
         providers: "src/providers/index.ts",
         history: "src/history/index.ts",
+        testing: "src/testing/index.ts",
         client: "src/client/index.ts",
         push: "src/push/receiver.ts",
         mcp: "src/mcp/index.ts",

@@ -28,6 +28,7 @@ const ENTRIES = {
   edgelink: "src/index.ts",
   "edgelink/providers": "src/providers/index.ts",
   "edgelink/history": "src/history/index.ts",
+  "edgelink/testing": "src/testing/index.ts",
   "edgelink/client": "src/client/index.ts",
   "edgelink/push": "src/push/receiver.ts",
   "edgelink/mcp": "src/mcp/index.ts",

@@ -31,6 +31,7 @@ const ENTRIES = {
   edgelink: "index",
   "edgelink/providers": "providers",
   "edgelink/history": "history",
+  "edgelink/testing": "testing",
   "edgelink/client": "client",
   "edgelink/push": "push",
   "edgelink/mcp": "mcp",
