@@ -11,9 +11,9 @@
  * - a tool_call part (add, reverse, wordCount): run by the default execution
  */
 import * as z from "zod";
+import { messageText } from "../src/history/index";
 import {
   defineAgent,
-  messageText,
   runDefaultExecution,
   type TaskContext,
   textOf,

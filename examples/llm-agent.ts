@@ -10,16 +10,8 @@
  *   npx wrangler deploy -c examples/llm.wrangler.toml
  */
 import * as z from "zod";
-import {
-  anthropic,
-  defineAgent,
-  fallback,
-  gemini,
-  openai,
-  tool,
-  withRetry,
-  workersAI,
-} from "../src/index";
+import { defineAgent, tool } from "../src/index";
+import { anthropic, fallback, gemini, openai, withRetry, workersAI } from "../src/providers/index";
 
 const model = fallback(
   [

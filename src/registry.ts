@@ -1,7 +1,9 @@
 /**
- * `edgelink/registry`: an agent registry (A9) on Workers, apart from `defineAgent` so an
+ * `edgelink/registry`: an agent registry on Workers, apart from `defineAgent` so an
  * agent's Worker does not carry it. Agents register their card for a time-to-live and
- * renew it with heartbeats; clients discover them by name, role and tags.
+ * renew it with heartbeats; clients discover them by name, role and tags (`RegistryClient`
+ * in `edgelink/client`, which also types its entries and pages).
+ * @packageDocumentation
  */
 import type { Hono } from "hono";
 import { type AuthOptions, checkAuth, type Principal } from "./agent/auth";
@@ -10,13 +12,7 @@ import { REGISTRY_LIMITS, type RegistryLimits } from "./models/registry";
 import { createRegistryApp } from "./server/registry-app";
 import type { RegistryVerifyOptions } from "./server/registry-verify";
 
-export { RegistryObject } from "./durable/registry-object";
-export type {
-  DiscoverPage,
-  RegisterRequest,
-  RegistryEntry,
-  RegistryLimits,
-} from "./models/registry";
+export type { RegisterRequest, RegistryLimits } from "./models/registry";
 export { REGISTRY_LIMITS } from "./models/registry";
 export type { RegistryVerifyOptions } from "./server/registry-verify";
 

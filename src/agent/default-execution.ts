@@ -12,11 +12,23 @@ import { runToolCalls } from "./tool-runner";
 import { announceCall, announceResult } from "./tool-work";
 
 /**
- * The default execution (B10): run the `tool_call` and `infer` parts of the latest
- * message, add their outputs as one `result` artifact, then end the task completed,
- * failed (an error part, a failed tool output, an exception) or input-required (a status
- * part asking for input). Tool calls go through the same runner as a model's (time limit,
- * per-turn cap, visible to streaming clients).
+ * The default execution: run the `tool_call` and `infer` parts of the latest message,
+ * add their outputs as one `result` artifact, then end the task completed, failed (an
+ * error part, a failed tool output, an exception) or input-required (a status part asking
+ * for input). Tool calls go through the same runner as a model's (time limit, per-turn
+ * cap, visible to streaming clients). What an agent without a `handler` does, for a
+ * handler to fall back on.
+ * @example
+ * ```ts
+ * defineAgent({
+ *   card,
+ *   tools,
+ *   handler: (ctx) =>
+ *     ctx.message.parts.some((p) => p.type === "tool_call")
+ *       ? runDefaultExecution(ctx, { tools, infer: null })
+ *       : "Send me a tool_call part.",
+ * });
+ * ```
  */
 export async function runDefaultExecution<Env>(
   ctx: TaskContext<Env>,

@@ -27,7 +27,7 @@ import {
 import type { TaskContext } from "./context";
 import { runDefaultExecution } from "./default-execution";
 import type { Agent } from "./definition";
-import { composePrompt } from "./prompt";
+import { renderComposition } from "./prompt";
 import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
 import { roundWindow } from "./round-window";
 import { runToolCalls, type ToolRunOptions } from "./tool-runner";
@@ -75,7 +75,7 @@ export async function systemPrompt<Env>(
   const instructions = agent.instructions;
   if (instructions === null || typeof instructions === "string") return instructions;
   if (typeof instructions === "function") return instructions(ctx);
-  return composePrompt(instructions, agent.tools);
+  return renderComposition(instructions, agent.tools);
 }
 
 /** The answer against the agent's output schema (G18): its value, or what is wrong with it. */

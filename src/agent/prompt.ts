@@ -101,8 +101,28 @@ export function parsePromptComposition(input: PromptCompositionInput): PromptCom
   return parsed.data;
 }
 
-/** The system prompt of a composition; deterministic for the same input and tools. */
+/**
+ * The system prompt `defineAgent({ instructions })` gives the model for a composition:
+ * the same input and tools always give the same text. An invalid composition throws a
+ * `TypeError` naming the field, as `defineAgent` does.
+ * @example
+ * ```ts
+ * const system = composePrompt(
+ *   { global: "You work for Acme.", toolsPrompt: true, additionalContext: "Pro plan." },
+ *   { lookup },
+ * );
+ * ```
+ */
 export function composePrompt(
+  composition: PromptCompositionInput,
+  tools: Tools = {},
+  overrides: { profile?: string; additionalContext?: string } = {},
+): string {
+  return renderComposition(parsePromptComposition(composition), tools, overrides);
+}
+
+/** `composePrompt` of a composition already checked by `parsePromptComposition`. */
+export function renderComposition(
   composition: PromptComposition,
   tools: Tools,
   overrides: { profile?: string; additionalContext?: string } = {},

@@ -28,6 +28,21 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   timeoutMs?: number;
 }
 
+/**
+ * Defines a tool, typing `run`'s arguments from the `input` schema. The tool's name is its
+ * key in the agent's `tools`.
+ * @example
+ * ```ts
+ * const tools = {
+ *   add: tool({
+ *     description: "Adds two numbers",
+ *     input: z.object({ a: z.number(), b: z.number() }),
+ *     run: ({ a, b }) => a + b,
+ *   }),
+ * };
+ * defineAgent({ card, model, tools });
+ * ```
+ */
 export function tool<S extends z.ZodType>(definition: Tool<S>): Tool<S> {
   return definition;
 }

@@ -3,10 +3,10 @@ import {
   answerOf,
   type Binding,
   connect,
-  type HistoryItem,
   type Task,
   type TaskState,
 } from "../client/index";
+import type { Item as HistoryItem } from "../history/items";
 import { verifyPushNotification } from "../push/receiver";
 import { type Args, flag, intOption, onlyOptions, option, UsageError } from "./args";
 import { type Context, credentials, GLOBAL, need, print, printJson } from "./common";

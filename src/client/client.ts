@@ -50,7 +50,14 @@ function apiKeyPlacement(card: PeerCard): ApiKeyPlacement | undefined {
 
 const SPOKEN: readonly string[] = ["1.0", "0.3"];
 
-/** The interface to use: the card's first that this client speaks, v1 before v0.3. */
+/**
+ * The interface `connect` uses: the card's first that this client speaks, v1 before v0.3,
+ * of the given binding if one is given. Throws when the card has none.
+ * @example
+ * ```ts
+ * const { url, protocolBinding } = chooseInterface(card, "HTTP+JSON");
+ * ```
+ */
 export function chooseInterface(card: PeerCard, binding?: Binding): PeerInterface {
   const usable = card.supportedInterfaces.filter((i) => {
     const version = majorMinor(i.protocolVersion);

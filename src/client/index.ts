@@ -8,8 +8,6 @@
  * @packageDocumentation
  */
 
-export type { CompactionRequestInput, CompactionResult } from "../history/compaction";
-export type { Item as HistoryItem } from "../history/items";
 export type { Artifact } from "../models/artifact";
 export { type CardPromptOptions, cardPrompt } from "../models/card-prompt";
 export { type AgentCardSignature, cardSigningPayload } from "../models/card-signature";

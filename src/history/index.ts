@@ -1,18 +1,16 @@
 /**
- * Conversation history: one item model (messages, tool calls and outputs, handoffs,
- * config updates), the `Conversation` that edits it, the LLM-message view of it, and the
- * helpers a store needs to persist it as rows.
+ * `edgelink/history`: a context's conversation history. One item model (messages, tool
+ * calls and their outputs, handoffs, configuration updates), the `Conversation` that holds
+ * and edits it (a handler reads it as `ctx.conversation`, a `ReadonlyConversation`), the
+ * window a model sees of it, and compaction and summaries. Web APIs only.
+ * @example
+ * ```ts
+ * import { messageText } from "edgelink/history";
+ * const said = ctx.conversation.messages().map(messageText);
+ * ```
  * @packageDocumentation
  */
-export {
-  CompactionRequest,
-  type CompactionRequestInput,
-  type CompactionResult,
-  CompactionStrategy,
-  type CutBoundary,
-} from "./compaction";
-export { type ActiveConfig, activeConfigAt, type ConfigTarget, providerItems } from "./config";
-export type { ContextWindowPolicy, ContextWindowResult } from "./context-window";
+export type { CompactionRequestInput, CompactionResult, CutBoundary } from "./compaction";
 export {
   type AddOptions,
   type ConfigUpdateInput,
@@ -23,66 +21,20 @@ export {
   type HandoffInput,
   type MessageOptions,
 } from "./conversation";
-export { type AddedItem, applyItemDiff, diffItems, type ItemDiff, itemJsonBytes } from "./diff";
-export type { CopyFilters } from "./fork-merge";
-export {
+export type {
   ConfigUpdateItem,
-  type ConfigUpdateItemInput,
-  ContentPart,
-  type ContentPartInput,
-  type ConversationJson,
+  ContentPartInput,
+  ConversationJson,
   FunctionCallItem,
-  type FunctionCallItemInput,
   FunctionOutputItem,
-  type FunctionOutputItemInput,
   HandoffItem,
-  type HandoffItemInput,
-  ID_PREFIX,
-  ImageContent,
-  type ImageContentInput,
   Item,
-  type ItemInput,
+  ItemInput,
   ItemRole,
-  type ItemType,
-  instructionsForModality,
-  isInstruction,
-  isStructural,
-  isSummary,
-  isUserMessage,
+  ItemType,
   MessageItem,
-  type MessageItemInput,
-  messageText,
-  parseItems,
 } from "./items";
-export {
-  fromLlmMessages,
-  LlmMessage,
-  type LlmMessageInput,
-  LlmRole,
-  LlmToolCall,
-  toLlmMessages,
-} from "./llm-message";
-export {
-  MUTATORS,
-  type Mutator,
-  type ReadonlyConversation,
-  ReadonlyConversationError,
-} from "./readonly";
-export {
-  DEFAULT_SUMMARY_MAX_TOKENS,
-  renderTranscript,
-  type SummarizeOptions,
-  type SummarizeResult,
-  type Summarizer,
-} from "./summarize";
-export { estimateItemTokens, estimateTokens } from "./tokens";
-export type { TruncateLimits } from "./truncate";
-export {
-  type ConversationWindow,
-  PINNED_LIMIT,
-  type PositionedItem,
-  type RunningSummary,
-  readWindow,
-  type WindowPolicy,
-  type WindowSource,
-} from "./window";
+export { messageText } from "./items";
+export { type ReadonlyConversation, ReadonlyConversationError } from "./readonly";
+export type { SummarizeOptions, SummarizeResult, Summarizer } from "./summarize";
+export type { ConversationWindow, WindowPolicy } from "./window";

@@ -282,7 +282,7 @@ export function isStructural(item: Item): boolean {
 /**
  * The text parts of a message joined by newlines; images are left out.
  * @example
- * messageText(conversation.messages()[0]);
+ * const said = ctx.conversation.messages().map(messageText); // each message as plain text
  */
 export function messageText(message: MessageItem): string {
   return message.content.filter((part): part is string => typeof part === "string").join("\n");

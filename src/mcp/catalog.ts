@@ -28,7 +28,14 @@ function cacheKey(server: McpServer, env: object): string {
   return JSON.stringify([server.name, server.transport, url.href, headers]);
 }
 
-/** Forgets every cached listing (tests, or after changing a server). */
+/**
+ * Forgets every cached listing (tests, or after changing a server), so the next turn
+ * lists each server's tools again.
+ * @example
+ * ```ts
+ * afterEach(() => clearMcpCache());
+ * ```
+ */
 export function clearMcpCache(): void {
   listings.clear();
 }

@@ -1,5 +1,5 @@
 /**
- * `edgelink/mcp`: tools from MCP servers for an agent's model (M1–M3). Opt-in: only a
+ * `edgelink/mcp`: tools from MCP servers for an agent's model. Opt-in: only a
  * Worker that imports this entry bundles the MCP SDK.
  *
  * @example

@@ -31,7 +31,8 @@ export class McpServerSet implements McpToolSource {
  *
  * @example
  * ```ts
- * import { defineAgent, openai } from "edgelink";
+ * import { defineAgent } from "edgelink";
+ * import { openai } from "edgelink/providers";
  * import { mcpServers } from "edgelink/mcp";
  *
  * export default defineAgent<Env>({

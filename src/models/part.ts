@@ -150,6 +150,14 @@ export type KnownPart = z.infer<typeof KnownPart>;
 export type OtherPart = z.infer<typeof OtherPart>;
 export type Part = KnownPart | OtherPart;
 
+/**
+ * Whether a part is one of Edgelink's types (text, data, file, tool_call, ...), not
+ * another party's custom type; narrows it to those.
+ * @example
+ * ```ts
+ * for (const part of message.parts) if (isKnownPart(part) && part.type === "text") console.log(part.content);
+ * ```
+ */
 export const isKnownPart = (part: Part): part is KnownPart =>
   (KNOWN_PART_TYPES as readonly string[]).includes(part.type);
 export type TextPart = z.infer<typeof TextPart>;
@@ -168,7 +176,9 @@ export type FileContent = z.infer<typeof FileContent>;
 /**
  * Part factories.
  * @example
- * const parts = [Part.text("hi"), Part.toolCall("add", { a: 1, b: 2 })];
+ * ```ts
+ * const parts = [Parts.text("hi"), Parts.toolCall("add", { a: 1, b: 2 })];
+ * ```
  */
 export const Parts = {
   text: (content: string): TextPart => ({ type: "text", content }),
@@ -216,7 +226,13 @@ export const Parts = {
   ): DecisionPart => ({ type: "decision", content: RouteContent.parse({ ...extra, routeKey }) }),
 } as const;
 
-/** Concatenated text of the text parts, the way a human reads a message. */
+/**
+ * Concatenated text of the text parts, the way a human reads a message.
+ * @example
+ * ```ts
+ * textOf([Parts.text("Hello, "), Parts.data({ n: 1 }), Parts.text("world")]); // "Hello, world"
+ * ```
+ */
 export function textOf(parts: readonly Part[]): string {
   return parts
     .filter((p): p is TextPart => p.type === "text")

@@ -31,7 +31,21 @@ export const INTERRUPTED_STATES: ReadonlySet<TaskState> = new Set([
   "auth-required",
 ]);
 
+/**
+ * Whether a task in this state is over: completed, canceled, failed or rejected.
+ * @example
+ * ```ts
+ * if (isTerminal(task.status.state)) console.log("done:", task.status.state);
+ * ```
+ */
 export const isTerminal = (state: TaskState): boolean => TERMINAL_STATES.has(state);
+/**
+ * Whether a task in this state waits on the client: input-required or auth-required.
+ * @example
+ * ```ts
+ * if (isInterrupted(task.status.state)) await agent.send("Ada", { taskId: task.id });
+ * ```
+ */
 export const isInterrupted = (state: TaskState): boolean => INTERRUPTED_STATES.has(state);
 
 /**

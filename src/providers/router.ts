@@ -62,7 +62,7 @@ export interface RouterOptions {
  * at least one member can do; prices are left unknown, as the member is chosen per call
  * (the member's own `message_end` carries the real cost).
  * @example
- * const model = router({ strategy: "capability", models: [workersAi({ model: "@cf/meta/llama-3.1-8b-instruct" }), openai({ model: "gpt-4o" })] });
+ * const model = router({ strategy: "capability", models: [workersAI({ model: "@cf/meta/llama-3.1-8b-instruct" }), openai({ model: "gpt-4o" })] });
  */
 export function router(options: RouterOptions): Model {
   const { strategy, models, choose } = options;

@@ -71,7 +71,7 @@ const REVIEW =
  *
  * @example
  * const careful = withStrategy(openai({ model: "gpt-4o-mini" }), { mode: "reflection", planning: true });
- * defineAgent({ card, model: careful }); // the agent takes "cot" think blocks out of the text
+ * defineAgent({ card, model: careful });
  */
 export function withStrategy(model: Model, options: StrategyOptions): Model {
   const mode = options.mode ?? "auto";

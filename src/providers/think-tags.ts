@@ -178,7 +178,7 @@ function join(parts: ThinkPart[]): ThinkSplit {
  * the answer's `text_delta`s carry only visible text, in stream order with the thinking.
  * What the filter still holds when `message_end` arrives is settled just before it.
  * @example
- * const model = stripThinkTags(workersAi({ model: "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b" }));
+ * const model = stripThinkTags(workersAI({ model: "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b" }));
  * (await generate(model, request)).reasoning; // the model's <think> text
  */
 export function stripThinkTags(model: Model, options: ThinkTagOptions = {}): Model {

@@ -5,7 +5,6 @@ import {
   composePrompt,
   generatedToolsPrompt,
   type PromptCompositionInput,
-  parsePromptComposition,
 } from "../../src/agent/prompt";
 import { tool } from "../../src/agent/tools";
 
@@ -15,8 +14,7 @@ const tools = {
   noop: tool({ description: "", input: z.object({}), run: () => null }),
 };
 
-const compose = (input: PromptCompositionInput, over = {}) =>
-  composePrompt(parsePromptComposition(input), tools, over);
+const compose = (input: PromptCompositionInput, over = {}) => composePrompt(input, tools, over);
 
 const full: PromptCompositionInput = {
   global: "You work for Acme.",
@@ -112,5 +110,9 @@ describe("prompt composition (L1–L3)", () => {
         },
       }),
     ).toThrow(/instructions\.profiles\.0\.sections\.0\.type/);
+    // The exported composePrompt checks its input the same way.
+    expect(() => composePrompt({ profile: "missing" })).toThrow(
+      "instructions.profile: no profile missing",
+    );
   });
 });

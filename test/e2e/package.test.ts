@@ -3,7 +3,8 @@
  * into a new Worker project in a temporary folder outside the repository, type-check the
  * project against the published .d.ts, build it with `wrangler deploy --dry-run`, run it,
  * and ask it for its card and a message. The project's worker is the demo agent with its
- * import changed from `../src/index` to `edgelink`, as a user would write it.
+ * imports changed from `../src/...` to `edgelink` and its entry points, as a user would
+ * write them.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -27,6 +28,35 @@ const BIN = (name: string) => join(REPO, "node_modules", ".bin", name);
  */
 const JOSE_COST_BYTES = 10_749;
 const BUNDLE_GOAL_BYTES = 165 * 1024 + JOSE_COST_BYTES;
+
+/** The package's entry points (package.json `exports`) and their built files. */
+const ENTRIES = {
+  edgelink: "index",
+  "edgelink/providers": "providers",
+  "edgelink/history": "history",
+  "edgelink/testing": "testing",
+  "edgelink/client": "client",
+  "edgelink/push": "push",
+  "edgelink/mcp": "mcp",
+  "edgelink/registry": "registry",
+} as const;
+
+/** The example's imports of the sources as a user writes them: `../src/providers/index` → `edgelink/providers`. */
+function asUserImports(source: string): string {
+  return source
+    .replaceAll('from "../src/index"', 'from "edgelink"')
+    .replace(/from "\.\.\/src\/(\w+)\/index"/g, 'from "edgelink/$1"');
+}
+
+/** The names a built entry's .d.ts exports. */
+function exportedNames(dts: string): string[] {
+  return [...dts.matchAll(/^export (?:type )?\{([^}]*)\}/gm)].flatMap((m) =>
+    (m[1] ?? "")
+      .split(",")
+      .map((n) => n.trim().split(" as ").at(-1) ?? "")
+      .filter(Boolean),
+  );
+}
 
 function run(cmd: string, args: string[], cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -67,18 +97,16 @@ beforeAll(async () => {
   );
   const demo = readFileSync(join(REPO, "examples/demo-agent.ts"), "utf8");
   expect(demo).toContain('from "../src/index"');
-  writeFileSync(join(project, "worker.ts"), demo.replace('from "../src/index"', 'from "edgelink"'));
+  writeFileSync(join(project, "worker.ts"), asUserImports(demo));
   // The model-backed example with an MCP server: edgelink/mcp bundled beside edgelink.
   const llm = readFileSync(join(REPO, "examples/llm-agent.ts"), "utf8");
   expect(llm).toContain("  model,\n");
   writeFileSync(
     join(project, "mcp-worker.ts"),
-    `import { mcpServers } from "edgelink/mcp";\n${llm
-      .replace('from "../src/index"', 'from "edgelink"')
-      .replace(
-        "  model,\n",
-        '  model,\n  mcp: mcpServers({ docs: { url: "https://mcp.example.com/mcp" } }),\n',
-      )}`,
+    `import { mcpServers } from "edgelink/mcp";\n${asUserImports(llm).replace(
+      "  model,\n",
+      '  model,\n  mcp: mcpServers({ docs: { url: "https://mcp.example.com/mcp" } }),\n',
+    )}`,
   );
   writeFileSync(
     join(project, "wrangler.toml"),
@@ -142,7 +170,7 @@ afterAll(async () => {
 });
 
 describe("the packed package in a new Worker project (issue 13)", () => {
-  it("ships built ESM and .d.ts for edgelink and its client, push, mcp and registry entries, not sources", () => {
+  it("ships built ESM and .d.ts for edgelink and each of its entry points, not sources", () => {
     const root = join(project, "node_modules", "edgelink");
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<
       string,
@@ -152,9 +180,14 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     expect(manifest.sideEffects).toBe(false);
     expect(Object.keys(manifest.peerDependencies as object).sort()).toEqual(["hono", "zod"]);
     const dist = readdirSync(join(root, "dist"));
-    for (const entry of ["index", "client", "push", "mcp", "registry"]) {
-      expect(dist).toContain(`${entry}.js`);
-      expect(dist).toContain(`${entry}.d.ts`);
+    const exportsField = manifest.exports as Record<string, { types: string; import: string }>;
+    for (const [name, file] of Object.entries(ENTRIES)) {
+      expect(dist).toContain(`${file}.js`);
+      expect(dist).toContain(`${file}.d.ts`);
+      expect(exportsField[name.replace("edgelink", ".")]).toMatchObject({
+        types: `./dist/${file}.d.ts`,
+        import: `./dist/${file}.js`,
+      });
     }
     expect(readdirSync(root)).not.toContain("src");
   });
@@ -181,30 +214,53 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     expect(out).toContain("usage: edgelink <command>");
   });
 
-  it("exports a deliberate API: no internals", () => {
-    // The worker entry imports cloudflare:workers, so read its export list from the .d.ts.
-    const dts = readFileSync(join(project, "node_modules/edgelink/dist/index.d.ts"), "utf8");
-    const names = [...dts.matchAll(/^export (?:type )?\{([^}]*)\}/gm)].flatMap((m) =>
-      (m[1] ?? "").split(",").map((n) => n.trim().split(" as ").at(-1) ?? ""),
+  it("exports a deliberate API: no internals, each name from one entry point", () => {
+    const dist = join(project, "node_modules/edgelink/dist");
+    // The worker entry imports cloudflare:workers, so read export lists from the .d.ts.
+    const names = Object.fromEntries(
+      Object.entries(ENTRIES).map(([entry, file]) => [
+        entry,
+        exportedNames(readFileSync(join(dist, `${file}.d.ts`), "utf8")),
+      ]),
+    ) as Record<keyof typeof ENTRIES, string[]>;
+    expect(names.edgelink).toEqual(
+      expect.arrayContaining(["defineAgent", "tool", "endpoint", "textOf", "Parts", "TaskContext"]),
     );
-    for (const name of ["defineAgent", "tool", "textOf", "openai", "verifyPushNotification"]) {
-      expect(names).toContain(name);
-    }
-    // MCP is its own entry (edgelink/mcp), so that importing edgelink does not bundle its SDK.
+    expect(names["edgelink/providers"]).toEqual(
+      expect.arrayContaining(["openai", "anthropic", "fallback", "withRetry", "generate", "Model"]),
+    );
+    expect(names["edgelink/history"]).toEqual(
+      expect.arrayContaining(["Conversation", "ReadonlyConversation", "Item", "Summarizer"]),
+    );
+    expect(names["edgelink/push"]).toEqual(
+      expect.arrayContaining(["verifyPushNotification", "generateSigningKey"]),
+    );
+    const all = Object.values(names).flat();
     for (const internal of [
       "ERROR_TABLE",
       "planTransition",
       "compact",
       "newId",
       "createApp",
-      "mcpServers",
-      "listMcp",
+      "runModelAgent",
+      "RESPONSE_ARTIFACT",
+      "PromptSection",
+      "PromptComposition",
+      "streamResponseToEvent",
+      "V1StreamResponse",
+      "generatedToolsPrompt",
     ]) {
-      expect(names).not.toContain(internal);
+      expect(all).not.toContain(internal);
     }
-    // Grows only with a feature (B15 endpoints, A7 cardPrompt and J5 withStrategy took it
-    // from 119 to 126; ownerOf, the owner key of a principal, to 127).
-    expect(names.length).toBeLessThanOrEqual(127);
+    // MCP is its own entry (edgelink/mcp), so that importing edgelink does not bundle its SDK.
+    expect(names.edgelink).not.toContain("mcpServers");
+    // One entry point per name, but the A2A vocabulary that handlers (edgelink) and clients
+    // (edgelink/client, which runs outside Workers) both read and write.
+    const shared = ["Parts", "textOf", "Part", "Message", "Task", "Artifact", "TaskState"];
+    const twice = all.filter((name, i) => all.indexOf(name) !== i);
+    expect([...new Set(twice)].sort()).toEqual([...shared].sort());
+    // The root is what a handler's author needs; api/edgelink.api.md lists it.
+    expect(names.edgelink.length).toBeLessThanOrEqual(50);
   });
 
   it("the user's worker type-checks against the published types", async () => {
@@ -222,7 +278,7 @@ describe("the packed package in a new Worker project (issue 13)", () => {
           typeRoots: [join(REPO, "node_modules", "@cloudflare")],
           types: ["workers-types"],
         },
-        files: ["worker.ts"],
+        files: ["worker.ts", "mcp-worker.ts"],
       }),
     );
     await run(BIN("tsc"), ["-p", "tsconfig.json"], project);

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type { Item } from "../../src/history";
+import type { Item } from "../../src/history/items";
 import { at } from "./helpers";
 
 type Kind =

@@ -1,16 +1,15 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { CompactionRequest, compactItems } from "../../src/history/compaction";
+import { Conversation } from "../../src/history/conversation";
 import {
-  CompactionRequest,
-  Conversation,
-  estimateTokens,
   type Item,
   isInstruction,
   isStructural,
   isSummary,
   isUserMessage,
-} from "../../src/history";
-import { compactItems } from "../../src/history/compaction";
+} from "../../src/history/items";
+import { estimateTokens } from "../../src/history/tokens";
 import { anyItems, wellFormedItems } from "./arbitraries";
 import { chat, conv, ids, mk, scripted } from "./helpers";
 

@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  Conversation,
-  estimateItemTokens,
-  type Item,
-  Item as ItemSchema,
-  type MessageItem,
-} from "../../src/history";
+import { Conversation } from "../../src/history/conversation";
+import { type Item, Item as ItemSchema, type MessageItem } from "../../src/history/items";
+import { estimateItemTokens } from "../../src/history/tokens";
 import { at, conv, ids, mk } from "./helpers";
 
 describe("Conversation basics (E2, E3, F3, F5, F6, F7, F19)", () => {

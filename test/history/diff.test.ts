@@ -1,12 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  applyItemDiff,
-  Conversation,
-  diffItems,
-  type Item,
-  itemJsonBytes,
-} from "../../src/history";
+import { Conversation } from "../../src/history/conversation";
+import { applyItemDiff, diffItems, itemJsonBytes } from "../../src/history/diff";
+import type { Item } from "../../src/history/items";
 import { anyItems } from "./arbitraries";
 import { chat, conv, ids, mk, scripted } from "./helpers";
 

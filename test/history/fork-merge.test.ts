@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Conversation, type Item, type MessageItem } from "../../src/history";
+import { Conversation } from "../../src/history/conversation";
+import type { Item, MessageItem } from "../../src/history/items";
 import { anyItems } from "./arbitraries";
 import { at, chat, conv, ids, mk } from "./helpers";
 

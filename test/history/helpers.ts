@@ -1,10 +1,6 @@
-import {
-  Conversation,
-  type Item,
-  type ItemInput,
-  Item as ItemSchema,
-  type Summarizer,
-} from "../../src/history";
+import { Conversation } from "../../src/history/conversation";
+import { type Item, type ItemInput, Item as ItemSchema } from "../../src/history/items";
+import type { Summarizer } from "../../src/history/summarize";
 
 /** ISO time `n` seconds after a fixed origin, so ordering in tests is explicit. */
 export function at(n: number): string {

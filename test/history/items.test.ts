@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { Conversation } from "../../src/history/conversation";
 import {
-  Conversation,
   FunctionCallItem,
   ID_PREFIX,
   ImageContent,
@@ -9,7 +9,7 @@ import {
   isSummary,
   MessageItem,
   parseItems,
-} from "../../src/history";
+} from "../../src/history/items";
 import { at } from "./helpers";
 
 describe("items", () => {

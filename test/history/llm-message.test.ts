@@ -1,12 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { Conversation } from "../../src/history/conversation";
 import {
-  Conversation,
   fromLlmMessages,
   LlmMessage,
   type LlmMessageInput,
   toLlmMessages,
-} from "../../src/history";
+} from "../../src/history/llm-message";
 import { at, mk } from "./helpers";
 
 const full: LlmMessageInput[] = [

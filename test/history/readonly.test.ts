@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Conversation, MUTATORS, ReadonlyConversationError } from "../../src/history";
+import { Conversation } from "../../src/history/conversation";
+import { MUTATORS, ReadonlyConversationError } from "../../src/history/readonly";
 import { chat, conv, ids, mk, scripted } from "./helpers";
 
 /** Every method that only reads; with MUTATORS it must cover the whole class. */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { Conversation, isSummary, type MessageItem, renderTranscript } from "../../src/history";
+import { Conversation } from "../../src/history/conversation";
+import { isSummary, type MessageItem } from "../../src/history/items";
+import { renderTranscript } from "../../src/history/summarize";
 import { at, chat, conv, ids, mk, scripted } from "./helpers";
 
 describe("summarize (F11), mergeWithSummary (F17), context window (F25)", () => {

@@ -1,17 +1,20 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { keepRecentItems } from "../../src/history/compaction";
 import {
-  estimateItemTokens,
-  estimateTokens,
   type Item,
   isInstruction,
   isStructural,
   isSummary,
   isUserMessage,
+} from "../../src/history/items";
+import { estimateItemTokens, estimateTokens } from "../../src/history/tokens";
+import {
+  awaitingCallIndexes,
+  protectedIndexes,
   type TruncateLimits,
-} from "../../src/history";
-import { keepRecentItems } from "../../src/history/compaction";
-import { awaitingCallIndexes, protectedIndexes, truncateItems } from "../../src/history/truncate";
+  truncateItems,
+} from "../../src/history/truncate";
 import { anyItems, wellFormedItems } from "./arbitraries";
 import { chat, conv, ids, mk } from "./helpers";
 
