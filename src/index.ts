@@ -40,6 +40,7 @@ export type { AgentConfig, InferFn, ModelSettings, PushOptions } from "./agent/d
 export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
 export type { Endpoint, EndpointContext } from "./agent/endpoints";
 export { composePrompt, type PromptCompositionInput } from "./agent/prompt";
+export type { RateLimitOptions } from "./agent/rate-limit";
 export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
 export type { AgentResult } from "./agent/result";
 export { type Tool, type Tools, tool } from "./agent/tools";
