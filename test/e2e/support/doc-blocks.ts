@@ -31,6 +31,9 @@ export interface DocDiagnostic {
 
 const ENTRY_POINTS: Record<string, string> = {
   edgelink: "src/index.ts",
+  "edgelink/providers": "src/providers/index.ts",
+  "edgelink/history": "src/history/index.ts",
+  "edgelink/testing": "src/testing/index.ts",
   "edgelink/client": "src/client/index.ts",
   "edgelink/push": "src/push/receiver.ts",
   "edgelink/mcp": "src/mcp/index.ts",
