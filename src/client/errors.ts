@@ -94,6 +94,8 @@ export class InvalidParamsError extends named("InvalidParamsError") {}
 export class InternalError extends named("InternalError") {}
 /** -32603 with HTTP 503: something the agent depends on is down for now; worth a retry. */
 export class UnavailableError extends named("UnavailableError") {}
+/** 503 MISCONFIGURED: the agent's Worker is deployed wrong; the message names what to fix. */
+export class MisconfiguredError extends named("MisconfiguredError") {}
 /** 401, or -32010: missing or refused credentials. */
 export class UnauthenticatedError extends named("UnauthenticatedError") {}
 /** 403, or -32011: authenticated, but not allowed to do this. */
@@ -126,6 +128,7 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   PermissionDenied: PermissionDeniedError,
   Internal: InternalError,
   Unavailable: UnavailableError,
+  Misconfigured: MisconfiguredError,
 };
 
 const KINDS = Object.entries(ERROR_TABLE) as [ErrorKind, (typeof ERROR_TABLE)[ErrorKind]][];

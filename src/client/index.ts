@@ -54,6 +54,7 @@ export {
   InvalidRequestError,
   JSONParseError,
   MethodNotFoundError,
+  MisconfiguredError,
   PermissionDeniedError,
   PushNotificationNotSupportedError,
   RegistryFullError,

@@ -20,6 +20,7 @@ import { handleJsonRpc } from "./jsonrpc";
 import { Operations } from "./operations";
 import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
 import { RememberingRouter } from "./router";
+import { startupCheck } from "./startup";
 import { requestedTenant } from "./tenant";
 
 /**
@@ -55,6 +56,8 @@ export function createApp<Env extends object>(
     );
   // CORS first: a preflight is answered before method checks and authentication.
   app.use("*", corsFor(agent));
+  // Then the configuration, checked once: a misconfigured Worker answers nothing else.
+  app.use("*", startupCheck(agent));
 
   // A path served under other methods is 405 with Allow, in the A2A error shape.
   app.use(

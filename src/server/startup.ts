@@ -1,0 +1,208 @@
+import type { MiddlewareHandler } from "hono";
+import { basePath } from "hono/route";
+import type { Agent } from "../agent/definition";
+import { ID_KEY_BINDING } from "../durable/ids";
+import type { StorageReport } from "../durable/schema";
+import { A2AError } from "../models/errors";
+import { jsonRpcError, restError } from "./errors";
+
+/** The shortest `EDGELINK_ID_KEY` accepted (the ids' keys are derived from it). */
+const MIN_ID_KEY_LENGTH = 32;
+/** The object the storage check asks: one name, never written, so it never holds data. */
+const PROBE_NAME = "edgelink:startup-check";
+
+interface NamespaceLike {
+  idFromName(name: string): unknown;
+  get(id: unknown): { storageReport(): Promise<StorageReport> };
+}
+
+function isNamespace(value: unknown): value is NamespaceLike {
+  const ns = value as Partial<NamespaceLike> | null;
+  return (
+    typeof ns === "object" &&
+    ns !== null &&
+    typeof ns.idFromName === "function" &&
+    typeof ns.get === "function"
+  );
+}
+
+/** What the bindings must look like in wrangler.toml, for the messages. */
+function bindingHint(binding: string, className: string): string {
+  return `[[durable_objects.bindings]] name = "${binding}" class_name = "${className}" in wrangler.toml (and export ${className} from the Worker's main module)`;
+}
+
+const MIGRATION_HINT =
+  'a [[migrations]] entry with new_sqlite_classes = ["EdgelinkContext", "EdgelinkIndex"] in wrangler.toml';
+
+/** The problems of one Durable Object binding, its storage asked through `storageReport`. */
+async function bindingProblems(
+  env: Record<string, unknown>,
+  binding: string,
+  className: string,
+): Promise<{ problems: string[]; transient: boolean }> {
+  const ns = env[binding];
+  if (ns === undefined) {
+    return {
+      problems: [`${binding} is not bound: add ${bindingHint(binding, className)}`],
+      transient: false,
+    };
+  }
+  if (!isNamespace(ns)) {
+    return {
+      problems: [
+        `${binding} is bound but is not a Durable Object namespace: bind it with ${bindingHint(binding, className)}`,
+      ],
+      transient: false,
+    };
+  }
+  let report: StorageReport;
+  try {
+    report = await ns.get(ns.idFromName(PROBE_NAME)).storageReport();
+  } catch (error) {
+    const detail = String((error as Error)?.message ?? error);
+    // A class without SQLite storage fails in its constructor, at its first `storage.sql`.
+    if (/sql/i.test(detail)) {
+      return {
+        problems: [
+          `${binding}'s Durable Object class has no SQLite storage (${detail}): add ${MIGRATION_HINT}; a class first deployed without SQLite must be renamed, not migrated`,
+        ],
+        transient: false,
+      };
+    }
+    // Anything else (an overloaded object, a network blip) is checked again next request.
+    return {
+      problems: [`${binding}'s Durable Object did not answer the start-up check: ${detail}`],
+      transient: true,
+    };
+  }
+  if (!report.sqlite) {
+    return {
+      problems: [
+        `${binding}'s Durable Object class has no SQLite storage${report.detail ? ` (${report.detail})` : ""}: add ${MIGRATION_HINT}`,
+      ],
+      transient: false,
+    };
+  }
+  if (!report.jsonb) {
+    return {
+      problems: [
+        `the Durable Objects' SQLite has no jsonb_each${report.detail ? ` (${report.detail})` : ""}, so task lists would be empty: raise compatibility_date in wrangler.toml (Edgelink is tested with 2026-11-01) and use wrangler ^4.164`,
+      ],
+      transient: false,
+    };
+  }
+  return { problems: [], transient: false };
+}
+
+function idKeyProblems(
+  env: Record<string, unknown>,
+  local: boolean,
+): { problems: string[]; warning: string | null } {
+  const key = env[ID_KEY_BINDING];
+  const fix = `Run: openssl rand -base64 48 | npx wrangler secret put ${ID_KEY_BINDING} (locally: a line ${ID_KEY_BINDING}=... in .dev.vars)`;
+  if (key === undefined) {
+    const missing = `${ID_KEY_BINDING} is not set: task and context ids are made with it.`;
+    // Under wrangler dev the ids get a key for this run only: they die with the process.
+    if (local)
+      return {
+        problems: [],
+        warning: `${missing} Under wrangler dev a key for this run is used, so ids from an earlier run answer "not found". ${fix}`,
+      };
+    return { problems: [`${missing} ${fix}`], warning: null };
+  }
+  if (typeof key !== "string" || key.length < MIN_ID_KEY_LENGTH) {
+    return {
+      problems: [
+        `${ID_KEY_BINDING} must be a secret of at least ${MIN_ID_KEY_LENGTH} characters (it has ${typeof key === "string" ? key.length : `a ${typeof key}`}). ${fix}`,
+      ],
+      warning: null,
+    };
+  }
+  return { problems: [], warning: null };
+}
+
+/** The outcome of one check: the problems, and whether to ask again on the next request. */
+interface Checked {
+  problems: string[];
+  transient: boolean;
+}
+
+/**
+ * Everything that would make this Worker fail later or answer wrong (a missing binding, an
+ * object without SQLite, an old runtime, the id key, a model's key or base URL), one
+ * sentence per problem naming what to fix. Empty when the Worker is configured right.
+ */
+export async function configurationProblems<Env>(
+  agent: Agent<Env>,
+  env: Env,
+  local: boolean,
+): Promise<string[]> {
+  return (await check(agent, env as Record<string, unknown>, local)).problems;
+}
+
+async function check<Env>(
+  agent: Agent<Env>,
+  env: Record<string, unknown>,
+  local: boolean,
+): Promise<Checked> {
+  const ids = idKeyProblems(env, local);
+  if (ids.warning) console.warn(`edgelink: ${ids.warning}`);
+  const bindings = await Promise.all([
+    bindingProblems(env, agent.bindings.context, "EdgelinkContext"),
+    bindingProblems(env, agent.bindings.index, "EdgelinkIndex"),
+  ]);
+  // Both objects failing the same way (no migration, an old runtime) is said once.
+  const objectProblems = [...new Set(bindings.flatMap((b) => b.problems))];
+  return {
+    problems: [...objectProblems, ...ids.problems, ...(agent.model?.configProblems?.(env) ?? [])],
+    transient: bindings.some((b) => b.transient),
+  };
+}
+
+function isLocalUrl(url: string): boolean {
+  try {
+    return ["localhost", "127.0.0.1", "[::1]"].includes(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Middleware that checks the Worker's configuration on its first request, once per isolate
+ * (per `env` object), and from then on answers every request with one `Misconfigured` error
+ * naming each problem, logged once, rather than failing some requests later and some not.
+ */
+export function startupCheck<Env extends object>(
+  agent: Agent<Env>,
+): MiddlewareHandler<{ Bindings: Env }> {
+  const outcomes = new WeakMap<object, Promise<Checked>>();
+  return async (c, next) => {
+    const env = (c.env ?? {}) as Env & object;
+    let outcome = outcomes.get(env);
+    if (!outcome) {
+      outcome = check(agent, env as Record<string, unknown>, isLocalUrl(c.req.url)).then(
+        (checked) => {
+          if (checked.problems.length) {
+            console.error(
+              `edgelink: this Worker is misconfigured and answers every request with 503:\n- ${checked.problems.join("\n- ")}`,
+            );
+          }
+          if (checked.transient) outcomes.delete(env);
+          return checked;
+        },
+      );
+      outcomes.set(env, outcome);
+    }
+    const { problems } = await outcome;
+    if (problems.length === 0) return next();
+    const error = new A2AError(
+      "Misconfigured",
+      `This agent is misconfigured: ${problems.join("; ")}`,
+      { problems: String(problems.length) },
+    );
+    const base = basePath(c).replace(/\/$/, "");
+    const isRpc =
+      c.req.method === "POST" && new URL(c.req.url).pathname.replace(/\/$/, "") === base;
+    return isRpc ? Response.json(jsonRpcError(null, error), { status: 503 }) : restError(error);
+  };
+}
