@@ -5,7 +5,16 @@ export interface Args {
 }
 
 /** Options that take no value. */
-const BOOLEAN = new Set(["json", "help", "version", "no-color", "no-wait", "all", "quiet"]);
+const BOOLEAN = new Set([
+  "json",
+  "help",
+  "version",
+  "no-color",
+  "no-wait",
+  "all",
+  "quiet",
+  "force",
+]);
 
 export class UsageError extends Error {
   override name = "UsageError";

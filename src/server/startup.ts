@@ -10,6 +10,8 @@ import { jsonRpcError, restError } from "./errors";
 const MIN_ID_KEY_LENGTH = 32;
 /** The object the storage check asks: one name, never written, so it never holds data. */
 const PROBE_NAME = "edgelink:startup-check";
+/** The compatibility date Edgelink is tested with (its SQLite has what the objects use). */
+const TESTED_COMPATIBILITY_DATE = "2026-11-01";
 
 interface NamespaceLike {
   idFromName(name: string): unknown;
@@ -31,27 +33,31 @@ function bindingHint(binding: string, className: string): string {
   return `[[durable_objects.bindings]] name = "${binding}" class_name = "${className}" in wrangler.toml (and export ${className} from the Worker's main module)`;
 }
 
-const MIGRATION_HINT =
-  'a [[migrations]] entry with new_sqlite_classes = ["EdgelinkContext", "EdgelinkIndex"] in wrangler.toml';
+/** The outcome of asking one binding's object about its storage. */
+type BindingOutcome =
+  | { kind: "ok" }
+  | { kind: "problem"; problem: string; transient: boolean }
+  | { kind: "noSqlite" }
+  | { kind: "noJsonb"; detail: string | null };
 
-/** The problems of one Durable Object binding, its storage asked through `storageReport`. */
-async function bindingProblems(
+/** One Durable Object binding, its storage asked through `storageReport`. */
+async function checkBinding(
   env: Record<string, unknown>,
   binding: string,
   className: string,
-): Promise<{ problems: string[]; transient: boolean }> {
+): Promise<BindingOutcome> {
   const ns = env[binding];
   if (ns === undefined) {
     return {
-      problems: [`${binding} is not bound: add ${bindingHint(binding, className)}`],
+      kind: "problem",
+      problem: `${binding} is not bound: add ${bindingHint(binding, className)}`,
       transient: false,
     };
   }
   if (!isNamespace(ns)) {
     return {
-      problems: [
-        `${binding} is bound but is not a Durable Object namespace: bind it with ${bindingHint(binding, className)}`,
-      ],
+      kind: "problem",
+      problem: `${binding} is bound but is not a Durable Object namespace: bind it with ${bindingHint(binding, className)}`,
       transient: false,
     };
   }
@@ -60,38 +66,61 @@ async function bindingProblems(
     report = await ns.get(ns.idFromName(PROBE_NAME)).storageReport();
   } catch (error) {
     const detail = String((error as Error)?.message ?? error);
-    // A class without SQLite storage fails in its constructor, at its first `storage.sql`.
-    if (/sql/i.test(detail)) {
+    // A class without SQLite storage fails in its constructor, at its first `storage.sql`
+    // ("SQL is not enabled for this Durable Object class").
+    if (/SQL is not enabled/i.test(detail)) return { kind: "noSqlite" };
+    // Before 2024-04-03 a stub has no RPC methods: no Edgelink object can be called.
+    if (/storageReport is not a function/.test(detail)) {
       return {
-        problems: [
-          `${binding}'s Durable Object class has no SQLite storage (${detail}): add ${MIGRATION_HINT}; a class first deployed without SQLite must be renamed, not migrated`,
-        ],
+        kind: "problem",
+        problem: `${binding}'s Durable Object cannot be called (no RPC before compatibility_date 2024-04-03): set compatibility_date in wrangler.toml to ${TESTED_COMPATIBILITY_DATE} or later`,
         transient: false,
       };
     }
     // Anything else (an overloaded object, a network blip) is checked again next request.
     return {
-      problems: [`${binding}'s Durable Object did not answer the start-up check: ${detail}`],
+      kind: "problem",
+      problem: `${binding}'s Durable Object did not answer the start-up check: ${detail}`,
       transient: true,
     };
   }
-  if (!report.sqlite) {
-    return {
-      problems: [
-        `${binding}'s Durable Object class has no SQLite storage${report.detail ? ` (${report.detail})` : ""}: add ${MIGRATION_HINT}`,
-      ],
-      transient: false,
-    };
+  if (!report.sqlite) return { kind: "noSqlite" };
+  if (!report.jsonb) return { kind: "noJsonb", detail: report.detail };
+  return { kind: "ok" };
+}
+
+/** The bindings' problems, the ones both objects share (no migration, old runtime) said once. */
+function objectProblems(
+  outcomes: { binding: string; className: string; outcome: BindingOutcome }[],
+): {
+  problems: string[];
+  transient: boolean;
+} {
+  const problems: string[] = [];
+  let transient = false;
+  for (const { outcome } of outcomes) {
+    if (outcome.kind === "problem") {
+      problems.push(outcome.problem);
+      transient ||= outcome.transient;
+    }
   }
-  if (!report.jsonb) {
-    return {
-      problems: [
-        `the Durable Objects' SQLite has no jsonb_each${report.detail ? ` (${report.detail})` : ""}, so task lists would be empty: raise compatibility_date in wrangler.toml (Edgelink is tested with 2026-11-01) and use wrangler ^4.164`,
-      ],
-      transient: false,
-    };
+  const noSqlite = outcomes.filter((o) => o.outcome.kind === "noSqlite");
+  if (noSqlite.length) {
+    const classes = noSqlite.map((o) => `"${o.className}"`).join(", ");
+    problems.push(
+      `the Durable Object class${noSqlite.length > 1 ? "es" : ""} of ${noSqlite.map((o) => o.binding).join(" and ")} ` +
+        `${noSqlite.length > 1 ? "have" : "has"} no SQLite storage: add a [[migrations]] entry with new_sqlite_classes = [${classes}] to wrangler.toml ` +
+        "(a class already deployed without SQLite cannot be converted: bind a new class name)",
+    );
   }
-  return { problems: [], transient: false };
+  const noJsonb = outcomes.find((o) => o.outcome.kind === "noJsonb")?.outcome;
+  if (noJsonb?.kind === "noJsonb") {
+    problems.push(
+      `the Durable Objects' SQLite has no jsonb_each${noJsonb.detail ? ` (${noJsonb.detail})` : ""}, so task lists would come back empty: ` +
+        `run a newer runtime (wrangler ^4.164; older wranglers run an older workerd) with compatibility_date ${TESTED_COMPATIBILITY_DATE} or later in wrangler.toml`,
+    );
+  }
+  return { problems, transient };
 }
 
 function idKeyProblems(
@@ -147,15 +176,17 @@ async function check<Env>(
 ): Promise<Checked> {
   const ids = idKeyProblems(env, local);
   if (ids.warning) console.warn(`edgelink: ${ids.warning}`);
-  const bindings = await Promise.all([
-    bindingProblems(env, agent.bindings.context, "EdgelinkContext"),
-    bindingProblems(env, agent.bindings.index, "EdgelinkIndex"),
-  ]);
-  // Both objects failing the same way (no migration, an old runtime) is said once.
-  const objectProblems = [...new Set(bindings.flatMap((b) => b.problems))];
+  const bindings = [
+    { binding: agent.bindings.context, className: "EdgelinkContext" },
+    { binding: agent.bindings.index, className: "EdgelinkIndex" },
+  ];
+  const outcomes = await Promise.all(
+    bindings.map(async (b) => ({ ...b, outcome: await checkBinding(env, b.binding, b.className) })),
+  );
+  const objects = objectProblems(outcomes);
   return {
-    problems: [...objectProblems, ...ids.problems, ...(agent.model?.configProblems?.(env) ?? [])],
-    transient: bindings.some((b) => b.transient),
+    problems: [...objects.problems, ...ids.problems, ...(agent.model?.configProblems?.(env) ?? [])],
+    transient: objects.transient,
   };
 }
 
