@@ -97,6 +97,26 @@ describe("the start-up check: a misconfigured Worker answers every request with 
     expect(message).toContain("EDGELINK_CONTEXT is bound but is not a Durable Object namespace");
   });
 
+  it("a runtime whose SQLite lacks jsonb_each is named (an object answering as an older workerd would)", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // The installed workerd has jsonb_each whatever the date, so the object's answer is
+    // stood in for here; the report itself is read from real storage in the case above.
+    const old = {
+      idFromName: () => ({}),
+      get: () => ({
+        storageReport: async () => ({
+          sqlite: true,
+          jsonb: false,
+          detail: "no such table: jsonb_each",
+        }),
+      }),
+    };
+    const message = await misconfigured(await card(agentWith(), { ...env, EDGELINK_INDEX: old }));
+    expect(message).toContain(
+      "the Durable Objects' SQLite has no jsonb_each (no such table: jsonb_each), so task lists would come back empty",
+    );
+  });
+
   it("EDGELINK_ID_KEY: too short anywhere, or missing when deployed, is named with the command that fixes it", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const short = await misconfigured(
