@@ -235,8 +235,8 @@ export function endpointProblems(config: EndpointConfig, env: object | undefined
     !envString(env, config.keyVariable)
   ) {
     problems.push(
-      `${config.keyVariable} is not set (or empty): the model ${who} sends it as its API key. ` +
-        `Set it with: npx wrangler secret put ${config.keyVariable} (locally: a line ${config.keyVariable}=... in .dev.vars)`,
+      `${config.keyVariable} is not set (or empty): the model ${who} needs it. ` +
+        `Run: npx wrangler secret put ${config.keyVariable} (locally: ${config.keyVariable}=... in .dev.vars)`,
     );
   }
   let url: URL | null = null;
@@ -248,14 +248,11 @@ export function endpointProblems(config: EndpointConfig, env: object | undefined
   if (url) {
     const local = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
     if (url.protocol !== "https:" && !(url.protocol === "http:" && local)) {
-      problems.push(
-        `the base URL of ${who} must be https (got ${config.baseUrl}): the API key would cross the network in clear`,
-      );
+      problems.push(`the base URL of ${who} must be https (got ${config.baseUrl})`);
     }
     if (config.versioned && !/\/v\d+[a-z0-9]*(\/|$)/i.test(url.pathname)) {
       problems.push(
-        `the base URL of ${who} has no version segment (got ${config.baseUrl}): requests go to ` +
-          `${joinUrl(config.baseUrl, "chat/completions")}; did you mean ${joinUrl(config.baseUrl, "v1")}?`,
+        `the base URL of ${who} has no version segment (got ${config.baseUrl}): did you mean ${joinUrl(config.baseUrl, "v1")}?`,
       );
     }
   }

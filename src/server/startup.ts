@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { basePath } from "hono/route";
 import type { Agent } from "../agent/definition";
-import { ID_KEY_BINDING } from "../durable/ids";
+import { ID_KEY_BINDING, ID_KEY_FIX, isLocal } from "../durable/ids";
 import type { StorageReport } from "../durable/schema";
 import { A2AError } from "../models/errors";
 import { jsonRpcError, restError } from "./errors";
@@ -30,7 +30,7 @@ function isNamespace(value: unknown): value is NamespaceLike {
 
 /** What the bindings must look like in wrangler.toml, for the messages. */
 function bindingHint(binding: string, className: string): string {
-  return `[[durable_objects.bindings]] name = "${binding}" class_name = "${className}" in wrangler.toml (and export ${className} from the Worker's main module)`;
+  return `[[durable_objects.bindings]] name = "${binding}" class_name = "${className}" to wrangler.toml`;
 }
 
 /** The outcome of asking one binding's object about its storage. */
@@ -57,7 +57,7 @@ async function checkBinding(
   if (!isNamespace(ns)) {
     return {
       kind: "problem",
-      problem: `${binding} is bound but is not a Durable Object namespace: bind it with ${bindingHint(binding, className)}`,
+      problem: `${binding} is not a Durable Object binding: add ${bindingHint(binding, className)}`,
       transient: false,
     };
   }
@@ -110,7 +110,7 @@ function objectProblems(
     problems.push(
       `the Durable Object class${noSqlite.length > 1 ? "es" : ""} of ${noSqlite.map((o) => o.binding).join(" and ")} ` +
         `${noSqlite.length > 1 ? "have" : "has"} no SQLite storage: add a [[migrations]] entry with new_sqlite_classes = [${classes}] to wrangler.toml ` +
-        "(a class already deployed without SQLite cannot be converted: bind a new class name)",
+        "(a class deployed without SQLite cannot be converted: bind a new class)",
     );
   }
   const noJsonb = outcomes.find((o) => o.outcome.kind === "noJsonb")?.outcome;
@@ -128,9 +128,9 @@ function idKeyProblems(
   local: boolean,
 ): { problems: string[]; warning: string | null } {
   const key = env[ID_KEY_BINDING];
-  const fix = `Run: openssl rand -base64 48 | npx wrangler secret put ${ID_KEY_BINDING} (locally: a line ${ID_KEY_BINDING}=... in .dev.vars)`;
+  const fix = ID_KEY_FIX;
   if (key === undefined) {
-    const missing = `${ID_KEY_BINDING} is not set: task and context ids are made with it.`;
+    const missing = `${ID_KEY_BINDING} is not set: ids are made with it.`;
     // Under wrangler dev the ids get a key for this run only: they die with the process.
     if (local)
       return {
@@ -190,14 +190,6 @@ async function check<Env>(
   };
 }
 
-function isLocalUrl(url: string): boolean {
-  try {
-    return ["localhost", "127.0.0.1", "[::1]"].includes(new URL(url).hostname);
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Middleware that checks the Worker's configuration on its first request, once per isolate
  * (per `env` object), and from then on answers every request with one `Misconfigured` error
@@ -211,17 +203,15 @@ export function startupCheck<Env extends object>(
     const env = (c.env ?? {}) as Env & object;
     let outcome = outcomes.get(env);
     if (!outcome) {
-      outcome = check(agent, env as Record<string, unknown>, isLocalUrl(c.req.url)).then(
-        (checked) => {
-          if (checked.problems.length) {
-            console.error(
-              `edgelink: this Worker is misconfigured and answers every request with 503:\n- ${checked.problems.join("\n- ")}`,
-            );
-          }
-          if (checked.transient) outcomes.delete(env);
-          return checked;
-        },
-      );
+      outcome = check(agent, env as Record<string, unknown>, isLocal(c.req.url)).then((checked) => {
+        if (checked.problems.length) {
+          console.error(
+            `edgelink: this Worker is misconfigured and answers every request with 503:\n- ${checked.problems.join("\n- ")}`,
+          );
+        }
+        if (checked.transient) outcomes.delete(env);
+        return checked;
+      });
       outcomes.set(env, outcome);
     }
     const { problems } = await outcome;

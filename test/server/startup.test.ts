@@ -94,7 +94,7 @@ describe("the start-up check: a misconfigured Worker answers every request with 
     const message = await misconfigured(
       await card(agentWith(), { ...env, EDGELINK_CONTEXT: "oops" }),
     );
-    expect(message).toContain("EDGELINK_CONTEXT is bound but is not a Durable Object namespace");
+    expect(message).toContain("EDGELINK_CONTEXT is not a Durable Object binding");
   });
 
   it("a runtime whose SQLite lacks jsonb_each is named (an object answering as an older workerd would)", async () => {
