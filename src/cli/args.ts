@@ -15,6 +15,7 @@ const BOOLEAN = new Set([
   "quiet",
   "verify-card",
   "prove",
+  "force",
 ]);
 
 export class UsageError extends Error {

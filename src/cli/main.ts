@@ -2,15 +2,21 @@ import { A2AConnectionError, A2ARemoteError, CardSignatureError } from "../clien
 import { PushVerificationError } from "../push/receiver";
 import { flag, parseArgs, UsageError } from "./args";
 import * as commands from "./commands";
+import { doctor } from "./doctor";
 import { EXIT } from "./events";
+import { init } from "./init";
 import { proc } from "./node";
 import { styleFor } from "./output";
 
-const HELP = `edgelink — talk to A2A agents from the terminal
+const HELP = `edgelink — make A2A agents, and talk to them from the terminal
 
 usage: edgelink <command> [arguments] [options]
 
 commands:
+  init [DIR]                   a new agent project (--template echo|model; refuses a
+                               non-empty DIR unless --force, and never overwrites a file)
+  doctor [DIR]                 check a project's wrangler.toml and .dev.vars (bindings,
+                               migration, compatibility date, id key, provider keys)
   card URL                     the agent's card
   send URL TEXT                send a message, print the answer
                                (--task ID, --context ID, --no-wait)
@@ -54,6 +60,8 @@ exit codes: 0 ok/completed, 1 error, 2 usage, 3 task failed or rejected,
 `;
 
 const COMMANDS: Record<string, (ctx: commands.Context) => Promise<number>> = {
+  init,
+  doctor,
   card: commands.card,
   send: commands.send,
   stream: commands.stream,

@@ -50,3 +50,43 @@ export async function nodeHttp(): Promise<HttpModule> {
   const specifier = "node:http";
   return (await import(specifier)) as HttpModule;
 }
+
+export interface DirentLike {
+  name: string;
+}
+/** The part of `node:fs/promises` that `init` and `doctor` use. */
+export interface FsModule {
+  readFile(path: string, encoding: "utf8"): Promise<string>;
+  writeFile(path: string, data: string, options?: { flag?: string; mode?: number }): Promise<void>;
+  mkdir(path: string, options: { recursive: true }): Promise<string | undefined>;
+  readdir(path: string): Promise<string[]>;
+  stat(path: string): Promise<{ isDirectory(): boolean }>;
+}
+/** The part of `node:path` they use. */
+export interface PathModule {
+  resolve(...paths: string[]): string;
+  join(...paths: string[]): string;
+  basename(path: string): string;
+  dirname(path: string): string;
+  relative(from: string, to: string): string;
+}
+
+/** `node:fs/promises`, `node:path` and `fileURLToPath`, loaded only by the commands that use files. */
+export async function nodeFiles(): Promise<{
+  fs: FsModule;
+  path: PathModule;
+  fileURLToPath: (url: URL) => string;
+}> {
+  const [fs, path, url] = ["node:fs/promises", "node:path", "node:url"];
+  return {
+    fs: (await import(fs)) as FsModule,
+    path: (await import(path)) as PathModule,
+    fileURLToPath: ((await import(url)) as { fileURLToPath: (url: URL) => string }).fileURLToPath,
+  };
+}
+
+/** Node's error code (`ENOENT`, `EEXIST`, ...) of a thrown file-system error. */
+export function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}

@@ -99,6 +99,8 @@ export class UnavailableError extends named("UnavailableError") {}
  * refused the call; `errorInfo.metadata.retryAfterSeconds` says when to retry.
  */
 export class RateLimitedError extends named("RateLimitedError") {}
+/** 503 MISCONFIGURED: the agent's Worker is deployed wrong; the message names what to fix. */
+export class MisconfiguredError extends named("MisconfiguredError") {}
 /** 401, or -32010: missing or refused credentials. */
 export class UnauthenticatedError extends named("UnauthenticatedError") {}
 /** 403, or -32011: authenticated, but not allowed to do this. */
@@ -132,6 +134,7 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   Internal: InternalError,
   Unavailable: UnavailableError,
   RateLimited: RateLimitedError,
+  Misconfigured: MisconfiguredError,
 };
 
 const KINDS = Object.entries(ERROR_TABLE) as [ErrorKind, (typeof ERROR_TABLE)[ErrorKind]][];

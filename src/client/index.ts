@@ -68,6 +68,7 @@ export {
   InvalidRequestError,
   JSONParseError,
   MethodNotFoundError,
+  MisconfiguredError,
   PermissionDeniedError,
   PushNotificationNotSupportedError,
   RateLimitedError,

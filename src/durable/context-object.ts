@@ -28,7 +28,14 @@ import { indexShardFor } from "./index-shards";
 import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
 import { attempt, type Result } from "./result";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, hasSchema, migrate } from "./schema";
+import {
+  CONTEXT_FRESH,
+  CONTEXT_MIGRATIONS,
+  hasSchema,
+  migrate,
+  type StorageReport,
+  storageReport,
+} from "./schema";
 import { TaskRun } from "./task-run";
 import { type ListBudget, type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
@@ -186,6 +193,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   // ---- RPC ---------------------------------------------------------------------------
+
+  /** The Worker's start-up check: is this object's storage what Edgelink needs? Writes nothing. */
+  storageReport(): StorageReport {
+    return storageReport(this.ctx.storage);
+  }
 
   /**
    * SendMessage: blocking waits for a terminal or interrupted state (§3.2.2). Answers the

@@ -42,6 +42,9 @@ export function contextOfTaskId(taskId: string): string | null {
  */
 export const ID_KEY_BINDING = "EDGELINK_ID_KEY";
 
+/** How to set the key, for the errors that ask for it. */
+export const ID_KEY_FIX = `Run: openssl rand -base64 48 | npx wrangler secret put ${ID_KEY_BINDING} (locally: ${ID_KEY_BINDING}=... in .dev.vars)`;
+
 /** The keys ids are made and checked with, imported once per secret (per isolate). */
 export interface IdKeys {
   /** AES-GCM key of task ids (their routing token). */
@@ -85,7 +88,8 @@ async function deriveKeys(secret: Uint8Array): Promise<IdKeys> {
 let checkedOrigin: string | null = null;
 let checkedLocal = false;
 
-function isLocal(origin: string): boolean {
+/** Whether `origin` (or any URL) is this machine's: `wrangler dev`, not a deployment. */
+export function isLocal(origin: string): boolean {
   if (origin !== checkedOrigin) {
     let local = false;
     try {
@@ -115,8 +119,7 @@ export function idKeys(env: unknown, origin: string): Promise<IdKeys> {
   if (!isLocal(origin)) {
     throw new A2AError(
       "Internal",
-      `${ID_KEY_BINDING} is not set (or shorter than 32 characters): task and context ids are made with it. ` +
-        `Run: openssl rand -base64 48 | npx wrangler secret put ${ID_KEY_BINDING}`,
+      `${ID_KEY_BINDING} is not set (or shorter than 32 characters): ids are made with it. ${ID_KEY_FIX}`,
     );
   }
   ephemeral ??= deriveKeys(crypto.getRandomValues(new Uint8Array(32)));

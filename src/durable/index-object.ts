@@ -1,7 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
 import { A2AError, type ErrorData } from "../models/errors";
 import { type ListPosition, listSnapshot, type PageQuery } from "./paging";
-import { hasSchema, INDEX_FRESH, INDEX_LISTING_KEEP, INDEX_MIGRATIONS, migrate } from "./schema";
+import {
+  hasSchema,
+  INDEX_FRESH,
+  INDEX_LISTING_KEEP,
+  INDEX_MIGRATIONS,
+  migrate,
+  type StorageReport,
+  storageReport,
+} from "./schema";
 
 /** A flush's rows (INDEX_BATCH_ROWS) in one JSON value, well under a value's 2 MB. */
 const ROWS_PER_STATEMENT = 500;
@@ -81,6 +89,11 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * that keeps its place leaves its value unused. Two statements per call, its rows as one
    * JSON value: a bound value costs workerd more than SQLite's parse (bench/README.md).
    */
+  /** The Worker's start-up check: is this object's storage what Edgelink needs? Writes nothing. */
+  storageReport(): StorageReport {
+    return storageReport(this.ctx.storage);
+  }
+
   async upsert(rows: IndexRow[]): Promise<void> {
     this.ready();
     if (rows.length === 0) return;

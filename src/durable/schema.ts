@@ -496,6 +496,38 @@ export function migrate(
   });
 }
 
+/** What a Durable Object's storage can do, as the start-up check asks it (see `storageReport`). */
+export interface StorageReport {
+  /** The object has SQLite storage (its class is in a `new_sqlite_classes` migration). */
+  sqlite: boolean;
+  /** Its SQLite has `jsonb_each`, which the index and task listing use. */
+  jsonb: boolean;
+  /** The runtime's own words when either is false. */
+  detail: string | null;
+}
+
+/**
+ * Whether this object's storage is SQLite with the JSON functions Edgelink uses. Read-only:
+ * it writes nothing, so asking never creates an object's storage.
+ */
+export function storageReport(storage: DurableObjectStorage): StorageReport {
+  let sql: SqlStorage;
+  try {
+    sql = storage.sql;
+    sql.exec("SELECT 1").toArray();
+  } catch (error) {
+    return { sqlite: false, jsonb: false, detail: String((error as Error)?.message ?? error) };
+  }
+  try {
+    const [row] = sql
+      .exec<{ n: number }>("SELECT count(*) AS n FROM jsonb_each(jsonb('[1,2]'))")
+      .toArray();
+    return { sqlite: true, jsonb: row?.n === 2, detail: null };
+  } catch (error) {
+    return { sqlite: true, jsonb: false, detail: String((error as Error)?.message ?? error) };
+  }
+}
+
 /** Whether an object was ever written (`migrate` made its schema); asking creates nothing. */
 export function hasSchema(storage: DurableObjectStorage): boolean {
   return storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'meta'").toArray().length > 0;

@@ -145,6 +145,11 @@ export const ERROR_TABLE = {
   Internal: { code: -32603, http: 500, status: "INTERNAL", reason: "INTERNAL" },
   /** A service Edgelink depends on did not answer (an issuer's keys): worth a retry. */
   Unavailable: { code: -32603, http: 503, status: "UNAVAILABLE", reason: "UNAVAILABLE" },
+  /**
+   * Edgelink's own: the Worker is deployed wrong (a binding, migration, secret or base URL);
+   * every request answers this until its operator fixes what the message names.
+   */
+  Misconfigured: { code: -32603, http: 503, status: "UNAVAILABLE", reason: "MISCONFIGURED" },
 } as const;
 
 export type ErrorKind = keyof typeof ERROR_TABLE;

@@ -3,6 +3,7 @@ import { anthropicDecoder } from "./anthropic-stream";
 import { ProviderError } from "./errors";
 import {
   DEFAULT_STALL_MS,
+  endpointProblems,
   envString,
   type HttpProviderOptions,
   joinUrl,
@@ -75,6 +76,20 @@ export function anthropic(options: AnthropicOptions): Model {
     provider: ANTHROPIC,
     model: options.model,
     capabilities,
+    configProblems: (env) =>
+      endpointProblems(
+        {
+          provider: ANTHROPIC,
+          model: options.model,
+          explicitKey: options.apiKey,
+          keyVariable: "ANTHROPIC_API_KEY",
+          baseUrl:
+            options.baseUrl ?? envString(env, "ANTHROPIC_BASE_URL") ?? ANTHROPIC_DEFAULT_BASE_URL,
+          // The adapter appends `v1/messages` itself.
+          versioned: false,
+        },
+        env,
+      ),
     streamBatches(request: ModelRequest, call: CallOptions = {}): AsyncGenerator<StreamEvent[]> {
       // Sent by the first read, as a generator's body would be: nothing before iterating.
       const open = async (): Promise<OpenedBody> => {

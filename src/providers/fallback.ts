@@ -1,6 +1,7 @@
 import type { JsonObject } from "../models/json";
 import { isFirstToken } from "./collect";
 import { AllProvidersFailedError, asProviderError, ProviderError } from "./errors";
+import { membersProblems } from "./http";
 import { type AttemptResult, attempt, recoveredEvent } from "./opening";
 import type { CallOptions, FailoverStore, Model, ModelRequest, StreamEvent } from "./types";
 
@@ -172,6 +173,7 @@ export function fallback(models: readonly Model[], options: FallbackOptions = {}
     provider: "fallback",
     model: name,
     capabilities: first.capabilities,
+    configProblems: (env) => membersProblems(models, env),
     async reset(store = memory) {
       await store.save(name, {});
     },

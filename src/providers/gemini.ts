@@ -3,6 +3,7 @@ import { GeminiDecoder } from "./gemini-decoder";
 import { type GeminiSchemaMode, geminiRequestBody } from "./gemini-request";
 import {
   DEFAULT_STALL_MS,
+  endpointProblems,
   envString,
   type HttpProviderOptions,
   joinUrl,
@@ -58,6 +59,18 @@ export function gemini(options: GeminiOptions): Model {
     provider,
     model,
     capabilities,
+    configProblems: (env) =>
+      endpointProblems(
+        {
+          provider,
+          model,
+          explicitKey: options.apiKey ?? envString(env, "GOOGLE_API_KEY"),
+          keyVariable: "GEMINI_API_KEY",
+          baseUrl: options.baseUrl ?? envString(env, "GEMINI_BASE_URL") ?? GEMINI_BASE_URL,
+          versioned: false,
+        },
+        env,
+      ),
     streamBatches(request: ModelRequest, call: CallOptions = {}): AsyncGenerator<StreamEvent[]> {
       // Sent by the first read, as a generator's body would be: nothing before iterating.
       const open = async (): Promise<OpenedBody> => {

@@ -1,5 +1,5 @@
 import { asProviderError, ProviderError, retryAfterMs } from "./errors";
-import type { CallOptions } from "./types";
+import type { CallOptions, Model } from "./types";
 
 /** Default stall watchdog: no bytes for this long fails the stream. */
 export const DEFAULT_STALL_MS = 60_000;
@@ -71,9 +71,15 @@ export async function postJson(init: PostInit): Promise<Response> {
   // The body stream keeps the controller: aborting the caller's signal still cancels it.
   if (!response.ok) {
     outer?.removeEventListener("abort", onAbort);
-    throw await errorFromResponse(provider, response);
+    throw await errorFromResponse(provider, response, `POST ${withoutQuery(init.url)}`);
   }
   return response;
+}
+
+/** A URL as errors show it: no query string, where a proxy's key could ride. */
+function withoutQuery(url: string): string {
+  const cut = url.search(/[?#]/);
+  return cut === -1 ? url : url.slice(0, cut);
 }
 
 /** The request id a provider put in its response headers. */
@@ -96,6 +102,8 @@ export function requestIdOf(headers: Headers): string | null {
 export async function errorFromResponse(
   provider: string,
   response: Response,
+  /** The request that was answered, e.g. `POST https://api.openai.com/v1/chat/completions`. */
+  request?: string,
 ): Promise<ProviderError> {
   const text = await response.text().catch(() => "");
   const fields = errorFields(text);
@@ -104,7 +112,7 @@ export async function errorFromResponse(
     provider,
     kind: "http",
     status: response.status,
-    message: `${provider} answered ${response.status}: ${fields.message ?? (text.slice(0, 300) || response.statusText)}`,
+    message: `${provider}${request ? `: ${request}` : ""} answered ${response.status}: ${fields.message ?? (text.slice(0, 300) || response.statusText)}`,
     code: fields.code,
     requestId: fields.requestId ?? requestIdOf(response.headers),
     retryAfterMs: retryAfter,
@@ -198,6 +206,66 @@ export function requireKey(
     kind: "config",
     message: `no API key for ${provider}: set the ${variable} secret (wrangler secret put ${variable}, or .dev.vars locally) or pass apiKey`,
   });
+}
+
+/** What an HTTP adapter needs to be callable: its key and where it sends requests. */
+export interface EndpointConfig {
+  provider: string;
+  model: string;
+  explicitKey: string | undefined;
+  /** The secret the key is read from when not passed; undefined when the API needs none. */
+  keyVariable: string | undefined;
+  baseUrl: string;
+  /** The base URL must end in a version segment such as `/v1` (the adapter appends no version). */
+  versioned: boolean;
+}
+
+/**
+ * The configuration problems of one HTTP adapter in `env`: its key secret missing or empty,
+ * a base URL that is not a URL, not https (other than on this machine), or, for an API whose
+ * paths start after the version, without a version segment (`https://api.openai.com` for
+ * `https://api.openai.com/v1` answers 404 to every call).
+ */
+export function endpointProblems(config: EndpointConfig, env: object | undefined): string[] {
+  const problems: string[] = [];
+  const who = `${config.provider} (${config.model})`;
+  if (
+    config.keyVariable !== undefined &&
+    config.explicitKey === undefined &&
+    !envString(env, config.keyVariable)
+  ) {
+    problems.push(
+      `${config.keyVariable} is not set (or empty): the model ${who} needs it. ` +
+        `Run: npx wrangler secret put ${config.keyVariable} (locally: ${config.keyVariable}=... in .dev.vars)`,
+    );
+  }
+  let url: URL | null = null;
+  try {
+    url = new URL(config.baseUrl);
+  } catch {
+    problems.push(`the base URL of ${who} is not a URL: "${config.baseUrl}"`);
+  }
+  if (url) {
+    const local = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && local)) {
+      problems.push(`the base URL of ${who} must be https (got ${config.baseUrl})`);
+    }
+    if (config.versioned && !/\/v\d+[a-z0-9]*(\/|$)/i.test(url.pathname)) {
+      problems.push(
+        `the base URL of ${who} has no version segment (got ${config.baseUrl}): did you mean ${joinUrl(config.baseUrl, "v1")}?`,
+      );
+    }
+  }
+  return problems;
+}
+
+/**
+ * A wrapper's problems (fallback, router): one configured member is enough to answer, so
+ * only when none is are all of theirs reported.
+ */
+export function membersProblems(members: readonly Model[], env: object | undefined): string[] {
+  const each = members.map((m) => m.configProblems?.(env) ?? []);
+  return each.some((p) => p.length === 0) ? [] : each.flat();
 }
 
 /** Joins a base URL and a path without doubling or dropping slashes. */

@@ -1,5 +1,6 @@
 import {
   DEFAULT_STALL_MS,
+  endpointProblems,
   envString,
   type HttpProviderOptions,
   joinUrl,
@@ -60,6 +61,18 @@ export function openai(options: OpenAIOptions): Model {
       authorization: `Bearer ${requireKey(provider, options.apiKey, call.env, "OPENAI_API_KEY")}`,
       ...options.headers,
     }),
+    configProblems: (env) =>
+      endpointProblems(
+        {
+          provider,
+          model: options.model,
+          explicitKey: options.apiKey,
+          keyVariable: "OPENAI_API_KEY",
+          baseUrl: options.baseUrl ?? envString(env, "OPENAI_BASE_URL") ?? OPENAI_BASE_URL,
+          versioned: true,
+        },
+        env,
+      ),
   });
 }
 
@@ -73,6 +86,8 @@ export interface ChatEndpoint {
   url(options: CallOptions): string;
   /** Auth and extra headers; may throw a `config` error (a missing key). */
   headers(options: CallOptions): Record<string, string>;
+  /** What keeps this endpoint from being called in `env` (see `Model.configProblems`). */
+  configProblems?(env: object | undefined): string[];
 }
 
 /**
@@ -86,6 +101,7 @@ export function chatCompletionsModel(endpoint: ChatEndpoint): Model {
     provider,
     model,
     capabilities,
+    ...(endpoint.configProblems ? { configProblems: endpoint.configProblems } : {}),
     streamBatches(request: ModelRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent[]> {
       // Sent by the first read, as a generator's body would be: nothing before iterating.
       const open = async (): Promise<OpenedBody> => {

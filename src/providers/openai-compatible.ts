@@ -1,4 +1,4 @@
-import { DEFAULT_STALL_MS, joinUrl, requireKey } from "./http";
+import { DEFAULT_STALL_MS, endpointProblems, joinUrl, requireKey } from "./http";
 import { chatCompletionsModel } from "./openai-chat";
 import { capabilitiesFor } from "./pricing";
 import type { Model, ModelCapabilities } from "./types";
@@ -46,6 +46,19 @@ export function openaiCompatible(options: OpenAICompatibleOptions): Model {
     capabilities: capabilitiesFor(options.model, options.capabilities),
     stallMs: options.stallMs ?? DEFAULT_STALL_MS,
     url: () => joinUrl(options.baseUrl, "chat/completions"),
+    configProblems: (env) =>
+      endpointProblems(
+        {
+          provider: name,
+          model: options.model,
+          explicitKey: options.apiKey,
+          keyVariable: apiKeyEnv,
+          baseUrl: options.baseUrl,
+          // Compatible APIs put their version anywhere, or nowhere (DeepSeek's base has none).
+          versioned: false,
+        },
+        env,
+      ),
     headers: (call) => {
       const key =
         options.apiKey ??

@@ -1,6 +1,7 @@
 import { ProviderError } from "./errors";
 import {
   DEFAULT_STALL_MS,
+  endpointProblems,
   envString,
   type HttpProviderOptions,
   joinUrl,
@@ -51,6 +52,19 @@ export function openaiResponses(options: OpenAIResponsesOptions): Model {
     provider: OPENAI_RESPONSES,
     model: options.model,
     capabilities,
+    configProblems: (env) =>
+      endpointProblems(
+        {
+          provider: OPENAI_RESPONSES,
+          model: options.model,
+          explicitKey: options.apiKey,
+          keyVariable: "OPENAI_API_KEY",
+          baseUrl:
+            options.baseUrl ?? envString(env, "OPENAI_BASE_URL") ?? OPENAI_RESPONSES_BASE_URL,
+          versioned: true,
+        },
+        env,
+      ),
     streamBatches(request: ModelRequest, call: CallOptions = {}): AsyncGenerator<StreamEvent[]> {
       const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
       // Sent by the first read, as a generator's body would be: nothing before iterating.

@@ -38,6 +38,7 @@ export function withOverrides(model: Model, overrides: Overrides): Model {
   return {
     provider: model.provider,
     model: model.model,
+    configProblems: (env) => model.configProblems?.(env) ?? [],
     capabilities,
     streamBatches(request: ModelRequest, options?: CallOptions): AsyncIterable<StreamEvent[]> {
       const batches = model.streamBatches({ ...request, ...settings }, options);

@@ -117,6 +117,7 @@ export function withRetry(model: Model, options: RetryOptions = {}): Model {
   return {
     provider: model.provider,
     model: model.model,
+    configProblems: (env) => model.configProblems?.(env) ?? [],
     capabilities: model.capabilities,
     async *streamBatches(
       request: ModelRequest,

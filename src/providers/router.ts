@@ -1,4 +1,5 @@
 import { AllProvidersFailedError, asProviderError, ProviderError } from "./errors";
+import { membersProblems } from "./http";
 import { attempt, isContent, recoveredEvent, release } from "./opening";
 import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "./types";
 
@@ -103,6 +104,7 @@ export function router(options: RouterOptions): Model {
     provider: "router",
     model: name,
     capabilities: unionCapabilities(models),
+    configProblems: (env) => membersProblems(models, env),
     async *streamBatches(
       request: ModelRequest,
       call: CallOptions = {},

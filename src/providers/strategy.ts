@@ -85,6 +85,7 @@ export function withStrategy(model: Model, options: StrategyOptions): Model {
   return {
     provider: model.provider,
     model: model.model,
+    configProblems: (env) => model.configProblems?.(env) ?? [],
     capabilities: model.capabilities,
     streamBatches: (request, callOptions) =>
       run(model, { ...options, mode, branches }, request, callOptions ?? {}),

@@ -185,6 +185,7 @@ export function stripThinkTags(model: Model, options: ThinkTagOptions = {}): Mod
   return {
     provider: model.provider,
     model: model.model,
+    configProblems: (env) => model.configProblems?.(env) ?? [],
     // Read through, not copied: the wrapped model's capabilities are what a turn budgets by.
     get capabilities() {
       return model.capabilities;

@@ -315,6 +315,14 @@ export interface Model {
   readonly capabilities: ModelCapabilities;
   /** Throws a `ProviderError` (or subclass) when the call fails. */
   streamBatches(request: ModelRequest, options?: CallOptions): AsyncIterable<StreamEvent[]>;
+  /**
+   * What is wrong with this model's configuration in `env` (a missing key, a base URL that
+   * cannot work), one sentence each naming what to fix; empty when it can be called. The
+   * agent checks it once per isolate, before serving its first request.
+   * @example
+   * openai({ model: "gpt-4o-mini" }).configProblems?.({}); // ["OPENAI_API_KEY is not set: ..."]
+   */
+  configProblems?(env: object | undefined): string[];
 }
 
 /**

@@ -24,6 +24,7 @@ import { Operations } from "./operations";
 import { rateLimiter } from "./rate-limit";
 import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
 import { RememberingRouter } from "./router";
+import { startupCheck } from "./startup";
 import { requestedTenant } from "./tenant";
 
 /**
@@ -61,6 +62,8 @@ export function createApp<Env extends object>(
   app.use("*", warnWhenOpen(agent));
   // CORS first: a preflight is answered before method checks and authentication.
   app.use("*", corsFor(agent));
+  // Then the configuration, checked once: a misconfigured Worker answers nothing else.
+  app.use("*", startupCheck(agent));
 
   // A path served under other methods is 405 with Allow, in the A2A error shape.
   app.use(

@@ -192,6 +192,10 @@ describe("openai-chat fixtures: HTTP errors (H7)", () => {
     });
     expect(error).toMatchObject({ kind: "http", status: 404, retryable: false });
     expect(error.code).toBe("model_not_found");
+    // The URL it called: a base URL without /v1 shows at once.
+    expect(error.message).toMatch(
+      /^openai: POST https:\/\/api\.openai\.com\/v1\/chat\/completions answered 404: /,
+    );
     expect(error.message).toContain(
       "The model `gpt-5.2-proo` does not exist or you do not have access to it.",
     );

@@ -1,0 +1,384 @@
+/**
+ * `edgelink init` as a stranger uses it: pack the package, run `npx edgelink init` from the
+ * tarball in an empty folder, install, type-check and test the new project, serve it with
+ * `wrangler dev` and talk to it with the official A2A SDK client. Then copies of it with one
+ * mistake each (a binding, the migration, the id key, an old compatibility date): each
+ * answers with the one error that names it, and `edgelink doctor` names it too.
+ *
+ * One install serves every project here (the others link its node_modules): the install is
+ * most of this file's time.
+ */
+// @ts-nocheck -- Node-only test (the repository has no @types/node).
+import { execFile, spawn } from "node:child_process";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { asTask, sdkClient, textOf, textRequest } from "./support/sdk";
+
+const REPO = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string, args: string[], cwd: string): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile(
+      cmd,
+      args,
+      { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, CI: "1", NO_COLOR: "1" } },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error ? (typeof error.code === "number" ? error.code : 1) : 0,
+          stdout,
+          stderr,
+        }),
+    );
+  });
+}
+
+async function ok(cmd: string, args: string[], cwd: string): Promise<string> {
+  const ran = await run(cmd, args, cwd);
+  if (ran.code !== 0)
+    throw new Error(`${cmd} ${args.join(" ")} failed:\n${ran.stdout}\n${ran.stderr}`);
+  return ran.stdout;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface DevServer {
+  baseUrl: string;
+  /** Everything wrangler dev printed so far. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** `npm run dev` of a project (wrangler dev, on Node 22 from its `node` dev dependency). */
+async function dev(project: string): Promise<DevServer> {
+  const port = await freePort();
+  const child = spawn("npm", ["run", "dev", "--", "--port", String(port), "--ip", "127.0.0.1"], {
+    cwd: project,
+    env: { ...process.env, CI: "1", NO_COLOR: "1", WRANGLER_SEND_METRICS: "false" },
+    // Its own process group: stop() ends npm, wrangler and workerd together, and no other.
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        resolve();
+      }
+    });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`wrangler dev exited:\n${output}`);
+    }
+    if (output.includes("Ready on")) return { baseUrl, output: () => output, stop };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await stop();
+  throw new Error(`wrangler dev did not start:\n${output}`);
+}
+
+/** Waits up to 10 s for `condition`. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+}
+
+/** A copy of the project with its files changed by `edit`, sharing its node_modules. */
+function copyWith(name: string, edit: (dir: string) => void): string {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  for (const f of ["package.json", "wrangler.toml", ".dev.vars", "src"]) {
+    cpSync(join(echo, f), join(dir, f), { recursive: true });
+  }
+  symlinkSync(join(echo, "node_modules"), join(dir, "node_modules"));
+  edit(dir);
+  return dir;
+}
+
+const editFile = (dir: string, file: string, change: (text: string) => string) =>
+  writeFileSync(join(dir, file), change(readFileSync(join(dir, file), "utf8")));
+
+const dropTable = (text: string, header: string, name: string) =>
+  text.replace(
+    new RegExp(`(#[^\\n]*\\n)?\\[\\[${header}\\]\\]\\nname = "${name}"\\nclass_name = "\\w+"\\n`),
+    "",
+  );
+
+let root: string;
+let tarball: string;
+let echo: string;
+let model: string;
+let edgelinkBin: string;
+const servers: DevServer[] = [];
+
+beforeAll(async () => {
+  const t0 = Date.now();
+  const lap = (what: string) => console.log(`${what}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  root = mkdtempSync(join(tmpdir(), "edgelink-init-"));
+  const packed = await ok("npm", ["pack", "--silent", "--pack-destination", root], REPO);
+  tarball = join(root, packed.trim().split("\n").at(-1) ?? "");
+  lap("packed");
+  echo = join(root, "echo-agent");
+  model = join(root, "model-agent");
+  // As a user runs it: npx fetches the package (here, the tarball) and runs its bin.
+  await ok(
+    "npx",
+    ["--yes", "--prefer-offline", `--package=${tarball}`, "--", "edgelink", "init", echo],
+    root,
+  );
+  // The project depends on edgelink from the registry; this test installs the tarball.
+  lap("npx edgelink init");
+  editFile(echo, "package.json", (t) =>
+    t.replace(/"edgelink": "[^"]+"/, `"edgelink": "file:${tarball}"`),
+  );
+  await ok("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], echo);
+  lap("installed");
+  edgelinkBin = join(echo, "node_modules", ".bin", "edgelink");
+  await ok(edgelinkBin, ["init", model, "--template", "model"], root);
+  symlinkSync(join(echo, "node_modules"), join(model, "node_modules"));
+}, 600_000);
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+describe("edgelink init: a new project that works", () => {
+  it("writes the files: bindings, the SQLite migration, this repository's compatibility date, a git-ignored id key, pinned versions", () => {
+    const toml = readFileSync(join(echo, "wrangler.toml"), "utf8");
+    const ours = readFileSync(join(REPO, "wrangler.toml"), "utf8");
+    const date = /compatibility_date = "([\d-]+)"/.exec(ours)?.[1];
+    expect(toml).toContain(`compatibility_date = "${date}"`);
+    expect(toml).toContain('compatibility_flags = ["nodejs_compat"]');
+    expect(toml).toContain('name = "EDGELINK_CONTEXT"\nclass_name = "EdgelinkContext"');
+    expect(toml).toContain('name = "EDGELINK_INDEX"\nclass_name = "EdgelinkIndex"');
+    expect(toml).toContain('new_sqlite_classes = ["EdgelinkContext", "EdgelinkIndex"]');
+    const key = /^EDGELINK_ID_KEY=(.+)$/m.exec(readFileSync(join(echo, ".dev.vars"), "utf8"))?.[1];
+    expect(key?.length).toBeGreaterThanOrEqual(32);
+    expect(statSync(join(echo, ".dev.vars")).mode & 0o077).toBe(0);
+    expect(readFileSync(join(echo, ".gitignore"), "utf8")).toMatch(/^\.dev\.vars$/m);
+    // Each project its own key.
+    expect(readFileSync(join(model, ".dev.vars"), "utf8")).not.toContain(key);
+    expect(readFileSync(join(model, ".dev.vars.example"), "utf8")).toContain("OPENAI_API_KEY=");
+
+    const pkg = JSON.parse(readFileSync(join(model, "package.json"), "utf8"));
+    const repo = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8"));
+    expect(pkg.dependencies.edgelink).toBe(`^${repo.version}`);
+    for (const name of [
+      "wrangler",
+      "vitest",
+      "@cloudflare/vitest-plugin",
+      "@cloudflare/workers-types",
+      "node",
+    ]) {
+      expect(pkg.devDependencies[name], name).toBe(repo.devDependencies[name]);
+    }
+    expect(pkg.devDependencies.node).toBe("^22.12.0");
+    expect(Object.keys(pkg.scripts).sort()).toEqual([
+      "deploy",
+      "dev",
+      "doctor",
+      "test",
+      "typecheck",
+    ]);
+  });
+
+  it("refuses a directory with files in it, and with --force adds files but overwrites none", async () => {
+    const dir = join(root, "taken");
+    mkdirSync(dir);
+    writeFileSync(
+      join(dir, ".dev.vars"),
+      "EDGELINK_ID_KEY=mine-and-long-enough-0123456789abcdef\n",
+    );
+    const refused = await run(edgelinkBin, ["init", dir], root);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("is not empty (.dev.vars)");
+    const forced = await run(edgelinkBin, ["init", dir, "--force"], root);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain("kept (already there, not overwritten): .dev.vars");
+    expect(readFileSync(join(dir, ".dev.vars"), "utf8")).toBe(
+      "EDGELINK_ID_KEY=mine-and-long-enough-0123456789abcdef\n",
+    );
+    expect(readFileSync(join(dir, "wrangler.toml"), "utf8")).toContain("EDGELINK_INDEX");
+    const unknown = await run(edgelinkBin, ["init", join(root, "x"), "--template", "nope"], root);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--template must be echo or model, got "nope"');
+  });
+
+  it("both templates type-check and pass their own tests (the model's against its fake OpenAI, calling a tool)", async () => {
+    await Promise.all(
+      [echo, model].map(async (project) => {
+        await ok("npm", ["run", "typecheck"], project);
+        const tested = await ok("npm", ["test"], project);
+        expect(tested).toMatch(/Tests\s+2 passed/);
+      }),
+    );
+  }, 240_000);
+
+  it("edgelink doctor finds nothing wrong with a new project", async () => {
+    const ran = await run(edgelinkBin, ["doctor", echo], root);
+    expect(ran.stdout).toContain("ok");
+    expect(ran.code).toBe(0);
+  });
+
+  it("npm run dev serves the echo agent, and the official SDK client talks to it (and lists its task)", async () => {
+    const server = await dev(echo);
+    servers.push(server);
+    const client = await sdkClient(server.baseUrl, "JSONRPC");
+    const card = await client.getAgentCard();
+    expect(card.name).toBe("Echo");
+    const task = asTask(await client.sendMessage(textRequest("hello from the SDK")));
+    expect(task.artifacts.flatMap((a) => textOf(a.parts)).join("")).toBe(
+      "You said: hello from the SDK",
+    );
+    const rest = await sdkClient(server.baseUrl, "HTTP+JSON");
+    const listed = await rest.listTasks({ tenant: "", contextId: task.contextId });
+    expect(listed.tasks.map((t) => t.id)).toEqual([task.id]);
+  }, 120_000);
+
+  it("errors thrown in Node keep their class names (no minified names in stack traces)", async () => {
+    const out = await ok(
+      "node",
+      [
+        "--input-type=module",
+        "-e",
+        `import { inspect } from "node:util";
+         const { TaskNotFoundError } = await import("edgelink/client");
+         const e = new TaskNotFoundError({ code: -32001, message: "no such task", httpStatus: 404 });
+         console.log(TaskNotFoundError.name, inspect(e).split("\\n")[0]);`,
+      ],
+      echo,
+    );
+    expect(out.trim()).toBe("TaskNotFoundError TaskNotFoundError: no such task");
+  });
+});
+
+/** One copy per mistake: what the running Worker answers, and what the doctor says. */
+const MISTAKES: { name: string; edit: (dir: string) => void; says: string; doctor: string }[] = [
+  {
+    name: "no-context-binding",
+    edit: (d) =>
+      editFile(d, "wrangler.toml", (t) =>
+        dropTable(t, "durable_objects.bindings", "EDGELINK_CONTEXT"),
+      ),
+    says: "EDGELINK_CONTEXT is not bound",
+    doctor: "EDGELINK_CONTEXT is not bound",
+  },
+  {
+    name: "no-index-binding",
+    edit: (d) =>
+      editFile(d, "wrangler.toml", (t) =>
+        dropTable(t, "durable_objects.bindings", "EDGELINK_INDEX"),
+      ),
+    says: "EDGELINK_INDEX is not bound",
+    doctor: "EDGELINK_INDEX is not bound",
+  },
+  {
+    name: "no-migration",
+    edit: (d) => editFile(d, "wrangler.toml", (t) => t.slice(0, t.indexOf("# Both classes"))),
+    says: "have no SQLite storage: add a [[migrations]] entry with new_sqlite_classes",
+    doctor: "(bound as EDGELINK_CONTEXT) is in no migration",
+  },
+  {
+    name: "short-id-key",
+    edit: (d) => writeFileSync(join(d, ".dev.vars"), "EDGELINK_ID_KEY=changeme\n"),
+    says: "EDGELINK_ID_KEY must be a secret of at least 32 characters (it has 8)",
+    doctor: "EDGELINK_ID_KEY in .dev.vars has 8 characters",
+  },
+  {
+    name: "old-compatibility-date",
+    edit: (d) =>
+      editFile(d, "wrangler.toml", (t) =>
+        t.replace(/compatibility_date = "[\d-]+"/, 'compatibility_date = "2024-01-01"'),
+      ),
+    says: "no RPC before compatibility_date 2024-04-03",
+    doctor: "compatibility_date 2024-01-01 is older than",
+  },
+];
+
+// Concurrent: each case is its own wrangler dev, mostly waiting for workerd to start.
+describe.concurrent("mistakes caught at start: one clear error naming what to fix", () => {
+  it.each(MISTAKES)(
+    "$name: every request answers 503 naming it, logged once; the doctor names it",
+    async ({ name, edit, says, doctor }) => {
+      const dir = copyWith(name, edit);
+      const diagnosed = await run(edgelinkBin, ["doctor", dir], root);
+      expect(diagnosed.code).toBe(1);
+      expect(diagnosed.stdout).toContain(doctor);
+
+      const server = await dev(dir);
+      servers.push(server);
+      const card = await fetch(`${server.baseUrl}/.well-known/agent-card.json`);
+      expect(card.status).toBe(503);
+      const body = await card.json();
+      expect(body.error.status).toBe("UNAVAILABLE");
+      expect(body.error.message).toContain(says);
+      // JSON-RPC (the SDK's binding) gets the same message as a JSON-RPC error.
+      const rpc = await fetch(`${server.baseUrl}/`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ListTasks", params: {} }),
+      });
+      expect(rpc.status).toBe(503);
+      const error = (await rpc.json()).error;
+      expect(error.code).toBe(-32603);
+      expect(error.message).toBe(body.error.message);
+      // Logged once, however many requests (wrangler prints workerd's log a moment later).
+      const logged = () => server.output().split("this Worker is misconfigured").length - 1;
+      await until(() => logged() > 0);
+      await fetch(`${server.baseUrl}/tasks`);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(logged()).toBe(1);
+      expect(server.output()).toContain(says);
+      await server.stop();
+    },
+    120_000,
+  );
+
+  it("a missing EDGELINK_ID_KEY under wrangler dev is served with ephemeral ids, and the log says so", async () => {
+    const dir = copyWith("no-id-key", (d) => writeFileSync(join(d, ".dev.vars"), "# nothing\n"));
+    const diagnosed = await run(edgelinkBin, ["doctor", dir], root);
+    expect(diagnosed.code).toBe(1);
+    expect(diagnosed.stdout).toContain(".dev.vars has no EDGELINK_ID_KEY");
+    const server = await dev(dir);
+    servers.push(server);
+    expect((await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).status).toBe(200);
+    await until(() => server.output().includes("EDGELINK_ID_KEY is not set"));
+    expect(server.output()).toContain("Under wrangler dev a key for this run is used");
+    await server.stop();
+  }, 120_000);
+});
