@@ -83,8 +83,13 @@ describe("documentation pages", () => {
 
   it("lists every error of the error table with its JSON-RPC code and HTTP status", () => {
     const errors = readFileSync(`${REPO}/docs/reference/errors.md`, "utf8");
+    // Cells as Biome pads them: a row's first three cells, whatever the column widths.
+    const rows = errors
+      .split("\n")
+      .map((line) => line.split("|").map((cell) => cell.trim()))
+      .map((cells) => cells.slice(1, 4).join(" | "));
     for (const [kind, { code, http }] of Object.entries(ERROR_TABLE)) {
-      expect(errors, kind).toContain(`| \`${kind}\` | ${code} | ${http} |`);
+      expect(rows, kind).toContain(`\`${kind}\` | ${code} | ${http}`);
     }
   });
 
