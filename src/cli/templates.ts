@@ -94,7 +94,8 @@ export const { EdgelinkContext, EdgelinkIndex } = worker;
 export default worker;
 `;
 
-const MODEL_AGENT = `import { defineAgent, openai, tool } from "edgelink";
+const MODEL_AGENT = `import { defineAgent, tool } from "edgelink";
+import { openai } from "edgelink/providers";
 import * as z from "zod";
 
 /**

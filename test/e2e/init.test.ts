@@ -24,6 +24,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packedTarball } from "./support/packed";
 import { asTask, sdkClient, textOf, textRequest } from "./support/sdk";
 
 const REPO = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
@@ -78,7 +79,18 @@ interface DevServer {
 /** `npm run dev` of a project (wrangler dev, on Node 22 from its `node` dev dependency). */
 async function dev(project: string): Promise<DevServer> {
   const port = await freePort();
-  const child = spawn("npm", ["run", "dev", "--", "--port", String(port), "--ip", "127.0.0.1"], {
+  // Its own inspector port too: wrangler's default (9229) is taken by whichever of the
+  // dev servers started at once binds it first, and the others fail to start.
+  const inspectorPort = await freePort();
+  const args = [
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--inspector-port",
+    String(inspectorPort),
+  ];
+  const child = spawn("npm", ["run", "dev", "--", ...args], {
     cwd: project,
     env: { ...process.env, CI: "1", NO_COLOR: "1", WRANGLER_SEND_METRICS: "false" },
     // Its own process group: stop() ends npm, wrangler and workerd together, and no other.
@@ -149,8 +161,7 @@ beforeAll(async () => {
   const t0 = Date.now();
   const lap = (what: string) => console.log(`${what}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   root = mkdtempSync(join(tmpdir(), "edgelink-init-"));
-  const packed = await ok("npm", ["pack", "--silent", "--pack-destination", root], REPO);
-  tarball = join(root, packed.trim().split("\n").at(-1) ?? "");
+  tarball = await packedTarball();
   lap("packed");
   echo = join(root, "echo-agent");
   model = join(root, "model-agent");

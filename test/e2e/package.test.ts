@@ -13,6 +13,7 @@ import { join } from "node:path";
 import vm from "node:vm";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packedTarball } from "./support/packed";
 import { type DemoAgent, startWorker } from "./support/worker";
 
 declare const process: { env: Record<string, string | undefined> };
@@ -91,9 +92,7 @@ let registry: DemoAgent | undefined;
 
 beforeAll(async () => {
   project = mkdtempSync(join(tmpdir(), "edgelink-user-"));
-  // `npm pack` runs the `prepack` build (tsup) and names the tarball on its last line.
-  const packed = await run("npm", ["pack", "--silent", "--pack-destination", project], REPO);
-  tarball = join(project, packed.trim().split("\n").at(-1) ?? "");
+  tarball = await packedTarball();
   const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
     peerDependencies: Record<string, string>;
   };

@@ -74,6 +74,9 @@ beforeAll(async () => {
 /** The guarded test agent, with extra options, served with extra env bindings. */
 function served(extra: Extra, bindings: Record<string, unknown> = {}) {
   const worker = authedAgent(key, extra);
+  // One env object for every request, as a Worker's isolate has (the start-up check runs
+  // once per env).
+  const workerEnv = { ...env, AGENT_API_KEYS: API_KEYS, ...bindings };
   return async (
     method: string,
     path: string,
@@ -85,11 +88,7 @@ function served(extra: Extra, bindings: Record<string, unknown> = {}) {
       headers: { "Content-Type": "application/json", "A2A-Version": "1.0", ...init.headers },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
-    const response = await worker.fetch(
-      request,
-      { ...env, AGENT_API_KEYS: API_KEYS, ...bindings },
-      ctx,
-    );
+    const response = await worker.fetch(request, workerEnv, ctx);
     void waitOnExecutionContext(ctx);
     return response;
   };
