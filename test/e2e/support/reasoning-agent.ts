@@ -4,7 +4,8 @@
  * recorded turn that thinks, calls `fixed_version`, then answers.
  */
 import * as z from "zod";
-import { anthropic, defineAgent, tool } from "../../../src/index";
+import { defineAgent, tool } from "../../../src/index";
+import { anthropic } from "../../../src/providers/index";
 
 const worker = defineAgent({
   card: { name: "Thinking e2e agent", description: "Thinks aloud and calls a tool" },
