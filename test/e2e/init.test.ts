@@ -92,7 +92,15 @@ async function dev(project: string): Promise<DevServer> {
   ];
   const child = spawn("npm", ["run", "dev", "--", ...args], {
     cwd: project,
-    env: { ...process.env, CI: "1", NO_COLOR: "1", WRANGLER_SEND_METRICS: "false" },
+    // WRANGLER_LOG at info, whatever this process has (the e2e files share one process, and
+    // startWorker sets it to warn): "Ready on" is an info line.
+    env: {
+      ...process.env,
+      CI: "1",
+      NO_COLOR: "1",
+      WRANGLER_SEND_METRICS: "false",
+      WRANGLER_LOG: "info",
+    },
     // Its own process group: stop() ends npm, wrangler and workerd together, and no other.
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
