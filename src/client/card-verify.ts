@@ -6,6 +6,7 @@ import {
   type JSONWebKeySet,
   type JWK,
 } from "jose";
+import { readBounded } from "../models/bounded-body";
 import { cardSignaturesOf, cardSigningPayloads } from "../models/card-signature";
 import type { JsonObject } from "../models/json";
 
@@ -238,27 +239,4 @@ async function fetchJwks(url: string, fetchFn: typeof fetch): Promise<JSONWebKey
     if (Array.isArray(set.keys)) return set as JSONWebKeySet;
   } catch {}
   throw new Error(`the document at ${url} is not a JWKS`);
-}
-
-/** A body as text, or null past `limit` bytes (counted as it arrives). */
-export async function readBounded(response: Response, limit: number): Promise<string | null> {
-  if (Number(response.headers.get("Content-Length") ?? "0") > limit || !response.body) {
-    await response.body?.cancel().catch(() => {});
-    return response.body ? null : "";
-  }
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    text += decoder.decode(value, { stream: true });
-  }
-  return text + decoder.decode();
 }

@@ -1,10 +1,10 @@
+import { readBounded } from "../models/bounded-body";
 import type { JsonObject, JsonValue } from "../models/json";
 import { type ApiKeyPlacement, type Auth, applyAuth, canRefresh } from "./auth";
 import {
   A2AConnectionError,
   errorFromHttp,
   errorFromJsonRpc,
-  InvalidAgentResponseError,
   invalidResponse,
 } from "./errors";
 import { type CredentialScope, redirectMode, refuseRedirect } from "./origins";
@@ -338,35 +338,16 @@ export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /** A whole answer as text, at most `MAX_RESPONSE_BYTES`. */
 export async function readText(response: Response, url: string): Promise<string> {
-  const tooLarge = () =>
-    invalidResponse(`the answer from ${url} is larger than ${MAX_RESPONSE_BYTES} bytes`);
-  const length = Number(response.headers.get("Content-Length") ?? "0");
-  if (length > MAX_RESPONSE_BYTES || !response.body) {
-    await response.body?.cancel().catch(() => {});
-    if (length > MAX_RESPONSE_BYTES) throw tooLarge();
-    return "";
-  }
-  // Counted as it arrives: a peer without Content-Length cannot make us buffer forever.
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let size = 0;
+  let text: string | null;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_RESPONSE_BYTES) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge();
-      }
-      text += decoder.decode(value, { stream: true });
-    }
+    text = await readBounded(response, MAX_RESPONSE_BYTES);
   } catch (error) {
-    if (error instanceof InvalidAgentResponseError) throw error;
     throw new A2AConnectionError(`the answer from ${url} was cut`, url, { cause: error });
   }
-  return text + decoder.decode();
+  if (text === null) {
+    throw invalidResponse(`the answer from ${url} is larger than ${MAX_RESPONSE_BYTES} bytes`);
+  }
+  return text;
 }
 
 function parseJson(text: string, status: number): JsonValue {

@@ -1,3 +1,4 @@
+import { readBounded } from "../models/bounded-body";
 import { JwksUnavailableError } from "./errors";
 
 /** Limits of one fetch of a key set or a discovery document. */
@@ -47,39 +48,16 @@ export async function fetchBoundedJson(
   }
 }
 
-/** The body as text, refused past `maxBytes` without reading further. */
+/** The body as text, refused past `maxBytes`: our failure to fetch keys, named as such. */
 async function readLimited(response: Response, maxBytes: number, url: string): Promise<string> {
-  const tooLarge = () => new JwksUnavailableError(`${url} answered more than ${maxBytes} bytes`);
-  if (Number(response.headers.get("Content-Length") ?? 0) > maxBytes) {
-    await response.body?.cancel().catch(() => {});
-    throw tooLarge();
-  }
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  let text: string | null;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge();
-      }
-      chunks.push(value);
-    }
+    text = await readBounded(response, maxBytes);
   } catch (error) {
-    if (error instanceof JwksUnavailableError) throw error;
     throw new JwksUnavailableError(`reading ${url} failed (${describe(error)})`);
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+  if (text === null) throw new JwksUnavailableError(`${url} answered more than ${maxBytes} bytes`);
+  return text;
 }
 
 function describe(error: unknown): string {

@@ -1,6 +1,7 @@
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from "jose";
-import { CardSignatureError, readBounded, verifyAgentCard } from "../client/card-verify";
+import { CardSignatureError, verifyAgentCard } from "../client/card-verify";
 import { REGISTRATION_PROOF_TYPE } from "../client/registration-proof";
+import { readBounded } from "../models/bounded-body";
 import { A2AError, invalidParams } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import { type CardFacts, cardFacts, type RegistryLimits } from "../models/registry";
