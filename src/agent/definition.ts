@@ -262,6 +262,17 @@ export interface PushOptions {
    * Default 5.
    */
   unhealthyAfter?: number;
+  /**
+   * How a streamed artifact reaches a webhook. `"coalesced"` (default): the appends to an
+   * artifact still waiting to be sent go in one delivery with all their parts in order
+   * (a chunk not marked `lastChunk` waits up to a second for the rest; status updates and
+   * the last chunk are sent at once and never reordered), so a receiver applying the
+   * deliveries in order builds the same artifact with far fewer POSTs. `"each"`: one POST
+   * per chunk.
+   * @example
+   * defineAgent({ card, handler, push: { artifactChunks: "each" } });
+   */
+  artifactChunks?: "coalesced" | "each";
 }
 
 /** A validated agent configuration with every default applied. */
@@ -341,6 +352,12 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     );
   }
   positive("push.unhealthyAfter", config.push?.unhealthyAfter, 0);
+  const chunks = config.push?.artifactChunks;
+  if (chunks !== undefined && chunks !== "coalesced" && chunks !== "each") {
+    throw new TypeError(
+      `push.artifactChunks must be "coalesced" or "each", got ${JSON.stringify(chunks)}`,
+    );
+  }
   const auth = config.auth ? checkAuth(config.auth) : null;
   if (config.extendedCard && !auth) {
     throw new TypeError("extendedCard is served only to authenticated callers; configure auth");

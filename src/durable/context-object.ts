@@ -153,7 +153,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     super(ctx, env);
     // The subclass supplies `agent` as a prototype getter, so it is readable here.
     const agent = (this as unknown as { agent: Agent<Env> }).agent;
-    this.pushStore = agent.push ? new PushStore(ctx.storage.sql) : null;
+    this.pushStore = agent.push
+      ? new PushStore(ctx.storage.sql, { artifactChunks: agent.push.artifactChunks })
+      : null;
     this.store = new TaskStore(
       ctx.storage,
       new HistoryStore<Item>(ctx.storage, agent.maxHistoryItemBytes),

@@ -3,6 +3,13 @@ import type { TaskEvent } from "../models/events";
 import { compact } from "../models/json";
 import type { Task } from "../models/task";
 import { nextDelay } from "../push/backoff";
+import {
+  type ArtifactUpdateEvent,
+  addedChars,
+  COALESCED_CHUNK_CHARS,
+  continues,
+  mergeChunks,
+} from "../push/chunks";
 import { buildDelivery, deliver } from "../push/delivery";
 import type { SigningKey } from "../push/signing";
 import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
@@ -11,6 +18,9 @@ import type { TaskStore } from "./task-store";
 
 /** Failed attempts in a row after which a config is unhealthy (`PushOptions.unhealthyAfter`). */
 export const DEFAULT_UNHEALTHY_AFTER = 5;
+
+/** Most queued chunks one coalesced delivery looks at behind its first. */
+const MAX_CHUNKS_TAKEN = 1000;
 
 /**
  * Sends a conversation's queued webhook deliveries from the object's alarm: for each
@@ -61,6 +71,43 @@ export class PushDispatcher {
     return coalesced;
   }
 
+  /**
+   * The event a delivery sends. Its body, once fixed (a coalesced delivery), is sent again
+   * as it is. Coalescing chunks, the first attempt of an artifact chunk takes along the
+   * appends to the same artifact queued right behind it (never past any other event) and
+   * fixes the result, so a retry or a restart sends the same bytes under the same event id.
+   */
+  private eventOf(row: DeliveryRow, eventSeq: number): TaskEvent | null {
+    const frozen = this.push.snapshotOf(row.seq);
+    if (frozen !== null) return JSON.parse(frozen) as TaskEvent;
+    const event = this.store.event(eventSeq);
+    const untried = row.attempts === 0 && row.lastError === null && row.skipped === 0;
+    if (event?.kind !== "artifact-update" || !this.push.coalesces || !untried) {
+      return event;
+    }
+    return this.withChunksBehind(row, event);
+  }
+
+  private withChunksBehind(row: DeliveryRow, head: ArtifactUpdateEvent): TaskEvent {
+    const rest: ArtifactUpdateEvent[] = [];
+    let last = head;
+    let through: number | null = null;
+    let chars = JSON.stringify(head).length;
+    for (const next of this.push.following(row, MAX_CHUNKS_TAKEN)) {
+      if (!next.fresh || next.eventSeq === null) break;
+      const event = this.store.event(next.eventSeq);
+      if (!event || !continues(head, last, event)) break;
+      chars += addedChars(event);
+      if (chars > COALESCED_CHUNK_CHARS) break;
+      rest.push(event);
+      last = event;
+      through = next.seq;
+    }
+    const merged = mergeChunks(head, rest);
+    this.push.absorb(row, JSON.stringify(merged), through);
+    return merged;
+  }
+
   /** The task's metadata shows its unhealthy configs and the events coalesced for them. */
   private showHealth(taskId: string): void {
     const { unhealthy, skipped } = this.push.health(taskId);
@@ -86,7 +133,7 @@ export class PushDispatcher {
       if (typeof task === "string") return this.deadLetter(row, row.attempts, task);
       event = { kind: "task", task };
     } else {
-      event = this.store.event(row.eventSeq);
+      event = this.eventOf(row, row.eventSeq);
     }
     if (!event) return this.deadLetter(row, row.attempts, "event no longer stored");
     let key: SigningKey | undefined;

@@ -1,3 +1,6 @@
+import type { PushOptions } from "../agent/definition";
+import type { TaskEvent } from "../models/events";
+import { CHUNK_HOLD_MS, waitsForChunks } from "../push/chunks";
 import type { PushConfig } from "../push/config";
 import { CHUNK_CHARS } from "./row-limit";
 import { sqlLimit } from "./sql-limit";
@@ -25,6 +28,21 @@ export interface DeliveryRow {
    * unhealthy): the task as it is at its first attempt replaces them. 0 otherwise.
    */
   skipped: number;
+}
+
+/** How the outbox queues artifact chunks (see `PushOptions.artifactChunks`). */
+export interface PushStoreOptions {
+  artifactChunks?: PushOptions["artifactChunks"];
+  /** How long a chunk not marked last waits for the appends behind it; default 1 s. */
+  holdMs?: number;
+}
+
+/** A delivery queued behind another for the same config, and whether it may still change. */
+export interface FollowingRow {
+  seq: number;
+  eventSeq: number | null;
+  /** Never attempted and not a snapshot: its body is not fixed yet. */
+  fresh: boolean;
 }
 
 /** A config with its health: failed attempts in a row, and whether its events coalesce. */
@@ -66,7 +84,23 @@ const toDelivery = (r: Row): DeliveryRow => ({
  * SQLite work, so it joins the transaction of the event it delivers.
  */
 export class PushStore {
-  constructor(private readonly sql: SqlStorage) {}
+  /** Whether artifact chunks to a webhook are coalesced (the default) rather than sent each. */
+  readonly coalesces: boolean;
+  private readonly holdMs: number;
+
+  constructor(
+    private readonly sql: SqlStorage,
+    options: PushStoreOptions = {},
+  ) {
+    this.coalesces = options.artifactChunks !== "each";
+    this.holdMs = options.holdMs ?? CHUNK_HOLD_MS;
+  }
+
+  /**
+   * Tasks with chunks waiting (see `enqueueEvent`) since this instance started. One
+   * forgotten (by a restart, or past 256 tasks) waits its hold out, no longer.
+   */
+  private readonly holding = new Set<string>();
 
   /**
    * Tasks known to have no config (most tasks), so their events queue nothing without a
@@ -330,6 +364,7 @@ export class PushStore {
     now: number,
     onlyConfig?: string,
     snapshot?: string,
+    nextAt: number = now,
   ): number {
     if (this.without.has(taskId)) return 0;
     const coalesced =
@@ -342,7 +377,7 @@ export class PushStore {
          WHERE task_id = ? AND (? IS NULL OR id = ?) AND (unhealthy = 0 OR ? IS NOT NULL)
          RETURNING seq`,
         eventSeq,
-        now,
+        nextAt,
         snapshot === undefined ? null : snapshot.slice(0, CHUNK_CHARS),
         taskId,
         onlyConfig ?? null,
@@ -354,6 +389,74 @@ export class PushStore {
     const queued = rows.length;
     if (queued + coalesced === 0 && onlyConfig === undefined) this.noConfigs(taskId);
     return queued + coalesced;
+  }
+
+  /**
+   * Queues a logged event for every config of its task. When chunks coalesce, an artifact
+   * chunk not marked last waits (`holdMs`) for the appends behind it, which ride in its
+   * delivery; any other event makes what waits for the task due at once, so a status
+   * update or a last chunk is never held back by the chunks before it.
+   */
+  enqueueEvent(taskId: string, seq: number, event: TaskEvent, now: number): number {
+    const waits = this.coalesces && waitsForChunks(event);
+    const queued = this.enqueue(
+      taskId,
+      seq,
+      now,
+      undefined,
+      undefined,
+      waits ? now + this.holdMs : now,
+    );
+    if (waits && queued > 0) {
+      this.holding.add(taskId);
+      if (this.holding.size > 256) {
+        this.holding.delete(this.holding.values().next().value as string);
+      }
+    } else if (!waits && this.holding.delete(taskId)) {
+      // Only never-attempted event rows wait in the future: a retry's backoff is untouched.
+      this.sql.exec(
+        `UPDATE push_deliveries SET next_at = ?1 WHERE task_id = ?2 AND state = 'pending'
+         AND attempts = 0 AND last_error IS NULL AND skipped = 0 AND event_seq IS NOT NULL
+         AND next_at > ?1`,
+        now,
+        taskId,
+      );
+    }
+    return queued;
+  }
+
+  /** Pending deliveries queued behind `row` for its config, oldest first, at most `limit`. */
+  following(row: DeliveryRow, limit: number): FollowingRow[] {
+    return this.sql
+      .exec<{ seq: number; event_seq: number | null; fresh: number }>(
+        `SELECT seq, event_seq, (attempts = 0 AND last_error IS NULL AND skipped = 0
+           AND snapshot IS NULL) AS fresh
+         FROM push_deliveries WHERE state = 'pending' AND task_id = ? AND config_id = ? AND seq > ?
+         ORDER BY seq LIMIT ${sqlLimit(limit)}`,
+        row.taskId,
+        row.configId,
+        row.seq,
+      )
+      .toArray()
+      .map((r) => ({ seq: r.seq, eventSeq: r.event_seq, fresh: r.fresh === 1 }));
+  }
+
+  /**
+   * Fixes a delivery's body before its first attempt (every retry sends the same bytes
+   * under the same event id) and removes the rows it took along: those of its config
+   * queued after it up to `through`.
+   */
+  absorb(row: DeliveryRow, body: string, through: number | null): void {
+    this.freeze(row.seq, body);
+    if (through === null) return;
+    this.sql.exec(
+      `DELETE FROM push_deliveries WHERE state = 'pending' AND task_id = ? AND config_id = ?
+       AND seq > ? AND seq <= ?`,
+      row.taskId,
+      row.configId,
+      row.seq,
+      through,
+    );
   }
 
   /** The next pending delivery of each config: later events wait for earlier ones. */

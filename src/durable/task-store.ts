@@ -1086,7 +1086,9 @@ export class TaskStore {
     this.lastEvent = seq;
     if (this.depth === 0) this.writeEvents();
     // Same transaction as the event: a delivery can never be lost or exist without it.
-    if (this.push && this.push.enqueue(taskId, seq, Date.now()) > 0) this.pushQueued = true;
+    if (this.push && this.push.enqueueEvent(taskId, seq, event, Date.now()) > 0) {
+      this.pushQueued = true;
+    }
     return { seq, event };
   }
 
