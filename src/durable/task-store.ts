@@ -270,7 +270,9 @@ export class TaskStore {
       this.remember(live);
       this.touchIndex(live);
       if (this.push && !withPush) this.push.noConfigs(live.id);
-      task.history.forEach((m, i) => this.appendMessage(live.id, m, i === 0 ? itemId : undefined));
+      for (const [i, m] of task.history.entries()) {
+        this.appendMessage(live.id, m, i === 0 ? itemId : undefined);
+      }
       return start ? [this.statusEvent(live)] : [];
     });
   }

@@ -71,7 +71,8 @@ function streamSend(message: Json): Promise<Response> {
 }
 
 const taskOf = (event: SseEvent | undefined) => {
-  const result = (event?.data as Json).result as Json;
+  if (!event) throw new Error("no event");
+  const result = event.data.result as Json;
   return (result.task ?? result.statusUpdate ?? result.artifactUpdate) as Json;
 };
 
