@@ -1,4 +1,4 @@
-import type { Item } from "../history/items";
+import { ID_PREFIX, type Item } from "../history/items";
 import { A2AError } from "../models/errors";
 import type { Message } from "../models/message";
 import { messageFromItem } from "./conversation-bridge";
@@ -7,10 +7,10 @@ import type { HistoryStore } from "./history-store";
 /**
  * The history item id a client's message is stored under: derived from its `messageId`,
  * so a retry finds the message by the primary key the history already has (no new index,
- * no new table, nothing more to write per message). The prefix keeps these ids apart from
- * the random ones every other item gets.
+ * no new table, nothing more to write per message). It keeps the prefix of message items;
+ * `a2a_` after it keeps these ids apart from the random ones (`msg_` and a UUID).
  */
-export const sentItemId = (messageId: string): string => `a2a_${messageId}`;
+export const sentItemId = (messageId: string): string => `${ID_PREFIX.message}a2a_${messageId}`;
 
 /**
  * What a message's `messageId` says: a retry of a message this conversation already took
