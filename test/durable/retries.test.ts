@@ -97,6 +97,43 @@ describe("idempotent SendMessage: a retry gets the original task back", () => {
     // Naming the task it went to is the same retry.
     const named = await sendRpc({ ...message, taskId: task.id });
     expect(((named.body.result as Json).task as Json).id).toBe(task.id);
+    // A v0.3 client's retry of the same message: the same task, in v0.3 shapes.
+    const v03 = await rpc(
+      "message/send",
+      {
+        message: {
+          kind: "message",
+          messageId: message.messageId,
+          role: "user",
+          parts: [{ kind: "text", text: "retry me" }],
+          contextId,
+        },
+      },
+      { version: null },
+    );
+    expect(v03.body.result).toMatchObject({
+      kind: "task",
+      id: task.id,
+      status: { state: "completed" },
+    });
+    expect(await tasksOf(contextId)).toHaveLength(2);
+  });
+
+  it("a retried answer to an input-required task gets the task it finished, not 'task is finished'", async () => {
+    const asked = await send("hello");
+    const contextId = asked.contextId as string;
+    const answer = userMessage("Ada", {
+      contextId,
+      taskId: asked.id,
+      messageId: `a-${crypto.randomUUID()}`,
+    });
+    const first = await sendRpc(answer);
+    expect((((first.body.result as Json).task as Json).status as Json).state).toBe(
+      "TASK_STATE_COMPLETED",
+    );
+    const again = await sendRpc(answer);
+    expect(again.body).toEqual(first.body);
+    expect(await said(contextId, "Ada")).toBe(1);
   });
 
   it("a retry while the task works gets it as it is now, and the run goes on once", async () => {
@@ -149,6 +186,11 @@ describe("idempotent SendMessage: a retry gets the original task back", () => {
     const other = await sendRpc(userMessage("another thing", { contextId, messageId }));
     expect(other.body.error).toMatchObject({ code: -32602 });
     expect(JSON.stringify(other.body.error)).toContain("params.message.messageId");
+    const overRest = await rest("POST", "/message:send", {
+      message: userMessage("another thing", { contextId, messageId }),
+    });
+    expect(overRest.status).toBe(400);
+    expect(JSON.stringify(overRest.body)).toContain('"message.messageId"');
     const hello = (await send("hello", { contextId })) as Json;
     const elsewhere = await sendRpc(
       userMessage("one thing", { contextId, messageId, taskId: hello.id }),
