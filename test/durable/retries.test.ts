@@ -1,4 +1,10 @@
-import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
+import {
+  env,
+  evictDurableObject,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  SELF,
+} from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { contextObjectName } from "../../src/durable/ids";
 import {
@@ -85,6 +91,9 @@ describe("idempotent SendMessage: a retry gets the original task back", () => {
     expect((task.status as Json).state).toBe("TASK_STATE_COMPLETED");
     const again = await sendRpc(message);
     expect(again.body).toEqual(first.body);
+    // Remembered in SQLite, not in memory: a restarted object knows it too.
+    await evictDurableObject(stubOf(contextId));
+    expect((await sendRpc(message)).body).toEqual(first.body);
     // Over the other binding, rendered as that binding renders a send's answer.
     const overRest = await rest("POST", "/message:send", { message });
     expect(overRest.status).toBe(200);
