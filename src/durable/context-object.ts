@@ -28,6 +28,7 @@ import { indexShardFor } from "./index-shards";
 import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
 import { attempt, type Result } from "./result";
+import { findSent, type Sent, sentItemId } from "./retries";
 import {
   CONTEXT_FRESH,
   CONTEXT_MIGRATIONS,
@@ -93,6 +94,12 @@ export type ContextRpc = Pick<
  * object set, for reasons this run does not know, kept when an earlier one replaces it.
  */
 type WakeReason = "index" | "push" | "prune" | "found";
+
+/** A message's lookup (`findSent`), made when `admitted` was `at`. */
+interface Checked {
+  sent: Sent;
+  at: number;
+}
 
 /** How long after a task finishes the alarm prunes at the soonest (one alarm serves many). */
 const PRUNE_DELAY_MS = 60_000;
@@ -213,12 +220,18 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     push?: InlinePush,
   ): Promise<Result<string>> {
     return attempt("context object", async () => {
-      const reply = await this.directReply(scope, params.message);
+      // A retry gets its task back without asking the reply hook again (see `admit`).
+      const checked = this.checkBeforeReply(scope, params.message);
+      const retry = checked && "retryOf" in checked.sent ? checked.sent.retryOf : null;
+      const reply = retry === null ? await this.directReply(scope, params.message) : null;
       if (reply) return JSON.stringify(renderReplyResult(reply, version));
-      const { taskId, run } = this.admit(scope, params.message, undefined, push);
+      const { taskId, run } =
+        retry === null
+          ? this.admit(scope, params.message, undefined, push, checked)
+          : { taskId: retry };
       // The tenant index hears of the task within `limits.indexFlushMs`, not before this
       // answer: its call and commit are off the path, shared by the window's changes.
-      if (params.returnImmediately) this.ctx.waitUntil(run);
+      if (params.returnImmediately) this.ctx.waitUntil(run ?? Promise.resolve());
       else await run;
       const task = this.read(taskId, { historyLength: params.historyLength });
       return JSON.stringify(renderSendResult(task, version, params));
@@ -235,15 +248,23 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return attempt("context object", async () => {
       // Refused before the message is written, not after.
       if (params.message.taskId) this.checkSubscribers(params.message.taskId);
+      const checked = this.checkBeforeReply(scope, params.message);
+      if (checked && "retryOf" in checked.sent) {
+        return this.openStream(checked.sent.retryOf, format, { snapshot: true, retry: true });
+      }
       const reply = await this.directReply(scope, params.message);
       if (reply) return replyStream(reply, format);
       const stream = this.admit(
         scope,
         params.message,
-        (taskId, start) => this.openStream(taskId, format, { snapshot: true }, start),
+        (taskId, start, retried) =>
+          // A retry streams the task it finds as SubscribeToTask would, and ends at once
+          // if that task already ended or paused.
+          this.openStream(taskId, format, { snapshot: true, retry: retried }, start),
         push,
+        checked,
       );
-      this.ctx.waitUntil(stream.run);
+      if (stream.run) this.ctx.waitUntil(stream.run);
       return stream.opened as ReadableStream<Uint8Array>;
     });
   }
@@ -619,6 +640,24 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   // ---- tasks and runs ----------------------------------------------------------------
 
+  /** Whether `input` repeats a message this conversation took (see `findSent`). */
+  private findSent(input: Message) {
+    return findSent(this.store.history, input, (taskId) => this.store.state(taskId) !== null);
+  }
+
+  /**
+   * A message looked up before the reply hook is asked (a retry must not run it again);
+   * null when no hook would be asked: `admit` looks then, in the same step as its writes.
+   */
+  private checkBeforeReply(scope: Scope, input: Message): Checked | null {
+    if (this.vacant || !this.agent.reply || input.taskId) return null;
+    this.claim(scope);
+    return { sent: this.findSent(input), at: this.admitted };
+  }
+
+  /** Messages admitted by this instance: a lookup made before the last one may be stale. */
+  private admitted = 0;
+
   /**
    * The agent's direct reply to a new message (A2A §3.1.1), or null when it wants a task.
    * Asked before admit, so a reply writes nothing: no task, no log, no index entry, not
@@ -642,13 +681,21 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * Creates a task for a new message, or resumes the interrupted task it names, then
    * starts the handler. Everything up to the start is synchronous, so two messages for
    * one task cannot both get in. `beforeRun` sees the task before its run begins.
+   *
+   * A message whose messageId this conversation already took is a client's retry: it
+   * gets the task the first one went to, as it is now, and nothing is written or run
+   * (`run` is then undefined). The check is here, synchronous with the writes, so two
+   * copies of one message arriving together make one task.
    */
   private admit<T>(
     scope: Scope,
     input: Message,
-    beforeRun?: (taskId: string, snapshot?: Snapshot) => T,
+    beforeRun?: (taskId: string, snapshot?: Snapshot, retried?: boolean) => T,
     push?: InlinePush,
-  ): { taskId: string; run: Promise<void>; opened?: T } {
+    checked?: Checked | null,
+  ): { taskId: string; run?: Promise<void>; opened?: T } {
+    // A new conversation has no message to find: its first one skips the lookup.
+    const fresh = this.vacant;
     if (this.vacant) {
       if (input.taskId) throw taskNotFound(input.taskId);
       // The object's first alarm makes the platform create its own metadata table: a
@@ -664,6 +711,16 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       this.created = true;
     }
     this.claim(scope);
+    // Looked up before the reply hook and no message admitted since: still what it was.
+    const sent = fresh
+      ? { itemId: sentItemId(input.messageId) }
+      : checked && checked.at === this.admitted
+        ? checked.sent
+        : this.findSent(input);
+    if ("retryOf" in sent) {
+      return { taskId: sent.retryOf, opened: beforeRun?.(sent.retryOf, undefined, true) };
+    }
+    this.admitted += 1;
     const full = this.agent.limits.historyItems;
     if (this.store.history.size() >= full) {
       throw new A2AError(
@@ -693,7 +750,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         );
       }
       this.store.atomic(() => {
-        this.store.appendMessage(taskId, message);
+        this.store.appendMessage(taskId, message, sent.itemId);
         if (push) this.registerInline(taskId, push.config, push.issuer, this.read(taskId));
       });
       const opened = beforeRun?.(taskId);
@@ -706,7 +763,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     const submitted = submittedTask(id, scope.contextId, message);
     const events = this.store.atomic(() => {
       if (push) this.registerInline(id, push.config, push.issuer, submitted);
-      return this.store.create(submitted, true, push !== undefined);
+      return this.store.create(submitted, true, push !== undefined, sent.itemId);
     });
     const opened = beforeRun?.(id, { task: submitted, seq: 0 });
     this.publish(id, events);

@@ -8,7 +8,7 @@ import { isKnownPart, Parts } from "../models/part";
  * message item (what a model needs: role, text, images) that also carries the A2A message
  * itself in `extra.a2a`, so GetTask gives back exactly what was sent.
  */
-export function itemFromMessage(message: Message): MessageItem {
+export function itemFromMessage(message: Message, id: string = newId("msg_")): MessageItem {
   const content: ContentPart[] = [];
   for (const part of message.parts) {
     if (!isKnownPart(part)) continue;
@@ -24,7 +24,7 @@ export function itemFromMessage(message: Message): MessageItem {
   }
   return {
     type: "message",
-    id: newId("msg_"),
+    id,
     createdAt: message.timestamp,
     role: message.role === "agent" ? "assistant" : message.role,
     content,

@@ -122,6 +122,11 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     return this.read("SELECT * FROM history_items ORDER BY seq");
   }
 
+  /** The item stored under `id`, or null: one primary-key lookup. */
+  byId(id: string): HistoryRow<T> | null {
+    return this.read("SELECT * FROM history_items WHERE id = ?", id)[0] ?? null;
+  }
+
   /** A page of rows after position `after` (exclusive), oldest first. */
   page(options: { after?: number; limit: number }): HistoryPage<T> {
     const rows = this.read(

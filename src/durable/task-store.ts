@@ -224,9 +224,15 @@ export class TaskStore {
   /**
    * Inserts a new task with its messages. With `start`, the task is written already
    * moved to working (one row, one event), as a run begins at once; returns the events.
-   * `withPush`: a webhook config was registered for it first.
+   * `withPush`: a webhook config was registered for it first. `itemId` names the row of
+   * its first message (a client's message: see `sentItemId`).
    */
-  create(task: Task, start = false, withPush = false): { seq: number; event: TaskEvent }[] {
+  create(
+    task: Task,
+    start = false,
+    withPush = false,
+    itemId?: string,
+  ): { seq: number; event: TaskEvent }[] {
     const live: Task = {
       ...task,
       history: [],
@@ -264,7 +270,9 @@ export class TaskStore {
       this.remember(live);
       this.touchIndex(live);
       if (this.push && !withPush) this.push.noConfigs(live.id);
-      for (const m of task.history) this.appendMessage(live.id, m);
+      for (const [i, m] of task.history.entries()) {
+        this.appendMessage(live.id, m, i === 0 ? itemId : undefined);
+      }
       return start ? [this.statusEvent(live)] : [];
     });
   }
@@ -282,10 +290,13 @@ export class TaskStore {
     });
   }
 
-  /** A task message joins the context's conversation history, tagged with its task. */
-  appendMessage(taskId: string, message: Message): void {
+  /**
+   * A task message joins the context's conversation history, tagged with its task;
+   * `itemId` names its row (a client's message: see `sentItemId`).
+   */
+  appendMessage(taskId: string, message: Message, itemId?: string): void {
     const task = this.task(taskId);
-    const item = itemFromMessage(message);
+    const item = itemFromMessage(message, itemId);
     this.atomic(() => {
       this.history.append(item, taskId);
       this.keep(task, message, this.history.lastWrittenChars);

@@ -2,7 +2,7 @@ import { ChatView, chatFrames } from "../models/chat-stream";
 import type { TaskEvent } from "../models/events";
 import { renderEvent, SSE_KEEP_ALIVE, type StreamFormat, sseFrame } from "../models/stream";
 import type { Task } from "../models/task";
-import { isTerminal } from "../models/task-state";
+import { isInterrupted, isTerminal } from "../models/task-state";
 import type { EventHub } from "./event-hub";
 import type { TaskStore } from "./task-store";
 
@@ -13,7 +13,14 @@ export interface Snapshot {
 }
 
 /** Where a stream starts: a fresh task snapshot, or right after an event the client saw. */
-export type StreamStart = { snapshot: true } | { snapshot: false; afterSeq: number };
+/**
+ * Where a stream starts: the task as it is now, or the events after `afterSeq`. `retry`:
+ * a retried send, whose stream also ends at once when the task already ended or paused
+ * (a subscription to a paused task stays open for what comes next).
+ */
+export type StreamStart =
+  | { snapshot: true; retry?: boolean }
+  | { snapshot: false; afterSeq: number };
 
 const isFinal = (e: TaskEvent): boolean => e.kind === "status-update" && e.final;
 
@@ -96,6 +103,8 @@ export function openTaskStream(options: {
         if (from.snapshot) {
           const { task, seq } = options.snapshot();
           send({ kind: "task", task }, seq);
+          const state = task.status.state;
+          if (from.retry && (isTerminal(state) || isInterrupted(state))) return close();
           return live();
         }
         let cursor = from.afterSeq;
