@@ -229,10 +229,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         retry === null
           ? this.admit(scope, params.message, undefined, push, checked)
           : { taskId: retry };
-      // The tenant index hears of the task within `limits.indexFlushMs`, not before this
-      // answer: its call and commit are off the path, shared by the window's changes.
       if (params.returnImmediately) this.ctx.waitUntil(run ?? Promise.resolve());
       else await run;
+      // Read-your-writes listing: a new task is in the tenant index before its answer
+      // leaves (one call, carrying the state it is answered in, shared with concurrent
+      // answers). A task continued by this message is there already; its change waits
+      // for the window with the rest.
+      if (!params.message.taskId) await this.outbox.listed(taskId);
       const task = this.read(taskId, { historyLength: params.historyLength });
       return JSON.stringify(renderSendResult(task, version, params));
     });
@@ -896,7 +899,6 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private async recover(): Promise<void> {
     if (this.vacant) return;
     const orphans = this.store.idsInStates(["submitted", "working"]);
-    if (orphans.length === 0) return;
     for (const taskId of orphans) {
       // A task following children is resumed: its delegations re-attach instead of resending.
       const resume = this.agent.resumeOnRestart || this.children.open(taskId).length > 0;
@@ -904,6 +906,10 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       if (message) this.ctx.waitUntil(this.start(taskId, message));
       else this.failTask(taskId, RESTART_REASON);
     }
+    // Rows a previous run answered for but could not send (torn down inside its window)
+    // go now, with the failures just written, not at the backstop alarm. Not awaited:
+    // requests do not wait for the index.
+    this.ctx.waitUntil(this.outbox.flush());
   }
 
   /** A conversation exists once it has a task or a history item. */

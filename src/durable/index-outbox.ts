@@ -28,15 +28,18 @@ export const INDEX_BACKSTOP_MS = 10_000;
 
 /**
  * Delivers a conversation's pending index rows (marked in the same transaction as each
- * state change) to its tenant's index object. Off the answer's path: the first change
- * opens a window of `windowMs`, and every row pending when it closes goes in one RPC
- * (one commit of the index), a task's several changes as its latest row. Concurrent
- * callers share one flush; a failed flush leaves the rows in SQLite and asks the alarm
- * for a retry.
+ * state change) to its tenant's index object. The first change opens a window of
+ * `windowMs`, and every row pending when it closes goes in one RPC (one commit of the
+ * index), a task's several changes as its latest row. A new task's answer does not wait
+ * for the window: it asks for its row now (`listed`), so a caller lists what it was
+ * answered. Concurrent callers share one flush, and rows that arrive while one is in
+ * flight go together in the next; a failed flush leaves the rows in SQLite and asks the
+ * alarm for a retry.
  */
 export class IndexOutbox {
-  private flushing: Promise<void> | null = null;
-  private again = false;
+  /** The call under way, and the one that starts when it ends (gathering meanwhile). */
+  private inFlight: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -66,40 +69,68 @@ export class IndexOutbox {
       .catch((error) => console.error("edgelink: could not schedule the index flush", error));
   }
 
-  /** Sends everything pending now; resolves once the index has it (or a retry is set). */
-  flush(): Promise<void> {
-    if (this.flushing) {
-      this.again = true;
-      return this.flushing;
-    }
-    this.flushing = (async () => {
-      try {
-        let sent = true;
-        do {
-          this.again = false;
-          sent = await this.send();
-        } while (this.again);
-        if (sent && this.timer === null) this.host.settled();
-      } catch (error) {
-        console.error("edgelink: task index update failed; retrying", error);
-        await this.host.wakeAt(Date.now() + INDEX_RETRY_MS);
-      } finally {
-        this.flushing = null;
-      }
-    })();
-    return this.flushing;
+  /**
+   * Resolves once the index holds a row of this task: at once when no row of it is
+   * pending, else after a flush that carries it (sharing one in flight). When the index
+   * cannot be reached it resolves anyway, the rows kept for the alarm's retry: the
+   * caller's answer is not held back by the index.
+   */
+  listed(taskId: string): Promise<void> {
+    if (!this.store.indexPending(taskId)) return Promise.resolve();
+    return this.flush().catch((error) =>
+      console.error("edgelink: could not schedule an index retry", error),
+    );
   }
 
-  /** One bounded call's worth; false when rows stay behind (the object is not claimed). */
-  private async send(): Promise<boolean> {
+  /**
+   * Sends everything pending now; resolves once the index has it (or a retry is set).
+   * With a call in flight, which may have read the rows before this one came, the next
+   * call carries them: every caller meanwhile waits for that one call (not for a chain
+   * that a steady stream of callers would keep going).
+   */
+  flush(): Promise<void> {
+    if (this.queued) return this.queued;
+    if (!this.inFlight) return this.start();
+    const next = () => {
+      this.queued = null;
+      return this.start();
+    };
+    const queued = this.inFlight.then(next, next);
+    this.queued = queued;
+    return queued;
+  }
+
+  private start(): Promise<void> {
+    const run = this.drain().finally(() => {
+      if (this.inFlight === run) this.inFlight = null;
+    });
+    this.inFlight = run;
+    return run;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      let sent: boolean;
+      let more: boolean;
+      // A backlog goes in bounded slices, one call each.
+      do ({ sent, more } = await this.send());
+      while (more);
+      if (sent && this.timer === null && this.queued === null) this.host.settled();
+    } catch (error) {
+      console.error("edgelink: task index update failed; retrying", error);
+      await this.host.wakeAt(Date.now() + INDEX_RETRY_MS);
+    }
+  }
+
+  /** One bounded call's worth; `sent` false when rows stay behind (the object is not claimed). */
+  private async send(): Promise<{ sent: boolean; more: boolean }> {
     const pending = this.store.outbox();
-    // Bounded calls: after an outage the backlog goes in slices, one call each.
     const rows = pending.slice(0, INDEX_BATCH_ROWS);
-    if (pending.length > INDEX_BATCH_ROWS) this.again = true;
+    const more = pending.length > INDEX_BATCH_ROWS;
     const removed = this.store.removals();
-    if (rows.length === 0 && removed.length === 0) return true;
+    if (rows.length === 0 && removed.length === 0) return { sent: true, more: false };
     const target = this.host.target();
-    if (!target) return false;
+    if (!target) return { sent: false, more: false };
     if (rows.length) {
       const indexRows: IndexRow[] = rows.map((r) => ({ ...r, contextId: target.contextId }));
       await target.index.upsert(indexRows);
@@ -109,6 +140,6 @@ export class IndexOutbox {
       await target.index.remove(removed);
       this.store.removed(removed);
     }
-    return true;
+    return { sent: true, more };
   }
 }

@@ -784,6 +784,12 @@ export class TaskStore {
     return [...this.pending.values()];
   }
 
+  /** Whether a row of this task waits to reach the tenant index. */
+  indexPending(taskId: string): boolean {
+    if (this.pending === null) this.outbox();
+    return this.pending?.has(taskId) ?? false;
+  }
+
   /** Marks every task for the index again (its rows must reach another shard). */
   resendAll(): void {
     this.atomic(() => this.sql.exec("UPDATE tasks SET index_pending = 1"));

@@ -1,112 +1,41 @@
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { contextObjectName, idKeys, issuedContextId } from "../../src/durable/ids";
 import type { IndexRow } from "../../src/durable/index-object";
 import { INDEX_BACKSTOP_MS, INDEX_BATCH_ROWS, IndexOutbox } from "../../src/durable/index-outbox";
 import type { IndexEntry, TaskStore } from "../../src/durable/task-store";
-import { BASE, indexShardStub, rpc, sleep, userMessage } from "../helpers";
-import { withLimits as setLimits } from "./agent-override";
+import { rpc, sleep } from "../helpers";
+import {
+  contextStub,
+  countUpserts,
+  indexRow,
+  indexStub,
+  issuedIn,
+  newTenant,
+  sendIn,
+  until,
+  withLimits,
+} from "./index-probe";
 
 type Json = Record<string, unknown>;
 
-/** Every test gets its own tenant, so its own index object. */
-const newTenant = () => `window-${crypto.randomUUID()}`;
-
-/**
- * A context id as the agent issues one to this tenant's anonymous caller, made before its
- * first message so a test can set up the conversation's object first.
- */
-const issuedIn = async (tenant: string) =>
-  issuedContextId(await idKeys(env, BASE), { tenant, owner: "" });
-
-const contextStub = (tenant: string, contextId: string) =>
-  env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName(tenant, contextId)));
-const indexStub = (tenant: string, contextId: string) => indexShardStub(contextId, tenant);
-
-async function sendIn(tenant: string, contextId: string, text: string, taskId?: string) {
-  const message = userMessage(text, taskId ? { contextId, taskId } : { contextId });
-  const { body } = await rpc("SendMessage", { tenant, message });
-  if (!body.result) throw new Error(`SendMessage failed: ${JSON.stringify(body.error)}`);
-  return (body.result as { task: Json }).task;
-}
-
-/** The index's row for a task (null if it has none), read inside its conversation's shard. */
-async function indexRow(tenant: string, contextId: string, taskId: string) {
-  return runInDurableObject(indexStub(tenant, contextId), (_i, state) => {
-    const has = state.storage.sql
-      .exec("SELECT 1 FROM sqlite_master WHERE name = 'task_index'")
-      .toArray().length;
-    if (!has) return null;
-    return (
-      state.storage.sql
-        .exec<{ state: string; updated_at: string }>(
-          "SELECT state, updated_at FROM task_index WHERE task_id = ?",
-          taskId,
-        )
-        .toArray()[0] ?? null
-    );
-  });
-}
-
-const withLimits = (tenant: string, contextId: string, limits: Json) =>
-  setLimits(contextStub(tenant, contextId), limits);
-
-/**
- * Records every upsert call each index object receives (on the class: RPC dispatches
- * through the prototype, so an instance property would not be called).
- */
-async function countUpserts(
-  tenant: string,
-  contextId: string,
-): Promise<() => Promise<IndexRow[][]>> {
-  await runInDurableObject(indexStub(tenant, contextId), (instance) => {
-    type Counted = { upsert(rows: IndexRow[]): Promise<void>; calls?: IndexRow[][] };
-    const proto = Object.getPrototypeOf(Object.getPrototypeOf(instance)) as Counted & {
-      counted?: boolean;
-    };
-    const target = Object.hasOwn(Object.getPrototypeOf(instance), "upsert")
-      ? (Object.getPrototypeOf(instance) as typeof proto)
-      : proto;
-    if (!target.counted) {
-      const upsert = target.upsert;
-      target.upsert = function (this: Counted, rows: IndexRow[]) {
-        this.calls ??= [];
-        this.calls.push(rows);
-        return upsert.call(this, rows);
-      };
-      target.counted = true;
-    }
-    (instance as unknown as Counted).calls = [];
-  });
-  return () =>
-    runInDurableObject(
-      indexStub(tenant, contextId),
-      (instance) => (instance as unknown as { calls: IndexRow[][] }).calls,
-    );
-}
-
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error("timed out");
-    await sleep(25);
-  }
-}
-
-describe("tenant index: batched off the answer's path (issue 10)", () => {
-  it("a task reaches the index after the answer, within limits.indexFlushMs (the lag bound)", async () => {
+describe("tenant index: later changes batched off the answer's path (issue 10)", () => {
+  it("a continued task's change reaches the index after its answer, within limits.indexFlushMs (the lag bound)", async () => {
     const tenant = newTenant();
     const contextId = await issuedIn(tenant);
     await withLimits(tenant, contextId, { indexFlushMs: 600 });
+    const asked = await sendIn(tenant, contextId, "hello");
+    // A new task is in the index at its answer (read-your-writes) ...
+    expect((await indexRow(tenant, contextId, asked.id as string))?.state).toBe("input-required");
+    // The window its change opened closes (with nothing left to send) before the next.
+    await sleep(700);
     const sent = Date.now();
-    const task = await sendIn(tenant, contextId, "index me later");
-    // Answered before the index heard of it: its call is not on the answer's path.
-    expect(await indexRow(tenant, contextId, task.id as string)).toBeNull();
+    const task = await sendIn(tenant, contextId, "Ada", asked.id as string);
+    expect((task.status as Json).state).toBe("TASK_STATE_COMPLETED");
+    // ... its later change is answered before the index hears of it: not on the path.
+    expect((await indexRow(tenant, contextId, task.id as string))?.state).toBe("input-required");
     const row = await until(
       () => indexRow(tenant, contextId, task.id as string),
-      (r) => r !== null,
+      (r) => r?.state === "completed",
     );
     expect(row?.state).toBe("completed");
     // Not before the window closed; well within it plus the call's time otherwise.
@@ -115,18 +44,20 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
     expect((listed.body.result as { tasks: Json[] }).tasks.map((t) => t.id)).toEqual([task.id]);
   });
 
-  it("one window's changes reach the index in one call, each task as its latest row", async () => {
+  it("one window's later changes reach the index in one call, each task as its latest row", async () => {
     const tenant = newTenant();
     const contextId = await issuedIn(tenant);
     await withLimits(tenant, contextId, { indexFlushMs: 1500 });
+    const asked: Json[] = [];
+    for (let i = 0; i < 4; i++) asked.push(await sendIn(tenant, contextId, "hello"));
     const calls = await countUpserts(tenant, contextId);
     const tasks = await Promise.all(
-      ["one", "two", "three", "four"].map((t) => sendIn(tenant, contextId, t)),
+      asked.map((t) => sendIn(tenant, contextId, "Ada", t.id as string)),
     );
     await until(calls, (c) => c.length > 0);
     await sleep(100);
     const seen = await calls();
-    // 4 tasks, 2 state changes each (working, completed): one call, 4 rows, all completed.
+    // 4 tasks continued to completion: one call, 4 rows, all completed.
     expect(seen).toHaveLength(1);
     expect(seen[0]?.map((r) => r.taskId).sort()).toEqual(tasks.map((t) => t.id).sort());
     expect(seen[0]?.every((r) => r.state === "completed" && r.contextId === contextId)).toBe(true);
@@ -152,14 +83,16 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
     });
   });
 
-  it("rows pending when the object restarts reach the index through the alarm (no row lost)", async () => {
+  it("rows pending when the object restarts are covered by the backstop alarm (no row lost)", async () => {
     const tenant = newTenant();
     const contextId = await issuedIn(tenant);
     const stub = contextStub(tenant, contextId);
-    // A window that will not close by itself during the test: only the alarm delivers.
+    // A window that will not close by itself during the test.
     await withLimits(tenant, contextId, { indexFlushMs: 30_000 });
-    // A task that waits for input: no retention alarm is armed for it, only the index's.
-    const task = await sendIn(tenant, contextId, "hello");
+    // A task continued to completion: its new state waits for the window (a new task's
+    // row went with its answer).
+    const asked = await sendIn(tenant, contextId, "hello");
+    const task = await sendIn(tenant, contextId, "Ada", asked.id as string);
     const pendingOf = (s: DurableObjectState) =>
       s.storage.sql
         .exec<{ n: number }>("SELECT index_pending AS n FROM tasks WHERE id = ?", task.id as string)
@@ -174,12 +107,12 @@ describe("tenant index: batched off the answer's path (issue 10)", () => {
     expect(before.alarm).not.toBeNull();
     expect((before.alarm as number) - Date.now()).toBeLessThanOrEqual(30_000 + INDEX_BACKSTOP_MS);
     await runInDurableObject(stub, (_i, state) => state.abort("simulated restart")).catch(() => {});
-    expect(await indexRow(tenant, contextId, task.id as string)).toBeNull();
+    expect((await indexRow(tenant, contextId, task.id as string))?.state).toBe("input-required");
 
     // A stub of a reset object is broken: the next call gets a fresh one, as the Worker would.
     const fresh = contextStub(tenant, contextId);
     expect(await runDurableObjectAlarm(fresh)).toBe(true);
-    expect((await indexRow(tenant, contextId, task.id as string))?.state).toBe("input-required");
+    expect((await indexRow(tenant, contextId, task.id as string))?.state).toBe("completed");
     expect(await runInDurableObject(fresh, (_i, state) => pendingOf(state))).toBe(0);
   });
 

@@ -48,19 +48,6 @@ afterAll(async () => {
 });
 
 /** Wire facts of an SDK error: JSON-RPC error code, or HTTP status for HTTP+JSON. */
-/**
- * Polls `read` until `ok` accepts its value (5 s at most). ListTasks across conversations
- * lags a change by up to the agent's `limits.indexFlushMs` (README, "Listing tasks").
- */
-async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const value = await read();
-    if (ok(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 function expectWireError(
   error: unknown,
   binding: Binding,
@@ -284,18 +271,14 @@ describe.each(BINDINGS)("A2A v1.0 SDK client over $binding", ({ binding, tag }) 
     expect(found.id).toBe(task.id);
     expect(textOf(artifactNamed(found, "echo")?.parts)).toBe(`You said: tenant ${tag}`);
 
-    // Across conversations the index lags by up to limits.indexFlushMs: poll as a client would.
-    const listed = await eventually(
-      () =>
-        client.listTasks({
-          tenant,
-          contextId: "",
-          status: TaskState.TASK_STATE_UNSPECIFIED,
-          pageToken: "",
-          statusTimestampAfter: undefined,
-        }),
-      (l) => l.tasks.length > 0,
-    );
+    // Read-your-writes: the task its answer named is listed at once across conversations.
+    const listed = await client.listTasks({
+      tenant,
+      contextId: "",
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: "",
+      statusTimestampAfter: undefined,
+    });
     expect(listed.tasks.map((t) => t.id)).toEqual([task.id]);
 
     const elsewhere = await rejectionOf(() => getTask(task.id));
@@ -401,10 +384,11 @@ describe.each(BINDINGS)("A2A v1.0 SDK client over $binding", ({ binding, tag }) 
       pageSize: 100,
       statusTimestampAfter: undefined,
     };
-    const everything = await eventually(
-      () => client.listTasks({ ...base, status: TaskState.TASK_STATE_UNSPECIFIED }),
-      (l) => [a.id, b.id].every((id) => l.tasks.some((t) => t.id === id)),
-    );
+    // Listed at once: each task was in the index before its answer came.
+    const everything = await client.listTasks({
+      ...base,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+    });
     const ids = everything.tasks.map((t) => t.id);
     expect(ids).toContain(a.id);
     expect(ids).toContain(b.id);
