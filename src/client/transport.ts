@@ -1,12 +1,7 @@
 import { readBounded } from "../models/bounded-body";
 import type { JsonObject, JsonValue } from "../models/json";
 import { type ApiKeyPlacement, type Auth, applyAuth, canRefresh } from "./auth";
-import {
-  A2AConnectionError,
-  errorFromHttp,
-  errorFromJsonRpc,
-  invalidResponse,
-} from "./errors";
+import { A2AConnectionError, errorFromHttp, errorFromJsonRpc, invalidResponse } from "./errors";
 import { type CredentialScope, redirectMode, refuseRedirect } from "./origins";
 import { readSse } from "./sse";
 
