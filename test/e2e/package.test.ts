@@ -38,8 +38,17 @@ const ERROR_NAMES_COST_BYTES = 558;
  * because each is chosen at run time (a secret, a binding, a card), not by an import.
  */
 const SECURE_DEFAULTS_COST_BYTES = 10 * 1024;
+/**
+ * Idempotent retries, read-your-writes listing and coalesced push chunks, measured when
+ * they landed: 190,485 bytes before, 191,854 after.
+ */
+const DURABLE_CORE_COST_BYTES = 1_369;
 const BUNDLE_GOAL_BYTES =
-  165 * 1024 + JOSE_COST_BYTES + ERROR_NAMES_COST_BYTES + SECURE_DEFAULTS_COST_BYTES;
+  165 * 1024 +
+  JOSE_COST_BYTES +
+  ERROR_NAMES_COST_BYTES +
+  SECURE_DEFAULTS_COST_BYTES +
+  DURABLE_CORE_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {

@@ -159,7 +159,8 @@ describe("a model turn over a long conversation sends its window (F25, issue 10)
     // The turn read a few pages of history rows, not 100,000.
     expect(rowsRead).toBeLessThan(1000);
     for (const query of queries.filter((q) => q.startsWith("SELECT *"))) {
-      expect(query).toMatch(/LIMIT|task_id = \?/);
+      // Bounded: a page (LIMIT), one task's rows, or one row by its key (a retry lookup).
+      expect(query).toMatch(/LIMIT|task_id = \?|WHERE id = \?$/);
     }
 
     // The next turn starts from the stored summary: no new summarizer call.
