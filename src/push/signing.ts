@@ -3,10 +3,16 @@ import {
   calculateJwkThumbprint,
   exportJWK,
   generateKeyPair,
-  importJWK,
   type JWK,
   SignJWT,
 } from "jose";
+import {
+  loadPrivateKey,
+  loadPrivateKeys,
+  type PublicSigningJwk,
+  type SigningAlgorithm,
+  type SigningKey,
+} from "../jwks/private-keys";
 import { SIGNATURE_JWT_TYPE } from "./headers";
 
 /**
@@ -26,23 +32,7 @@ import { SIGNATURE_JWT_TYPE } from "./headers";
  *    are signed afresh at each attempt, so nothing older is ever in flight.
  */
 
-export type SigningAlgorithm = "ES256" | "EdDSA";
-
-/** The public half, as published in the JWKS. */
-export interface PublicSigningJwk extends JWK {
-  kty: "EC" | "OKP";
-  kid: string;
-  alg: SigningAlgorithm;
-  use: "sig";
-}
-
-/** A loaded signing key. */
-export interface SigningKey {
-  readonly kid: string;
-  readonly alg: SigningAlgorithm;
-  readonly privateKey: CryptoKey;
-  readonly publicJwk: PublicSigningJwk;
-}
+export type { PublicSigningJwk, SigningAlgorithm, SigningKey } from "../jwks/private-keys";
 
 /** The claims of a delivery signature beyond the registered ones. */
 export interface DeliveryClaims {
@@ -50,36 +40,6 @@ export interface DeliveryClaims {
   taskId: string;
   /** base64url(SHA-256(body bytes)), unpadded. */
   bodySha256: string;
-}
-
-/** Which algorithm a JWK is for; `Ed25519` (RFC 9864's name) is published as `EdDSA`, the
- * name every JWT library knows. */
-function algorithmOf(jwk: JWK): SigningAlgorithm {
-  if (jwk.kty === "EC" && jwk.crv === "P-256" && (!jwk.alg || jwk.alg === "ES256")) return "ES256";
-  if (
-    jwk.kty === "OKP" &&
-    jwk.crv === "Ed25519" &&
-    (!jwk.alg || jwk.alg === "EdDSA" || jwk.alg === "Ed25519")
-  ) {
-    return "EdDSA";
-  }
-  throw new Error(
-    `push signing key: only ES256 (EC P-256) and EdDSA (OKP Ed25519) keys are supported, got kty=${jwk.kty} crv=${jwk.crv} alg=${jwk.alg}`,
-  );
-}
-
-/** The public members of an EC or OKP JWK, with kid, alg and use. */
-function publicPart(jwk: JWK, kid: string, alg: SigningAlgorithm): PublicSigningJwk {
-  const out: PublicSigningJwk = {
-    kty: jwk.kty as "EC" | "OKP",
-    crv: jwk.crv,
-    x: jwk.x,
-    kid,
-    alg,
-    use: "sig",
-  };
-  if (jwk.y !== undefined) out.y = jwk.y;
-  return out;
 }
 
 /**
@@ -91,35 +51,15 @@ function publicPart(jwk: JWK, kid: string, alg: SigningAlgorithm): PublicSigning
  * const key = await loadSigningKey(env.PUSH_SIGNING_KEY);
  */
 export async function loadSigningKey(jwkJson: string | JWK): Promise<SigningKey> {
-  let jwk: JWK;
-  try {
-    jwk = typeof jwkJson === "string" ? (JSON.parse(jwkJson) as JWK) : jwkJson;
-  } catch {
-    throw new Error("push signing key: the secret is not valid JSON");
+  let jwk: unknown = jwkJson;
+  if (typeof jwkJson === "string") {
+    try {
+      jwk = JSON.parse(jwkJson);
+    } catch {
+      throw new Error("push signing key: the secret is not valid JSON");
+    }
   }
-  if (typeof jwk !== "object" || jwk === null || Array.isArray(jwk)) {
-    throw new Error("push signing key: expected a JWK object");
-  }
-  const alg = algorithmOf(jwk);
-  if (typeof jwk.d !== "string") {
-    throw new Error('push signing key: the JWK has no private part ("d"); store the private key');
-  }
-  if (jwk.use !== undefined && jwk.use !== "sig") {
-    throw new Error(`push signing key: the JWK is for use "${jwk.use}", not "sig"`);
-  }
-  let kid = jwk.kid ?? "";
-  let privateKey: CryptoKey;
-  try {
-    kid ||= await calculateJwkThumbprint(jwk);
-    const imported = await importJWK(jwk, alg);
-    // importJWK answers bytes for a symmetric key, which algorithmOf already refused.
-    if (imported instanceof Uint8Array) throw new Error("not an asymmetric key");
-    privateKey = imported;
-  } catch (error) {
-    const which = kid ? ` ${kid}` : "";
-    throw new Error(`push signing key${which}: the key could not be imported (${describe(error)})`);
-  }
-  return { kid, alg, privateKey, publicJwk: publicPart(jwk, kid, alg) };
+  return loadPrivateKey(jwk, "push signing key");
 }
 
 /**
@@ -128,26 +68,8 @@ export async function loadSigningKey(jwkJson: string | JWK): Promise<SigningKey>
  * @example
  * const keys = await loadSigningKeys(env.PUSH_SIGNING_KEYS); // sign with keys[0]
  */
-export async function loadSigningKeys(secret: string): Promise<SigningKey[]> {
-  let value: unknown;
-  try {
-    value = JSON.parse(secret);
-  } catch {
-    throw new Error("push signing keys: the secret is not valid JSON");
-  }
-  const list: unknown[] = Array.isArray(value)
-    ? value
-    : value && typeof value === "object" && Array.isArray((value as { keys?: unknown }).keys)
-      ? (value as { keys: unknown[] }).keys
-      : [value];
-  if (!list.length) throw new Error("push signing keys: the set is empty");
-  const keys = await Promise.all(list.map((jwk) => loadSigningKey(jwk as JWK)));
-  const seen = new Set<string>();
-  for (const key of keys) {
-    if (seen.has(key.kid)) throw new Error(`push signing keys: kid ${key.kid} appears twice`);
-    seen.add(key.kid);
-  }
-  return keys;
+export function loadSigningKeys(secret: string): Promise<SigningKey[]> {
+  return loadPrivateKeys(secret, "push signing keys");
 }
 
 /**
@@ -231,8 +153,4 @@ export async function signDelivery(input: SignDeliveryInput): Promise<string> {
  */
 export function publicJwks(keys: readonly SigningKey[]): { keys: PublicSigningJwk[] } {
   return { keys: keys.map((k) => ({ ...k.publicJwk })) };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

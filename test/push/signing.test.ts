@@ -65,17 +65,25 @@ describe("signing keys (issue 5: ES256 or EdDSA via jose)", () => {
 
   it.each([
     ["not JSON", "{nope", /not valid JSON/],
-    ["an array", "[]", /expected a JWK object/],
+    ["an array", "[]", /push signing key is not a JWK object/],
     ["a public key", "PUBLIC", /no private part/],
-    ["an RSA key", JSON.stringify({ kty: "RSA", n: "x", e: "AQAB", d: "y" }), /only ES256/],
+    [
+      "an RSA key",
+      JSON.stringify({ kty: "RSA", n: "x", e: "AQAB", d: "y" }),
+      /is not an ES256 \(EC P-256\) or EdDSA/,
+    ],
     [
       "a P-384 key",
       JSON.stringify({ kty: "EC", crv: "P-384", x: "a", y: "b", d: "c" }),
-      /only ES256/,
+      /is not an ES256 \(EC P-256\) or EdDSA/,
     ],
-    ["an HMAC secret", JSON.stringify({ kty: "oct", k: "c2VjcmV0" }), /only ES256/],
+    [
+      "an HMAC secret",
+      JSON.stringify({ kty: "oct", k: "c2VjcmV0" }),
+      /is not an ES256 \(EC P-256\) or EdDSA/,
+    ],
     ["an encryption key", "ENC", /use "enc"/],
-    ["a mislabelled alg", "ALG", /only ES256/],
+    ["a mislabelled alg", "ALG", /is not an ES256 \(EC P-256\) or EdDSA/],
   ])("refuses %s with a clear error", async (_label, secret, message) => {
     const jwk = JSON.parse(await generateSigningKey("ES256"));
     const value =
