@@ -16,24 +16,13 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Extractor, ExtractorConfig } from "@microsoft/api-extractor";
 import ts from "typescript";
+import { ENTRIES } from "./entries.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DTS = join(ROOT, "temp", "api", "dts");
 const REPORTS = join(ROOT, "api");
 const REPORTS_TEMP = join(ROOT, "temp", "api", "reports");
 const check = process.argv.includes("--check");
-
-/** Each public entry point, as package.json `exports` names it, and its source. */
-const ENTRIES = {
-  edgelink: "src/index.ts",
-  "edgelink/providers": "src/providers/index.ts",
-  "edgelink/history": "src/history/index.ts",
-  "edgelink/testing": "src/testing/index.ts",
-  "edgelink/client": "src/client/index.ts",
-  "edgelink/push": "src/push/receiver.ts",
-  "edgelink/mcp": "src/mcp/index.ts",
-  "edgelink/registry": "src/registry.ts",
-};
 
 /**
  * Names exported by more than one entry, on purpose: the A2A vocabulary that both a handler

@@ -12,6 +12,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import ts from "typescript";
+import { ENTRIES } from "../../../scripts/entries.mjs";
 
 /** One fenced block: where it is, and whether it is checked. */
 export interface DocBlock {
@@ -29,16 +30,7 @@ export interface DocDiagnostic {
   message: string;
 }
 
-const ENTRY_POINTS: Record<string, string> = {
-  edgelink: "src/index.ts",
-  "edgelink/providers": "src/providers/index.ts",
-  "edgelink/history": "src/history/index.ts",
-  "edgelink/testing": "src/testing/index.ts",
-  "edgelink/client": "src/client/index.ts",
-  "edgelink/push": "src/push/receiver.ts",
-  "edgelink/mcp": "src/mcp/index.ts",
-  "edgelink/registry": "src/registry.ts",
-};
+const ENTRY_POINTS: Record<string, string> = ENTRIES;
 
 /** README.md and every Markdown file under docs/, in a stable order. */
 export function docFiles(repo: string): string[] {
