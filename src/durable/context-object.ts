@@ -170,7 +170,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       agent.limits,
     );
     this.outbox = new IndexOutbox(
-      this.store,
+      this.store.index,
       {
         target: () => this.indexTarget(),
         keepAlive: (work) => ctx.waitUntil(work),
@@ -182,7 +182,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       },
       () => this.agent.limits.indexFlushMs,
     );
-    this.store.onIndexPending = () => this.outbox.schedule();
+    this.store.index.onPending = () => this.outbox.schedule();
     this.dispatcher = this.pushStore
       ? new PushDispatcher(
           this.pushStore,
@@ -458,7 +458,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     if (this.vacant) return;
     this.prune();
     await this.flushIndex();
-    this.store.commitAcknowledgements();
+    this.store.index.commitAcknowledgements();
     await this.deliverPush();
     if (this.pruneArmed) await this.wakeAt(Date.now() + PRUNE_AGAIN_MS, "prune");
     else await this.armRetention();
@@ -475,7 +475,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    */
   private async armRetention(): Promise<void> {
     const { retainFinishedTasks, retainFinishedMs } = this.agent.limits;
-    const due = this.store.retentionDue(retainFinishedTasks, retainFinishedMs);
+    const due = this.store.retention.due(retainFinishedTasks, retainFinishedMs);
     if (due !== null) await this.wakeAt(Math.max(due, Date.now() + PRUNE_DELAY_MS), "prune");
   }
 
@@ -978,7 +978,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.sentShards ??= Number(this.meta("index_shards") ?? "1");
     if (this.sentShards === shards) return;
     this.store.atomic(() => {
-      this.store.resendAll();
+      this.store.index.resendAll();
       this.ctx.storage.sql.exec(
         "INSERT INTO meta (key, value) VALUES ('index_shards', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         String(shards),
@@ -1044,7 +1044,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       from,
       store: this.store,
       hub: this.hub,
-      snapshot: () => start ?? { task: this.read(taskId), seq: this.store.lastSeq(taskId) },
+      snapshot: () => start ?? { task: this.read(taskId), seq: this.store.events.lastSeq(taskId) },
       keepAliveMs: this.agent.keepAliveMs,
     });
   }

@@ -80,7 +80,7 @@ export class PushDispatcher {
   private eventOf(row: DeliveryRow, eventSeq: number): TaskEvent | null {
     const frozen = this.push.snapshotOf(row.seq);
     if (frozen !== null) return JSON.parse(frozen) as TaskEvent;
-    const event = this.store.event(eventSeq);
+    const event = this.store.events.get(eventSeq);
     const untried = row.attempts === 0 && row.lastError === null && row.skipped === 0;
     if (event?.kind !== "artifact-update" || !this.push.coalesces || !untried) {
       return event;
@@ -95,7 +95,7 @@ export class PushDispatcher {
     let chars = JSON.stringify(head).length;
     for (const next of this.push.following(row, MAX_CHUNKS_TAKEN)) {
       if (!next.fresh || next.eventSeq === null) break;
-      const event = this.store.event(next.eventSeq);
+      const event = this.store.events.get(next.eventSeq);
       if (!event || !continues(head, last, event)) break;
       chars += addedChars(event);
       if (chars > COALESCED_CHUNK_CHARS) break;

@@ -116,7 +116,7 @@ export function openTaskStream(options: {
           pumping = true;
           try {
             while (backlog && !closed && (controller.desiredSize ?? 0) > 0) {
-              const page = store.eventsAfter(taskId, cursor, pageSize);
+              const page = store.events.after(taskId, cursor, pageSize);
               const last = page.at(-1);
               if (last) cursor = last.seq;
               for (const { seq, event } of page) send(event, seq);
