@@ -1,32 +1,35 @@
+/**
+ * The conversation object's RPC surface: each A2A operation on one conversation, checked
+ * and answered here, the work done by the parts it owns (the task store, the handler runs,
+ * the index outbox, push, the alarm).
+ */
 import { DurableObject } from "cloudflare:workers";
-import { runDefaultExecution } from "../agent/default-execution";
 import type { Agent } from "../agent/definition";
-import { runModelAgent } from "../agent/model-execution";
 import { replyMessage } from "../agent/reply";
 import { CompactionRequest, type CompactionResult } from "../history/compaction";
 import { Conversation } from "../history/conversation";
 import { diffItems } from "../history/diff";
 import type { Item } from "../history/items";
-import { A2AError, errorReference, invalidParams, UserFacingError } from "../models/errors";
-import type { LoggedEvent } from "../models/events";
-import { type JsonObject, newId, nowIso } from "../models/json";
+import { A2AError, invalidParams } from "../models/errors";
+import type { JsonObject } from "../models/json";
 import type { Message } from "../models/message";
-import { Parts } from "../models/part";
 import { renderReplyResult, renderSendResult } from "../models/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/requests";
 import { replyStream, type StreamFormat } from "../models/stream";
 import { submittedTask, type Task } from "../models/task";
 import { isTerminal, type TaskState } from "../models/task-state";
-import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
+import type { PushConfig, PushConfigInput } from "../push/config";
+import { ObjectAlarm } from "./alarm";
 import { ChildStore, cancelChildren } from "./children";
+import { ContextIdentity, type Scope } from "./context-identity";
 import { EventHub } from "./event-hub";
+import { HandlerRuns, publicReason } from "./handler-runs";
 import { type HistoryPage, HistoryStore } from "./history-store";
 import { newTaskId } from "./ids";
-import type { IndexRpc } from "./index-object";
 import { IndexOutbox } from "./index-outbox";
-import { indexShardFor } from "./index-shards";
 import { PushDispatcher } from "./push-dispatcher";
-import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
+import { PushRpc, pushNotSupported } from "./push-rpc";
+import { type DeliveryRow, PushStore } from "./push-store";
 import { attempt, type Result } from "./result";
 import { findSent, type Sent, sentItemId } from "./retries";
 import {
@@ -37,10 +40,11 @@ import {
   type StorageReport,
   storageReport,
 } from "./schema";
-import { TaskRun } from "./task-run";
 import { type ListBudget, type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
 
+export type { Scope } from "./context-identity";
+export { RESTART_REASON } from "./handler-runs";
 export type { Result } from "./result";
 
 /** A webhook registered inside SendMessage, already checked by the server. */
@@ -48,16 +52,6 @@ export interface InlinePush {
   config: PushConfigInput;
   /** The agent's origin: the `iss` of delivery signatures. */
   issuer: string;
-}
-
-/** Which tenant and conversation an object holds; sent with every call. */
-export interface Scope {
-  tenant: string;
-  contextId: string;
-  /** The principal owning the conversation ("" when the agent has no auth). */
-  owner?: string;
-  /** The id a new task gets: signed by the Worker, which holds the id key. */
-  newTaskId?: string;
 }
 
 export interface TaskPage {
@@ -89,41 +83,10 @@ export type ContextRpc = Pick<
   | "redeliver"
 >;
 
-/**
- * What the object's one alarm is asked for by; `found` is an alarm an earlier run of the
- * object set, for reasons this run does not know, kept when an earlier one replaces it.
- */
-type WakeReason = "index" | "push" | "prune" | "found";
-
 /** A message's lookup (`findSent`), made when `admitted` was `at`. */
 interface Checked {
   sent: Sent;
   at: number;
-}
-
-/** How long after a task finishes the alarm prunes at the soonest (one alarm serves many). */
-const PRUNE_DELAY_MS = 60_000;
-/** Between batches when more is to prune. */
-const PRUNE_AGAIN_MS = 1_000;
-
-const endsTask = ({ event }: LoggedEvent): boolean =>
-  event.kind === "status-update" && isTerminal(event.status.state);
-
-/** Reason recorded on a task whose run was cut off by an object restart. */
-export const RESTART_REASON =
-  "The agent restarted while this task was running, and the run could not be resumed";
-
-/**
- * What a failed task tells its clients: the message of a UserFacingError or protocol
- * error; for anything else a reference id, with the details logged under it.
- */
-function publicReason(error: unknown): string {
-  if (error instanceof UserFacingError || error instanceof A2AError) {
-    return error.message || "The agent's handler failed";
-  }
-  const reference = errorReference();
-  console.error(`edgelink: handler error ${reference}`, error);
-  return `The agent failed (reference ${reference})`;
 }
 
 const taskNotFound = (taskId: string) =>
@@ -140,26 +103,26 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   private readonly store: TaskStore;
   private readonly hub = new EventHub();
-  private readonly runs = new Map<string, AbortController>();
   private readonly outbox: IndexOutbox;
   private readonly pushStore: PushStore | null;
   /** Delegations of this context's tasks to other agents. */
   private readonly children: ChildStore;
   private readonly dispatcher: PushDispatcher | null;
-  private claimed = false;
+  /** The one alarm: index backstop and retries, push delivery, retention. */
+  private readonly alarms: ObjectAlarm;
+  /** Which tenant and conversation this is, and where its index rows go. */
+  private readonly identity: ContextIdentity;
+  private readonly runs: HandlerRuns<Env>;
+  /** The push calls; null when the agent has push off. */
+  private readonly pushRpc: PushRpc | null;
   /** True until the first write: the object holds nothing and has no schema. */
   private vacant: boolean;
-  /** The tenant, conversation and owner this object holds, once read (they never change). */
-  private identity: { tenant: string; contextId: string; owner: string } | null = null;
-  /** Set when this instance made the object's schema: a new conversation (see `claim`). */
-  private created = false;
-  /** The index shard count this conversation's rows went to, once read (see `reshard`). */
-  private sentShards: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // The subclass supplies `agent` as a prototype getter, so it is readable here.
     const agent = (this as unknown as { agent: Agent<Env> }).agent;
+    const limits = () => this.agent.limits;
     this.pushStore = agent.push
       ? new PushStore(ctx.storage.sql, { artifactChunks: agent.push.artifactChunks })
       : null;
@@ -172,25 +135,43 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.outbox = new IndexOutbox(
       this.store.index,
       {
-        target: () => this.indexTarget(),
+        target: () => this.identity.indexTarget(),
         keepAlive: (work) => ctx.waitUntil(work),
-        wakeAt: (at) => this.wakeAt(at, "index"),
+        wakeAt: (at) => this.alarms.wakeAt(at, "index"),
         settled: () =>
-          this.settle("index").catch((error) =>
-            console.error("edgelink: could not move the alarm", error),
-          ),
+          this.alarms
+            .settle("index")
+            .catch((error) => console.error("edgelink: could not move the alarm", error)),
       },
       () => this.agent.limits.indexFlushMs,
     );
     this.store.index.onPending = () => this.outbox.schedule();
+    this.identity = new ContextIdentity(
+      ctx.storage,
+      this.store,
+      env,
+      () => this.agent,
+      () => this.outbox.schedule(),
+    );
     this.dispatcher = this.pushStore
       ? new PushDispatcher(
           this.pushStore,
           this.store,
           agent as Agent<unknown>,
           env,
-          () => this.meta("push_issuer") ?? agent.card.url ?? "edgelink",
+          () => this.identity.meta("push_issuer") ?? agent.card.url ?? "edgelink",
           (taskId) => this.read(taskId),
+        )
+      : null;
+    this.alarms = new ObjectAlarm(ctx.storage, {
+      store: this.store,
+      outbox: this.outbox,
+      dispatcher: this.dispatcher,
+      limits,
+    });
+    this.pushRpc = this.pushStore
+      ? new PushRpc(ctx.storage, this.pushStore, this.store, this.alarms, limits, (taskId) =>
+          this.read(taskId),
         )
       : null;
     // A read never creates storage: an object never written gets its schema on the first
@@ -198,6 +179,15 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.vacant = !hasSchema(ctx.storage);
     if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
     this.children = new ChildStore(ctx.storage.sql);
+    this.runs = new HandlerRuns(
+      this.store,
+      this.hub,
+      this.alarms,
+      this.children,
+      env,
+      () => this.agent,
+      (work) => ctx.waitUntil(work),
+    );
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
 
@@ -275,7 +265,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   getTask(scope: Scope, taskId: string, options: ReadOptions = {}): Promise<Result<Task>> {
     return attempt("context object", () => {
       if (this.vacant) throw taskNotFound(taskId);
-      this.claim(scope);
+      this.identity.claim(scope);
       return this.read(taskId, options);
     });
   }
@@ -295,7 +285,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     within?: ListBudget,
   ): Promise<{ tasks: Task[]; read: number }> {
     if (this.vacant) return { tasks: [], read: taskIds.length };
-    this.claim(scope);
+    this.identity.claim(scope);
     return this.store.readPage(
       taskIds,
       options,
@@ -308,7 +298,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   listTasks(scope: Scope, params: ListTasksParams): Promise<Result<TaskPage>> {
     return attempt("context object", () => {
       if (this.vacant) return { tasks: [], totalSize: 0, nextPageToken: "" };
-      this.claim(scope);
+      this.identity.claim(scope);
       const page = this.store.page({
         state: params.state,
         statusTimestampAfter: params.statusTimestampAfter,
@@ -338,7 +328,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   cancelTask(scope: Scope, taskId: string, metadata?: JsonObject): Promise<Result<Task>> {
     return attempt("context object", async () => {
       if (this.vacant) throw taskNotFound(taskId);
-      this.claim(scope);
+      this.identity.claim(scope);
       const state = this.store.state(taskId);
       if (state === null)
         throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
@@ -350,13 +340,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         );
       }
       const reason = typeof metadata?.reason === "string" ? metadata.reason : "";
-      this.publish(
+      this.runs.publish(
         taskId,
         this.store.transition(taskId, "canceled", {
           metadata: reason ? { cancelReason: reason } : undefined,
         }),
       );
-      this.runs.get(taskId)?.abort(new DOMException(reason || "Task canceled", "AbortError"));
+      this.runs.abort(taskId, reason);
       this.ctx.waitUntil(cancelChildren(this.children.open(taskId), this.env));
       return this.read(taskId);
     });
@@ -374,7 +364,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   ): Promise<Result<ReadableStream<Uint8Array>>> {
     return attempt("context object", () => {
       if (this.vacant) throw taskNotFound(taskId);
-      this.claim(scope);
+      this.identity.claim(scope);
       const state = this.store.state(taskId);
       if (state === null)
         throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
@@ -452,39 +442,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Retries index updates that could not be delivered; delivers push; prunes. */
   override async alarm(): Promise<void> {
-    this.alarmAt = null;
-    this.alarmOwned = false;
-    this.wakes.clear();
+    this.alarms.rang();
     if (this.vacant) return;
-    this.prune();
-    await this.flushIndex();
-    this.store.index.commitAcknowledgements();
-    await this.deliverPush();
-    if (this.pruneArmed) await this.wakeAt(Date.now() + PRUNE_AGAIN_MS, "prune");
-    else await this.armRetention();
-  }
-
-  /** Set while the last batch of retention was full: the alarm prunes again soon. */
-  private pruneArmed = false;
-
-  /**
-   * Asks the alarm for retention's next due time (`TaskStore.retentionDue`): soon when
-   * more tasks are finished than `retainFinishedTasks`, else when the oldest finished task
-   * passes `retainFinishedMs`, not after every finished task. Tasks finishing close
-   * together share one prune, `PRUNE_DELAY_MS` later.
-   */
-  private async armRetention(): Promise<void> {
-    const { retainFinishedTasks, retainFinishedMs } = this.agent.limits;
-    const due = this.store.retention.due(retainFinishedTasks, retainFinishedMs);
-    if (due !== null) await this.wakeAt(Math.max(due, Date.now() + PRUNE_DELAY_MS), "prune");
-  }
-
-  /** One batch of retention (`limits.retainFinishedTasks`, `limits.retainFinishedMs`). */
-  private prune(): void {
-    const { retainFinishedTasks, retainFinishedMs } = this.agent.limits;
-    const cutoff = new Date(Date.now() - retainFinishedMs).toISOString();
-    const batch = 100;
-    this.pruneArmed = this.store.prune(retainFinishedTasks, cutoff, batch) === batch;
+    await this.alarms.run();
   }
 
   // ---- push notifications ------------------------------------------------------------
@@ -496,27 +456,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     input: PushConfigInput,
     issuer: string,
   ): Promise<Result<PushConfig>> {
-    return attempt("context object", async () => {
-      const push = this.requirePush(scope, taskId);
-      const config = this.store.atomic(() =>
-        this.registerConfig(push, taskId, input, issuer, this.read(taskId)),
-      );
-      await this.wakeAt(Date.now(), "push");
-      return config;
-    });
+    return attempt("context object", () =>
+      this.requirePush(scope, taskId).create(taskId, input, issuer),
+    );
   }
 
   getPushConfig(scope: Scope, taskId: string, id: string): Promise<Result<PushConfig>> {
-    return attempt("context object", () => {
-      const config = this.requirePush(scope, taskId).config(taskId, id);
-      if (!config) {
-        throw new A2AError("TaskNotFound", `Push notification config ${id} not found`, {
-          taskId,
-          configId: id,
-        });
-      }
-      return config;
-    });
+    return attempt("context object", () => this.requirePush(scope, taskId).get(taskId, id));
   }
 
   listPushConfigs(
@@ -524,23 +470,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     taskId: string,
     page: { pageSize: number; pageToken?: string },
   ): Promise<Result<{ configs: PushConfig[]; nextPageToken: string }>> {
-    return attempt("context object", () => {
-      const rows = this.requirePush(scope, taskId).configs(taskId, {
-        after: page.pageToken,
-        limit: page.pageSize + 1,
-      });
-      const configs = rows.slice(0, page.pageSize);
-      const more = rows.length > page.pageSize;
-      return { configs, nextPageToken: more ? (configs.at(-1)?.id ?? "") : "" };
-    });
+    return attempt("context object", () => this.requirePush(scope, taskId).list(taskId, page));
   }
 
   /** Idempotent: deleting a config that is not there succeeds. */
   deletePushConfig(scope: Scope, taskId: string, id: string): Promise<Result<null>> {
-    return attempt("context object", () => {
-      this.requirePush(scope, taskId).deleteConfig(taskId, id);
-      return null;
-    });
+    return attempt("context object", () => this.requirePush(scope, taskId).delete(taskId, id));
   }
 
   /** A task's dead-lettered webhook deliveries, a page at a time (`after`: last seq seen). */
@@ -554,92 +489,18 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** Queues a task's dead-lettered deliveries again; answers how many. */
   redeliver(scope: Scope, taskId: string): Promise<Result<number>> {
-    return attempt("context object", async () => {
-      const count = this.requirePush(scope, taskId).redeliver(taskId, Date.now());
-      this.store.mergeMetadata(taskId, { pushDeadLetters: 0 });
-      if (count > 0) await this.wakeAt(Date.now(), "push");
-      return count;
-    });
+    return attempt("context object", () => this.requirePush(scope, taskId).redeliver(taskId));
   }
 
-  private requirePush(scope: Scope, taskId: string): PushStore {
+  private requirePush(scope: Scope, taskId: string): PushRpc {
     if (this.vacant) throw taskNotFound(taskId);
-    this.claim(scope);
-    if (!this.pushStore) {
-      throw new A2AError(
-        "PushNotificationNotSupported",
-        "This agent does not send push notifications",
-      );
-    }
+    this.identity.claim(scope);
+    if (!this.pushRpc) throw pushNotSupported();
     if (this.store.state(taskId) === null) {
       throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
     }
-    return this.pushStore;
+    return this.pushRpc;
   }
-
-  private async deliverPush(): Promise<void> {
-    if (!this.dispatcher) return;
-    try {
-      const next = await this.dispatcher.run();
-      if (next !== null) await this.wakeAt(next, "push");
-    } catch (error) {
-      // Never left to the platform's alarm retries: log, and try again shortly.
-      console.error("edgelink: push delivery failed; retrying", error);
-      await this.wakeAt(Date.now() + 5_000, "push");
-    }
-  }
-
-  /**
-   * One alarm serves the index, push and retention: it is set to the earliest wake-up
-   * asked for, and each part's request is remembered until the alarm runs.
-   */
-  private async wakeAt(at: number, reason: WakeReason): Promise<void> {
-    const asked = this.wakes.get(reason);
-    if (asked === undefined || at < asked) this.wakes.set(reason, at);
-    // Known to be set early enough (every message asks for the index backstop): no call.
-    if (this.alarmAt !== null && this.alarmAt <= at) return;
-    if (this.alarmOwned) {
-      this.alarmAt = at;
-      await this.ctx.storage.setAlarm(at);
-      return;
-    }
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || at < current) {
-      if (current !== null) this.wakes.set("found", current);
-      this.alarmAt = at;
-      this.alarmOwned = true;
-      await this.ctx.storage.setAlarm(at);
-    } else {
-      this.alarmAt = current;
-    }
-  }
-
-  /**
-   * A part no longer needs its wake-up (the index sent every row before its backstop):
-   * the alarm moves to the earliest wake-up still asked for, or is deleted when none is,
-   * so a quiet conversation is not woken for nothing. Only an alarm this object set
-   * itself is moved; one found set (by an earlier run of the object) may serve anything.
-   * The memory is updated before the storage call, so a wake-up asked meanwhile is kept.
-   */
-  private async settle(reason: WakeReason): Promise<void> {
-    if (!this.wakes.delete(reason) || this.alarmAt === null || !this.alarmOwned) return;
-    const next = Math.min(...this.wakes.values());
-    if (next === Number.POSITIVE_INFINITY) {
-      this.alarmAt = null;
-      this.alarmOwned = false;
-      await this.ctx.storage.deleteAlarm();
-    } else if (next > this.alarmAt) {
-      this.alarmAt = next;
-      await this.ctx.storage.setAlarm(next);
-    }
-  }
-
-  /** The alarm as far as this object knows (null: ask storage). */
-  private alarmAt: number | null = null;
-  /** Whether `alarmAt` is an alarm this object set since it started (its reasons known). */
-  private alarmOwned = false;
-  /** The wake-ups each part asked for since the alarm last ran. */
-  private readonly wakes = new Map<WakeReason, number>();
 
   // ---- tasks and runs ----------------------------------------------------------------
 
@@ -654,7 +515,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    */
   private checkBeforeReply(scope: Scope, input: Message): Checked | null {
     if (this.vacant || !this.agent.reply || input.taskId) return null;
-    this.claim(scope);
+    this.identity.claim(scope);
     return { sent: this.findSent(input), at: this.admitted };
   }
 
@@ -706,14 +567,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       // (the next turn paid that for each). A new conversation's first message asks for
       // the index backstop anyway, so it is asked for now, before any statement; an
       // object never written has no alarm, so this one is the object's own.
-      this.alarmOwned = true;
+      this.alarms.ownFirst();
       this.outbox.schedule();
       migrate(this.ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
       this.store.history.created();
       this.vacant = false;
-      this.created = true;
+      this.identity.created = true;
     }
-    this.claim(scope);
+    this.identity.claim(scope);
     // Looked up before the reply hook and no message admitted since: still what it was.
     const sent = fresh
       ? { itemId: sentItemId(input.messageId) }
@@ -757,7 +618,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         if (push) this.registerInline(taskId, push.config, push.issuer, this.read(taskId));
       });
       const opened = beforeRun?.(taskId);
-      return { taskId, run: this.start(taskId, message), opened };
+      return { taskId, run: this.runs.start(taskId, message), opened };
     }
     // A new task: its row, its message and its move to working in one transaction; a
     // stream opened on it starts from the submitted task, before the first event.
@@ -769,8 +630,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       return this.store.create(submitted, true, push !== undefined, sent.itemId);
     });
     const opened = beforeRun?.(id, { task: submitted, seq: 0 });
-    this.publish(id, events);
-    return { taskId: id, run: this.run(id, message), opened };
+    this.runs.publish(id, events);
+    return { taskId: id, run: this.runs.run(id, message), opened };
   }
 
   /** A config sent inside SendMessage: saved before the run starts, so no event is missed. */
@@ -780,116 +641,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     issuer: string,
     snapshot: Task,
   ): void {
-    if (!this.pushStore) {
-      throw new A2AError(
-        "PushNotificationNotSupported",
-        "This agent does not send push notifications",
-      );
-    }
-    this.registerConfig(this.pushStore, taskId, input, issuer, snapshot);
-    this.store.pushQueued = true;
-  }
-
-  /**
-   * Saves a config and queues the task snapshot as its first delivery. The snapshot is
-   * written now, so every retry of that delivery sends the same body.
-   */
-  private registerConfig(
-    push: PushStore,
-    taskId: string,
-    input: PushConfigInput,
-    issuer: string,
-    snapshot: Task,
-  ): PushConfig {
-    const config = resolvePushConfig(input, { taskId });
-    const max = this.agent.limits.maxPushConfigsPerTask;
-    if (!push.config(taskId, config.id) && push.configCount(taskId) >= max) {
-      throw new A2AError(
-        "InvalidParams",
-        `Task ${taskId} already has ${max} push notification configs, the limit; delete one first`,
-        { taskId, limit: String(max) },
-      );
-    }
-    push.saveConfig(config);
-    const body = JSON.stringify(snapshot);
-    if (body.length > MAX_SNAPSHOT_CHARS) {
-      throw new A2AError(
-        "InvalidParams",
-        `Task ${taskId} is ${body.length} characters of JSON, over the ${MAX_SNAPSHOT_CHARS} a webhook's first delivery keeps`,
-        { taskId, limit: String(MAX_SNAPSHOT_CHARS) },
-      );
-    }
-    push.enqueue(taskId, null, Date.now(), config.id, body);
-    this.ctx.storage.sql.exec(
-      "INSERT INTO meta (key, value) VALUES ('push_issuer', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      issuer,
-    );
-    return config;
-  }
-
-  /** Moves an existing task back to working and runs the handler on `message`. */
-  private start(taskId: string, message: Message): Promise<void> {
-    this.publish(taskId, this.store.transition(taskId, "working"));
-    return this.run(taskId, message);
-  }
-
-  private run(taskId: string, message: Message): Promise<void> {
-    const controller = new AbortController();
-    this.runs.set(taskId, controller);
-    return this.execute(taskId, message, controller).finally(() => this.runs.delete(taskId));
-  }
-
-  private async execute(taskId: string, message: Message, controller: AbortController) {
-    const task = this.store.snapshot(taskId);
-    if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-    const run = new TaskRun(
-      task,
-      message,
-      controller.signal,
-      this.env,
-      this.store,
-      (id, e) => this.publish(id, e),
-      this.children,
-    );
-    try {
-      const agent = this.agent;
-      const result = agent.handler
-        ? await agent.handler(run)
-        : agent.model
-          ? await runModelAgent(run, agent)
-          : await runDefaultExecution(run, agent);
-      if (controller.signal.aborted) return;
-      const state = this.store.state(taskId);
-      if (state === null || isTerminal(state)) return;
-      // The handler's answer and the end of the task: one transaction.
-      this.store.atomic(() => {
-        if (typeof result === "string" || Array.isArray(result)) {
-          const parts = typeof result === "string" ? [Parts.text(result)] : result;
-          run.artifact({ name: "result", parts });
-        }
-        if (state === "working") run.complete();
-      });
-    } catch (error) {
-      if (controller.signal.aborted) return;
-      this.failTask(taskId, publicReason(error));
-    }
-  }
-
-  private failTask(taskId: string, reason: string): void {
-    const state = this.store.state(taskId);
-    if (state === null || isTerminal(state)) return;
-    const message: Message = {
-      messageId: newId(),
-      role: "agent",
-      parts: [Parts.text(reason)],
-      contextId: this.store.read(taskId)?.contextId,
-      taskId,
-      timestamp: nowIso(),
-    };
-    this.publish(
-      taskId,
-      this.store.transition(taskId, "failed", { message, metadata: { error: reason } }),
-    );
+    if (!this.pushRpc) throw pushNotSupported();
+    this.pushRpc.registerInline(taskId, input, issuer, snapshot);
   }
 
   /**
@@ -898,14 +651,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    */
   private async recover(): Promise<void> {
     if (this.vacant) return;
-    const orphans = this.store.idsInStates(["submitted", "working"]);
-    for (const taskId of orphans) {
-      // A task following children is resumed: its delegations re-attach instead of resending.
-      const resume = this.agent.resumeOnRestart || this.children.open(taskId).length > 0;
-      const message = resume ? this.store.lastUserMessage(taskId) : null;
-      if (message) this.ctx.waitUntil(this.start(taskId, message));
-      else this.failTask(taskId, RESTART_REASON);
-    }
+    this.runs.recover();
     // Rows a previous run answered for but could not send (torn down inside its window)
     // go now, with the failures just written, not at the backstop alarm. Not awaited:
     // requests do not wait for the index.
@@ -923,102 +669,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         contextId: scope.contextId,
       });
     }
-    this.claim(scope);
+    this.identity.claim(scope);
   }
 
   private read(taskId: string, options: ReadOptions = {}): Task {
     const task = this.store.read(taskId, options);
     if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
     return task;
-  }
-
-  private publish(taskId: string, events: LoggedEvent[]): void {
-    if (events.length) this.hub.emit(taskId, events);
-    if (events.some(endsTask)) {
-      // A task finished: retention may have work, now or once it is old enough.
-      this.armRetention().catch((error) =>
-        console.error("edgelink: could not schedule retention", error),
-      );
-    }
-    if (this.store.pushQueued) {
-      this.store.pushQueued = false;
-      this.wakeAt(Date.now(), "push").catch((error) =>
-        console.error("edgelink: could not schedule push delivery", error),
-      );
-    }
-  }
-
-  // ---- tenant index ------------------------------------------------------------------
-
-  /**
-   * Records which tenant and conversation this object holds (first call wins), and, for a
-   * new conversation, the index shard count its rows go to (in the same statement).
-   */
-  private claim(scope: Scope): void {
-    if (this.claimed) return;
-    this.claimed = true;
-    const shards = this.created ? [String(this.agent.limits.indexShards)] : [];
-    this.ctx.storage.sql.exec(
-      `INSERT INTO meta (key, value) VALUES ('tenant', ?), ('context_id', ?), ('owner', ?)${shards.length ? ", ('index_shards', ?)" : ""} ON CONFLICT (key) DO NOTHING`,
-      scope.tenant,
-      scope.contextId,
-      scope.owner ?? "",
-      ...shards,
-    );
-  }
-
-  /**
-   * After `limits.indexShards` changed, this conversation's index rows sit in shards that
-   * no listing reads (the count is part of their names): every task is marked to go
-   * again, to its shard of the new count. A conversation from before shards sent its rows
-   * to the one unsharded index. Runs when rows are sent, so a conversation heals with its
-   * next state change; one that never changes again stays out of cross-context listings.
-   */
-  private reshard(shards: number): void {
-    this.sentShards ??= Number(this.meta("index_shards") ?? "1");
-    if (this.sentShards === shards) return;
-    this.store.atomic(() => {
-      this.store.index.resendAll();
-      this.ctx.storage.sql.exec(
-        "INSERT INTO meta (key, value) VALUES ('index_shards', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        String(shards),
-      );
-    });
-    this.sentShards = shards;
-    // The rows being sent now are among them; the rest go in the next window.
-    this.outbox.schedule();
-  }
-
-  private readIdentity(): { tenant: string; contextId: string; owner: string } | null {
-    const tenant = this.meta("tenant");
-    const contextId = this.meta("context_id");
-    if (tenant === null || contextId === null) return null;
-    return { tenant, contextId, owner: this.meta("owner") ?? "" };
-  }
-
-  private meta(key: string): string | null {
-    const row = this.ctx.storage.sql
-      .exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key)
-      .toArray()[0];
-    return row ? row.value : null;
-  }
-
-  /** Where this conversation's index rows go (its shard), once the object knows its tenant. */
-  private indexTarget(): { index: IndexRpc; contextId: string } | null {
-    this.identity ??= this.readIdentity();
-    if (!this.identity) return null;
-    const { tenant, contextId, owner } = this.identity;
-    const binding = (this.env as Record<string, unknown>)[this.agent.bindings.index] as
-      | DurableObjectNamespace
-      | undefined;
-    if (!binding) throw new Error(`Missing Durable Object binding ${this.agent.bindings.index}`);
-    const shards = this.agent.limits.indexShards;
-    this.reshard(shards);
-    return { index: indexShardFor(binding, { tenant, owner, shards }, contextId), contextId };
-  }
-
-  private flushIndex(): Promise<void> {
-    return this.outbox.flush();
   }
 
   /** A task's open streams are capped (`limits.maxSubscribersPerTask`). */
