@@ -246,7 +246,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   ): Promise<{ tasks: Task[]; read: number }> {
     if (this.vacant) return { tasks: [], read: taskIds.length };
     this.identity.claim(scope);
-    return this.store.readPage(
+    return this.store.cache.readPage(
       taskIds,
       options,
       (task) => !filter.state || task.status.state === filter.state,
@@ -270,7 +270,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         includeArtifacts: params.includeArtifacts,
       };
       const chars = this.agent.limits.listArtifactChars;
-      const { tasks, read } = this.store.readPage(
+      const { tasks, read } = this.store.cache.readPage(
         page.rows.map((r) => r.id),
         options,
         undefined,

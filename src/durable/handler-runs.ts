@@ -96,7 +96,7 @@ export class HandlerRuns<Env> {
   }
 
   private async execute(taskId: string, message: Message, controller: AbortController) {
-    const task = this.store.snapshot(taskId);
+    const task = this.store.cache.snapshot(taskId);
     if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
     const run = new TaskRun(
       task,

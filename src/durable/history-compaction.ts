@@ -63,7 +63,7 @@ export class HistoryCompaction<Env> {
       const diff = diffItems(before, [...conversation.items]);
       history.apply(diff, (item) => taskOf.get(item.id) ?? null);
       // Task messages may have gone with the compaction: read the tasks again.
-      this.store.forgetTasks();
+      this.store.cache.clear();
       return result;
     });
   }

@@ -22,9 +22,9 @@ import { ListingClock } from "./listing-clock";
 import { mergePatch } from "./merge-patch";
 import type { CuttablePage, PageQuery } from "./paging";
 import type { PushStore } from "./push-store";
-import { PRUNE_CHUNK, Retention } from "./retention";
+import { Retention } from "./retention";
 import { checkRowBytes } from "./row-limit";
-import { type ListBudget, type ReadOptions, type StoreBound, TaskCache } from "./task-cache";
+import { type ReadOptions, type StoreBound, TaskCache } from "./task-cache";
 
 export { INLINE_PARTS_CHARS } from "./artifact-rows";
 export type { IndexEntry } from "./index-outbox";
@@ -54,7 +54,14 @@ export class TaskStore {
     this.listing = new ListingClock(storage);
     this.cache = new TaskCache(storage, history, this.listing, bounds);
     this.index = new PendingIndexRows(storage, (fn) => this.atomic(fn));
-    this.retention = new Retention(storage);
+    this.retention = new Retention(storage, {
+      atomic: (fn) => this.atomic(fn),
+      listing: this.listing,
+      events: this.events,
+      index: this.index,
+      cache: this.cache,
+      withPush: push !== null,
+    });
   }
 
   /** The event log (SSE ids, replay). */
@@ -352,37 +359,9 @@ export class TaskStore {
     return this.cache.read(taskId, options);
   }
 
-  /** Tasks of a listing page, in order (see `TaskCache.readPage`). */
-  readPage(
-    taskIds: string[],
-    options: ReadOptions,
-    keep?: (task: Task) => boolean,
-    within?: ListBudget,
-  ): { tasks: Task[]; read: number } {
-    return this.cache.readPage(taskIds, options, keep, within);
-  }
-
-  /** A copy of a task the caller may keep while the task changes (a run's `ctx.task`). */
-  snapshot(taskId: string): Task | null {
-    return this.cache.snapshot(taskId);
-  }
-
   /** The newest user message of a task (what a resumed run starts from), or null. */
   lastUserMessage(taskId: string): Message | null {
     return this.cache.lastUserMessage(taskId);
-  }
-
-  /** The history item of the user message a run answers, or null (see `TaskCache`). */
-  questionItemId(taskId: string, messageId: string): string | null {
-    return this.cache.questionItemId(taskId, messageId);
-  }
-
-  /**
-   * Forgets the tasks held in memory, after the conversation history was rewritten
-   * underneath them (compaction); they are read again when next needed.
-   */
-  forgetTasks(): void {
-    this.cache.clear();
   }
 
   /** Tasks in the given states (used on wake to find interrupted runs). */
@@ -399,32 +378,9 @@ export class TaskStore {
     return this.listing.page(q);
   }
 
-  /**
-   * Retention: deletes up to `batch` finished tasks beyond the newest `keep` or last
-   * updated before `olderThan`, with their artifacts, events and webhook rows, in one
-   * transaction, and queues their removal from the tenant index. The conversation
-   * history is left alone. Returns how many went.
-   */
+  /** One batch of retention (see `Retention.prune`); returns how many tasks went. */
   prune(keep: number, olderThan: string, batch = 100): number {
-    const list = this.retention.candidates(keep, olderThan, batch);
-    if (list.length === 0) return 0;
-    this.retention.forget();
-    this.atomic(() => {
-      // Deleted rows take their row_seq and event seqs along: keep both counters in SQLite
-      // from going back.
-      this.listing.save();
-      this.events.saveSeq();
-      for (let i = 0; i < list.length; i += PRUNE_CHUNK) {
-        const chunk = list.slice(i, i + PRUNE_CHUNK);
-        this.retention.deleteRows(chunk, this.push !== null);
-        for (const id of chunk) {
-          this.index.removing(id);
-          this.cache.evict(id);
-        }
-      }
-    });
-    this.index.onPending();
-    return list.length;
+    return this.retention.prune(keep, olderThan, batch);
   }
 
   /**
