@@ -1,6 +1,7 @@
 import { ChatView, chatFrames } from "../models/chat-stream";
 import type { TaskEvent } from "../models/events";
-import { renderEvent, SSE_KEEP_ALIVE, type StreamFormat, sseFrame } from "../models/stream";
+import { SSE_KEEP_ALIVE, sseFrame } from "../models/sse";
+import { renderEvent, type StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { isInterrupted, isTerminal } from "../models/task-state";
 import type { EventHub } from "./event-hub";

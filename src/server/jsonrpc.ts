@@ -12,7 +12,7 @@ import {
   parseSend,
   parseTaskId,
 } from "../models/requests";
-import { SSE_HEADERS } from "../models/stream";
+import { SSE_HEADERS } from "../models/sse";
 import { readJson } from "./body";
 import { errorHeaders, jsonRpcError, type RpcId, toA2AError } from "./errors";
 import { requireExtensions } from "./negotiation";

@@ -11,7 +11,7 @@ import {
   parseSend,
   parseTaskId,
 } from "../models/requests";
-import { SSE_HEADERS } from "../models/stream";
+import { SSE_HEADERS } from "../models/sse";
 import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
 import { lastEventId } from "./jsonrpc";
