@@ -10,8 +10,8 @@ import type { StreamFormat } from "../models/stream";
 import { type AuthVariables, tenantFor } from "./auth";
 import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
-import { lastEventId } from "./jsonrpc";
 import { Operations } from "./operations";
+import { lastEventId } from "./request-parts";
 import { checkPathEncoding } from "./rest";
 import { requestedTenant } from "./tenant";
 
