@@ -125,7 +125,7 @@ export const OPERATIONS = {
   list: define({
     rpc: { "1.0": "ListTasks", "0.3": "tasks/list" },
     rest: [{ methods: ["GET"], path: "/tasks" }],
-    fromRpc: (params) => parseList(params),
+    fromRpc: parseList,
     fromRest: (input) => parseList(listQuery(input.url)),
     run: (p, c) => c.ops.listTasks(p),
     render: (list, p, c) => json(renderTaskList(list, c.version, p)),
@@ -141,7 +141,7 @@ export const OPERATIONS = {
   cancel: define({
     rpc: { "1.0": "CancelTask", "0.3": "tasks/cancel" },
     rest: [{ methods: ["POST"], path: `/tasks/:idVerb{${ROUTE_ID}:cancel}`, body: "object" }],
-    fromRpc: (params) => parseTaskId(params),
+    fromRpc: parseTaskId,
     fromRest: (input) =>
       parseTaskId({ ...fields(input), id: idBefore(input.path.idVerb, ":cancel") }),
     run: (p, c) => c.ops.cancelTask(p),
@@ -177,7 +177,7 @@ export const OPERATIONS = {
   pushCreate: define({
     rpc: { "1.0": "CreateTaskPushNotificationConfig", "0.3": "tasks/pushNotificationConfig/set" },
     rest: [{ methods: ["POST"], path: PUSH_CONFIGS, body: "object" }],
-    fromRpc: (params) => parsePushCreate(params),
+    fromRpc: parsePushCreate,
     fromRest: (input) => parsePushCreate({ ...fields(input), taskId: id(input) }),
     run: (p, c) => c.ops.createPushConfig(p.taskId, p.config, c.version, "params"),
     render: (config, _, c) => json(renderPushConfig(config, c.version)),
@@ -205,7 +205,7 @@ export const OPERATIONS = {
   get: define({
     rpc: { "1.0": "GetTask", "0.3": "tasks/get" },
     rest: [{ methods: ["GET"], path: TASK }],
-    fromRpc: (params) => parseTaskId(params),
+    fromRpc: parseTaskId,
     fromRest: (input) => parseTaskId({ id: id(input), ...taskQuery(input.url) }),
     run: (p, c) => c.ops.getTask(p),
     render: (task, p, c) => json(renderTask(task, c.version, p)),
@@ -232,7 +232,7 @@ export const OPERATIONS = {
   history: define({
     rpc: { "1.0": "GetContextHistory", "0.3": "GetContextHistory" },
     rest: [{ methods: ["GET"], path: `/contexts/:contextId{${ROUTE_ID}}/history` }],
-    fromRpc: (params) => parseHistory(params),
+    fromRpc: parseHistory,
     fromRest: (input) =>
       parseHistory({ ...listQuery(input.url), contextId: input.path.contextId ?? "" }),
     run: (p, c) => c.ops.history(p),
@@ -247,7 +247,7 @@ export const OPERATIONS = {
         body: "object",
       },
     ],
-    fromRpc: (params) => parseCompact(params),
+    fromRpc: parseCompact,
     // The whole body is the compaction request; the path names the context.
     fromRest: (input) => ({ contextId: input.path.contextId ?? "", request: fields(input) }),
     run: (p, c) => c.ops.compact(p.contextId, p.request),
