@@ -18,7 +18,7 @@ describe("the SSE frame writer", () => {
     expect(SSE_KEEP_ALIVE).toBe(": keep-alive\n\n");
   });
 
-  it("a log event's chat frames carry its id on the last frame only", () => {
+  it("a log event's chat frames carry its id on the last frame only (N7)", () => {
     const frames = chatFrames(
       [
         { event: "chunk", data: { content: "hi" } },
