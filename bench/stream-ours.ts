@@ -10,7 +10,8 @@
 import { Artifact } from "../src/models/artifact";
 import type { TaskEvent } from "../src/models/events";
 import { Parts } from "../src/models/part";
-import { renderEvent, type StreamFormat, sseFrame } from "../src/models/stream";
+import { sseFrame } from "../src/models/sse";
+import { renderEvent, type StreamFormat } from "../src/models/stream";
 import { openai } from "../src/providers/openai-chat";
 import { type Model, ModelRequest } from "../src/providers/types";
 import type { StreamInput } from "./stream-input";

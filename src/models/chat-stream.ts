@@ -2,6 +2,7 @@ import type { TaskEvent } from "./events";
 import type { JsonObject, JsonValue } from "./json";
 import type { Message } from "./message";
 import { isKnownPart, type Part, textOf } from "./part";
+import { sseFrame } from "./sse";
 import type { Task } from "./task";
 
 /**
@@ -150,9 +151,6 @@ const contextIdOf = (e: Exclude<TaskEvent, { kind: "task" }>): string | null =>
 /** SSE frames of one log event's chat events; the last carries the event's id. */
 export function chatFrames(events: readonly ChatEvent[], id: number): string {
   return events
-    .map(
-      (e, i) =>
-        `${i === events.length - 1 ? `id: ${id}\n` : ""}event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`,
-    )
+    .map((e, i) => sseFrame(e.data, i === events.length - 1 ? id : undefined, e.event))
     .join("");
 }

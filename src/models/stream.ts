@@ -3,6 +3,7 @@ import type { TaskEvent } from "./events";
 import type { JsonObject } from "./json";
 import type { Message } from "./message";
 import type { ProtocolVersion } from "./requests";
+import { sseFrame } from "./sse";
 import { eventToV1 } from "./wire-v1";
 import { eventToV03 } from "./wire-v03";
 
@@ -24,20 +25,6 @@ export function renderEvent(event: TaskEvent, format: StreamFormat): JsonObject 
     ? { jsonrpc: "2.0", id: format.rpcId ?? null, result }
     : result;
 }
-
-/** One Server-Sent Events frame; `id` lets a client resume with Last-Event-ID. */
-export function sseFrame(data: JsonObject, id?: number): string {
-  return `${id === undefined ? "" : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
-}
-
-/** An SSE comment line; keeps idle proxies from closing the connection. */
-export const SSE_KEEP_ALIVE = ": keep-alive\n\n";
-
-export const SSE_HEADERS = {
-  "Content-Type": "text/event-stream; charset=utf-8",
-  "Cache-Control": "no-cache, no-transform",
-  "X-Accel-Buffering": "no",
-} as const;
 
 /**
  * A stream of one message and its end: SendStreamingMessage answered directly (§3.1.1,

@@ -20,9 +20,10 @@ import { jsonRpcError, restError, toA2AError } from "./errors";
 import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
 import { warnWhenOpen } from "./open-warning";
+import { REST_ROUTES } from "./operation-table";
 import { Operations } from "./operations";
 import { rateLimiter } from "./rate-limit";
-import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
+import { checkPathEncoding, handleRest } from "./rest";
 import { RememberingRouter } from "./router";
 import { startupCheck } from "./startup";
 import { requestedTenant } from "./tenant";
@@ -149,15 +150,16 @@ export function createApp<Env extends object>(
   registerChat(app, agent, [limited, restLimit]);
 
   for (const prefix of ["", "/:tenant"]) {
-    for (const { methods, path, route } of REST_ROUTES) {
-      app.on(methods, prefix + path, limited, restLimit, (c: Context<Vars>) => {
+    for (const route of REST_ROUTES) {
+      app.on([...route.methods], prefix + route.path, limited, restLimit, (c: Context<Vars>) => {
         checkPathEncoding(new URL(c.req.url).pathname);
         const origin = new URL(c.req.url).origin;
         const principal = c.get("principal");
         const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
         const ops = new Operations(agent, c.env, tenant, origin, ownerOf(principal));
-        const features = servedFeatures(anyAgent, baseUrlOf(c));
-        return handleRest(c.req.raw, route(c.req.param()), agent, ops, features);
+        // The card's features only for the operation that shows them.
+        const features = () => servedFeatures(anyAgent, baseUrlOf(c));
+        return handleRest(c.req.raw, route, c.req.param(), agent, ops, features);
       });
     }
   }

@@ -5,12 +5,13 @@ import { A2AError } from "../models/errors";
 import { newId } from "../models/json";
 import { clientIdProblem } from "../models/limits";
 import { parseSend, parseTaskId } from "../models/requests";
-import { SSE_HEADERS, type StreamFormat } from "../models/stream";
+import { SSE_HEADERS } from "../models/sse";
+import type { StreamFormat } from "../models/stream";
 import { type AuthVariables, tenantFor } from "./auth";
 import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
-import { lastEventId } from "./jsonrpc";
 import { Operations } from "./operations";
+import { lastEventId } from "./request-parts";
 import { checkPathEncoding } from "./rest";
 import { requestedTenant } from "./tenant";
 

@@ -7,9 +7,9 @@ import {
   SERVE_ENDPOINT,
 } from "../agent/endpoints";
 import { A2AError, invalidParams } from "../models/errors";
-import { SSE_HEADERS, SSE_KEEP_ALIVE } from "../models/stream";
+import { SSE_HEADERS, SSE_KEEP_ALIVE, sseFrame } from "../models/sse";
 import { readJson } from "./body";
-import { restError, toA2AError } from "./errors";
+import { restErrorBody, toA2AError } from "./errors";
 
 /** Query parameters one request may carry to an endpoint. */
 export const MAX_QUERY_PARAMS = 256;
@@ -238,13 +238,13 @@ function streamed(spec: Endpoint<never>, result: unknown, keepAliveMs: number): 
           controller.close();
           return;
         }
-        const chunk = html ? htmlText(spec, step.value) : `data: ${JSON.stringify(step.value)}\n\n`;
+        const chunk = html ? htmlText(spec, step.value) : sseFrame(step.value);
         controller.enqueue(encoder.encode(chunk));
       } catch (error) {
         pending = null;
         if (html) throw error;
-        const failure = restError(toA2AError(error));
-        controller.enqueue(encoder.encode(`event: error\ndata: ${await failure.text()}\n\n`));
+        const failure = restErrorBody(toA2AError(error));
+        controller.enqueue(encoder.encode(sseFrame(failure, undefined, "error")));
         controller.close();
       } finally {
         if (timer !== undefined) clearTimeout(timer);

@@ -43,6 +43,14 @@ export function errorHeaders(error: A2AError): Record<string, string> {
 
 /** A google.rpc.Status error response for the HTTP+JSON binding (§11.6). */
 export function restError(error: A2AError): Response {
+  return Response.json(restErrorBody(error), {
+    status: ERROR_TABLE[error.kind].http,
+    headers: { "Content-Type": "application/json", ...errorHeaders(error) },
+  });
+}
+
+/** The body of `restError`: also the data of a stream's `error` event once it has begun. */
+export function restErrorBody(error: A2AError) {
   const info = ERROR_TABLE[error.kind];
   const named = new A2AError(
     error.kind,
@@ -53,15 +61,12 @@ export function restError(error: A2AError): Response {
       description: restFields(v.description),
     })),
   );
-  return Response.json(
-    {
-      error: {
-        code: info.http,
-        status: info.status,
-        message: named.message,
-        details: named.details(),
-      },
+  return {
+    error: {
+      code: info.http,
+      status: info.status,
+      message: named.message,
+      details: named.details(),
     },
-    { status: info.http, headers: { "Content-Type": "application/json", ...errorHeaders(error) } },
-  );
+  };
 }

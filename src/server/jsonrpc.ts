@@ -1,77 +1,17 @@
 import type { Agent } from "../agent/definition";
-import { cardToV1, cardToV03, type ServedFeatures } from "../models/agent-card";
+import type { ServedFeatures } from "../models/agent-card";
 import { A2AError, type ErrorKind } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import { protoJsonNames } from "../models/protojson";
-import { renderTask, renderTaskList } from "../models/render";
-import {
-  type ProtocolVersion,
-  parseCompact,
-  parseHistory,
-  parseList,
-  parseSend,
-  parseTaskId,
-} from "../models/requests";
-import { SSE_HEADERS } from "../models/stream";
+import type { ProtocolVersion } from "../models/requests";
+import { SSE_HEADERS } from "../models/sse";
 import { readJson } from "./body";
 import { errorHeaders, jsonRpcError, type RpcId, toA2AError } from "./errors";
 import { requireExtensions } from "./negotiation";
+import { type Answer, type Call, type Operation, RPC_METHODS } from "./operation-table";
 import type { Operations } from "./operations";
-import { type PushOperation, runPushOperation } from "./push-api";
 import { requestedTenant } from "./tenant";
 import { requestedVersion } from "./version";
-
-type Operation =
-  | "send"
-  | "stream"
-  | "get"
-  | "list"
-  | "cancel"
-  | "subscribe"
-  | PushOperation
-  | "extendedCard"
-  | "history"
-  | "compact"
-  | "deadLetters"
-  | "redeliver";
-
-/** Edgelink's own methods, the same under every protocol version. */
-const EDGELINK_METHODS: Record<string, Operation> = {
-  GetContextHistory: "history",
-  CompactContextHistory: "compact",
-  ListDeadPushDeliveries: "deadLetters",
-  RedeliverPushDeliveries: "redeliver",
-};
-
-/** Method names per protocol version (§5.3 for v1; the v0.3 names for older clients). */
-const METHODS: Record<ProtocolVersion, Record<string, Operation>> = {
-  "1.0": {
-    SendMessage: "send",
-    SendStreamingMessage: "stream",
-    GetTask: "get",
-    ListTasks: "list",
-    CancelTask: "cancel",
-    SubscribeToTask: "subscribe",
-    CreateTaskPushNotificationConfig: "pushCreate",
-    GetTaskPushNotificationConfig: "pushGet",
-    ListTaskPushNotificationConfigs: "pushList",
-    DeleteTaskPushNotificationConfig: "pushDelete",
-    GetExtendedAgentCard: "extendedCard",
-  },
-  "0.3": {
-    "message/send": "send",
-    "message/stream": "stream",
-    "tasks/get": "get",
-    "tasks/list": "list",
-    "tasks/cancel": "cancel",
-    "tasks/resubscribe": "subscribe",
-    "tasks/pushNotificationConfig/set": "pushCreate",
-    "tasks/pushNotificationConfig/get": "pushGet",
-    "tasks/pushNotificationConfig/list": "pushList",
-    "tasks/pushNotificationConfig/delete": "pushDelete",
-    "agent/getAuthenticatedExtendedCard": "extendedCard",
-  },
-};
 
 const JSON_HEADERS = { "Content-Type": "application/json" };
 
@@ -105,16 +45,13 @@ function resolveMethod(
   asked: ProtocolVersion | null,
 ): { operation: Operation; version: ProtocolVersion } {
   const candidates: ProtocolVersion[] = asked ? [asked] : ["1.0", "0.3"];
-  // Own properties only: `constructor` or `__proto__` must not find Object.prototype's.
-  const own = (table: Record<string, Operation>) =>
-    Object.hasOwn(table, method) ? table[method] : undefined;
   for (const version of candidates) {
-    const operation = own(METHODS[version]) ?? own(EDGELINK_METHODS);
+    const operation = RPC_METHODS[version].get(method);
     if (operation) return { operation, version };
   }
   const other = asked === "1.0" ? "0.3" : asked === "0.3" ? "1.0" : null;
   const hint =
-    other && own(METHODS[other])
+    other && RPC_METHODS[other].has(method)
       ? ` (${method} is an A2A ${other} method; this request declared A2A-Version ${asked})`
       : "";
   throw new A2AError("MethodNotFound", `Method not found: ${method}${hint}`, { method });
@@ -183,60 +120,15 @@ async function serveJsonRpc<Env>(
     const params = protoJsonNames((rpc.params ?? {}) as JsonObject);
     // May be refused by the tenant's rate limit, before any storage is touched.
     const ops = await opsFor(requestedTenant(params.tenant, "params.tenant"));
-    const format = { version, binding: "jsonrpc" as const, rpcId: id };
-    const respond = (result: unknown) =>
-      Response.json({ jsonrpc: "2.0", id, result }, { headers: JSON_HEADERS });
-    switch (operation) {
-      case "send": {
-        const p = parseSend(params, version);
-        const result = await ops.sendMessage(p, version);
-        return answer(
-          new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`, {
-            headers: JSON_HEADERS,
-          }),
-        );
-      }
-      case "stream": {
-        const stream = await ops.streamMessage(parseSend(params, version), format);
-        return answer(new Response(stream, { headers: SSE_HEADERS }));
-      }
-      case "get": {
-        const p = parseTaskId(params);
-        return answer(respond(renderTask(await ops.getTask(p), version, p)));
-      }
-      case "list": {
-        const p = parseList(params);
-        return answer(respond(renderTaskList(await ops.listTasks(p), version, p)));
-      }
-      case "cancel":
-        return answer(respond(renderTask(await ops.cancelTask(parseTaskId(params)), version)));
-      case "subscribe": {
-        const stream = await ops.subscribe(parseTaskId(params), format, lastEventId(request));
-        return answer(new Response(stream, { headers: SSE_HEADERS }));
-      }
-      case "pushCreate":
-      case "pushGet":
-      case "pushList":
-      case "pushDelete":
-        return answer(respond(await runPushOperation(ops, operation, params, version)));
-      case "extendedCard": {
-        const card = ops.extendedCard();
-        const served = features();
-        return answer(
-          respond(version === "1.0" ? cardToV1(card, served) : cardToV03(card, served)),
-        );
-      }
-      case "history":
-        return answer(respond(await ops.history(parseHistory(params))));
-      case "deadLetters":
-        return answer(respond({ deliveries: await ops.deadDeliveries(parseTaskId(params).id) }));
-      case "redeliver":
-        return answer(respond({ redelivered: await ops.redeliver(parseTaskId(params).id) }));
-      case "compact": {
-        const { contextId, request } = parseCompact(params);
-        return answer(respond(await ops.compact(contextId, request)));
-      }
-    }
+    const call: Call = {
+      ops: ops as Operations<unknown>,
+      version,
+      request,
+      format: { version, binding: "jsonrpc", rpcId: id },
+      features,
+    };
+    const p = operation.fromRpc(params, call);
+    return answer(rpcResponse(id, operation.render(await operation.run(p, call), p, call)));
   } catch (error) {
     const a2a = toA2AError(error);
     const status = HTTP_LEVEL.has(a2a.kind) ? a2a.httpStatus : 200;
@@ -245,14 +137,13 @@ async function serveJsonRpc<Env>(
   }
 }
 
-/** The SSE `Last-Event-ID` a reconnecting client sends, if it is one of our ids. */
-export function lastEventId(request: Request): number | undefined {
-  const raw = request.headers.get("Last-Event-ID")?.trim();
-  if (raw === undefined || raw === "") return undefined;
-  // Decimal digits only: Number() would also read "0x10", "1e3" and "1.0".
-  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(n)) {
-    throw new A2AError("InvalidRequest", "Last-Event-ID must be an event id this server sent");
+/** An operation's answer as a JSON-RPC response (a stream's events carry the id). */
+function rpcResponse(id: RpcId, answer: Answer): Response {
+  if ("stream" in answer) return new Response(answer.stream, { headers: SSE_HEADERS });
+  if ("text" in answer) {
+    return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${answer.text}}`, {
+      headers: JSON_HEADERS,
+    });
   }
-  return n;
+  return Response.json({ jsonrpc: "2.0", id, result: answer.json }, { headers: JSON_HEADERS });
 }

@@ -5,8 +5,10 @@ import type { ProtocolVersion } from "../models/requests";
 import { masked, type PushConfig, pushConfigToV1, pushConfigToV03 } from "../push/config";
 import type { Operations } from "./operations";
 
-/** The four push-config operations, shared by the JSON-RPC and HTTP+JSON bindings. */
-export type PushOperation = "pushCreate" | "pushGet" | "pushList" | "pushDelete";
+/**
+ * The push-config operations' params (v1 and v0.3 shapes) and answers, for the operation
+ * table. The HTTP+JSON binding builds the same params from its path, query and body.
+ */
 
 const id = z.string().min(1, "is required");
 const V1Ref = z.object({ taskId: id, id: id });
@@ -16,6 +18,8 @@ const V1List = z.object({
   pageToken: z.string().optional(),
 });
 const V03Ref = z.object({ id: id, pushNotificationConfigId: z.string().optional() });
+const V03Delete = V03Ref.extend({ pushNotificationConfigId: id });
+const CreateTaskId = z.object({ taskId: id });
 
 function parse<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
   const result = schema.safeParse(params ?? {});
@@ -23,61 +27,70 @@ function parse<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
   return result.data;
 }
 
-/**
- * Runs one push-config operation with JSON-RPC params (v1 or v0.3 shapes) or the REST
- * equivalents, and renders the answer in that version's shape.
- */
-export async function runPushOperation<Env>(
-  ops: Operations<Env>,
-  op: PushOperation,
-  params: JsonObject,
-  version: ProtocolVersion,
-): Promise<unknown> {
-  const toWire = version === "1.0" ? pushConfigToV1 : pushConfigToV03;
-  const render = (config: PushConfig) => toWire(masked(config));
-  switch (op) {
-    case "pushCreate": {
-      const taskId =
-        typeof params.taskId === "string"
-          ? params.taskId
-          : parse(z.object({ taskId: id }), params).taskId;
-      return render(await ops.createPushConfig(taskId, params, version, "params"));
-    }
-    case "pushGet": {
-      if (version === "1.0") {
-        const p = parse(V1Ref, params);
-        return render(await ops.getPushConfig(p.taskId, p.id));
-      }
-      const p = parse(V03Ref, params);
-      if (p.pushNotificationConfigId)
-        return render(await ops.getPushConfig(p.id, p.pushNotificationConfigId));
-      // v0.3 allowed asking without a config id: the task's first config.
-      const { configs } = await ops.listPushConfigs(p.id, { pageSize: 1 });
-      const first = configs[0];
-      if (!first) return render(await ops.getPushConfig(p.id, "(none)"));
-      return render(first);
-    }
-    case "pushList": {
-      if (version === "1.0") {
-        const p = parse(V1List, params);
-        const page = await ops.listPushConfigs(p.taskId, {
-          pageSize: p.pageSize ?? 100,
-          pageToken: p.pageToken || undefined,
-        });
-        return { configs: page.configs.map(render), nextPageToken: page.nextPageToken };
-      }
-      const p = parse(V03Ref, params);
-      return (await ops.listPushConfigs(p.id, { pageSize: 100 })).configs.map(render);
-    }
-    case "pushDelete": {
-      if (version === "1.0") {
-        const p = parse(V1Ref, params);
-        await ops.deletePushConfig(p.taskId, p.id);
-        return {};
-      }
-      const p = parse(V03Ref.extend({ pushNotificationConfigId: id }), params);
-      await ops.deletePushConfig(p.id, p.pushNotificationConfigId);
-      return null;
-    }
+/** A config of a task; v0.3's get may leave the config out (then: the task's first). */
+export interface PushRef {
+  taskId: string;
+  configId?: string;
+}
+
+export interface PushListParams {
+  taskId: string;
+  page: { pageSize: number; pageToken?: string };
+}
+
+/** Create: the whole params are the config; the task is `taskId`. */
+export function parsePushCreate(params: JsonObject): { taskId: string; config: JsonObject } {
+  const taskId =
+    typeof params.taskId === "string" ? params.taskId : parse(CreateTaskId, params).taskId;
+  return { taskId, config: params };
+}
+
+export function parsePushGet(params: JsonObject, version: ProtocolVersion): PushRef {
+  if (version === "1.0") {
+    const p = parse(V1Ref, params);
+    return { taskId: p.taskId, configId: p.id };
   }
+  const p = parse(V03Ref, params);
+  return { taskId: p.id, configId: p.pushNotificationConfigId || undefined };
+}
+
+export function parsePushDelete(params: JsonObject, version: ProtocolVersion): Required<PushRef> {
+  if (version === "1.0") {
+    const p = parse(V1Ref, params);
+    return { taskId: p.taskId, configId: p.id };
+  }
+  const p = parse(V03Delete, params);
+  return { taskId: p.id, configId: p.pushNotificationConfigId };
+}
+
+export function parsePushList(params: JsonObject, version: ProtocolVersion): PushListParams {
+  if (version === "1.0") {
+    const p = parse(V1List, params);
+    return {
+      taskId: p.taskId,
+      page: { pageSize: p.pageSize ?? 100, pageToken: p.pageToken || undefined },
+    };
+  }
+  return { taskId: parse(V03Ref, params).id, page: { pageSize: 100 } };
+}
+
+/** Get; v0.3 allowed asking without a config id: the task's first config. */
+export async function getPushConfig<Env>(ops: Operations<Env>, ref: PushRef): Promise<PushConfig> {
+  if (ref.configId) return ops.getPushConfig(ref.taskId, ref.configId);
+  const { configs } = await ops.listPushConfigs(ref.taskId, { pageSize: 1 });
+  return configs[0] ?? ops.getPushConfig(ref.taskId, "(none)");
+}
+
+/** A config as the version's wire shape, its secrets masked. */
+export function renderPushConfig(config: PushConfig, version: ProtocolVersion): JsonObject {
+  return (version === "1.0" ? pushConfigToV1 : pushConfigToV03)(masked(config));
+}
+
+/** A page of configs: v1's ListTaskPushNotificationConfigsResponse, v0.3's bare array. */
+export function renderPushList(
+  page: { configs: PushConfig[]; nextPageToken: string },
+  version: ProtocolVersion,
+): unknown {
+  const configs = page.configs.map((c) => renderPushConfig(c, version));
+  return version === "1.0" ? { configs, nextPageToken: page.nextPageToken } : configs;
 }
