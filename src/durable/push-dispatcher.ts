@@ -1,3 +1,7 @@
+/**
+ * Push delivery: sends a conversation's queued webhook deliveries from the object's
+ * alarm, in order per config, coalescing chunks, marking configs unhealthy and retrying.
+ */
 import type { Agent } from "../agent/definition";
 import type { TaskEvent } from "../models/events";
 import { compact } from "../models/json";

@@ -44,12 +44,11 @@ const SECURE_DEFAULTS_COST_BYTES = 10 * 1024;
  */
 const DURABLE_CORE_COST_BYTES = 1_369;
 /**
- * The conversation object split by concern into small parts it owns (each part's class,
- * its constructor and fields, and the wiring between them; nothing new at run time),
- * measured when it landed: the demo bundled from the built package the way wrangler does,
- * 182,921 bytes gzipped before, 184,355 after.
+ * The durable core split by concern into small parts each object owns (each part's
+ * class, its constructor and fields, and the wiring between them; nothing new at run
+ * time), measured when it landed: 191,518 bytes before, 193,263 after.
  */
-const DURABLE_SPLIT_COST_BYTES = 1_434;
+const DURABLE_SPLIT_COST_BYTES = 1_745;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
