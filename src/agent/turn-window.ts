@@ -3,6 +3,7 @@ import type { WindowPolicy } from "../history/window";
 import type { Model, ModelRequest } from "../providers/types";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
+import { logEvent } from "../telemetry/log";
 
 /**
  * How much of the conversation a model turn sends (`defineAgent({ contextWindow })`).
@@ -130,7 +131,11 @@ export async function turnWindow<Env>(
   const window = await ctx.conversationWindow(windowPolicy(agent, model, request, signal));
   if (window.summaryError !== undefined) {
     // The turn goes on truncated; the operator needs to know their summarizer fails.
-    console.error("edgelink: summarizing the conversation failed", window.summaryError);
+    logEvent("error", "edgelink: summarizing the conversation failed", {
+      taskId: ctx.taskId,
+      contextId: ctx.contextId,
+      error: window.summaryError,
+    });
   }
   return window.items;
 }

@@ -1,5 +1,6 @@
 import type { IndexRow, IndexRpc } from "./index-object";
 import type { TaskStore } from "./task-store";
+import { logEvent } from "../telemetry/log";
 
 /** What the outbox needs from its object besides the rows. */
 export interface OutboxHost {
@@ -57,7 +58,7 @@ export class IndexOutbox {
       this.timer = setTimeout(() => {
         this.timer = null;
         this.flush()
-          .catch((error) => console.error("edgelink: could not schedule an index retry", error))
+          .catch((error) => logEvent("error", "edgelink: could not schedule an index retry", { error }))
           .finally(resolve);
       }, windowMs);
     });
@@ -66,7 +67,7 @@ export class IndexOutbox {
     // fires, the alarm sends the rows SQLite kept.
     this.host
       .wakeAt(Date.now() + windowMs + INDEX_BACKSTOP_MS)
-      .catch((error) => console.error("edgelink: could not schedule the index flush", error));
+      .catch((error) => logEvent("error", "edgelink: could not schedule the index flush", { error }));
   }
 
   /**
@@ -78,7 +79,7 @@ export class IndexOutbox {
   listed(taskId: string): Promise<void> {
     if (!this.store.indexPending(taskId)) return Promise.resolve();
     return this.flush().catch((error) =>
-      console.error("edgelink: could not schedule an index retry", error),
+      logEvent("error", "edgelink: could not schedule an index retry", { error }),
     );
   }
 
@@ -117,7 +118,7 @@ export class IndexOutbox {
       while (more);
       if (sent && this.timer === null && this.queued === null) this.host.settled();
     } catch (error) {
-      console.error("edgelink: task index update failed; retrying", error);
+      logEvent("warn", "edgelink: task index update failed; retrying", { error });
       await this.host.wakeAt(Date.now() + INDEX_RETRY_MS);
     }
   }
