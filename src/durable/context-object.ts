@@ -40,6 +40,8 @@ import {
 import { TaskRun } from "./task-run";
 import { type ListBudget, type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
+import { type LogFields, logEvent } from "../telemetry/log";
+import { noteDelegation } from "./task-steps";
 
 export type { Result } from "./result";
 
@@ -117,12 +119,12 @@ export const RESTART_REASON =
  * What a failed task tells its clients: the message of a UserFacingError or protocol
  * error; for anything else a reference id, with the details logged under it.
  */
-function publicReason(error: unknown): string {
+function publicReason(error: unknown, where: LogFields): string {
   if (error instanceof UserFacingError || error instanceof A2AError) {
     return error.message || "The agent's handler failed";
   }
   const reference = errorReference();
-  console.error(`edgelink: handler error ${reference}`, error);
+  logEvent("error", `edgelink: handler error ${reference}`, { ...where, reference, error });
   return `The agent failed (reference ${reference})`;
 }
 
@@ -177,7 +179,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         wakeAt: (at) => this.wakeAt(at, "index"),
         settled: () =>
           this.settle("index").catch((error) =>
-            console.error("edgelink: could not move the alarm", error),
+            logEvent("error", "edgelink: could not move the alarm", { error }),
           ),
       },
       () => this.agent.limits.indexFlushMs,
@@ -197,7 +199,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     // write (admit), and until then every read answers "nothing here".
     this.vacant = !hasSchema(ctx.storage);
     if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
-    this.children = new ChildStore(ctx.storage.sql);
+    this.children = new ChildStore(ctx.storage.sql, (taskId, change) =>
+      noteDelegation(this.store, taskId, change),
+    );
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
 
@@ -584,7 +588,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       if (next !== null) await this.wakeAt(next, "push");
     } catch (error) {
       // Never left to the platform's alarm retries: log, and try again shortly.
-      console.error("edgelink: push delivery failed; retrying", error);
+      logEvent("error", "edgelink: push delivery failed; retrying", { ...this.logIds(null), error });
       await this.wakeAt(Date.now() + 5_000, "push");
     }
   }
@@ -676,7 +680,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       if (typeof result !== "string" && !Array.isArray(result)) return null;
       return replyMessage(result, contextId);
     } catch (error) {
-      throw new A2AError("Internal", publicReason(error));
+      throw new A2AError("Internal", publicReason(error, this.logIds(null)));
     }
   }
 
@@ -871,7 +875,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       });
     } catch (error) {
       if (controller.signal.aborted) return;
-      this.failTask(taskId, publicReason(error));
+      this.failTask(taskId, publicReason(error, this.logIds(taskId)));
     }
   }
 
@@ -937,13 +941,13 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     if (events.some(endsTask)) {
       // A task finished: retention may have work, now or once it is old enough.
       this.armRetention().catch((error) =>
-        console.error("edgelink: could not schedule retention", error),
+        logEvent("error", "edgelink: could not schedule retention", { error }),
       );
     }
     if (this.store.pushQueued) {
       this.store.pushQueued = false;
       this.wakeAt(Date.now(), "push").catch((error) =>
-        console.error("edgelink: could not schedule push delivery", error),
+        logEvent("error", "edgelink: could not schedule push delivery", { error }),
       );
     }
   }
@@ -987,6 +991,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.sentShards = shards;
     // The rows being sent now are among them; the rest go in the next window.
     this.outbox.schedule();
+  }
+
+  /** Where a log line happened: this object's tenant and conversation, and the task. */
+  private logIds(taskId: string | null): LogFields {
+    // Only on a failure's path: reading the meta row then costs nothing that matters.
+    if (!this.identity && !this.vacant) this.identity = this.readIdentity();
+    const id = this.identity;
+    return { tenant: id?.tenant, contextId: id?.contextId, taskId: taskId ?? undefined };
   }
 
   private readIdentity(): { tenant: string; contextId: string; owner: string } | null {
