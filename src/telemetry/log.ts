@@ -62,7 +62,7 @@ const SECRETS: [RegExp, string][] = [
   [/\bAIza[\w-]{20,}/g, "[redacted]"],
   [/\beyJ[\w-]+\.[\w-]+\.[\w-]+/g, "[redacted]"],
   [
-    /(\b(?:api[-_]?key|x-api-key|authorization|access[-_]?token|password)\\?"?\s*[:=]\s*\\?"?)[^\s"\\&,}]+/gi,
+    /(\b(?:api[-_]?key|x-api-key|authorization|access[-_]?token|token|credentials|password)\\?"?\s*[:=]\s*\\?"?)(?!Bearer\b|Basic\b|\[redacted)[^\s"\\&,}]+/gi,
     "$1[redacted]",
   ],
   [/([?&](?:key|api[-_]?key|token|access_token|sig|signature)=)[^&\s"\\]+/gi, "$1[redacted]"],
