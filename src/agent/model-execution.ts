@@ -24,6 +24,7 @@ import {
   type StreamEvent,
   type ToolCall,
 } from "../providers/types";
+import { logEvent } from "../telemetry/log";
 import type { TaskContext } from "./context";
 import { runDefaultExecution } from "./default-execution";
 import type { Agent } from "./definition";
@@ -35,7 +36,6 @@ import { announceCall, announceReasoning, announceResult } from "./tool-work";
 import type { Tools } from "./tools";
 import { openTurnTools, resumeAgentCalls } from "./turn-tools";
 import { turnWindow, windowPolicy } from "./turn-window";
-import { logEvent } from "../telemetry/log";
 
 const RequestSettings = ModelRequest.omit({ messages: true });
 type RequestSettings = z.output<typeof RequestSettings>;

@@ -1,8 +1,8 @@
 import type { Item } from "../history/items";
 import { estimateTokens } from "../history/tokens";
 import type { WindowPolicy } from "../history/window";
-import type { TaskContext } from "./context";
 import { logEvent } from "../telemetry/log";
+import type { TaskContext } from "./context";
 
 /**
  * The window of a turn's next model call after a tool round (F25 within a turn), or

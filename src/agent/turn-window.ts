@@ -1,9 +1,9 @@
 import type { Item } from "../history/items";
 import type { WindowPolicy } from "../history/window";
 import type { Model, ModelRequest } from "../providers/types";
+import { logEvent } from "../telemetry/log";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
-import { logEvent } from "../telemetry/log";
 
 /**
  * How much of the conversation a model turn sends (`defineAgent({ contextWindow })`).

@@ -82,7 +82,10 @@ export class ChildStore implements ChildLedger {
       record.state,
     );
     this.changed(parentTaskId, record);
-    this.announced.set(`${parentTaskId}\n${record.key}`, `${record.childTaskId ?? ""}\n${record.state}`);
+    this.announced.set(
+      `${parentTaskId}\n${record.key}`,
+      `${record.childTaskId ?? ""}\n${record.state}`,
+    );
   }
 
   update(parentTaskId: string, key: string, change: Partial<ChildRecord>): void {
@@ -113,7 +116,8 @@ export class ChildStore implements ChildLedger {
     if (now[0] === before[0] && now[1] === before[1]) return;
     this.announced.delete(id);
     this.announced.set(id, now.join("\n"));
-    if (this.announced.size > 256) this.announced.delete(this.announced.keys().next().value as string);
+    if (this.announced.size > 256)
+      this.announced.delete(this.announced.keys().next().value as string);
     this.changed(parentTaskId, change);
   }
 

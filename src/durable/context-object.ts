@@ -18,6 +18,7 @@ import { replyStream, type StreamFormat } from "../models/stream";
 import { submittedTask, type Task } from "../models/task";
 import { isTerminal, type TaskState } from "../models/task-state";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
+import { type LogFields, logEvent } from "../telemetry/log";
 import { ChildStore, cancelChildren } from "./children";
 import { EventHub } from "./event-hub";
 import { type HistoryPage, HistoryStore } from "./history-store";
@@ -38,10 +39,9 @@ import {
   storageReport,
 } from "./schema";
 import { TaskRun } from "./task-run";
+import { noteDelegation } from "./task-steps";
 import { type ListBudget, type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
-import { type LogFields, logEvent } from "../telemetry/log";
-import { noteDelegation } from "./task-steps";
 
 export type { Result } from "./result";
 
@@ -588,7 +588,10 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       if (next !== null) await this.wakeAt(next, "push");
     } catch (error) {
       // Never left to the platform's alarm retries: log, and try again shortly.
-      logEvent("error", "edgelink: push delivery failed; retrying", { ...this.logIds(null), error });
+      logEvent("error", "edgelink: push delivery failed; retrying", {
+        ...this.logIds(null),
+        error,
+      });
       await this.wakeAt(Date.now() + 5_000, "push");
     }
   }

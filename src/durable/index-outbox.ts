@@ -1,6 +1,6 @@
+import { logEvent } from "../telemetry/log";
 import type { IndexRow, IndexRpc } from "./index-object";
 import type { TaskStore } from "./task-store";
-import { logEvent } from "../telemetry/log";
 
 /** What the outbox needs from its object besides the rows. */
 export interface OutboxHost {
@@ -58,7 +58,9 @@ export class IndexOutbox {
       this.timer = setTimeout(() => {
         this.timer = null;
         this.flush()
-          .catch((error) => logEvent("error", "edgelink: could not schedule an index retry", { error }))
+          .catch((error) =>
+            logEvent("error", "edgelink: could not schedule an index retry", { error }),
+          )
           .finally(resolve);
       }, windowMs);
     });
@@ -67,7 +69,9 @@ export class IndexOutbox {
     // fires, the alarm sends the rows SQLite kept.
     this.host
       .wakeAt(Date.now() + windowMs + INDEX_BACKSTOP_MS)
-      .catch((error) => logEvent("error", "edgelink: could not schedule the index flush", { error }));
+      .catch((error) =>
+        logEvent("error", "edgelink: could not schedule the index flush", { error }),
+      );
   }
 
   /**

@@ -12,10 +12,10 @@ import {
 } from "../push/chunks";
 import { buildDelivery, type DeliveryOutcome, deliver } from "../push/delivery";
 import type { SigningKey } from "../push/signing";
+import { logEvent } from "../telemetry/log";
 import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, type PushStore } from "./push-store";
 import type { TaskStore } from "./task-store";
-import { logEvent } from "../telemetry/log";
 
 /** Failed attempts in a row after which a config is unhealthy (`PushOptions.unhealthyAfter`). */
 export const DEFAULT_UNHEALTHY_AFTER = 5;

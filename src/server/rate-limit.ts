@@ -4,10 +4,10 @@ import { ownerOf, type Principal } from "../agent/auth";
 import type { Agent } from "../agent/definition";
 import type { ResolvedLimiter } from "../agent/rate-limit";
 import { A2AError, errorReference } from "../models/errors";
+import { logEvent } from "../telemetry/log";
 import { type AuthVariables, refusal, tenantFor } from "./auth";
 import { errorHeaders } from "./errors";
 import { requestedTenant } from "./tenant";
-import { logEvent } from "../telemetry/log";
 
 /**
  * What a Workers Rate Limiting binding offers (`[[ratelimits]]` in wrangler.toml):

@@ -4,8 +4,8 @@ import type { Agent } from "../agent/definition";
 import { ID_KEY_BINDING, ID_KEY_FIX, isLocal } from "../durable/ids";
 import type { StorageReport } from "../durable/schema";
 import { A2AError } from "../models/errors";
-import { jsonRpcError, restError } from "./errors";
 import { logEvent } from "../telemetry/log";
+import { jsonRpcError, restError } from "./errors";
 
 /** The shortest `EDGELINK_ID_KEY` accepted (the ids' keys are derived from it). */
 const MIN_ID_KEY_LENGTH = 32;

@@ -17,7 +17,11 @@ beforeEach(() => {
   fake = new FakeProvider({ seed: 5, maxChunk: 64 });
   harness.fetch = fake.fetch;
   harness.requests = [];
-  harness.model = openai({ model: "gpt-4o-mini", apiKey: API_KEY, baseUrl: "https://fake.test/v1" });
+  harness.model = openai({
+    model: "gpt-4o-mini",
+    apiKey: API_KEY,
+    baseUrl: "https://fake.test/v1",
+  });
 });
 
 afterEach(() => setLogContent(false));

@@ -45,7 +45,10 @@ afterEach(() => {
 
 describe("structured log lines", () => {
   it("are one JSON line each, with level, message, the ids given and the active span's ids", async () => {
-    setLogTraceIds(() => ({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" }));
+    setLogTraceIds(() => ({
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      spanId: "00f067aa0ba902b7",
+    }));
     const { raw, lines } = await captured(() => {
       logEvent("error", "edgelink: handler error ref_1", {
         tenant: "acme",
@@ -70,7 +73,7 @@ describe("structured log lines", () => {
       reference: "ref_1",
       error: { type: "TypeError", message: "x is not a function" },
     });
-    expect((lines[0]?.error as Json).stack).toEqual(
+    expect(((lines[0] as Json).error as Json).stack).toEqual(
       expect.arrayContaining([expect.stringMatching(/^at /)]),
     );
     // Absent ids are left out, not written as null.
@@ -110,7 +113,12 @@ describe("structured log lines", () => {
       message: "Your prompt 'the launch codes are 0000' was rejected",
     });
     const plain = describeError(failure);
-    expect(plain).toMatchObject({ type: "ProviderError", provider: "openai", kind: "http", status: 400 });
+    expect(plain).toMatchObject({
+      type: "ProviderError",
+      provider: "openai",
+      kind: "http",
+      status: 400,
+    });
     expect(JSON.stringify(plain)).not.toContain("launch codes");
     setLogContent(true);
     expect(describeError(failure).message).toContain("launch codes");
