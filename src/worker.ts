@@ -6,6 +6,7 @@ import { IndexObject } from "./durable/index-object";
 import { createApp } from "./server/app";
 import type { AuthVariables } from "./server/auth";
 import { checkRateLimitBindings } from "./server/rate-limit";
+import { logContentFrom, setLogContent } from "./telemetry/log";
 
 /** What `defineAgent` returns: a Worker's default export plus its Durable Object classes. */
 export interface EdgelinkWorker<Env extends object> {
@@ -58,6 +59,8 @@ export function defineAgent<Env extends object = Record<string, unknown>>(
   config: AgentConfig<Env>,
 ): EdgelinkWorker<Env> {
   const agent = resolveAgent(config);
+  // The Worker and its objects load this module alike: both log by the operator's choice.
+  setLogContent(logContentFrom(loadedEnv));
   // A limiter binding named in `rateLimit` and missing stops the Worker from starting
   // (wrangler dev, deploy), rather than failing its first requests.
   checkRateLimitBindings(agent, loadedEnv);

@@ -24,6 +24,7 @@ import {
   type StreamEvent,
   type ToolCall,
 } from "../providers/types";
+import { logEvent } from "../telemetry/log";
 import type { TaskContext } from "./context";
 import { runDefaultExecution } from "./default-execution";
 import type { Agent } from "./definition";
@@ -223,7 +224,7 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
     } catch (error) {
       if (signal.aborted) throw error;
       const failure = error instanceof ProviderError ? error : null;
-      end(publicFailure(failure, error), failure ? { providerError: describe(failure) } : {});
+      end(publicFailure(failure, error, ctx), failure ? { providerError: describe(failure) } : {});
       return;
     }
     recorder.model(round.use, round.startedAt, round.text, round.reasoning);
@@ -530,9 +531,19 @@ function turnMetadata(recorder: ResultRecorder): JsonObject {
  * code), never the provider's error body, which may echo the request or account details.
  * The full error is logged under a reference id given in the reason.
  */
-function publicFailure(failure: ProviderError | null, error: unknown): string {
+function publicFailure(
+  failure: ProviderError | null,
+  error: unknown,
+  ctx: { taskId: string; contextId: string },
+): string {
   const reference = errorReference();
-  console.error(`edgelink: model call failed ${reference}`, error);
+  const { taskId, contextId } = ctx;
+  logEvent("error", `edgelink: model call failed ${reference}`, {
+    taskId,
+    contextId,
+    reference,
+    error,
+  });
   if (!failure) return `The model call failed (reference ${reference})`;
   // A fallback names each member's failure: the first is usually the real cause.
   const how =

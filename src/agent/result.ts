@@ -22,6 +22,8 @@ export interface ToolUse {
   /** The tool's result as the model saw it (an error message for errors). */
   content: string;
   durationMs: number;
+  /** When it started, in milliseconds since the turn started (the waterfall's offset). */
+  atMs?: number;
 }
 
 /** One model call of a turn. */
@@ -34,6 +36,8 @@ export interface ModelUse {
   cost?: number;
   latencyMs: number;
   timeToFirstTokenMs?: number;
+  /** When it started, in milliseconds since the turn started (the waterfall's offset). */
+  atMs?: number;
 }
 
 /** One step of the optional trace (`trace: true`), in the order it happened. */
@@ -70,6 +74,8 @@ export interface AgentResult {
   /** US dollars over every call; absent when any price is unknown. */
   cost?: number;
   totalTimeMs: number;
+  /** When the turn started (milliseconds since the epoch): with each call's `atMs`, its place in time. */
+  startedAt?: number;
   /** The answer parsed against `outputSchema` when one was set (G18). */
   output?: JsonValue;
   /** Why the answer does not match `outputSchema`; absent when it does. */
@@ -104,7 +110,7 @@ export class ResultRecorder {
   }
 
   model(use: ModelUse, startedAt: number, answer: string, thinking: string): void {
-    this.#models.push(compact({ ...use }));
+    this.#models.push(compact({ ...use, atMs: startedAt - this.#started }));
     this.#usage = addUsage(this.#usage, use.usage ?? null);
     // One call of unknown price makes the whole turn's cost unknown, not lower.
     this.#cost = this.#cost === null || use.cost === undefined ? null : this.#cost + use.cost;
@@ -123,6 +129,7 @@ export class ResultRecorder {
         outcome,
         content: run.content,
         durationMs: run.durationMs,
+        atMs: Date.now() - run.durationMs - this.#started,
       }),
     );
     this.#step("tool_call", call.name, Date.now() - run.durationMs, run.durationMs, outcome);
@@ -167,6 +174,7 @@ export class ResultRecorder {
       totalTokens: this.#usage?.totalTokens ?? 0,
       cost: this.cost ?? undefined,
       totalTimeMs: Date.now() - this.#started,
+      startedAt: this.#started,
       ...extra,
     });
     if (this.#trace) out.trace = this.#trace;

@@ -1,6 +1,7 @@
 import type { Item } from "../history/items";
 import { estimateTokens } from "../history/tokens";
 import type { WindowPolicy } from "../history/window";
+import { logEvent } from "../telemetry/log";
 import type { TaskContext } from "./context";
 
 /**
@@ -27,7 +28,11 @@ export async function roundWindow<Env>(
   const keep = new Set(round.map((item) => item.id));
   const window = await ctx.conversationWindow({ ...policy, keep });
   if (window.summaryError !== undefined) {
-    console.error("edgelink: summarizing the conversation failed", window.summaryError);
+    logEvent("error", "edgelink: summarizing the conversation failed", {
+      taskId: ctx.taskId,
+      contextId: ctx.contextId,
+      error: window.summaryError,
+    });
   }
   return window.items;
 }

@@ -1,6 +1,7 @@
 import type { Item } from "../history/items";
 import type { WindowPolicy } from "../history/window";
 import type { Model, ModelRequest } from "../providers/types";
+import { logEvent } from "../telemetry/log";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
 
@@ -130,7 +131,11 @@ export async function turnWindow<Env>(
   const window = await ctx.conversationWindow(windowPolicy(agent, model, request, signal));
   if (window.summaryError !== undefined) {
     // The turn goes on truncated; the operator needs to know their summarizer fails.
-    console.error("edgelink: summarizing the conversation failed", window.summaryError);
+    logEvent("error", "edgelink: summarizing the conversation failed", {
+      taskId: ctx.taskId,
+      contextId: ctx.contextId,
+      error: window.summaryError,
+    });
   }
   return window.items;
 }

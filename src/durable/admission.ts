@@ -95,7 +95,7 @@ export class Admission<Env> {
       if (typeof result !== "string" && !Array.isArray(result)) return null;
       return replyMessage(result, contextId);
     } catch (error) {
-      throw new A2AError("Internal", publicReason(error));
+      throw new A2AError("Internal", publicReason(error, this.host.identity.logIds(null)));
     }
   }
 

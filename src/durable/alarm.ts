@@ -2,7 +2,9 @@
  * A conversation object's one alarm, in one place: the wake-ups the index outbox, push
  * delivery and retention ask for, where the alarm is set, and what it does when it rings.
  */
+
 import type { Limits } from "../agent/limits";
+import { logEvent } from "../telemetry/log";
 import type { IndexOutbox } from "./index-outbox";
 import type { PushDispatcher } from "./push-dispatcher";
 import type { TaskStore } from "./task-store";
@@ -81,7 +83,9 @@ export class ObjectAlarm {
 
   /** `wakeAt` without waiting: a failure is logged as what could not be scheduled. */
   wakeSoon(at: number, reason: WakeReason, what: string): void {
-    this.wakeAt(at, reason).catch((error) => console.error(`edgelink: could not ${what}`, error));
+    this.wakeAt(at, reason).catch((error) =>
+      logEvent("error", `edgelink: could not ${what}`, { error }),
+    );
   }
 
   /**
@@ -153,7 +157,7 @@ export class ObjectAlarm {
       if (next !== null) await this.wakeAt(next, "push");
     } catch (error) {
       // Never left to the platform's alarm retries: log, and try again shortly.
-      console.error("edgelink: push delivery failed; retrying", error);
+      logEvent("error", "edgelink: push delivery failed; retrying", { error });
       await this.wakeAt(Date.now() + PUSH_RETRY_MS, "push");
     }
   }

@@ -1,5 +1,9 @@
 import { type ChildLedger, type ChildRecord, connectTarget } from "../agent/delegation";
 import { isTerminal, type TaskState } from "../models/task-state";
+import { logEvent } from "../telemetry/log";
+
+/** What changed in a delegation: its key and the fields that changed. */
+export type ChildChange = Pick<ChildRecord, "key"> & Partial<ChildRecord>;
 
 type Row = {
   parent_task_id: string;
@@ -22,7 +26,14 @@ export const MAX_CHILDREN_PER_TASK = 256;
 export class ChildStore implements ChildLedger {
   private exists: boolean;
 
-  constructor(private readonly sql: SqlStorage) {
+  /**
+   * `changed` hears of each delegation that starts, learns its child's id or changes
+   * state (the parent's metadata shows them; see `noteDelegation`).
+   */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly changed: (parentTaskId: string, change: ChildChange) => void = () => {},
+  ) {
     this.exists =
       sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'children'").toArray()
         .length > 0;
@@ -70,6 +81,11 @@ export class ChildStore implements ChildLedger {
       record.lastEventId,
       record.state,
     );
+    this.changed(parentTaskId, record);
+    this.announced.set(
+      `${parentTaskId}\n${record.key}`,
+      `${record.childTaskId ?? ""}\n${record.state}`,
+    );
   }
 
   update(parentTaskId: string, key: string, change: Partial<ChildRecord>): void {
@@ -87,6 +103,22 @@ export class ChildStore implements ChildLedger {
       parentTaskId,
       key,
     );
+    if (change.childTaskId || change.state) this.announce(parentTaskId, { ...change, key });
+  }
+
+  /** Last child id and state announced per delegation: most events change neither. */
+  private readonly announced = new Map<string, string>();
+
+  private announce(parentTaskId: string, change: ChildChange): void {
+    const id = `${parentTaskId}\n${change.key}`;
+    const before = this.announced.get(id)?.split("\n") ?? [];
+    const now = [change.childTaskId ?? before[0] ?? "", change.state ?? before[1] ?? ""];
+    if (now[0] === before[0] && now[1] === before[1]) return;
+    this.announced.delete(id);
+    this.announced.set(id, now.join("\n"));
+    if (this.announced.size > 256)
+      this.announced.delete(this.announced.keys().next().value as string);
+    this.changed(parentTaskId, change);
   }
 
   /** A task's children that have not finished (or whose state the parent never saw). */
@@ -123,7 +155,7 @@ export async function cancelChildren(children: ChildRecord[], env: unknown): Pro
         const client = await connectTarget(child.target, env);
         await client.cancel(child.childTaskId);
       } catch (error) {
-        console.warn(`edgelink: could not cancel child task ${child.childTaskId}`, error);
+        logEvent("warn", `edgelink: could not cancel child task ${child.childTaskId}`, { error });
       }
     }),
   );

@@ -4,6 +4,7 @@
  * when the shard count changed).
  */
 import type { Agent } from "../agent/definition";
+import type { LogFields } from "../telemetry/log";
 import type { IndexRpc } from "./index-object";
 import { indexShardFor } from "./index-shards";
 import type { TaskStore } from "./task-store";
@@ -75,6 +76,23 @@ export class ContextIdentity {
     const shards = agent.limits.indexShards;
     this.reshard(shards);
     return { index: indexShardFor(binding, { tenant, owner, shards }, contextId), contextId };
+  }
+
+  /**
+   * Where a log line happened: this object's tenant and conversation, and the task. Only
+   * on a failure's path, so reading the meta row then costs nothing that matters.
+   */
+  logIds(taskId: string | null): LogFields {
+    try {
+      this.identity ??= this.readIdentity();
+    } catch {
+      // No schema yet (a failure before the first write): no ids to tell.
+    }
+    return {
+      tenant: this.identity?.tenant,
+      contextId: this.identity?.contextId,
+      taskId: taskId ?? undefined,
+    };
   }
 
   private readIdentity(): { tenant: string; contextId: string; owner: string } | null {

@@ -37,6 +37,7 @@ import {
   type StorageReport,
   storageReport,
 } from "./schema";
+import { noteDelegation } from "./task-steps";
 import type { ListBudget, ReadOptions, TaskStore } from "./task-store";
 import type { TaskStreams } from "./task-stream";
 
@@ -112,7 +113,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     // write (admit), and until then every read answers "nothing here".
     this.vacant = !hasSchema(ctx.storage);
     if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
-    this.children = new ChildStore(ctx.storage.sql);
+    this.children = new ChildStore(ctx.storage.sql, (taskId, change) =>
+      noteDelegation(this.store, taskId, change),
+    );
     // The subclass supplies `agent` as a prototype getter, so it is readable here.
     const agent = (this as unknown as { agent: Agent<Env> }).agent;
     const parts = buildParts(ctx, env, agent, this.children, {

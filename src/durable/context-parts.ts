@@ -2,9 +2,11 @@
  * Builds the parts a conversation object owns and wires them to each other: the task
  * store, the index outbox, push, the alarm, handler runs, admission, streams, compaction.
  */
+
 import type { Agent } from "../agent/definition";
 import type { Item } from "../history/items";
 import type { Task } from "../models/task";
+import { logEvent } from "../telemetry/log";
 import { Admission } from "./admission";
 import { ObjectAlarm } from "./alarm";
 import type { ChildStore } from "./children";
@@ -82,7 +84,7 @@ export function buildParts<Env>(
       settled: () =>
         parts.alarms
           .settle("index")
-          .catch((error) => console.error("edgelink: could not move the alarm", error)),
+          .catch((error) => logEvent("error", "edgelink: could not move the alarm", { error })),
     },
     () => host.agent().limits.indexFlushMs,
   );
@@ -102,8 +104,15 @@ export function buildParts<Env>(
   const pushRpc = pushStore
     ? new PushRpc(ctx.storage, pushStore, store, alarms, limits, read)
     : null;
-  const runs = new HandlerRuns(store, hub, alarms, children, env, current, (work) =>
-    ctx.waitUntil(work),
+  const runs = new HandlerRuns(
+    store,
+    hub,
+    alarms,
+    children,
+    env,
+    current,
+    (work) => ctx.waitUntil(work),
+    (taskId) => identity.logIds(taskId),
   );
   const parts: ContextParts<Env> = {
     store,

@@ -3,6 +3,7 @@
  * the handler's answer or a failure, cutting it off on cancel, resuming or failing the
  * tasks a restart interrupted, and publishing the events they log.
  */
+
 import { runDefaultExecution } from "../agent/default-execution";
 import type { Agent } from "../agent/definition";
 import { runModelAgent } from "../agent/model-execution";
@@ -12,6 +13,7 @@ import { newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
 import { Parts } from "../models/part";
 import { isTerminal } from "../models/task-state";
+import { type LogFields, logEvent } from "../telemetry/log";
 import type { ObjectAlarm } from "./alarm";
 import type { ChildStore } from "./children";
 import type { EventHub } from "./event-hub";
@@ -29,12 +31,12 @@ const endsTask = ({ event }: LoggedEvent): boolean =>
  * What a failed task tells its clients: the message of a UserFacingError or protocol
  * error; for anything else a reference id, with the details logged under it.
  */
-export function publicReason(error: unknown): string {
+export function publicReason(error: unknown, where: LogFields): string {
   if (error instanceof UserFacingError || error instanceof A2AError) {
     return error.message || "The agent's handler failed";
   }
   const reference = errorReference();
-  console.error(`edgelink: handler error ${reference}`, error);
+  logEvent("error", `edgelink: handler error ${reference}`, { ...where, reference, error });
   return `The agent failed (reference ${reference})`;
 }
 
@@ -49,6 +51,8 @@ export class HandlerRuns<Env> {
     private readonly agent: () => Agent<Env>,
     /** Keeps the object alive for work the caller does not wait for. */
     private readonly waitUntil: (work: Promise<unknown>) => void,
+    /** Where a log line happened: the object's tenant and conversation, and the task. */
+    private readonly logIds: (taskId: string | null) => LogFields,
   ) {}
 
   /** The runs under way, by task. */
@@ -74,7 +78,7 @@ export class HandlerRuns<Env> {
       // A task finished: retention may have work, now or once it is old enough.
       this.alarm
         .armRetention()
-        .catch((error) => console.error("edgelink: could not schedule retention", error));
+        .catch((error) => logEvent("error", "edgelink: could not schedule retention", { error }));
     }
     if (this.store.pushQueued) {
       this.store.pushQueued = false;
@@ -127,7 +131,7 @@ export class HandlerRuns<Env> {
       });
     } catch (error) {
       if (controller.signal.aborted) return;
-      this.fail(taskId, publicReason(error));
+      this.fail(taskId, publicReason(error, this.logIds(taskId)));
     }
   }
 

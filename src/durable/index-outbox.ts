@@ -3,6 +3,7 @@
  * reach its index object, and sending them there in windows.
  */
 import type { Task } from "../models/task";
+import { logEvent } from "../telemetry/log";
 import type { IndexRow, IndexRpc } from "./index-object";
 
 /** A task's entry for the tenant index, waiting to be sent. */
@@ -212,7 +213,9 @@ export class IndexOutbox {
       this.timer = setTimeout(() => {
         this.timer = null;
         this.flush()
-          .catch((error) => console.error("edgelink: could not schedule an index retry", error))
+          .catch((error) =>
+            logEvent("error", "edgelink: could not schedule an index retry", { error }),
+          )
           .finally(resolve);
       }, windowMs);
     });
@@ -221,7 +224,9 @@ export class IndexOutbox {
     // fires, the alarm sends the rows SQLite kept.
     this.host
       .wakeAt(Date.now() + windowMs + INDEX_BACKSTOP_MS)
-      .catch((error) => console.error("edgelink: could not schedule the index flush", error));
+      .catch((error) =>
+        logEvent("error", "edgelink: could not schedule the index flush", { error }),
+      );
   }
 
   /**
@@ -233,7 +238,7 @@ export class IndexOutbox {
   listed(taskId: string): Promise<void> {
     if (!this.store.indexPending(taskId)) return Promise.resolve();
     return this.flush().catch((error) =>
-      console.error("edgelink: could not schedule an index retry", error),
+      logEvent("error", "edgelink: could not schedule an index retry", { error }),
     );
   }
 
@@ -272,7 +277,7 @@ export class IndexOutbox {
       while (more);
       if (sent && this.timer === null && this.queued === null) this.host.settled();
     } catch (error) {
-      console.error("edgelink: task index update failed; retrying", error);
+      logEvent("warn", "edgelink: task index update failed; retrying", { error });
       await this.host.wakeAt(Date.now() + INDEX_RETRY_MS);
     }
   }

@@ -14,14 +14,18 @@ import {
   continues,
   mergeChunks,
 } from "../push/chunks";
-import { buildDelivery, deliver } from "../push/delivery";
+import { buildDelivery, type DeliveryOutcome, deliver } from "../push/delivery";
 import type { SigningKey } from "../push/signing";
+import { logEvent } from "../telemetry/log";
 import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, type PushStore } from "./push-store";
 import type { TaskStore } from "./task-store";
 
 /** Failed attempts in a row after which a config is unhealthy (`PushOptions.unhealthyAfter`). */
 export const DEFAULT_UNHEALTHY_AFTER = 5;
+
+/** How many of a task's latest delivery attempts its metadata shows (`pushAttempts`). */
+export const MAX_PUSH_ATTEMPTS_SHOWN = 20;
 
 /** Most queued chunks one coalesced delivery looks at behind its first. */
 const MAX_CHUNKS_TAKEN = 1000;
@@ -127,6 +131,36 @@ export class PushDispatcher {
     this.store.mergeMetadata(row.taskId, { pushDeadLetters: this.push.deadCount(row.taskId) });
   }
 
+  /**
+   * Each attempt's time, duration and outcome, in the task's metadata (`pushAttempts`, the
+   * latest {@link MAX_PUSH_ATTEMPTS_SHOWN}) for the inspector's waterfall; a failed one is
+   * logged too, without the receiver's answer (its status and Edgelink's reason only).
+   */
+  private noteAttempt(row: DeliveryRow, at: number, result: DeliveryOutcome): void {
+    const ms = Date.now() - at;
+    const failed = result.outcome !== "delivered";
+    const shown = this.store.read(row.taskId, { historyLength: 0 })?.metadata?.pushAttempts;
+    const earlier = Array.isArray(shown) ? shown.slice(-(MAX_PUSH_ATTEMPTS_SHOWN - 1)) : [];
+    const attempt = compact({
+      config: row.configId,
+      at,
+      ms,
+      status: result.status ?? undefined,
+      ok: !failed,
+    });
+    this.store.mergeMetadata(row.taskId, { pushAttempts: [...earlier, attempt] });
+    if (failed) {
+      logEvent("warn", "edgelink: push delivery attempt failed", {
+        taskId: row.taskId,
+        config: row.configId,
+        attempt: row.attempts + 1,
+        status: result.status,
+        reason: result.reason,
+        durationMs: ms,
+      });
+    }
+  }
+
   private async attempt(row: DeliveryRow, now: number): Promise<void> {
     const health = this.push.configHealth(row.taskId, row.configId);
     if (!health) return this.deadLetter(row, row.attempts, "config deleted");
@@ -156,8 +190,10 @@ export class PushDispatcher {
       signingKey: key,
       issuer: this.issuer(),
     });
+    const startedAt = Date.now();
     const result = await deliver(this.fetchFn, delivery);
     const attempts = row.attempts + 1;
+    this.noteAttempt(row, startedAt, result);
     if (result.outcome === "delivered") {
       this.push.markDelivered(row.seq);
       if (health.failures > 0) this.push.recordSuccess(row.taskId, row.configId);

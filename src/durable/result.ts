@@ -1,5 +1,6 @@
-import { A2AError, type ErrorData } from "../models/errors";
+import { A2AError, type ErrorData, errorReference } from "../models/errors";
 import { InvalidTransitionError } from "../models/task-state";
+import { logEvent } from "../telemetry/log";
 
 /** Outcome of an RPC: errors cross the Durable Object boundary as plain data. */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorData };
@@ -16,8 +17,10 @@ export async function attempt<T>(what: string, fn: () => T | Promise<T>): Promis
     if (error instanceof InvalidTransitionError) {
       return { ok: false, error: { kind: "UnsupportedOperation", message: error.message } };
     }
-    console.error(`edgelink: ${what} error`, error);
-    return { ok: false, error: { kind: "Internal", message: "Internal error" } };
+    const reference = errorReference();
+    logEvent("error", `edgelink: ${what} error ${reference}`, { reference, error });
+    const message = `Internal error (reference ${reference})`;
+    return { ok: false, error: { kind: "Internal", message, metadata: { reference } } };
   }
 }
 

@@ -1,5 +1,6 @@
 import { A2AError, ERROR_TABLE, errorReference } from "../models/errors";
 import { InvalidTransitionError } from "../models/task-state";
+import { logEvent } from "../telemetry/log";
 
 /**
  * Any thrown value as a protocol error. Unknown failures become Internal: logged once
@@ -11,7 +12,7 @@ export function toA2AError(error: unknown): A2AError {
     return new A2AError("UnsupportedOperation", error.message);
   }
   const reference = errorReference();
-  console.error(`edgelink: unexpected error ${reference}`, error);
+  logEvent("error", `edgelink: unexpected error ${reference}`, { reference, error });
   return new A2AError("Internal", `Internal error (reference ${reference})`, { reference });
 }
 

@@ -47,6 +47,12 @@ export const INSPECTOR_HTML = `<!doctype html>
   ol.timeline li { white-space: pre-wrap; overflow-wrap: anywhere; }
   ol.timeline { font-size: 13px; max-height: 40vh; overflow: auto; }
   .error { color: #dc2626; }
+  .waterfall { font-size: 12px; display: grid; gap: 2px; }
+  .step { display: grid; grid-template-columns: 12rem 1fr 11rem; gap: .4rem; align-items: center; }
+  .step .what { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+  .track { position: relative; height: .8rem; background: #8881; }
+  .bar { position: absolute; top: 0; bottom: 0; min-width: 2px; background: var(--accent); }
+  .step.tool .bar { background: #16a34a; } .step.delegation .bar { background: #9333ea; } .step.push .bar { background: #eab308; } .bar.bad { background: #dc2626; }
   @media (max-width: 800px) { main { grid-template-columns: 1fr; } }
 </style>
 </head>

@@ -293,6 +293,47 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
     if (event.message) return ["message", describeParts(event.message.parts)];
     return ["event", JSON.stringify(event)];
   }
+  // ---- Waterfall: the task's model calls, tool calls, delegations and webhook attempts,
+  // placed in time from what the agent recorded in the task's metadata (no tracing needed).
+  function steps(task) {
+    const m = task.metadata || {};
+    const r = m.result || {};
+    const t0 = r.startedAt;
+    const out = [];
+    if (typeof t0 === "number") {
+      for (const c of r.modelsUsed || []) {
+        const u = c.usage || {};
+        out.push({ kind: "model", label: c.provider + "/" + c.model, at: t0 + (c.atMs || 0), ms: c.latencyMs,
+          note: (u.totalTokens != null ? u.totalTokens + " tokens" : "") + (c.cost != null ? " · $" + c.cost.toFixed(6) : "") });
+      }
+      for (const c of r.toolsUsed || []) {
+        out.push({ kind: "tool", label: c.name, at: t0 + (c.atMs || 0), ms: c.durationMs, bad: c.outcome === "error" });
+      }
+    }
+    for (const d of m.delegations || []) {
+      out.push({ kind: "delegation", label: "→ " + (d.target || d.key), at: d.at, ms: d.ms, note: (d.childTaskId ? "task " + d.childTaskId.slice(-8) + " " : "") + (d.state || "") });
+    }
+    for (const p of m.pushAttempts || []) {
+      out.push({ kind: "push", label: "webhook " + p.config, at: p.at, ms: p.ms, bad: !p.ok, note: p.status ? "HTTP " + p.status : "no answer" });
+    }
+    return out.filter((s) => typeof s.at === "number").sort((a, b) => a.at - b.at);
+  }
+  function waterfall(task) {
+    const list = steps(task);
+    if (!list.length) return el("p", { class: "muted" }, "No model calls, tool calls, delegations or webhook attempts recorded.");
+    const start = list[0].at;
+    const end = Math.max(...list.map((s) => s.at + (s.ms || 0)), start + 1);
+    const pct = (v) => ((100 * v) / (end - start)).toFixed(2) + "%";
+    return el("div", { class: "waterfall", role: "list", "aria-label": "Waterfall" }, ...list.map((s) => {
+      const bar = el("span", { class: "bar" + (s.bad ? " bad" : "") });
+      bar.style.left = pct(s.at - start);
+      bar.style.width = pct(Math.max(s.ms || 0, (end - start) / 200));
+      return el("div", { class: "step " + s.kind, role: "listitem", "data-kind": s.kind },
+        el("span", { class: "what", title: s.label }, s.kind + " " + s.label),
+        el("span", { class: "track" }, bar),
+        el("span", { class: "muted" }, (s.ms != null ? s.ms + " ms" : "running") + (s.note ? " · " + s.note : "")));
+    }));
+  }
   async function selectTask(id) {
     const box = $("task");
     if (timelineAbort) timelineAbort.abort();
@@ -303,6 +344,7 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
       const note = el("span", { role: "status" });
       const stop = el("button", { type: "button", onclick: () => cancel(id, stop, note) }, "Cancel task");
       let badge = stateBadge(task.status.state);
+      let fall = waterfall(task);
       const setState = (state) => {
         const next = stateBadge(state);
         badge.replaceWith(next);
@@ -315,6 +357,8 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
       box.replaceChildren(
         el("p", {}, el("code", {}, task.id), " ", badge, " ", stop, " ", note),
         el("p", { class: "muted" }, "Context " + task.contextId),
+        el("h3", {}, "Waterfall"),
+        fall,
         el("h3", {}, "Event timeline"),
         timeline,
         el("h3", {}, "Artifacts"),
@@ -335,6 +379,10 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
       await readSse(response, (event, eventId) => {
         const [label, text] = describeEvent(event, chunks);
         if (event.statusUpdate) setState(event.statusUpdate.status.state);
+        // A run that ends while watched: its calls are recorded with its end, so draw again.
+        if (event.statusUpdate && isTerminal(event.statusUpdate.status.state) && !isTerminal(task.status.state)) {
+          api("/tasks/" + encodeURIComponent(id) + "?historyLength=0").then((t) => fall.replaceWith((fall = waterfall(t)))).catch(() => {});
+        }
         timeline.append(el("li", { value: eventId || "" }, el("strong", {}, label), text ? " " + text : ""));
       });
     } catch (error) {

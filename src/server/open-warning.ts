@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { Agent } from "../agent/definition";
+import { logEvent } from "../telemetry/log";
 
 /** Hosts of local development (`wrangler dev`, tests): an open agent there is expected. */
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -19,7 +20,8 @@ export function warnWhenOpen<Env extends object>(
       const { hostname, origin } = new URL(c.req.url);
       if (!LOCAL_HOSTS.has(hostname)) {
         warned.add(agent);
-        console.warn(
+        logEvent(
+          "warn",
           `edgelink: agent "${agent.card.name}" is served at ${origin} without auth: anyone who can reach it can send it messages and read its tasks. Close it with the auth option of defineAgent, e.g. auth: { apiKeys: { secret: "AGENT_API_KEYS" } } (see docs/security-defaults.md).`,
         );
       }

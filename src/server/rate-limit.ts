@@ -4,6 +4,7 @@ import { ownerOf, type Principal } from "../agent/auth";
 import type { Agent } from "../agent/definition";
 import type { ResolvedLimiter } from "../agent/rate-limit";
 import { A2AError, errorReference } from "../models/errors";
+import { logEvent } from "../telemetry/log";
 import { type AuthVariables, refusal, tenantFor } from "./auth";
 import { errorHeaders } from "./errors";
 import { requestedTenant } from "./tenant";
@@ -65,11 +66,12 @@ export function rateLimiter<Env extends object>(agent: Agent<Env>): RateLimiter<
 
   /** A configuration error, logged once, answered every time: never a silent pass. */
   const misconfigured = (message: string, cause?: unknown): A2AError => {
+    const reference = errorReference();
     if (!logged.has(message)) {
       logged.add(message);
-      console.error(`edgelink: ${message}`, ...(cause === undefined ? [] : [cause]));
+      logEvent("error", `edgelink: ${message}`, { reference, error: cause });
     }
-    return new A2AError("Internal", message, { reference: errorReference() });
+    return new A2AError("Internal", message, { reference });
   };
 
   const bindingOf = (env: Env, limiter: ResolvedLimiter | null): RateLimitBinding | null => {
@@ -140,7 +142,8 @@ export function rateLimiter<Env extends object>(agent: Agent<Env>): RateLimiter<
         const perTenant = bindingOf(c.env, config.perTenant);
         if (!perPrincipal && !perTenant && !warned && !isPrivateHost(c.req.url)) {
           warned = true;
-          console.warn(
+          logEvent(
+            "warn",
             `edgelink: ${agent.card.name} is not rate-limited: declare [[ratelimits]] EDGELINK_PRINCIPAL_RATE_LIMIT and EDGELINK_TENANT_RATE_LIMIT in wrangler.toml, or set rateLimit: false`,
           );
         }

@@ -4,6 +4,7 @@ import type { Agent } from "../agent/definition";
 import { ID_KEY_BINDING, ID_KEY_FIX, isLocal } from "../durable/ids";
 import type { StorageReport } from "../durable/schema";
 import { A2AError } from "../models/errors";
+import { logEvent } from "../telemetry/log";
 import { jsonRpcError, restError } from "./errors";
 
 /** The shortest `EDGELINK_ID_KEY` accepted (the ids' keys are derived from it). */
@@ -175,7 +176,7 @@ async function check<Env>(
   local: boolean,
 ): Promise<Checked> {
   const ids = idKeyProblems(env, local);
-  if (ids.warning) console.warn(`edgelink: ${ids.warning}`);
+  if (ids.warning) logEvent("warn", `edgelink: ${ids.warning}`);
   const bindings = [
     { binding: agent.bindings.context, className: "EdgelinkContext" },
     { binding: agent.bindings.index, className: "EdgelinkIndex" },
@@ -205,7 +206,8 @@ export function startupCheck<Env extends object>(
     if (!outcome) {
       outcome = check(agent, env as Record<string, unknown>, isLocal(c.req.url)).then((checked) => {
         if (checked.problems.length) {
-          console.error(
+          logEvent(
+            "error",
             `edgelink: this Worker is misconfigured and answers every request with 503:\n- ${checked.problems.join("\n- ")}`,
           );
         }

@@ -112,6 +112,35 @@ describe("ctx.delegate to another Worker through a service binding", () => {
     expect(child.contextId).toBe(row?.child_context_id);
   });
 
+  it("the parent's metadata shows each delegation for the waterfall: target, child task id, state, start and duration", async () => {
+    harness.parent = async (ctx) => {
+      const first = ctx.delegate(ctx.env.DEMO, "one");
+      await first.answer();
+      const second = ctx.delegate(ctx.env.DEMO, "two");
+      return `${await second.answer()}`;
+    };
+    const before = Date.now();
+    const task = await sendToParent("go twice");
+    expect((task.status as Json).state).toBe("TASK_STATE_COMPLETED");
+    const delegations = ((await parentTask(task.id as string)).metadata as Json)
+      .delegations as Json[];
+    const rows = await childRows(task.contextId as string);
+    expect(delegations).toEqual(
+      rows.map((row) => ({
+        key: row.key,
+        target: "binding:DEMO",
+        childTaskId: row.child_task_id,
+        state: "completed",
+        at: expect.any(Number),
+        ms: expect.any(Number),
+      })),
+    );
+    expect(delegations).toHaveLength(2);
+    const [one, two] = delegations as { at: number; ms: number }[];
+    expect(one?.at).toBeGreaterThanOrEqual(before);
+    expect(two?.at).toBeGreaterThanOrEqual((one?.at ?? 0) + (one?.ms ?? 0));
+  });
+
   it("the handle's events are the child's, in order, each with its event id", async () => {
     let seen: string[] = [];
     harness.parent = async (ctx) => {

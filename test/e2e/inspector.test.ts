@@ -338,6 +338,33 @@ describe.skipIf(!hasBrowser)("the inspector in chromium (issue 13)", () => {
     expect(events).toContain('working tool result: fixed_version → "0.32a0"');
     expect(events.some((e) => e.startsWith("working thinking: "))).toBe(true);
     expect(events.some((e) => e.startsWith("response, chunk 2 "))).toBe(true);
+
+    // The waterfall: both model calls and the tool call between them, as bars placed in time.
+    const steps = page.locator("#task .waterfall .step");
+    await expect.poll(() => steps.count(), { timeout: 15_000 }).toBe(3);
+    const drawn = await steps.evaluateAll((nodes) =>
+      nodes.map((node) => {
+        const bar = (node.querySelector(".bar") as HTMLElement).getBoundingClientRect();
+        const track = (node.querySelector(".track") as HTMLElement).getBoundingClientRect();
+        return {
+          kind: (node as HTMLElement).dataset.kind,
+          text: `${node.querySelector(".what")?.textContent} | ${node.lastElementChild?.textContent}`,
+          left: bar.left - track.left,
+          width: bar.width,
+          inside: bar.right <= track.right + 1,
+        };
+      }),
+    );
+    expect(drawn.map((s) => s.kind)).toEqual(["model", "tool", "model"]);
+    expect(drawn[0]?.text).toMatch(/^model anthropic\/claude\S* \| \d+ ms · \d+ tokens/);
+    expect(drawn[1]?.text).toMatch(/^tool fixed_version \| \d+ ms$/);
+    for (const step of drawn) {
+      expect(step.width, step.text).toBeGreaterThan(0);
+      expect(step.inside, step.text).toBe(true);
+    }
+    // In order: the tool starts after the first call began, the second call after the tool.
+    expect(drawn[1]?.left).toBeGreaterThanOrEqual(drawn[0]?.left ?? 0);
+    expect(drawn[2]?.left).toBeGreaterThan(drawn[0]?.left ?? 0);
     // The history has the model's call and its result as their own items.
     await expect
       .poll(() => rows(page, "#history li"), { timeout: 15_000 })

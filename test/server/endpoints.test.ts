@@ -188,10 +188,14 @@ describe("declarative endpoints (B15)", () => {
     expect(error.message).toMatch(/^Internal error \(reference ref_\w+\)$/);
     // The operator's log has the detail, under the reference the client got.
     const reference = /ref_\w+/.exec(String(error.message))?.[0];
-    expect(calls).toContainEqual([
-      `edgelink: unexpected error ${reference}`,
-      expect.objectContaining({ message: "the second step failed: secret detail" }),
-    ]);
+    expect(calls.map(([line]) => JSON.parse(String(line)))).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        message: `edgelink: unexpected error ${reference}`,
+        reference,
+        error: expect.objectContaining({ message: "the second step failed: secret detail" }),
+      }),
+    );
   });
 
   it("B15: a quiet stream gets keep-alive comments; a client that leaves ends the handler", async () => {
@@ -266,9 +270,12 @@ describe("declarative endpoints (B15)", () => {
     const text = await response.text();
     expect(text).not.toContain("hunter2");
     const reference = /ref_\w+/.exec(text)?.[0];
-    expect(calls).toContainEqual([
-      `edgelink: unexpected error ${reference}`,
-      expect.objectContaining({ message: "database password is hunter2" }),
-    ]);
+    expect(calls.map(([line]) => JSON.parse(String(line)))).toContainEqual(
+      expect.objectContaining({
+        message: `edgelink: unexpected error ${reference}`,
+        reference,
+        error: expect.objectContaining({ message: "database password is hunter2" }),
+      }),
+    );
   });
 });

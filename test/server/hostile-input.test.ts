@@ -195,10 +195,12 @@ describe("HTTP hygiene", () => {
       expect(error.kind).toBe("Internal");
       expect(error.message).not.toContain("hunter2");
       expect(error.message).toContain(error.metadata.reference);
-      expect(log).toHaveBeenCalledWith(
-        `edgelink: unexpected error ${error.metadata.reference}`,
-        failure,
-      );
+      expect(JSON.parse(String(log.mock.calls[0]?.[0]))).toMatchObject({
+        level: "error",
+        message: `edgelink: unexpected error ${error.metadata.reference}`,
+        reference: error.metadata.reference,
+        error: { type: "Error", message: failure.message },
+      });
     } finally {
       log.mockRestore();
     }

@@ -31,7 +31,7 @@ describe("an open agent on a public host is loud", () => {
     await get(worker, "https://other.example.com/.well-known/agent-card.json");
     const calls = openWarnings(warn);
     expect(calls).toHaveLength(1);
-    expect(String(calls[0]?.[0])).toMatch(
+    expect(JSON.parse(String(calls[0]?.[0])).message).toMatch(
       /agent "Open agent" is served at https:\/\/agent\.example\.com without auth.*auth option of defineAgent/,
     );
   });
