@@ -14,9 +14,8 @@ import type { Operations } from "./operations";
 import {
   getPushConfig,
   parsePushCreate,
-  parsePushDelete,
-  parsePushGet,
   parsePushList,
+  parsePushRef,
   renderPushConfig,
   renderPushList,
 } from "./push-api";
@@ -185,8 +184,8 @@ export const OPERATIONS = {
   pushGet: define({
     rpc: { "1.0": "GetTaskPushNotificationConfig", "0.3": "tasks/pushNotificationConfig/get" },
     rest: [{ methods: ["GET"], path: PUSH_CONFIG }],
-    fromRpc: (params, c) => parsePushGet(params, c.version),
-    fromRest: (input, c) => parsePushGet(pushConfigPath(input, c.version), c.version),
+    fromRpc: (params, c) => parsePushRef(params, c.version, "get"),
+    fromRest: (input, c) => parsePushRef(pushConfigPath(input, c.version), c.version, "get"),
     run: (p, c) => getPushConfig(c.ops, p),
     render: (config, _, c) => json(renderPushConfig(config, c.version)),
   }),
@@ -196,9 +195,9 @@ export const OPERATIONS = {
       "0.3": "tasks/pushNotificationConfig/delete",
     },
     rest: [{ methods: ["DELETE"], path: PUSH_CONFIG }],
-    fromRpc: (params, c) => parsePushDelete(params, c.version),
-    fromRest: (input, c) => parsePushDelete(pushConfigPath(input, c.version), c.version),
-    run: (p, c) => c.ops.deletePushConfig(p.taskId, p.configId),
+    fromRpc: (params, c) => parsePushRef(params, c.version, "delete"),
+    fromRest: (input, c) => parsePushRef(pushConfigPath(input, c.version), c.version, "delete"),
+    run: (p, c) => c.ops.deletePushConfig(p.taskId, p.configId ?? ""),
     // v1 answers an empty object (google.protobuf.Empty), v0.3 null.
     render: (_, __, c) => json(c.version === "1.0" ? {} : null),
   }),

@@ -45,22 +45,18 @@ export function parsePushCreate(params: JsonObject): { taskId: string; config: J
   return { taskId, config: params };
 }
 
-export function parsePushGet(params: JsonObject, version: ProtocolVersion): PushRef {
+/** Get and delete; only v0.3's get may leave the config out. */
+export function parsePushRef(
+  params: JsonObject,
+  version: ProtocolVersion,
+  op: "get" | "delete",
+): PushRef {
   if (version === "1.0") {
     const p = parse(V1Ref, params);
     return { taskId: p.taskId, configId: p.id };
   }
-  const p = parse(V03Ref, params);
+  const p = parse(op === "get" ? V03Ref : V03Delete, params);
   return { taskId: p.id, configId: p.pushNotificationConfigId || undefined };
-}
-
-export function parsePushDelete(params: JsonObject, version: ProtocolVersion): Required<PushRef> {
-  if (version === "1.0") {
-    const p = parse(V1Ref, params);
-    return { taskId: p.taskId, configId: p.id };
-  }
-  const p = parse(V03Delete, params);
-  return { taskId: p.id, configId: p.pushNotificationConfigId };
 }
 
 export function parsePushList(params: JsonObject, version: ProtocolVersion): PushListParams {
