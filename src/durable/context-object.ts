@@ -21,7 +21,6 @@ import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../pus
 import { ChildStore, cancelChildren } from "./children";
 import { EventHub } from "./event-hub";
 import { type HistoryPage, HistoryStore } from "./history-store";
-import { newTaskId } from "./ids";
 import type { IndexRpc } from "./index-object";
 import { IndexOutbox } from "./index-outbox";
 import { indexShardFor } from "./index-shards";
@@ -29,14 +28,8 @@ import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
 import { attempt, type Result } from "./result";
 import { findSent, type Sent, sentItemId } from "./retries";
-import {
-  CONTEXT_FRESH,
-  CONTEXT_MIGRATIONS,
-  hasSchema,
-  migrate,
-  type StorageReport,
-  storageReport,
-} from "./schema";
+import { CONTEXT_SCHEMA } from "./schema";
+import { createSchema, openSchema, type StorageReport, storageReport } from "./schema-version";
 import { TaskRun } from "./task-run";
 import { type ListBudget, type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
@@ -56,7 +49,7 @@ export interface Scope {
   contextId: string;
   /** The principal owning the conversation ("" when the agent has no auth). */
   owner?: string;
-  /** The id a new task gets: signed by the Worker, which holds the id key. */
+  /** The id a new task gets: sealed by the Worker, which holds the id key (`sealedTaskId`). */
   newTaskId?: string;
 }
 
@@ -148,7 +141,17 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly dispatcher: PushDispatcher | null;
   private claimed = false;
   /** True until the first write: the object holds nothing and has no schema. */
-  private vacant: boolean;
+  private empty: boolean;
+  /** Why this object's storage cannot be used (made by 0.x or a later release), if so. */
+  private readonly refused: A2AError | null;
+  /**
+   * True until the first write. Every entry point asks this before touching storage, so an
+   * object whose storage is refused answers its refusal there, reading and writing nothing.
+   */
+  private get vacant(): boolean {
+    if (this.refused) throw this.refused;
+    return this.empty;
+  }
   /** The tenant, conversation and owner this object holds, once read (they never change). */
   private identity: { tenant: string; contextId: string; owner: string } | null = null;
   /** Set when this instance made the object's schema: a new conversation (see `claim`). */
@@ -195,8 +198,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       : null;
     // A read never creates storage: an object never written gets its schema on the first
     // write (admit), and until then every read answers "nothing here".
-    this.vacant = !hasSchema(ctx.storage);
-    if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
+    const opened = openSchema(ctx.storage, CONTEXT_SCHEMA);
+    this.empty = opened.vacant;
+    this.refused = opened.refused;
     this.children = new ChildStore(ctx.storage.sql);
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
@@ -205,7 +209,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** The Worker's start-up check: is this object's storage what Edgelink needs? Writes nothing. */
   storageReport(): StorageReport {
-    return storageReport(this.ctx.storage);
+    return storageReport(this.ctx.storage, this.refused);
   }
 
   /**
@@ -455,7 +459,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.alarmAt = null;
     this.alarmOwned = false;
     this.wakes.clear();
-    if (this.vacant) return;
+    if (this.empty || this.refused) return;
     this.prune();
     await this.flushIndex();
     this.store.commitAcknowledgements();
@@ -708,9 +712,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       // object never written has no alarm, so this one is the object's own.
       this.alarmOwned = true;
       this.outbox.schedule();
-      migrate(this.ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
+      createSchema(this.ctx.storage, CONTEXT_SCHEMA);
       this.store.history.created();
-      this.vacant = false;
+      this.empty = false;
       this.created = true;
     }
     this.claim(scope);
@@ -761,7 +765,10 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     }
     // A new task: its row, its message and its move to working in one transaction; a
     // stream opened on it starts from the submitted task, before the first event.
-    const id = scope.newTaskId ?? newTaskId(scope.contextId);
+    // Only the Worker can make a task id (it holds the key): a caller that names none has
+    // a bug, and a made-up id would route nowhere.
+    const id = scope.newTaskId;
+    if (!id) throw new Error("a new task needs the id the Worker sealed for it (scope.newTaskId)");
     message.taskId = id;
     const submitted = submittedTask(id, scope.contextId, message);
     const events = this.store.atomic(() => {
@@ -897,7 +904,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * resume it if the agent allows, otherwise fail it with a clear reason.
    */
   private async recover(): Promise<void> {
-    if (this.vacant) return;
+    if (this.empty || this.refused) return;
     const orphans = this.store.idsInStates(["submitted", "working"]);
     for (const taskId of orphans) {
       // A task following children is resumed: its delegations re-attach instead of resending.

@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { hasSchema } from "../../src/durable/schema";
+import { REGISTRY_SCHEMA } from "../../src/durable/schema";
+import { inspectSchema } from "../../src/durable/schema-version";
 import type { DiscoverPage, RegistryEntry } from "../../src/models/registry";
 import { defineRegistry } from "../../src/registry";
 import { registryOf, resetRegistry, serveCard } from "./helpers";
@@ -306,8 +307,8 @@ describe("agent registry (A9)", () => {
 
   it("A9 a read never creates storage: an unused tenant's registry stays empty", async () => {
     const stub = registryOf("never-written");
-    const before = await runInDurableObject(stub, (_, state) => hasSchema(state.storage));
-    expect(before).toBe(false);
+    const before = await runInDurableObject(stub, (_, state) => inspectSchema(state.storage.sql, REGISTRY_SCHEMA).state);
+    expect(before).toBe("none");
     // Reached directly (no principal of that tenant exists): discover, get, heartbeat, remove.
     const rpc = stub as unknown as TestRegistry;
     expect(await rpc.discover({ tags: [], pageSize: 3, after: null })).toStrictEqual({
@@ -317,7 +318,9 @@ describe("agent registry (A9)", () => {
     expect((await rpc.get("a".repeat(22))).ok).toBe(false);
     expect((await rpc.heartbeat("alice", "a".repeat(22))).ok).toBe(false);
     expect((await rpc.unregister("alice", "a".repeat(22))).ok).toBe(false);
-    expect(await runInDurableObject(stub, (_, state) => hasSchema(state.storage))).toBe(false);
+    expect(await runInDurableObject(stub, (_, state) => inspectSchema(state.storage.sql, REGISTRY_SCHEMA).state)).toBe(
+      "none",
+    );
   });
 
   it("A9 defineRegistry refuses a missing auth and bad limits", () => {
