@@ -1,4 +1,5 @@
 import { A2AError } from "../models/errors";
+import { OLD_VERSION_KEY, OWN_TABLES, STORAGE_VERSION_KEY } from "../models/storage-version";
 
 /** One step of a migration: a statement, or code for what SQL alone cannot say. */
 export type MigrationStep = string | ((sql: SqlStorage) => void);
@@ -17,11 +18,6 @@ export interface Schema {
   baseline: readonly string[];
   migrations: readonly Migration[];
 }
-
-/** The `meta` key of the version a database is at (1 is the baseline). */
-export const STORAGE_VERSION_KEY = "storage_version";
-/** The key Edgelink 0.x kept its migration count under; storage it made has no other. */
-export const OLD_VERSION_KEY = "schema_version";
 
 /** Where an operator upgrading from 0.x reads what to do (docs/operations.md). */
 export const UPGRADE_FIX =
@@ -50,7 +46,7 @@ export type SchemaState =
 export function inspectSchema(sql: SqlStorage, schema: Schema): SchemaState {
   const [first] = sql
     .exec<{ name: string }>(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT GLOB '_cf_*' AND name NOT GLOB 'sqlite_*' ORDER BY name <> 'meta' LIMIT 1",
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND ${OWN_TABLES} ORDER BY name <> 'meta' LIMIT 1`,
     )
     .toArray();
   if (!first) return { state: "none" };

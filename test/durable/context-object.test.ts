@@ -3,12 +3,7 @@ import { describe, expect, it } from "vitest";
 import { type ContextRpc, RESTART_REASON } from "../../src/durable/context-object";
 import { itemFromMessage } from "../../src/durable/conversation-bridge";
 import { HistoryStore } from "../../src/durable/history-store";
-import {
-  contextObjectName,
-  idKeys,
-  sealedTaskId,
-  verifiedContextOf,
-} from "../../src/durable/ids";
+import { contextObjectName, idKeys, sealedTaskId, verifiedContextOf } from "../../src/durable/ids";
 import { CONTEXT_SCHEMA } from "../../src/durable/schema";
 import { ensureSchema, schemaVersion } from "../../src/durable/schema-version";
 import { Message } from "../../src/models/message";

@@ -106,7 +106,6 @@ describe("ListTasks pages a snapshot (issue 10)", () => {
     expect(pages.flat()).toEqual(whole);
   });
 
-
   it("a change records the task's old place only while a page token may hold it (issue 10)", async () => {
     const stub = env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName("list-moves-lazy"));
     const moves = await runInDurableObject(stub, async (_i, state) => {

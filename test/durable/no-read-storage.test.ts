@@ -2,11 +2,7 @@ import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../src/agent/limits";
 import type { ContextRpc } from "../../src/durable/context-object";
-import {
-  contextObjectName,
-  indexObjectName,
-  MAX_TASK_ID_LENGTH,
-} from "../../src/durable/ids";
+import { contextObjectName, indexObjectName, MAX_TASK_ID_LENGTH } from "../../src/durable/ids";
 import { LIMITS } from "../../src/models/limits";
 import { Message } from "../../src/models/message";
 import { defineAgent } from "../../src/worker";

@@ -307,7 +307,10 @@ describe("agent registry (A9)", () => {
 
   it("A9 a read never creates storage: an unused tenant's registry stays empty", async () => {
     const stub = registryOf("never-written");
-    const before = await runInDurableObject(stub, (_, state) => inspectSchema(state.storage.sql, REGISTRY_SCHEMA).state);
+    const before = await runInDurableObject(
+      stub,
+      (_, state) => inspectSchema(state.storage.sql, REGISTRY_SCHEMA).state,
+    );
     expect(before).toBe("none");
     // Reached directly (no principal of that tenant exists): discover, get, heartbeat, remove.
     const rpc = stub as unknown as TestRegistry;
@@ -318,9 +321,12 @@ describe("agent registry (A9)", () => {
     expect((await rpc.get("a".repeat(22))).ok).toBe(false);
     expect((await rpc.heartbeat("alice", "a".repeat(22))).ok).toBe(false);
     expect((await rpc.unregister("alice", "a".repeat(22))).ok).toBe(false);
-    expect(await runInDurableObject(stub, (_, state) => inspectSchema(state.storage.sql, REGISTRY_SCHEMA).state)).toBe(
-      "none",
-    );
+    expect(
+      await runInDurableObject(
+        stub,
+        (_, state) => inspectSchema(state.storage.sql, REGISTRY_SCHEMA).state,
+      ),
+    ).toBe("none");
   });
 
   it("A9 defineRegistry refuses a missing auth and bad limits", () => {
