@@ -1,6 +1,5 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { itemFromMessage } from "../../src/durable/conversation-bridge";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { CHUNK_CHARS } from "../../src/durable/row-limit";
@@ -8,7 +7,6 @@ import { CONTEXT_SCHEMA } from "../../src/durable/schema";
 import { ensureSchema } from "../../src/durable/schema-version";
 import { type Item, MessageItem } from "../../src/history/items";
 import { A2AError } from "../../src/models/errors";
-import { Messages } from "../../src/models/message";
 import { artifactText, rest, rpc, send, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;
