@@ -84,10 +84,10 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * forced a commit per call and was the index's main cost). One call's rows still
    * commit together: nothing is awaited between them.
    *
-   * The listing: each row takes the next clock value
-   * and keeps it as `row_seq` if new or moved (a move first records its old place); a row
-   * that keeps its place leaves its value unused. Two statements per call, its rows as one
-   * JSON value: a bound value costs workerd more than SQLite's parse (bench/README.md).
+   * The listing: each row takes the next clock value and keeps it as `row_seq` if new or
+   * moved (a move first records its old place); a row that keeps its place leaves its
+   * value unused. Two statements per call, its rows as one JSON value: a bound value
+   * costs workerd more than SQLite's parse (bench/README.md).
    */
   /** The Worker's start-up check: is this object's storage what Edgelink needs? Writes nothing. */
   storageReport(): StorageReport {
