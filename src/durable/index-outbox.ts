@@ -1,5 +1,160 @@
+/**
+ * The tenant index's outbox: which of a conversation's index rows (and removals) wait to
+ * reach its index object, and sending them there in windows.
+ */
+import type { Task } from "../models/task";
 import type { IndexRow, IndexRpc } from "./index-object";
-import type { TaskStore } from "./task-store";
+
+/** A task's entry for the tenant index, waiting to be sent. */
+export interface IndexEntry {
+  taskId: string;
+  state: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * The rows waiting for the tenant index. A task's row is marked in SQLite
+ * (`index_pending`) by the write that changes it; memory keeps what to send (read from
+ * SQLite once) and the acknowledgements, which ride along with the next transaction.
+ */
+export class PendingIndexRows {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    /** The task store's transaction (`TaskStore.atomic`). */
+    private readonly atomic: <T>(fn: () => T) => T,
+  ) {}
+
+  /** Called when a row is pending (a state change or a removal). */
+  onPending: () => void = () => {};
+
+  /** Index rows not yet acknowledged; null until read from SQLite. */
+  private pending: Map<string, IndexEntry> | null = null;
+  /** Tasks the index acknowledged, marked in SQLite with the next write. */
+  private acked: string[] = [];
+  /** True once SQLite showed no removal pending, until the next prune. */
+  private noRemovals = false;
+
+  private get sql(): SqlStorage {
+    return this.storage.sql;
+  }
+
+  /**
+   * Index rows waiting to reach the tenant index (read from SQLite once, then kept: the
+   * scan has no index of its own, see schema v12).
+   */
+  outbox(): IndexEntry[] {
+    if (this.pending === null) {
+      this.pending = new Map();
+      for (const r of this.sql.exec<{
+        id: string;
+        state: string;
+        created_at: string;
+        updated_at: string;
+      }>("SELECT id, state, created_at, updated_at FROM tasks WHERE index_pending = 1")) {
+        this.pending.set(r.id, {
+          taskId: r.id,
+          state: r.state,
+          createdAt: r.created_at,
+          updatedAt: r.updated_at,
+        });
+      }
+    }
+    return [...this.pending.values()];
+  }
+
+  /** Whether a row of this task waits to reach the tenant index. */
+  indexPending(taskId: string): boolean {
+    if (this.pending === null) this.outbox();
+    return this.pending?.has(taskId) ?? false;
+  }
+
+  /** A task's row was written (and marked in SQLite by that write): memory keeps what to send. */
+  touch(task: Task): void {
+    if (this.pending === null) this.outbox();
+    this.pending?.set(task.id, {
+      taskId: task.id,
+      state: task.status.state,
+      createdAt: task.createdAt,
+      updatedAt: task.status.timestamp,
+    });
+    this.onPending();
+  }
+
+  /** Marks every task for the index again (its rows must reach another shard). */
+  resendAll(): void {
+    this.atomic(() => this.sql.exec("UPDATE tasks SET index_pending = 1"));
+    this.pending = null;
+  }
+
+  /**
+   * Drops acknowledged rows, unless they changed again meanwhile. The mark in SQLite is
+   * written with the next transaction; until then a restart sends them again, which the
+   * index ignores (an older or equal update never overwrites a newer one).
+   */
+  acknowledge(rows: readonly IndexEntry[]): void {
+    for (const r of rows) {
+      const now = this.pending?.get(r.taskId);
+      if (now && now.updatedAt === r.updatedAt && now.state === r.state) {
+        this.pending?.delete(r.taskId);
+        this.acked.push(r.taskId);
+      }
+    }
+  }
+
+  /** Writes the pending acknowledgements now (the alarm's flush, when nothing else writes). */
+  commitAcknowledgements(): void {
+    if (this.acked.length) this.atomic(() => {});
+  }
+
+  /** Inside a transaction: writes the acknowledgements gathered since the last one. */
+  writeAcks(): void {
+    // Bound parameters per statement are limited; 90 ids at a time stay well under.
+    for (let i = 0; i < this.acked.length; i += 90) {
+      const ids = this.acked.slice(i, i + 90);
+      this.sql.exec(
+        `UPDATE tasks SET index_pending = 0 WHERE id IN (${ids.map(() => "?").join(", ")})`,
+        ...ids,
+      );
+    }
+  }
+
+  /** The transaction that wrote the acknowledgements committed. */
+  acksWritten(): void {
+    this.acked = [];
+  }
+
+  /** The transaction failed: the pending rows are read again. */
+  forget(): void {
+    this.pending = null;
+  }
+
+  /** Inside retention's transaction: a pruned task goes from the index (queued for it). */
+  removing(taskId: string): void {
+    this.noRemovals = false;
+    this.sql.exec("INSERT OR IGNORE INTO index_removals (task_id) VALUES (?)", taskId);
+    this.pending?.delete(taskId);
+  }
+
+  /** Pruned tasks the tenant index has not forgotten yet (no statement when none). */
+  removals(): string[] {
+    if (this.noRemovals) return [];
+    const ids = this.sql
+      .exec<{ task_id: string }>("SELECT task_id FROM index_removals LIMIT 500")
+      .toArray()
+      .map((r) => r.task_id);
+    if (ids.length === 0) this.noRemovals = true;
+    return ids;
+  }
+
+  /** The index forgot these tasks. */
+  removed(taskIds: readonly string[]): void {
+    this.atomic(() => {
+      for (const id of taskIds) this.sql.exec("DELETE FROM index_removals WHERE task_id = ?", id);
+    });
+    this.noRemovals = false;
+  }
+}
 
 /** What the outbox needs from its object besides the rows. */
 export interface OutboxHost {
@@ -43,7 +198,7 @@ export class IndexOutbox {
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
-    private readonly store: TaskStore,
+    private readonly store: PendingIndexRows,
     private readonly host: OutboxHost,
     /** The window (`limits.indexFlushMs`), read when one opens. */
     private readonly windowMs: () => number,

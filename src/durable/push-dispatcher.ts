@@ -1,3 +1,7 @@
+/**
+ * Push delivery: sends a conversation's queued webhook deliveries from the object's
+ * alarm, in order per config, coalescing chunks, marking configs unhealthy and retrying.
+ */
 import type { Agent } from "../agent/definition";
 import type { TaskEvent } from "../models/events";
 import { compact } from "../models/json";
@@ -80,7 +84,7 @@ export class PushDispatcher {
   private eventOf(row: DeliveryRow, eventSeq: number): TaskEvent | null {
     const frozen = this.push.snapshotOf(row.seq);
     if (frozen !== null) return JSON.parse(frozen) as TaskEvent;
-    const event = this.store.event(eventSeq);
+    const event = this.store.events.get(eventSeq);
     const untried = row.attempts === 0 && row.lastError === null && row.skipped === 0;
     if (event?.kind !== "artifact-update" || !this.push.coalesces || !untried) {
       return event;
@@ -95,7 +99,7 @@ export class PushDispatcher {
     let chars = JSON.stringify(head).length;
     for (const next of this.push.following(row, MAX_CHUNKS_TAKEN)) {
       if (!next.fresh || next.eventSeq === null) break;
-      const event = this.store.event(next.eventSeq);
+      const event = this.store.events.get(next.eventSeq);
       if (!event || !continues(head, last, event)) break;
       chars += addedChars(event);
       if (chars > COALESCED_CHUNK_CHARS) break;

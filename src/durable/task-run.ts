@@ -75,7 +75,7 @@ export class TaskRun<Env> implements TaskContext<Env> {
   conversationWindow(policy: WindowPolicy): Promise<ConversationWindow> {
     // The question this run answers is always sent, however many items came after it
     // (a turn resumed after a restart, with its earlier rounds already recorded).
-    this.question ??= this.store.questionItemId(this.taskId, this.message.messageId);
+    this.question ??= this.store.cache.questionItemId(this.taskId, this.message.messageId);
     if (this.question === null || policy.keep?.has(this.question)) {
       return readWindow(windowSource(this.store.history), policy);
     }

@@ -1,4 +1,10 @@
+/**
+ * Streams of a conversation's tasks: one task's updates as SSE bytes (its snapshot or
+ * backlog, then live events), and the cap on a task's open streams.
+ */
+import type { Agent } from "../agent/definition";
 import { ChatView, chatFrames } from "../models/chat-stream";
+import { A2AError } from "../models/errors";
 import type { TaskEvent } from "../models/events";
 import { renderEvent, SSE_KEEP_ALIVE, type StreamFormat, sseFrame } from "../models/stream";
 import type { Task } from "../models/task";
@@ -116,7 +122,7 @@ export function openTaskStream(options: {
           pumping = true;
           try {
             while (backlog && !closed && (controller.desiredSize ?? 0) > 0) {
-              const page = store.eventsAfter(taskId, cursor, pageSize);
+              const page = store.events.after(taskId, cursor, pageSize);
               const last = page.at(-1);
               if (last) cursor = last.seq;
               for (const { seq, event } of page) send(event, seq);
@@ -137,4 +143,51 @@ export function openTaskStream(options: {
     },
     { highWaterMark: bufferBytes, size: (chunk) => chunk.byteLength },
   );
+}
+
+/** The streams of a conversation's tasks: opened on its event hub, capped per task. */
+export class TaskStreams {
+  constructor(
+    private readonly store: TaskStore,
+    private readonly hub: EventHub,
+    /** The agent, read at each call (a test may replace it). */
+    private readonly agent: () => Pick<Agent<unknown>, "limits" | "keepAliveMs">,
+    /** A task as it is now (TaskNotFound when it is not there). */
+    private readonly read: (taskId: string) => Task,
+  ) {}
+
+  /** A task's open streams are capped (`limits.maxSubscribersPerTask`). */
+  checkSubscribers(taskId: string): void {
+    const max = this.agent().limits.maxSubscribersPerTask;
+    if (this.hub.count(taskId) >= max) {
+      throw new A2AError(
+        "UnsupportedOperation",
+        `Task ${taskId} already has ${max} open streams, the limit; close one or poll with GetTask`,
+        { taskId, limit: String(max) },
+      );
+    }
+  }
+
+  /** Opens a stream of a task's updates from `from` (`start`: the snapshot it begins with). */
+  open(
+    taskId: string,
+    format: StreamFormat,
+    from: StreamStart,
+    start?: Snapshot,
+  ): ReadableStream<Uint8Array> {
+    this.checkSubscribers(taskId);
+    const agent = this.agent();
+    const { streamBufferBytes, backlogPageSize } = agent.limits;
+    return openTaskStream({
+      bufferBytes: streamBufferBytes,
+      pageSize: backlogPageSize,
+      taskId,
+      format,
+      from,
+      store: this.store,
+      hub: this.hub,
+      snapshot: () => start ?? { task: this.read(taskId), seq: this.store.events.lastSeq(taskId) },
+      keepAliveMs: agent.keepAliveMs,
+    });
+  }
 }

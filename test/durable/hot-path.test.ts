@@ -125,7 +125,7 @@ describe("durable core: one statement for a transaction's events (issue 10)", ()
         store.announce("t", Messages.agent("thinking"));
         store.transition("t", "completed");
       },
-      (reread) => reread.eventsAfter("t", 1).map((e) => e.seq),
+      (reread) => reread.events.after("t", 1).map((e) => e.seq),
     );
     expect(stored.map((e) => [e.seq, e.event.kind])).toEqual([
       [1, "status-update"],

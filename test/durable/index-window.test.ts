@@ -1,8 +1,13 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { IndexRow } from "../../src/durable/index-object";
-import { INDEX_BACKSTOP_MS, INDEX_BATCH_ROWS, IndexOutbox } from "../../src/durable/index-outbox";
-import type { IndexEntry, TaskStore } from "../../src/durable/task-store";
+import {
+  INDEX_BACKSTOP_MS,
+  INDEX_BATCH_ROWS,
+  type IndexEntry,
+  IndexOutbox,
+  type PendingIndexRows,
+} from "../../src/durable/index-outbox";
 import { rpc, sleep } from "../helpers";
 import {
   contextStub,
@@ -229,7 +234,7 @@ describe("tenant index: later changes batched off the answer's path (issue 10)",
         for (const r of rows) pending.delete(r.taskId);
       },
       removed: () => {},
-    } as unknown as TaskStore;
+    } as unknown as PendingIndexRows;
     const calls: number[] = [];
     const outbox = new IndexOutbox(
       store,

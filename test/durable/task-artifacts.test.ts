@@ -26,7 +26,7 @@ const withLimits = (contextId: string, limits: Json) => setLimits(stubOf(context
 /** Sets the bounds the object's task store took from its agent when it started. */
 async function withStoreBounds(contextId: string, bounds: Json) {
   await runInDurableObject(stubOf(contextId), (instance) => {
-    const store = (instance as unknown as { store: { bounds: Json } }).store;
+    const store = (instance as unknown as { store: { cache: { bounds: Json } } }).store.cache;
     Object.defineProperty(store, "bounds", { value: { ...store.bounds, ...bounds } });
   });
 }

@@ -43,12 +43,20 @@ const SECURE_DEFAULTS_COST_BYTES = 10 * 1024;
  * they landed: 190,485 bytes before, 191,854 after.
  */
 const DURABLE_CORE_COST_BYTES = 1_369;
+/**
+ * The conversation object split by concern into small parts it owns (each part's class,
+ * its constructor and fields, and the wiring between them; nothing new at run time),
+ * measured when it landed: the demo bundled from the built package the way wrangler does,
+ * 182,921 bytes gzipped before, 184,355 after.
+ */
+const DURABLE_SPLIT_COST_BYTES = 1_434;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
   ERROR_NAMES_COST_BYTES +
   SECURE_DEFAULTS_COST_BYTES +
-  DURABLE_CORE_COST_BYTES;
+  DURABLE_CORE_COST_BYTES +
+  DURABLE_SPLIT_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {

@@ -1,0 +1,133 @@
+/**
+ * Builds the parts a conversation object owns and wires them to each other: the task
+ * store, the index outbox, push, the alarm, handler runs, admission, streams, compaction.
+ */
+import type { Agent } from "../agent/definition";
+import type { Item } from "../history/items";
+import type { Task } from "../models/task";
+import { Admission } from "./admission";
+import { ObjectAlarm } from "./alarm";
+import type { ChildStore } from "./children";
+import { ContextIdentity } from "./context-identity";
+import { EventHub } from "./event-hub";
+import { HandlerRuns } from "./handler-runs";
+import { HistoryCompaction } from "./history-compaction";
+import { HistoryStore } from "./history-store";
+import { IndexOutbox } from "./index-outbox";
+import { PushDispatcher } from "./push-dispatcher";
+import { PushRpc } from "./push-rpc";
+import { PushStore } from "./push-store";
+import { TaskStore } from "./task-store";
+import { TaskStreams } from "./task-stream";
+
+/** What the parts ask of their object, at call time. */
+export interface PartsHost<Env> {
+  /** The agent (a test may replace it on a live object). */
+  agent(): Agent<Env>;
+  /** True until the first write: the object holds nothing and has no schema. */
+  vacant(): boolean;
+  /** Makes a vacant object a new conversation (its schema), before its first message. */
+  create(): void;
+  /** A task as it is now (TaskNotFound when it is not there). */
+  read(taskId: string): Task;
+}
+
+/** A conversation object's parts. */
+export interface ContextParts<Env> {
+  store: TaskStore;
+  hub: EventHub;
+  outbox: IndexOutbox;
+  pushStore: PushStore | null;
+  dispatcher: PushDispatcher | null;
+  pushRpc: PushRpc | null;
+  alarms: ObjectAlarm;
+  identity: ContextIdentity;
+  runs: HandlerRuns<Env>;
+  admission: Admission<Env>;
+  streams: TaskStreams;
+  compaction: HistoryCompaction<Env>;
+}
+
+/**
+ * The parts of a conversation object serving `agent` (as it is when the object starts);
+ * `children` is built by the object once its schema is there (it reads it).
+ */
+export function buildParts<Env>(
+  ctx: DurableObjectState,
+  env: Env,
+  agent: Agent<Env>,
+  children: ChildStore,
+  host: PartsHost<Env>,
+): ContextParts<Env> {
+  const current = () => host.agent();
+  const limits = () => host.agent().limits;
+  const read = (taskId: string) => host.read(taskId);
+  const pushStore = agent.push
+    ? new PushStore(ctx.storage.sql, { artifactChunks: agent.push.artifactChunks })
+    : null;
+  const store = new TaskStore(
+    ctx.storage,
+    new HistoryStore<Item>(ctx.storage, agent.maxHistoryItemBytes),
+    pushStore,
+    agent.limits,
+  );
+  const hub = new EventHub();
+  // The outbox and the identity call each other, and the alarm: `parts` is read at call time.
+  const outbox = new IndexOutbox(
+    store.index,
+    {
+      target: () => parts.identity.indexTarget(),
+      keepAlive: (work) => ctx.waitUntil(work),
+      wakeAt: (at) => parts.alarms.wakeAt(at, "index"),
+      settled: () =>
+        parts.alarms
+          .settle("index")
+          .catch((error) => console.error("edgelink: could not move the alarm", error)),
+    },
+    () => host.agent().limits.indexFlushMs,
+  );
+  store.index.onPending = () => outbox.schedule();
+  const identity = new ContextIdentity(ctx.storage, store, env, current, () => outbox.schedule());
+  const dispatcher = pushStore
+    ? new PushDispatcher(
+        pushStore,
+        store,
+        agent as Agent<unknown>,
+        env,
+        () => identity.meta("push_issuer") ?? agent.card.url ?? "edgelink",
+        read,
+      )
+    : null;
+  const alarms = new ObjectAlarm(ctx.storage, { store, outbox, dispatcher, limits });
+  const pushRpc = pushStore
+    ? new PushRpc(ctx.storage, pushStore, store, alarms, limits, read)
+    : null;
+  const runs = new HandlerRuns(store, hub, alarms, children, env, current, (work) =>
+    ctx.waitUntil(work),
+  );
+  const parts: ContextParts<Env> = {
+    store,
+    hub,
+    outbox,
+    pushStore,
+    dispatcher,
+    pushRpc,
+    alarms,
+    identity,
+    runs,
+    admission: new Admission<Env>({
+      store,
+      identity,
+      runs,
+      pushRpc,
+      env,
+      agent: current,
+      vacant: () => host.vacant(),
+      create: () => host.create(),
+      read,
+    }),
+    streams: new TaskStreams(store, hub, current, read),
+    compaction: new HistoryCompaction(store, current),
+  };
+  return parts;
+}
