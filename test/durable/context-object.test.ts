@@ -48,7 +48,7 @@ describe("conversation Durable Object storage", () => {
         messages: count("history_items"),
         artifacts: count("artifacts"),
         // Parts appended to an artifact are rows of their own; its first ones sit in its
-        // own row (schema v14).
+        // own row.
         parts:
           count("artifact_parts") +
           state.storage.sql
