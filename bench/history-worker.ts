@@ -1,8 +1,8 @@
 /**
  * The history benchmark's worker (bench/history.mjs serves it on workerd): one SQLite
  * Durable Object holding a conversation in Edgelink's HistoryStore
- * (src/durable/history-store.ts) over `ctx.storage`, with the tables of the real schema
- * migration when src/durable/schema.ts has them. Its RPC methods fill the history, append
+ * (src/durable/history-store.ts) over `ctx.storage`, with the conversation's real schema
+ * (src/durable/schema.ts). Its RPC methods fill the history, append
  * one item and report SQLite's rowsWritten, read a page, and run the CPU part of the
  * benchmark (history-work.ts) inside workerd. The worker's fetch handler maps
  * `GET /<method>?name=…&…` to those methods and answers JSON; loopback only.
@@ -10,7 +10,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { HistoryStore } from "../src/durable/history-store";
 import { windowSource } from "../src/durable/history-window";
-import * as schema from "../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../src/durable/schema";
+import { ensureSchema, schemaVersion } from "../src/durable/schema-version";
 import { Conversation } from "../src/history/conversation";
 import type { Item } from "../src/history/items";
 import { readWindow } from "../src/history/window";
@@ -21,47 +22,10 @@ interface Env {
   HISTORY_BENCH: DurableObjectNamespace<HistoryBench>;
 }
 
-/** The tables HistoryStore needs, for a schema.ts without a history migration. */
-const FALLBACK_DDL = [
-  "CREATE TABLE IF NOT EXISTS history_items (id TEXT PRIMARY KEY, seq REAL NOT NULL, task_id TEXT, type TEXT NOT NULL, body TEXT, chunks INTEGER NOT NULL DEFAULT 0)",
-  "CREATE UNIQUE INDEX IF NOT EXISTS history_by_seq ON history_items (seq)",
-  "CREATE INDEX IF NOT EXISTS history_by_task ON history_items (task_id, seq)",
-  "CREATE TABLE IF NOT EXISTS history_chunks (item_id TEXT NOT NULL, idx INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (item_id, idx))",
-];
-
-type Migrations = readonly (readonly unknown[])[];
-
-/**
- * Creates the history tables: with the real migration (the first exported migration list
- * of schema.ts that mentions history_items, applied by schema.ts's own `migrate`) when
- * there is one, else with FALLBACK_DDL. Returns which one it used.
- */
+/** Creates the conversation's schema (the tables HistoryStore uses among them); says which. */
 function createTables(storage: DurableObjectStorage): string {
-  const exported = schema as unknown as Record<string, unknown>;
-  const migrate = exported.migrate as
-    | ((storage: DurableObjectStorage, migrations: Migrations) => number)
-    | undefined;
-  for (const [name, value] of Object.entries(exported)) {
-    // Migration lists only (arrays of steps): a fresh schema (`CONTEXT_FRESH`, a list of
-    // statements) is passed along with its migrations below, never run as one.
-    if (!Array.isArray(value) || !value.every(Array.isArray) || typeof migrate !== "function") {
-      continue;
-    }
-    const steps = (value as Migrations).flat();
-    if (!steps.some((step) => typeof step === "string" && step.includes("history_items"))) continue;
-    try {
-      const fresh = name === "CONTEXT_MIGRATIONS" ? exported.CONTEXT_FRESH : undefined;
-      const version = (
-        migrate as (s: DurableObjectStorage, m: Migrations, fresh?: unknown) => number
-      )(storage, value as Migrations, fresh);
-      return `src/durable/schema.ts ${name} (migrate to v${version})`;
-    } catch (error) {
-      for (const statement of FALLBACK_DDL) storage.sql.exec(statement);
-      return `bench DDL (schema.ts ${name} failed to migrate: ${(error as Error).message})`;
-    }
-  }
-  for (const statement of FALLBACK_DDL) storage.sql.exec(statement);
-  return "bench DDL (no history migration in src/durable/schema.ts)";
+  ensureSchema(storage, CONTEXT_SCHEMA);
+  return `src/durable/schema.ts CONTEXT_SCHEMA (version ${schemaVersion(CONTEXT_SCHEMA)})`;
 }
 
 /** Task ids the appended items belong to: a new task every 10 items. */

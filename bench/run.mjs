@@ -467,7 +467,7 @@ async function sendMessageBench(scenarios, cpu) {
     const extra = by.c.serverCpuMsPerRequest - by.b.serverCpuMsPerRequest;
     console.log("\nWhy (c) differs from (b)");
     say(
-      `A first message has no Durable Object yet. workerd creates the object and a new SQLite database for it on disk (database file, WAL and shared-memory file); before the task's own statements the object runs the schema migration, (${firstCall ? `${firstCall.extra} more statements, ${firstCall.ddl} of them CREATE TABLE/INDEX` : "see above"}), and its first commits write every page of the fresh schema. Here that is ${fmt(extra, 2)} ms more workerd CPU per request (${fmt(by.c.serverCpuMsPerRequest, 2)} vs ${fmt(by.b.serverCpuMsPerRequest, 2)} ms) plus file-system waits.`,
+      `A first message has no Durable Object yet. workerd creates the object and a new SQLite database for it on disk (database file, WAL and shared-memory file); before the task's own statements the object builds its baseline schema (${firstCall ? `${firstCall.extra} more statements, ${firstCall.ddl} of them CREATE TABLE/INDEX` : "see above"}), and its first commits write every page of the fresh schema. Here that is ${fmt(extra, 2)} ms more workerd CPU per request (${fmt(by.c.serverCpuMsPerRequest, 2)} vs ${fmt(by.b.serverCpuMsPerRequest, 2)} ms) plus file-system waits.`,
     );
     if (by.a && by["a-new"]) {
       const floorExtra = by["a-new"].serverCpuMsPerRequest - by.a.serverCpuMsPerRequest;

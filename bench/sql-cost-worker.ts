@@ -22,7 +22,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { HistoryStore } from "../src/durable/history-store";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../src/durable/schema";
+import { ensureSchema } from "../src/durable/schema-version";
 import { TaskStore } from "../src/durable/task-store";
 import type { Item } from "../src/history/items";
 import type { Message } from "../src/models/message";
@@ -45,7 +46,7 @@ export class SqlCost extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    migrate(ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
+    ensureSchema(ctx.storage, CONTEXT_SCHEMA);
     ctx.storage.sql.exec(
       `CREATE TABLE IF NOT EXISTS floor_tasks (
         id TEXT PRIMARY KEY, context_id TEXT NOT NULL, state TEXT NOT NULL,

@@ -1,7 +1,7 @@
 /**
  * The Node side of the turn-window benchmark (bench/window.mjs bundles it and runs it, one
  * size per child process, under Node 22 with --expose-gc). Edgelink's own HistoryStore,
- * schema migrations and window code run over `node:sqlite` (an in-memory database behind
+ * schema and window code run over `node:sqlite` (an in-memory database behind
  * a small adapter with the Durable Object's `sql.exec` / `transactionSync` surface), so
  * the JS heap a turn needs can be read with `process.memoryUsage()`, which workerd does
  * not offer. One JSON line on stdout.
@@ -22,7 +22,8 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { HistoryStore } from "../src/durable/history-store";
 import { windowSource } from "../src/durable/history-window";
-import { CONTEXT_MIGRATIONS, migrate } from "../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../src/durable/schema";
+import { ensureSchema } from "../src/durable/schema-version";
 import { Conversation } from "../src/history/conversation";
 import type { Item } from "../src/history/items";
 import { readWindow } from "../src/history/window";
@@ -58,7 +59,7 @@ function cursor(statement: StatementSync, args: SQLInputValue[], written: number
   };
 }
 
-/** The `DurableObjectStorage` surface HistoryStore and migrate use, over node:sqlite. */
+/** The `DurableObjectStorage` surface HistoryStore and the schema use, over node:sqlite. */
 function storageOver(db: DatabaseSync): DurableObjectStorage {
   const statements = new Map<string, StatementSync>();
   const sql = {
@@ -117,7 +118,7 @@ async function main() {
   const [n, turns, budget] = process.argv.slice(2).map(Number) as [number, number, number];
   const db = new DatabaseSync(":memory:");
   const storage = storageOver(db);
-  migrate(storage, CONTEXT_MIGRATIONS);
+  ensureSchema(storage, CONTEXT_SCHEMA);
   const store = new HistoryStore<Item>(storage);
   for (let offset = 0; offset < n; offset += 5000) {
     const batch = makeItems(Math.min(5000, n - offset), {

@@ -204,11 +204,6 @@ export interface AgentConfig<Env = unknown> {
    */
   cors?: CorsOptions;
   /**
-   * Accept task ids issued before ids were signed (`<context>.<random>`, no signature),
-   * for a migration window. They still reach only the caller's own objects. Default false.
-   */
-  acceptUnsignedIds?: boolean;
-  /**
    * Accept context ids chosen by clients (A2A §3.4.1: an agent MAY). Default false: a
    * message naming a contextId this agent did not issue is refused (400,
    * `params.message.contextId`), and so is every read naming one, so no context id the
@@ -323,7 +318,6 @@ export interface Agent<Env = unknown> {
   /** null: no rate limits (`rateLimit: false`). */
   rateLimit: ResolvedRateLimit | null;
   cors: CorsOptions | null;
-  acceptUnsignedIds: boolean;
   clientContextIds: boolean;
   /** true/false when set; null: decided per request (see `inspector` in AgentConfig). */
   inspector: boolean | null;
@@ -425,7 +419,6 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     auth,
     rateLimit: resolveRateLimit(config.rateLimit),
     cors: config.cors ?? null,
-    acceptUnsignedIds: config.acceptUnsignedIds ?? false,
     clientContextIds: config.clientContextIds ?? false,
     inspector: config.inspector ?? null,
     maxHistoryItemBytes: positive(

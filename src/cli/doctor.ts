@@ -7,6 +7,7 @@ import {
   type WranglerConfig,
 } from "./config-files";
 import { EXIT } from "./events";
+import { type LocalStorage, localStorageFindings, nodeLocalStorage } from "./local-storage";
 import { errorCode, type FsModule, nodeFiles } from "./node";
 import { COMPATIBILITY_DATE } from "./templates";
 
@@ -42,6 +43,15 @@ async function readIfThere(fs: FsModule, path: string): Promise<string | null> {
 
 function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** The class names bound to Edgelink's objects (the defaults when unbound). */
+function boundClasses(config: WranglerConfig): string[] {
+  const bound = (config.arrays["durable_objects.bindings"] ?? []) as TomlTable[];
+  return BINDINGS.map(({ name, className }) => {
+    const cls = bound.find((b) => b.name === name)?.class_name;
+    return typeof cls === "string" ? cls : className;
+  });
 }
 
 function checkBindings(config: WranglerConfig, problems: string[]): void {
@@ -142,11 +152,15 @@ function checkSecrets(
   }
 }
 
-/** Checks a project's wrangler.toml and .dev.vars (and its main module's providers). */
+/**
+ * Checks a project's wrangler.toml and .dev.vars (and its main module's providers) and,
+ * given `local`, wrangler dev's Durable Object databases for storage made by 0.x.
+ */
 export async function diagnose(
   fs: FsModule,
   join: (...p: string[]) => string,
   dir: string,
+  local?: LocalStorage,
 ): Promise<Diagnosis> {
   const diagnosis: Diagnosis = { problems: [], notes: [] };
   const toml = await readIfThere(fs, join(dir, "wrangler.toml"));
@@ -178,6 +192,11 @@ export async function diagnose(
   else if (main === null)
     diagnosis.problems.push(`wrangler.toml's main, ${mainPath}, does not exist`);
   checkSecrets(config, devVarsText === null ? null : parseDevVars(devVarsText), main, diagnosis);
+  if (local) {
+    const found = await localStorageFindings(local, join, dir, boundClasses(config));
+    diagnosis.problems.push(...found.problems);
+    diagnosis.notes.push(...found.notes);
+  }
   return diagnosis;
 }
 
@@ -187,7 +206,7 @@ export async function doctor(ctx: Context): Promise<number> {
   if (ctx.args.positional.length > 1) throw new UsageError("doctor takes one directory");
   const { fs, path } = await nodeFiles();
   const dir = path.resolve(ctx.args.positional[0] ?? ".");
-  const { problems, notes } = await diagnose(fs, path.join, dir);
+  const { problems, notes } = await diagnose(fs, path.join, dir, nodeLocalStorage(fs));
   if (ctx.json) {
     printJson({ dir, problems, notes });
     return problems.length ? EXIT.error : EXIT.ok;

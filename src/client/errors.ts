@@ -99,7 +99,10 @@ export class UnavailableError extends named("UnavailableError") {}
  * refused the call; `errorInfo.metadata.retryAfterSeconds` says when to retry.
  */
 export class RateLimitedError extends named("RateLimitedError") {}
-/** 503 MISCONFIGURED: the agent's Worker is deployed wrong; the message names what to fix. */
+/**
+ * 503 MISCONFIGURED: the agent's Worker is deployed wrong; the message names what to fix.
+ * Also 503 STORAGE_OUTDATED: its storage was made by a release it does not read.
+ */
 export class MisconfiguredError extends named("MisconfiguredError") {}
 /** 401, or -32010: missing or refused credentials. */
 export class UnauthenticatedError extends named("UnauthenticatedError") {}
@@ -135,6 +138,7 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   Unavailable: UnavailableError,
   RateLimited: RateLimitedError,
   Misconfigured: MisconfiguredError,
+  StorageOutdated: MisconfiguredError,
 };
 
 const KINDS = Object.entries(ERROR_TABLE) as [ErrorKind, (typeof ERROR_TABLE)[ErrorKind]][];

@@ -12,7 +12,6 @@ import { isTerminal } from "../models/task-state";
 import type { PushConfigInput } from "../push/config";
 import type { ContextIdentity, Scope } from "./context-identity";
 import { type HandlerRuns, publicReason } from "./handler-runs";
-import { newTaskId } from "./ids";
 import { type PushRpc, pushNotSupported } from "./push-rpc";
 import { findSent, type Sent, sentItemId } from "./retries";
 import type { TaskStore } from "./task-store";
@@ -170,7 +169,10 @@ export class Admission<Env> {
     }
     // A new task: its row, its message and its move to working in one transaction; a
     // stream opened on it starts from the submitted task, before the first event.
-    const id = scope.newTaskId ?? newTaskId(scope.contextId);
+    // Only the Worker can make a task id (it holds the key): a caller that names none has
+    // a bug, and a made-up id would route nowhere.
+    const id = scope.newTaskId;
+    if (!id) throw new Error("a new task needs the id the Worker sealed for it (scope.newTaskId)");
     message.taskId = id;
     const submitted = submittedTask(id, scope.contextId, message);
     const events = this.host.store.atomic(() => {

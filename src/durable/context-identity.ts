@@ -15,7 +15,7 @@ export interface Scope {
   contextId: string;
   /** The principal owning the conversation ("" when the agent has no auth). */
   owner?: string;
-  /** The id a new task gets: signed by the Worker, which holds the id key. */
+  /** The id a new task gets: sealed by the Worker, which holds the id key (`sealedTaskId`). */
   newTaskId?: string;
 }
 

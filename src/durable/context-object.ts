@@ -29,14 +29,8 @@ import type { PushDispatcher } from "./push-dispatcher";
 import { type PushRpc, pushNotSupported } from "./push-rpc";
 import type { DeliveryRow, PushStore } from "./push-store";
 import { attempt, type Result } from "./result";
-import {
-  CONTEXT_FRESH,
-  CONTEXT_MIGRATIONS,
-  hasSchema,
-  migrate,
-  type StorageReport,
-  storageReport,
-} from "./schema";
+import { CONTEXT_SCHEMA } from "./schema";
+import { createSchema, openSchema, type StorageReport, storageReport } from "./schema-version";
 import { noteDelegation } from "./task-steps";
 import type { ListBudget, ReadOptions, TaskStore } from "./task-store";
 import type { TaskStreams } from "./task-stream";
@@ -105,14 +99,25 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly streams: TaskStreams;
   private readonly compaction: HistoryCompaction<Env>;
   /** True until the first write: the object holds nothing and has no schema. */
-  private vacant: boolean;
+  private empty: boolean;
+  /** Why this object's storage cannot be used (made by 0.x or a later release), if so. */
+  private readonly refused: A2AError | null;
+  /**
+   * True until the first write. Every entry point asks this before touching storage, so an
+   * object whose storage is refused answers its refusal there, reading and writing nothing.
+   */
+  private get vacant(): boolean {
+    if (this.refused) throw this.refused;
+    return this.empty;
+  }
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // A read never creates storage: an object never written gets its schema on the first
     // write (admit), and until then every read answers "nothing here".
-    this.vacant = !hasSchema(ctx.storage);
-    if (!this.vacant) migrate(ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
+    const opened = openSchema(ctx.storage, CONTEXT_SCHEMA);
+    this.empty = opened.vacant;
+    this.refused = opened.refused;
     this.children = new ChildStore(ctx.storage.sql, (taskId, change) =>
       noteDelegation(this.store, taskId, change),
     );
@@ -148,9 +153,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     // object never written has no alarm, so this one is the object's own.
     this.alarms.ownFirst();
     this.outbox.schedule();
-    migrate(this.ctx.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH);
+    createSchema(this.ctx.storage, CONTEXT_SCHEMA);
     this.store.history.created();
-    this.vacant = false;
+    this.empty = false;
     this.identity.created = true;
   }
 
@@ -158,7 +163,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
 
   /** The Worker's start-up check: is this object's storage what Edgelink needs? Writes nothing. */
   storageReport(): StorageReport {
-    return storageReport(this.ctx.storage);
+    return storageReport(this.ctx.storage, this.refused);
   }
 
   /**
@@ -366,7 +371,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   /** Retries index updates that could not be delivered; delivers push; prunes. */
   override async alarm(): Promise<void> {
     this.alarms.rang();
-    if (this.vacant) return;
+    if (this.empty || this.refused) return;
     await this.alarms.run();
   }
 
@@ -432,7 +437,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * resume it if the agent allows, otherwise fail it with a clear reason.
    */
   private async recover(): Promise<void> {
-    if (this.vacant) return;
+    if (this.empty || this.refused) return;
     this.runs.recover();
     // Rows a previous run answered for but could not send (torn down inside its window)
     // go now, with the failures just written, not at the backstop alarm. Not awaited:

@@ -202,7 +202,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
 
   /**
    * Instruction messages, config updates and summaries before `before`, through the
-   * partial index `history_pinned` (schema v7): the first one and the newest `limit`,
+   * partial index `history_pinned` (in CONTEXT_SCHEMA): the first one and the newest `limit`,
    * oldest first.
    */
   pinned(before: number, limit: number): HistoryRow<T>[] {

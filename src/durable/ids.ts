@@ -1,7 +1,6 @@
 /**
  * Task ids name their conversation's Durable Object, so GetTask and CancelTask reach the
  * right object with no lookup: they carry the context id, sealed (see `sealedTaskId`).
- * Ids from before sealing, `<base64url(contextId)>.<random>[.<mac>]`, are still read.
  */
 
 import { base64url } from "jose";
@@ -24,18 +23,6 @@ function fromBase64Url(encoded: string): string | null {
   }
 }
 
-/** An unsigned task id of the oldest format (`<base64url(contextId)>.<random>`). */
-export function newTaskId(contextId: string): string {
-  return `${base64url.encode(contextId)}.${crypto.randomUUID().replaceAll("-", "")}`;
-}
-
-/** The context a task id belongs to, or null when the id is not one of ours. */
-export function contextOfTaskId(taskId: string): string | null {
-  const [encoded, random] = taskId.split(".");
-  if (!encoded || !random || !/^[0-9a-f]{32}$/.test(random)) return null;
-  return fromBase64Url(encoded);
-}
-
 /**
  * Every id this agent issues is keyed by the `EDGELINK_ID_KEY` secret. One secret, keys
  * for separate jobs derived from it with HKDF (so one never serves as another).
@@ -51,8 +38,6 @@ export interface IdKeys {
   task: CryptoKey;
   /** HMAC key of the context ids Edgelink issues. */
   context: CryptoKey;
-  /** HMAC keyed by the secret itself: checks task ids of the signed 3-part format. */
-  legacy: CryptoKey;
 }
 
 const cache = new Map<string, Promise<IdKeys>>();
@@ -67,7 +52,7 @@ async function deriveKeys(secret: Uint8Array): Promise<IdKeys> {
     salt: new Uint8Array(0),
     info: encoder.encode(info),
   });
-  const [task, context, legacy] = await Promise.all([
+  const [task, context] = await Promise.all([
     crypto.subtle.deriveKey(
       hkdf("edgelink task id v2"),
       root,
@@ -79,9 +64,8 @@ async function deriveKeys(secret: Uint8Array): Promise<IdKeys> {
       "sign",
       "verify",
     ]),
-    crypto.subtle.importKey("raw", secret, hmac, false, ["sign", "verify"]),
   ]);
-  return { task, context, legacy };
+  return { task, context };
 }
 
 /** The last origin checked (one per deployment in practice), so a request parses no URL. */
@@ -194,44 +178,18 @@ async function openTaskId(keys: IdKeys, scope: IdScope, taskId: string) {
   }
 }
 
-/** The mac of the signed 3-part task ids (`<base64url(context)>.<random>.<mac>`). */
-async function legacyMac(key: CryptoKey, scope: IdScope, body: string): Promise<string> {
-  const data = encoder.encode(`${scope.tenant}\u0000${scope.owner}\u0000${body}`);
-  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
-  return base64url.encode(signature.subarray(0, 16));
-}
-
 /**
- * A task id of the signed 3-part format, as issued before task ids were sealed. Only
- * tests make them now, to prove such ids keep working.
- */
-export async function legacySignedTaskId(keys: IdKeys, scope: IdScope, contextId: string) {
-  const body = newTaskId(contextId);
-  return `${body}.${await legacyMac(keys.legacy, scope, body)}`;
-}
-
-/**
- * The context of a task id, if it is valid for this tenant and owner; null otherwise.
- * Sealed ids (one part) are opened; signed 3-part ids from before are checked; unsigned
- * 2-part ids are accepted only with `acceptUnsigned`.
+ * The context of a task id, if it is valid for this tenant and owner; null otherwise (any
+ * id that does not open: made up, altered, another caller's, or of 0.x's formats, which
+ * are not read).
  */
 export async function verifiedContextOf(
   keys: IdKeys,
   scope: IdScope,
   taskId: string,
-  acceptUnsigned = false,
 ): Promise<string | null> {
   if (taskId.length > MAX_TASK_ID_LENGTH) return null;
-  const parts = taskId.split(".");
-  if (parts.length === 1) return openTaskId(keys, scope, taskId);
-  if (parts.length === 2) return acceptUnsigned ? contextOfTaskId(taskId) : null;
-  if (parts.length !== 3) return null;
-  const body = `${parts[0]}.${parts[1]}`;
-  const expected = encoder.encode(await legacyMac(keys.legacy, scope, body));
-  const given = encoder.encode(parts[2] ?? "");
-  if (given.byteLength !== expected.byteLength) return null;
-  if (!crypto.subtle.timingSafeEqual(given, expected)) return null;
-  return contextOfTaskId(body);
+  return openTaskId(keys, scope, taskId);
 }
 
 /**

@@ -1,15 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { A2AError, type ErrorData } from "../models/errors";
 import { type ListPosition, listSnapshot, type PageQuery } from "./paging";
-import {
-  hasSchema,
-  INDEX_FRESH,
-  INDEX_LISTING_KEEP,
-  INDEX_MIGRATIONS,
-  migrate,
-  type StorageReport,
-  storageReport,
-} from "./schema";
+import { INDEX_LISTING_KEEP, INDEX_SCHEMA } from "./schema";
+import { createSchema, openSchema, type StorageReport, storageReport } from "./schema-version";
 
 /** A flush's rows (INDEX_BATCH_ROWS) in one JSON value, well under a value's 2 MB. */
 const ROWS_PER_STATEMENT = 500;
@@ -55,21 +48,28 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * creates no schema and answers an empty page.
    */
   private vacant: boolean;
+  /**
+   * Why this shard's storage cannot be used (made by 0.x or a later release), if so: every
+   * call answers it, and nothing is read or written.
+   */
+  private readonly refused: A2AError | null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.vacant = !hasSchema(ctx.storage);
-    if (!this.vacant) migrate(ctx.storage, INDEX_MIGRATIONS, INDEX_FRESH);
+    const opened = openSchema(ctx.storage, INDEX_SCHEMA);
+    this.vacant = opened.vacant;
+    this.refused = opened.refused;
   }
 
   private ready(): void {
+    if (this.refused) throw this.refused;
     if (!this.vacant) return;
-    migrate(this.ctx.storage, INDEX_MIGRATIONS, INDEX_FRESH);
+    createSchema(this.ctx.storage, INDEX_SCHEMA);
     this.vacant = false;
   }
 
   /**
-   * The listing clock (`listingSteps`), kept here as TaskStore keeps a conversation's:
+   * The listing clock (`listing` in schema.ts), kept here as TaskStore keeps a conversation's:
    * `list_clock` (`stored`) is brought up to it only before a page names its snapshot, so
    * an upsert does not write it; on load the clock is the highest of `list_clock`, any
    * `row_seq` and any move, so it never goes back past a value a row, a move or a page
@@ -84,14 +84,14 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * forced a commit per call and was the index's main cost). One call's rows still
    * commit together: nothing is awaited between them.
    *
-   * The listing (the triggers' work before schema v3): each row takes the next clock value
-   * and keeps it as `row_seq` if new or moved (a move first records its old place); a row
-   * that keeps its place leaves its value unused. Two statements per call, its rows as one
-   * JSON value: a bound value costs workerd more than SQLite's parse (bench/README.md).
+   * The listing: each row takes the next clock value and keeps it as `row_seq` if new or
+   * moved (a move first records its old place); a row that keeps its place leaves its
+   * value unused. Two statements per call, its rows as one JSON value: a bound value
+   * costs workerd more than SQLite's parse (bench/README.md).
    */
   /** The Worker's start-up check: is this object's storage what Edgelink needs? Writes nothing. */
   storageReport(): StorageReport {
-    return storageReport(this.ctx.storage);
+    return storageReport(this.ctx.storage, this.refused);
   }
 
   async upsert(rows: IndexRow[]): Promise<void> {
@@ -174,6 +174,7 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
 
   /** Forgets tasks their conversation pruned (retention). */
   async remove(taskIds: string[]): Promise<void> {
+    if (this.refused) throw this.refused;
     if (this.vacant) return;
     const sql = this.ctx.storage.sql;
     this.ctx.storage.transactionSync(() => {
@@ -188,6 +189,7 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * nothing, and names snapshot 0: every row it gets later is newer than that.
    */
   async query(q: ShardQuery): Promise<ShardResult> {
+    if (this.refused) return { ok: false, error: this.refused.toData() };
     if (this.vacant) return { ok: true, value: { rows: [], totalSize: 0, snapshot: 0 } };
     try {
       // The page names the clock as its snapshot: SQLite's counter must hold it first.

@@ -42,7 +42,7 @@ export class PendingIndexRows {
 
   /**
    * Index rows waiting to reach the tenant index (read from SQLite once, then kept: the
-   * scan has no index of its own, see schema v12).
+   * scan has no index of its own).
    */
   outbox(): IndexEntry[] {
     if (this.pending === null) {

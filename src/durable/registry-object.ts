@@ -13,7 +13,8 @@ import {
   registryEntryId,
 } from "../models/registry";
 import { attempt, type Result } from "./result";
-import { hasSchema, migrate, REGISTRY_MIGRATIONS } from "./schema";
+import { REGISTRY_SCHEMA } from "./schema";
+import { createSchema, openSchema } from "./schema-version";
 
 /** Expired rows one statement deletes; the alarm comes back at once for the rest. */
 export const REGISTRY_PRUNE_BATCH = 500;
@@ -71,14 +72,25 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /** True until the first registration: a read creates no schema. */
-  private vacant: boolean;
+  private empty: boolean;
+  /** Why this registry's storage cannot be used (made by 0.x or a later release), if so. */
+  private readonly refused: A2AError | null;
+  /**
+   * True until the first registration. Every entry point asks this before touching
+   * storage, so a refused storage answers its refusal there, read and written by no call.
+   */
+  private get vacant(): boolean {
+    if (this.refused) throw this.refused;
+    return this.empty;
+  }
   /** The alarm as far as this object knows; undefined until read from storage. */
   private alarmAt: number | null | undefined = undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.vacant = !hasSchema(ctx.storage);
-    if (!this.vacant) migrate(ctx.storage, REGISTRY_MIGRATIONS);
+    const opened = openSchema(ctx.storage, REGISTRY_SCHEMA);
+    this.empty = opened.vacant;
+    this.refused = opened.refused;
   }
 
   private get sql(): SqlStorage {
@@ -105,8 +117,8 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
       const id = await registryEntryId(facts.url);
       // From here on nothing is awaited until the row is written: one atomic step.
       if (this.vacant) {
-        migrate(this.ctx.storage, REGISTRY_MIGRATIONS);
-        this.vacant = false;
+        createSchema(this.ctx.storage, REGISTRY_SCHEMA);
+        this.empty = false;
       }
       const now = this.now();
       const held = this.sql
@@ -260,7 +272,7 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
   /** Deletes expired rows; the next alarm is set for the earliest expiry left. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
-    if (this.vacant) return;
+    if (this.empty || this.refused) return;
     const now = this.now();
     const full = this.prune(now) === REGISTRY_PRUNE_BATCH;
     const next = full

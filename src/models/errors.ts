@@ -150,6 +150,17 @@ export const ERROR_TABLE = {
    * every request answers this until its operator fixes what the message names.
    */
   Misconfigured: { code: -32603, http: 503, status: "UNAVAILABLE", reason: "MISCONFIGURED" },
+  /**
+   * Edgelink's own: an object's storage was made by Edgelink 0.x (not migrated) or by a later
+   * release; the object answers every call with this, reading and writing nothing, until
+   * its operator does what the message names.
+   */
+  StorageOutdated: {
+    code: -32603,
+    http: 503,
+    status: "UNAVAILABLE",
+    reason: "STORAGE_OUTDATED",
+  },
 } as const;
 
 export type ErrorKind = keyof typeof ERROR_TABLE;

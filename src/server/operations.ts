@@ -70,7 +70,7 @@ export class Operations<Env> {
   /** The context of a task id issued to this caller; not found for any other id. */
   private async verifiedContext(taskId: string): Promise<string> {
     const keys = await idKeys(this.env, this.origin);
-    const contextId = await verifiedContextOf(keys, this.ids, taskId, this.agent.acceptUnsignedIds);
+    const contextId = await verifiedContextOf(keys, this.ids, taskId);
     if (contextId === null)
       throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
     return contextId;

@@ -1,15 +1,15 @@
 import type { MiddlewareHandler } from "hono";
 import { basePath } from "hono/route";
 import type { Agent } from "../agent/definition";
-import { ID_KEY_BINDING, ID_KEY_FIX, isLocal } from "../durable/ids";
-import type { StorageReport } from "../durable/schema";
+import { ID_KEY_BINDING, ID_KEY_FIX, indexObjectName, isLocal } from "../durable/ids";
+import type { StorageReport } from "../durable/schema-version";
 import { A2AError } from "../models/errors";
 import { logEvent } from "../telemetry/log";
 import { jsonRpcError, restError } from "./errors";
 
 /** The shortest `EDGELINK_ID_KEY` accepted (the ids' keys are derived from it). */
 const MIN_ID_KEY_LENGTH = 32;
-/** The object the storage check asks: one name, never written, so it never holds data. */
+/** The conversation object the storage check asks: one name, never written, so it never holds data. */
 const PROBE_NAME = "edgelink:startup-check";
 /** The compatibility date Edgelink is tested with (its SQLite has what the objects use). */
 const TESTED_COMPATIBILITY_DATE = "2026-11-01";
@@ -37,6 +37,7 @@ function bindingHint(binding: string, className: string): string {
 /** The outcome of asking one binding's object about its storage. */
 type BindingOutcome =
   | { kind: "ok" }
+  | { kind: "refused"; refused: string }
   | { kind: "problem"; problem: string; transient: boolean }
   | { kind: "noSqlite" }
   | { kind: "noJsonb"; detail: string | null };
@@ -46,6 +47,7 @@ async function checkBinding(
   env: Record<string, unknown>,
   binding: string,
   className: string,
+  probe: string,
 ): Promise<BindingOutcome> {
   const ns = env[binding];
   if (ns === undefined) {
@@ -64,7 +66,7 @@ async function checkBinding(
   }
   let report: StorageReport;
   try {
-    report = await ns.get(ns.idFromName(PROBE_NAME)).storageReport();
+    report = await ns.get(ns.idFromName(probe)).storageReport();
   } catch (error) {
     const detail = String((error as Error)?.message ?? error);
     // A class without SQLite storage fails in its constructor, at its first `storage.sql`
@@ -87,6 +89,7 @@ async function checkBinding(
   }
   if (!report.sqlite) return { kind: "noSqlite" };
   if (!report.jsonb) return { kind: "noJsonb", detail: report.detail };
+  if (report.refused) return { kind: "refused", refused: report.refused };
   return { kind: "ok" };
 }
 
@@ -99,11 +102,12 @@ function objectProblems(
 } {
   const problems: string[] = [];
   let transient = false;
-  for (const { outcome } of outcomes) {
+  for (const { binding, outcome } of outcomes) {
     if (outcome.kind === "problem") {
       problems.push(outcome.problem);
       transient ||= outcome.transient;
     }
+    if (outcome.kind === "refused") problems.push(`${binding}: ${outcome.refused}`);
   }
   const noSqlite = outcomes.filter((o) => o.outcome.kind === "noSqlite");
   if (noSqlite.length) {
@@ -159,7 +163,8 @@ interface Checked {
 
 /**
  * Everything that would make this Worker fail later or answer wrong (a missing binding, an
- * object without SQLite, an old runtime, the id key, a model's key or base URL), one
+ * object without SQLite, an old runtime, storage left by Edgelink 0.x, the id key, a
+ * model's key or base URL), one
  * sentence per problem naming what to fix. Empty when the Worker is configured right.
  */
 export async function configurationProblems<Env>(
@@ -177,12 +182,22 @@ async function check<Env>(
 ): Promise<Checked> {
   const ids = idKeyProblems(env, local);
   if (ids.warning) logEvent("warn", `edgelink: ${ids.warning}`);
+  // The index object asked is the first shard of the default tenant's anonymous caller: an
+  // agent without auth writes it with its first tasks, so storage an earlier release left
+  // there (0.x's, which is not migrated) is found before any request depends on it.
   const bindings = [
-    { binding: agent.bindings.context, className: "EdgelinkContext" },
-    { binding: agent.bindings.index, className: "EdgelinkIndex" },
+    { binding: agent.bindings.context, className: "EdgelinkContext", probe: PROBE_NAME },
+    {
+      binding: agent.bindings.index,
+      className: "EdgelinkIndex",
+      probe: indexObjectName("", "", 0, agent.limits.indexShards),
+    },
   ];
   const outcomes = await Promise.all(
-    bindings.map(async (b) => ({ ...b, outcome: await checkBinding(env, b.binding, b.className) })),
+    bindings.map(async (b) => ({
+      ...b,
+      outcome: await checkBinding(env, b.binding, b.className, b.probe),
+    })),
   );
   const objects = objectProblems(outcomes);
   return {

@@ -13,7 +13,8 @@ import { contextObjectName, idKeys, issuedContextId } from "../../src/durable/id
 import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
 import { CHUNK_CHARS, MAX_ROW_BYTES } from "../../src/durable/row-limit";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { TaskStore } from "../../src/durable/task-store";
 import { DROPPED_COMMENT, openTaskStream } from "../../src/durable/task-stream";
 import { A2AError } from "../../src/models/errors";
@@ -137,7 +138,7 @@ describe("durable core: a lean hot path", () => {
 describe("durable core: event ids (issue 10)", () => {
   it("an event id is never reused: not after its task was pruned, a restart, or a rolled-back write", async () => {
     const seqs = await runInDurableObject(stubOf("event-seq"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));
       let store = fresh();
       const logged: number[] = [];
@@ -168,39 +169,12 @@ describe("durable core: event ids (issue 10)", () => {
     expect(seqs.logged).toEqual([1, 2, 3, 4, 4]);
     expect(seqs.stored).toEqual([3, 4]);
   });
-
-  it("the event log's rebuild without AUTOINCREMENT (v13) keeps its rows and never reuses a seq", async () => {
-    const result = await runInDurableObject(stubOf("event-seq-v13"), (_i, state) => {
-      const sql = state.storage.sql;
-      migrate(state.storage, CONTEXT_MIGRATIONS.slice(0, 12)); // as deployed before v13
-      for (const seq of [1, 2, 3]) {
-        sql.exec("INSERT INTO events (task_id, body) VALUES ('old', ?)", `{"n":${seq}}`);
-      }
-      sql.exec("DELETE FROM events WHERE seq = 3"); // pruned: AUTOINCREMENT still knew 3
-      migrate(state.storage, CONTEXT_MIGRATIONS);
-      const kept = sql
-        .exec<{ seq: number; body: string }>("SELECT seq, body FROM events ORDER BY seq")
-        .toArray();
-      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
-      const logged = store.create(taskFixture("after"), true).map((e) => e.seq);
-      const autoincrement = sql
-        .exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_sequence WHERE name = 'events'")
-        .one().n;
-      return { kept, logged, autoincrement };
-    });
-    expect(result.kept).toEqual([
-      { seq: 1, body: '{"n":1}' },
-      { seq: 2, body: '{"n":2}' },
-    ]);
-    expect(result.logged).toEqual([4]);
-    expect(result.autoincrement).toBe(0);
-  });
 });
 
 describe("durable core: every row within SQLite's 2 MB limit", () => {
   it("an artifact part too big for one row is refused clearly and nothing is written", async () => {
     const result = await runInDurableObject(stubOf("row-limit"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("big"), true);
       const huge = Parts.text("x".repeat(MAX_ROW_BYTES + 1));
@@ -242,7 +216,7 @@ describe("durable core: every row within SQLite's 2 MB limit", () => {
 
   it("a status message or metadata too big for the task row is refused, the task unchanged", async () => {
     const result = await runInDurableObject(stubOf("row-limit-2"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("t"), true);
       const errors: string[] = [];
@@ -309,7 +283,7 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
 describe("durable core: bounded streams", () => {
   it("a subscriber that does not read is dropped with a clear end, not buffered without limit", async () => {
     const text = await runInDurableObject(stubOf("stalled"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("s1"), true);
       const hub = new EventHub();
@@ -357,7 +331,7 @@ describe("durable core: bounded streams", () => {
 
   it("a resumed stream reads its backlog page by page and misses nothing (Last-Event-ID)", async () => {
     const result = await runInDurableObject(stubOf("backlog"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       store.create(taskFixture("b1"), true);
       for (let i = 0; i < 25; i++) {
@@ -433,7 +407,7 @@ describe("durable core: bounded streams", () => {
 
 /** A task with a webhook config, its deliveries queued, and a dispatcher over `fetchFn`. */
 function pushSetUp(state: DurableObjectState, env: Json = {}) {
-  migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+  ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
   const push = new PushStore(state.storage.sql);
   const store = new TaskStore(state.storage, new HistoryStore(state.storage), push);
   store.create(taskFixture("p1"), false, true);

@@ -1,13 +1,12 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { itemFromMessage } from "../../src/durable/conversation-bridge";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { CHUNK_CHARS } from "../../src/durable/row-limit";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { type Item, MessageItem } from "../../src/history/items";
 import { A2AError } from "../../src/models/errors";
-import { Messages } from "../../src/models/message";
 import { artifactText, rest, rpc, send, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;
@@ -176,7 +175,7 @@ describe("conversation history in the context object", () => {
 describe("HistoryStore rows", () => {
   it("an append writes the same rows at any length (O(1))", async () => {
     const rows = await runInDurableObject(stubOf("o1-appends"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage);
       const first = store.append(userText("x"));
       for (let i = 0; i < 500; i++) store.append(userText(`m${i}`));
@@ -190,7 +189,7 @@ describe("HistoryStore rows", () => {
   it("an item too big for one row is chunked and read back whole", async () => {
     const big = "é".repeat(CHUNK_CHARS * 2 + 10);
     const result = await runInDurableObject(stubOf("chunked"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage);
       store.append(userText("before"));
       store.append(userText(big));
@@ -208,7 +207,7 @@ describe("HistoryStore rows", () => {
 
   it("an item over the cap is refused and nothing is written", async () => {
     const outcome = await runInDurableObject(stubOf("capped"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage, 1000);
       store.append(userText("small"));
       let error: unknown = null;
@@ -230,7 +229,7 @@ describe("HistoryStore rows", () => {
 
   it("applies a diff: removals, an insertion between survivors, a rewrite", async () => {
     const order = await runInDurableObject(stubOf("diffs"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const store = new HistoryStore(state.storage);
       for (const t of ["a", "b", "c", "d"]) store.append({ ...userText(t), id: t });
       store.apply({
@@ -241,38 +240,5 @@ describe("HistoryStore rows", () => {
       return store.all().map((r) => (r.item as unknown as { content: string[] }).content[0]);
     });
     expect(order).toEqual(["a", "c", "between", "D!"]);
-  });
-
-  it("v1 → v2 migration moves task messages into the history", async () => {
-    const moved = await runInDurableObject(stubOf("migrating"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
-      const sql = state.storage.sql;
-      sql.exec("DROP TABLE history_items");
-      sql.exec("DROP TABLE history_chunks");
-      // Back to the v1 tables (later versions changed `tasks` and `push_deliveries`).
-      for (const table of ["tasks", "push_configs", "push_deliveries", "index_removals"]) {
-        sql.exec(`DROP TABLE IF EXISTS ${table}`);
-      }
-      for (const step of CONTEXT_MIGRATIONS[0] ?? []) if (typeof step === "string") sql.exec(step);
-      sql.exec("DROP TABLE messages");
-      sql.exec(
-        "CREATE TABLE messages (task_id TEXT, seq INTEGER, body TEXT, PRIMARY KEY (task_id, seq))",
-      );
-      sql.exec(
-        "INSERT INTO tasks (id, context_id, state, status_timestamp, created_at, updated_at) VALUES ('t1', 'migrating', 'completed', 'x', '2025-01-01T00:00:00Z', 'x')",
-      );
-      const message = { ...Messages.user("from v1"), taskId: "t1" };
-      sql.exec("INSERT INTO messages VALUES ('t1', 1, ?)", JSON.stringify(message));
-      sql.exec("UPDATE meta SET value = '1' WHERE key = 'schema_version'");
-      migrate(state.storage, CONTEXT_MIGRATIONS);
-      const store = new HistoryStore(state.storage);
-      const tables = sql
-        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE name = 'messages'")
-        .toArray().length;
-      return { rows: store.ofTask("t1"), tables, expected: itemFromMessage(message).role };
-    });
-    expect(moved.tables).toBe(0);
-    expect(moved.rows).toHaveLength(1);
-    expect(moved.rows[0]?.item).toMatchObject({ role: moved.expected, content: ["from v1"] });
   });
 });

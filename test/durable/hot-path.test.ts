@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import type { IndexRow } from "../../src/durable/index-object";
-import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { TaskStore } from "../../src/durable/task-store";
 import type { Artifact } from "../../src/models/artifact";
 import type { TaskEvent } from "../../src/models/events";
@@ -41,7 +42,7 @@ function inStore<T, U = undefined>(
   after: (reread: TaskStore) => U = () => undefined as U,
 ) {
   return runInDurableObject(stubOf(name), (_i, state) => {
-    migrate(state.storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+    ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
     const sql = state.storage.sql;
     const exec = sql.exec.bind(sql);
     const log: string[] = [];
@@ -262,7 +263,7 @@ describe("the tenant index: one statement for many rows (issue 10)", () => {
   });
 });
 
-describe("durable core: an artifact's first parts in its own row (schema v14, issue 10)", () => {
+describe("durable core: an artifact's first parts in its own row (issue 10)", () => {
   const counts = (state: DurableObjectState) => ({
     inline: state.storage.sql
       .exec<{ n: number }>("SELECT COUNT(*) AS n FROM artifacts WHERE parts IS NOT NULL")
@@ -274,7 +275,7 @@ describe("durable core: an artifact's first parts in its own row (schema v14, is
 
   it("a small artifact is one row; appended chunks, replacements and big artifacts read back in order", async () => {
     const result = await runInDurableObject(stubOf("artifact-inline"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS);
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
       const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));
       const store = fresh();
       store.create(taskFixture("t"), true);
@@ -312,10 +313,10 @@ describe("durable core: an artifact's first parts in its own row (schema v14, is
     expect(result.end).toEqual({ inline: 2, partRows: 4 });
   });
 
-  it("artifacts written before v14 (all parts in rows) read back, take appends and replacements", async () => {
+  it("artifacts whose parts are all in rows (parts NULL, as a big artifact's) read back, take appends and replacements", async () => {
     const result = await runInDurableObject(stubOf("artifact-v13"), (_i, state) => {
       const sql = state.storage.sql;
-      migrate(state.storage, CONTEXT_MIGRATIONS.slice(0, 13)); // as deployed before v14
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
       const header = (id: string) => {
         const { parts: _p, ...rest } = artifactOf(id, "");
         return JSON.stringify(rest);
@@ -340,7 +341,6 @@ describe("durable core: an artifact's first parts in its own row (schema v14, is
         "INSERT INTO artifact_parts (task_id, artifact_id, idx, body) VALUES ('t', 'old2', 0, ?)",
         JSON.stringify(Parts.text("q0")),
       );
-      migrate(state.storage, CONTEXT_MIGRATIONS);
       const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));
       const before = fresh()
         .read("t")

@@ -6,7 +6,7 @@ import { type IndexScope, listIndex } from "../../src/durable/index-shards";
 import { INDEX_LISTING_KEEP } from "../../src/durable/schema";
 
 /**
- * The tenant index's listing bookkeeping, kept by its upsert since schema v3 (no trigger):
+ * The tenant index's listing bookkeeping, kept by its upsert (no trigger but on delete):
  * against a real index object, through the listing ListTasks uses (one shard).
  */
 
@@ -64,7 +64,7 @@ const listing = (scope: IndexScope) =>
     };
   });
 
-describe("tenant index: the listing without triggers (schema v3)", () => {
+describe("tenant index: the listing kept by its writer, not by triggers", () => {
   it("rows updated between page reads are neither skipped nor repeated: each move is recorded", async () => {
     const scope = newScope();
     // r0..r9, r9 the newest.

@@ -2,18 +2,11 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
-import {
-  CONTEXT_FRESH,
-  CONTEXT_LISTING_KEEP,
-  CONTEXT_MIGRATIONS,
-  migrate,
-} from "../../src/durable/schema";
+import { CONTEXT_LISTING_KEEP, CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { TaskStore } from "../../src/durable/task-store";
 import { rpc, sleep, userMessage } from "../helpers";
 import { taskFixture } from "./task-fixture";
-
-/** The migration that made ListTasks page a snapshot. */
-const LISTING_VERSION = 9;
 
 type Json = Record<string, unknown>;
 
@@ -113,40 +106,10 @@ describe("ListTasks pages a snapshot (issue 10)", () => {
     expect(pages.flat()).toEqual(whole);
   });
 
-  it("tasks stored before the migration page stably too (they are in every snapshot)", async () => {
-    const stub = env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName("list-migration"));
-    const result = await runInDurableObject(stub, (_i, state) => {
-      const sql = state.storage.sql;
-      // As deployed before the listing migration (v9).
-      migrate(state.storage, CONTEXT_MIGRATIONS.slice(0, LISTING_VERSION - 1));
-      for (const [id, at] of [
-        ["a", "2026-01-01T00:00:01.000Z"],
-        ["b", "2026-01-01T00:00:02.000Z"],
-        ["c", "2026-01-01T00:00:03.000Z"],
-      ]) {
-        sql.exec(
-          `INSERT INTO tasks (id, context_id, state, status_timestamp, created_at, updated_at)
-           VALUES (?, 'c', 'working', ?, ?, ?)`,
-          id,
-          at,
-          at,
-          at,
-        );
-      }
-      migrate(state.storage, CONTEXT_MIGRATIONS);
-      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
-      const page1 = store.page({ pageSize: 1 });
-      store.transition("a", "completed");
-      const page2 = store.page({ pageSize: 5, pageToken: page1.nextPageToken });
-      return [...page1.rows, ...page2.rows].map((r) => r.id);
-    });
-    expect(result).toEqual(["c", "b", "a"]);
-  });
-
   it("a change records the task's old place only while a page token may hold it (issue 10)", async () => {
     const stub = env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName("list-moves-lazy"));
     const moves = await runInDurableObject(stub, async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const count = () =>
         state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM list_moves").one().n;
       const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));

@@ -2,14 +2,7 @@ import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../src/agent/limits";
 import type { ContextRpc } from "../../src/durable/context-object";
-import {
-  contextObjectName,
-  idKeys,
-  indexObjectName,
-  legacySignedTaskId,
-  MAX_TASK_ID_LENGTH,
-  newTaskId,
-} from "../../src/durable/ids";
+import { contextObjectName, indexObjectName, MAX_TASK_ID_LENGTH } from "../../src/durable/ids";
 import { LIMITS } from "../../src/models/limits";
 import { Message } from "../../src/models/message";
 import { defineAgent } from "../../src/worker";
@@ -140,11 +133,7 @@ describe("a read never creates storage", () => {
     // object, a write) before counting the objects that exist.
     await listUntil({ pageSize: 100 }, ({ tasks }) => tasks.some((t) => t.id === real));
     const unknown = `never-written-${crypto.randomUUID()}`;
-    const legacy = await legacySignedTaskId(
-      await idKeys(env, BASE),
-      { tenant: "", owner: "" },
-      unknown,
-    );
+    const old = oldTaskIds(unknown);
     const randomBytes = crypto.getRandomValues(new Uint8Array(60));
     const forgedSealed = btoa(String.fromCharCode(...randomBytes))
       .replaceAll("+", "-")
@@ -156,9 +145,8 @@ describe("a read never creates storage", () => {
       flip(real, real.length - 3), // the tag altered
       flip(real, 20), // the sealed context altered
       real.slice(0, -4), // truncated
-      `${newTaskId(unknown)}.AAAAAAAAAAAAAAAAAAAAAA`, // the signed 3-part format, forged
-      `${newTaskId(`other-${unknown}`).split(".")[0]}.${legacy.split(".").slice(1).join(".")}`,
-      newTaskId(unknown), // unsigned 2-part, not accepted by default
+      `${old.unsigned}.AAAAAAAAAAAAAAAAAAAAAA`, // 0.x's signed 3-part format, forged
+      old.unsigned, // 0.x's unsigned 2-part format
       "A".repeat(MAX_TASK_ID_LENGTH + 4),
       "not-a-task",
     ];
@@ -422,9 +410,44 @@ describe("clientContextIds: false (the default), set explicitly", () => {
   });
 });
 
-describe("ids issued before sealing keep working", () => {
-  /** A task stored under a given id, as an older version of Edgelink stored them. */
-  async function storeTask(contextId: string, taskId: string | undefined): Promise<string> {
+/** Base64url of a string's UTF-8 bytes (or of bytes), unpadded. */
+function base64url(data: string | Uint8Array): string {
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+}
+
+/**
+ * Task ids of the formats Edgelink 0.x issued before task ids were sealed, made here as
+ * it made them: `<base64url(context)>.<random>` (unsigned), and that with a MAC
+ * (HMAC-SHA-256 keyed by the id secret itself, over tenant, owner and the id, 16 bytes).
+ */
+async function oldFormatIds(contextId: string) {
+  const { unsigned } = oldTaskIds(contextId);
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode((env as unknown as { EDGELINK_ID_KEY: string }).EDGELINK_ID_KEY),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = await crypto.subtle.sign(
+    "HMAC",
+    key,
+    new TextEncoder().encode(`\u0000\u0000${unsigned}`),
+  );
+  return { unsigned, signed: `${unsigned}.${base64url(new Uint8Array(mac).subarray(0, 16))}` };
+}
+
+function oldTaskIds(contextId: string) {
+  return { unsigned: `${base64url(contextId)}.${crypto.randomUUID().replaceAll("-", "")}` };
+}
+
+describe("one task id format: ids of 0.x's formats are not read", () => {
+  /** A task stored under a given id in its conversation's object, as 0.x stored them. */
+  async function storeTask(contextId: string, taskId: string): Promise<string> {
     const stub = env.EDGELINK_CONTEXT.get(
       env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)),
     ) as unknown as ContextRpc;
@@ -435,38 +458,26 @@ describe("ids issued before sealing keep working", () => {
     return (JSON.parse(result.value) as { task: { id: string } }).task.id;
   }
 
-  it("a signed 3-part id reads, lists and routes a continuation; an unsigned 2-part one only under acceptUnsignedIds", async () => {
+  it("a validly signed 3-part id and an unsigned 2-part one answer not found, though their task is stored", async () => {
     const contextId = `old-${crypto.randomUUID()}`;
-    const signed = await legacySignedTaskId(
-      await idKeys(env, BASE),
-      { tenant: "", owner: "" },
-      contextId,
-    );
+    const { signed, unsigned } = await oldFormatIds(contextId);
     expect(await storeTask(contextId, signed)).toBe(signed);
-    expect((await rest("GET", `/tasks/${signed}`)).body.id).toBe(signed);
-    expect(((await rpc("GetTask", { id: signed })).body.result as Json).id).toBe(signed);
-    // Routed to its conversation: the task is found (and finished), not unknown.
-    const more = await rpc("SendMessage", { message: userMessage("more", { taskId: signed }) });
-    expect(more.body.error).toMatchObject({ code: -32004 });
-
-    const unsigned = await storeTask(contextId, undefined);
-    expect(unsigned.split(".")).toHaveLength(2);
-    expect((await rest("GET", `/tasks/${unsigned}`)).status).toBe(404);
-    const migrating = defineAgent({
-      card: { name: "Migrating", description: "Still reads unsigned ids" },
-      acceptUnsignedIds: true,
-    });
-    const got = await call(migrating, "GET", `/tasks/${unsigned}`);
-    expect(got.status).toBe(200);
-    expect(((await got.json()) as Json).id).toBe(unsigned);
-    // New tasks of the same conversation (a client-style id, as contexts were before
-    // Edgelink issued them: readable with clientContextIds: true) get sealed ids.
+    expect(await storeTask(contextId, unsigned)).toBe(unsigned);
+    for (const id of [signed, unsigned]) {
+      expect((await rest("GET", `/tasks/${id}`)).status).toBe(404);
+      expect((await rpc("GetTask", { id })).body.error).toMatchObject({ code: -32001 });
+      const more = await rpc("SendMessage", { message: userMessage("more", { taskId: id }) });
+      expect(more.body.error).toMatchObject({ code: -32001 });
+    }
+    // New tasks of that conversation get sealed ids, which are read.
     const fresh = await rpcAs(lenient, {}, "SendMessage", {
       message: userMessage("new", { contextId }),
     });
-    expect(fresh.body.error).toBeUndefined();
     const freshId = ((fresh.body.result as Json).task as Json).id as string;
     expect(freshId.includes(".")).toBe(false);
+    expect((await rpcAs(lenient, {}, "GetTask", { id: freshId })).body.result).toMatchObject({
+      id: freshId,
+    });
   });
 });
 

@@ -5,7 +5,8 @@ import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { TaskStore } from "../../src/durable/task-store";
 import { type Artifact, Artifacts } from "../../src/models/artifact";
 import type { TaskEvent } from "../../src/models/events";
@@ -90,7 +91,7 @@ function shapes(events: TaskEvent[]): string[] {
 
 /** A working task with one webhook config, in a fresh object's own tables. */
 function setUp(state: DurableObjectState, options: { each?: boolean; holdMs?: number } = {}) {
-  migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+  ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
   const push = new PushStore(state.storage.sql, {
     artifactChunks: options.each ? "each" : undefined,
     holdMs: options.holdMs,

@@ -5,7 +5,8 @@ import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { TaskStore } from "../../src/durable/task-store";
 import { Artifacts } from "../../src/models/artifact";
 import { Messages } from "../../src/models/message";
@@ -39,7 +40,7 @@ function receiver(statuses: number[]) {
 
 /** A working task with one webhook config, in a fresh object's own tables. */
 function setUp(state: DurableObjectState, unhealthyAfter: number) {
-  migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+  ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
   const push = new PushStore(state.storage.sql);
   // Artifacts up to 16 Mi: a snapshot may pass the webhook's 8 Mi with its history too.
   const store = new TaskStore(state.storage, new HistoryStore(state.storage), push, {
@@ -186,7 +187,7 @@ describe("webhook health (issue 10)", () => {
 
   it("a coalesced snapshot that runs out of attempts is dead-lettered with the events it stood for", async () => {
     const result = await runInDurableObject(stubOf("push-health-dead"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS);
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
       const { push, dispatcher, step, pending } = setUp(state, 1);
       step("s1");
       const d = dispatcher(receiver(Array(20).fill(503)).fetchFn);

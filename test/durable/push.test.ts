@@ -5,7 +5,8 @@ import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { TaskStore } from "../../src/durable/task-store";
 import { Messages } from "../../src/models/message";
 import { verifyPushNotification } from "../../src/push/verify";
@@ -69,7 +70,7 @@ function setUp(state: DurableObjectState, maxAttempts = 12) {
 describe("webhook delivery (issue 5)", () => {
   it("queues one delivery per event in the event's own transaction, and sends them in order", async () => {
     const result = await runInDurableObject(stubOf("push-order"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const { push, dispatcher } = setUp(state);
       const queued = push.heads().length;
       const { got, fetchFn } = receiver([200, 200]);
@@ -92,7 +93,7 @@ describe("webhook delivery (issue 5)", () => {
 
   it("a failing receiver holds back later events, then gets each once, in order", async () => {
     const result = await runInDurableObject(stubOf("push-retry"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const { push, dispatcher } = setUp(state);
       const { got, fetchFn } = receiver([500, 503, 500, 200, 200]);
       const d = dispatcher(fetchFn);
@@ -122,7 +123,7 @@ describe("webhook delivery (issue 5)", () => {
 
   it("past its attempts a delivery is dead-lettered, the next event goes on, and it can be redelivered", async () => {
     const result = await runInDurableObject(stubOf("push-dead"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const { push, store, dispatcher } = setUp(state, 2);
       const d = dispatcher(receiver([500, 500, 200]).fetchFn);
       let now = Date.now();
@@ -159,7 +160,7 @@ describe("webhook delivery (issue 5)", () => {
 
   it("a restart between attempts loses nothing: a new object resumes the outbox, same event ids", async () => {
     const result = await runInDurableObject(stubOf("push-restart"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const first = setUp(state);
       const failing = receiver([500]);
       await first.dispatcher(failing.fetchFn).run();
@@ -192,7 +193,7 @@ describe("webhook delivery (issue 5)", () => {
 
   it("a 410 Gone disables the config: dead-lettered at once, nothing more sent to it", async () => {
     const result = await runInDurableObject(stubOf("push-gone"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const { push, dispatcher } = setUp(state);
       const { got, fetchFn } = receiver([410, 200]);
       const next = await dispatcher(fetchFn).run();
@@ -212,7 +213,7 @@ describe("webhook delivery (issue 5)", () => {
 
   it("deliveries verify with the receiver helper against the agent's JWKS", async () => {
     const req = await runInDurableObject(stubOf("push-verify"), async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const { dispatcher } = setUp(state);
       const { got, fetchFn } = receiver([200, 200]);
       await dispatcher(fetchFn).run();

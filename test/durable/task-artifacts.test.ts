@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, resolveLimits } from "../../src/agent/limits";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { TaskStore } from "../../src/durable/task-store";
 import type { Item } from "../../src/history/items";
 import { type Artifact, Artifacts } from "../../src/models/artifact";
@@ -55,7 +56,7 @@ describe("a task's artifacts are bounded (limits.taskArtifactChars, issue 10)", 
 
   it("a write past the limit is refused naming it and writes nothing; appends, replacements and a restart count as the rows do", async () => {
     const result = await runInDurableObject(stubOf("artifact-bound"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const limit = 2000;
       const fresh = () =>
         new TaskStore(state.storage, new HistoryStore<Item>(state.storage), null, {

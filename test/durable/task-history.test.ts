@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, resolveLimits } from "../../src/agent/limits";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { TaskStore } from "../../src/durable/task-store";
 import { Item } from "../../src/history/items";
 import { Artifact } from "../../src/models/artifact";
@@ -54,7 +55,7 @@ function expectedIds(
 describe("a task read carries a bounded history (issue 10, A2A §3.2.4)", () => {
   it("limits.taskHistory: the newest n messages; historyLength above it is clamped, below it honoured, 0 gives none; the same after a restart", async () => {
     const result = await runInDurableObject(stubOf("history-count"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const bounds = { taskHistory: 5, taskHistoryChars: DEFAULT_LIMITS.taskHistoryChars };
       const fresh = () =>
         new TaskStore(state.storage, new HistoryStore<Item>(state.storage), null, bounds);
@@ -82,7 +83,7 @@ describe("a task read carries a bounded history (issue 10, A2A §3.2.4)", () => 
 
   it("limits.taskHistoryChars: older large messages are cut, the newest is always kept; memory equals a reload after every write", async () => {
     const outcome = await runInDurableObject(stubOf("history-chars"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const bounds = { taskHistory: 8, taskHistoryChars: 20_000 };
       const history = new HistoryStore<Item>(state.storage);
       const store = new TaskStore(state.storage, history, null, bounds);
@@ -146,7 +147,7 @@ describe("a task read carries a bounded history (issue 10, A2A §3.2.4)", () => 
 
   it("a read of a task with 2,000 messages reads about limits.taskHistory rows, not all of them", async () => {
     const rowsRead = await runInDurableObject(stubOf("history-rows"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const writer = new TaskStore(state.storage, new HistoryStore<Item>(state.storage));
       writer.create(taskFixture("t"), true);
       writer.atomic(() => {
@@ -165,7 +166,7 @@ describe("a task read carries a bounded history (issue 10, A2A §3.2.4)", () => 
 
   it("a resumed run finds the newest user message with a bounded read (recover, lastUserMessage)", async () => {
     const result = await runInDurableObject(stubOf("history-recover"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const writer = new TaskStore(state.storage, new HistoryStore<Item>(state.storage));
       writer.create(taskFixture("t"), true);
       writer.atomic(() => {
@@ -252,7 +253,7 @@ describe("GetTask, ListTasks and SendMessage carry the bounded history (issue 10
 
   it("limits.liveTaskChars: tasks kept in memory are bounded in characters across tasks; the one being written stays", async () => {
     const outcome = await runInDurableObject(stubOf("history-live"), (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const counted = countedStorage(state.storage);
       const bounds = { liveTaskChars: 70_000 };
       const store = new TaskStore(

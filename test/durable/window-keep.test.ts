@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../src/durable/history-store";
 import { windowSource } from "../../src/durable/history-window";
 import { contextObjectName } from "../../src/durable/ids";
-import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import type { Item } from "../../src/history/items";
 import { estimateTokens } from "../../src/history/tokens";
 import { KEEP_SEEK_ROWS, PINNED_LIMIT, readWindow } from "../../src/history/window";
@@ -16,7 +17,7 @@ function stubOf(name: string) {
 
 /** A store over the object's SQLite holding `n` items of a long conversation. */
 function filledStore(storage: DurableObjectStorage, n: number): HistoryStore<Item> {
-  migrate(storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+  ensureSchema(storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
   const store = new HistoryStore<Item>(storage);
   storage.transactionSync(() => {
     for (let i = 0; i < n; i++) store.append(itemAt(i));

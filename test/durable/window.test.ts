@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../src/durable/history-store";
 import { windowSource } from "../../src/durable/history-window";
 import { contextObjectName } from "../../src/durable/ids";
-import { CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { type Item, isSummary } from "../../src/history/items";
 import { SUMMARY_LABEL, type Summarizer, summaryMessage } from "../../src/history/summarize";
 import { estimateTokens } from "../../src/history/tokens";
@@ -18,7 +19,7 @@ function stubOf(name: string) {
 
 /** A store over the object's SQLite whose statements (text and cursor) are recorded. */
 function countedStore(storage: DurableObjectStorage) {
-  migrate(storage, CONTEXT_MIGRATIONS); // white-box: the schema a first write makes
+  ensureSchema(storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
   const { proxy, measure } = countedStorage(storage);
   const store = new HistoryStore<Item>(proxy);
   // Filled through a store of its own, so 100,000 appends are not recorded.

@@ -1,6 +1,12 @@
-import { runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
-import { beforeEach, describe, expect, it } from "vitest";
-import { hasSchema } from "../../src/durable/schema";
+import {
+  evictDurableObject,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  SELF,
+} from "cloudflare:test";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { REGISTRY_SCHEMA } from "../../src/durable/schema";
+import { inspectSchema } from "../../src/durable/schema-version";
 import type { DiscoverPage, RegistryEntry } from "../../src/models/registry";
 import { defineRegistry } from "../../src/registry";
 import { registryOf, resetRegistry, serveCard } from "./helpers";
@@ -306,8 +312,11 @@ describe("agent registry (A9)", () => {
 
   it("A9 a read never creates storage: an unused tenant's registry stays empty", async () => {
     const stub = registryOf("never-written");
-    const before = await runInDurableObject(stub, (_, state) => hasSchema(state.storage));
-    expect(before).toBe(false);
+    const before = await runInDurableObject(
+      stub,
+      (_, state) => inspectSchema(state.storage.sql, REGISTRY_SCHEMA).state,
+    );
+    expect(before).toBe("none");
     // Reached directly (no principal of that tenant exists): discover, get, heartbeat, remove.
     const rpc = stub as unknown as TestRegistry;
     expect(await rpc.discover({ tags: [], pageSize: 3, after: null })).toStrictEqual({
@@ -317,7 +326,42 @@ describe("agent registry (A9)", () => {
     expect((await rpc.get("a".repeat(22))).ok).toBe(false);
     expect((await rpc.heartbeat("alice", "a".repeat(22))).ok).toBe(false);
     expect((await rpc.unregister("alice", "a".repeat(22))).ok).toBe(false);
-    expect(await runInDurableObject(stub, (_, state) => hasSchema(state.storage))).toBe(false);
+    expect(
+      await runInDurableObject(
+        stub,
+        (_, state) => inspectSchema(state.storage.sql, REGISTRY_SCHEMA).state,
+      ),
+    ).toBe("none");
+  });
+
+  it("A9 a registry made by Edgelink 0.x answers StorageOutdated and is left as it was", async () => {
+    const stub = registryOf("made-by-0x");
+    const written = () =>
+      runInDurableObject(stub, (_, state) => {
+        const sql = state.storage.sql;
+        sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+        sql.exec(`CREATE TABLE IF NOT EXISTS agents (
+          id TEXT PRIMARY KEY, owner TEXT NOT NULL, name TEXT NOT NULL, name_key TEXT NOT NULL,
+          url TEXT NOT NULL, role TEXT NOT NULL, tags TEXT NOT NULL, card TEXT NOT NULL,
+          registered_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, ttl_ms INTEGER NOT NULL)`);
+        sql.exec(
+          "INSERT INTO meta (key, value) VALUES ('schema_version', '1') ON CONFLICT (key) DO NOTHING",
+        );
+        return sql.exec("SELECT type, name FROM sqlite_master ORDER BY name").toArray();
+      });
+    const before = await written();
+    await evictDurableObject(stub);
+    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    const rpc = stub as unknown as TestRegistry;
+    const page = await rpc.discover({ tags: [], pageSize: 3, after: null });
+    expect(page).toMatchObject({
+      ok: false,
+      error: { kind: "StorageOutdated", metadata: { object: "registry" } },
+    });
+    expect((await rpc.get("a".repeat(22))).ok).toBe(false);
+    expect(log).toHaveBeenCalledTimes(1);
+    log.mockRestore();
+    expect(await written()).toEqual(before);
   });
 
   it("A9 defineRegistry refuses a missing auth and bad limits", () => {

@@ -1,5 +1,6 @@
-import { env } from "cloudflare:test";
+import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { indexObjectName } from "../../src/durable/ids";
 import { fallback } from "../../src/providers/fallback";
 import { openai } from "../../src/providers/openai-chat";
 import type { Model } from "../../src/providers/types";
@@ -115,6 +116,40 @@ describe("the start-up check: a misconfigured Worker answers every request with 
     expect(message).toContain(
       "the Durable Objects' SQLite has no jsonb_each (no such table: jsonb_each), so task lists would come back empty",
     );
+  });
+
+  it("an index left by Edgelink 0.x (the default tenant's first shard) is named with what to do; the check writes nothing", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // A shard count no other test uses: this object keeps its 0.x tables for the run.
+    const shards = 37;
+    const shard = env.EDGELINK_INDEX.get(
+      env.EDGELINK_INDEX.idFromName(indexObjectName("", "", 0, shards)),
+    );
+    const old = () =>
+      runInDurableObject(shard, (_i, state) => {
+        const sql = state.storage.sql;
+        sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+        sql.exec(`CREATE TABLE IF NOT EXISTS task_index (
+          task_id TEXT PRIMARY KEY, context_id TEXT NOT NULL, state TEXT NOT NULL,
+          created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`);
+        sql.exec(
+          "INSERT INTO meta (key, value) VALUES ('schema_version', '3') ON CONFLICT (key) DO NOTHING",
+        );
+        return sql.exec("SELECT type, name, sql FROM sqlite_master").toArray();
+      });
+    const before = await old();
+    await evictDurableObject(shard);
+    const worker = defineAgent({
+      card: { name: "Upgraded", description: "Deployed over 0.x storage" },
+      handler: () => "ok",
+      limits: { indexShards: shards },
+    });
+    const message = await misconfigured(await card(worker, env));
+    expect(message).toContain(
+      "EDGELINK_INDEX: This index object's storage holds Edgelink 0.x's schema, migration 3",
+    );
+    expect(message).toContain("'Upgrading from 0.x' in docs/operations.md");
+    expect(await old()).toEqual(before);
   });
 
   it("EDGELINK_ID_KEY: too short anywhere, or missing when deployed, is named with the command that fixes it", async () => {

@@ -5,7 +5,8 @@ import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { MAX_PUSH_ATTEMPTS_SHOWN, PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
-import { CONTEXT_FRESH, CONTEXT_MIGRATIONS, migrate } from "../../src/durable/schema";
+import { CONTEXT_SCHEMA } from "../../src/durable/schema";
+import { ensureSchema } from "../../src/durable/schema-version";
 import { TaskStore } from "../../src/durable/task-store";
 import { Messages } from "../../src/models/message";
 import { ProviderError } from "../../src/providers/errors";
@@ -134,7 +135,7 @@ describe("a failing webhook, as the operator's log and the task's metadata see i
     const ns = env.EDGELINK_CONTEXT;
     const stub = ns.get(ns.idFromName(contextObjectName("", "log-push-failing")));
     const result = await runInDurableObject(stub, async (_i, state) => {
-      migrate(state.storage, CONTEXT_MIGRATIONS, CONTEXT_FRESH); // white-box: the schema a first write makes
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const push = new PushStore(state.storage.sql);
       const store = new TaskStore(state.storage, new HistoryStore(state.storage), push);
       store.create({

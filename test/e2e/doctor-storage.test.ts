@@ -1,0 +1,78 @@
+/**
+ * `edgelink doctor` reading wrangler dev's Durable Object databases with Node's own SQLite:
+ * storage made by Edgelink 0.x is named (this release refuses it and does not migrate it).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import * as fs from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { describe, expect, it } from "vitest";
+import { diagnose } from "../../src/cli/doctor";
+import { nodeLocalStorage } from "../../src/cli/local-storage";
+import type { FsModule } from "../../src/cli/node";
+import { projectFiles, type Versions } from "../../src/cli/templates";
+
+const VERSIONS: Versions = {
+  edgelink: "0.1.0",
+  wrangler: "^4.164.0",
+  vitest: "^4.1.12",
+  vitestPlugin: "^1.5.0",
+  workersTypes: "^5.20261117.1",
+  typescript: "^6.0.3",
+  node: "^22.12.0",
+  hono: "^4.13.19",
+  zod: "^4.6.7",
+};
+
+/** A database file as an object's storage: its statements, run by Node's SQLite. */
+function database(file: string, statements: string[]): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const db = new DatabaseSync(file);
+  for (const statement of statements) db.exec(statement);
+  db.close();
+}
+
+describe("edgelink doctor: wrangler dev's local storage", () => {
+  it("names local objects made by Edgelink 0.x, not those of this release or other classes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgelink-doctor-"));
+    try {
+      for (const f of projectFiles("p", "echo", VERSIONS, "k".repeat(64))) {
+        mkdirSync(dirname(join(dir, f.path)), { recursive: true });
+        writeFileSync(join(dir, f.path), f.content);
+      }
+      const objects = join(dir, ".wrangler/state/v3/do");
+      const old = join(objects, "p-EdgelinkContext", "0a1b.sqlite");
+      // As Edgelink 0.x left a conversation: its version under 0.x's key.
+      database(old, [
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE tasks (id TEXT PRIMARY KEY, context_id TEXT NOT NULL)",
+        "INSERT INTO meta VALUES ('schema_version', '14')",
+      ]);
+      database(join(objects, "p-EdgelinkIndex", "2c3d.sqlite"), [
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE task_index (task_id TEXT PRIMARY KEY)",
+        "INSERT INTO meta VALUES ('storage_version', '1')",
+      ]);
+      // Never written (the platform's table only), the namespace's own file, another class.
+      database(join(objects, "p-EdgelinkIndex", "4e5f.sqlite"), [
+        "CREATE TABLE _cf_KV (key TEXT PRIMARY KEY, value BLOB)",
+      ]);
+      database(join(objects, "p-EdgelinkIndex", "metadata.sqlite"), ["CREATE TABLE x (y)"]);
+      database(join(objects, "p-Other", "6a7b.sqlite"), ["CREATE TABLE x (y)"]);
+
+      const files = fs as unknown as FsModule;
+      const found = await diagnose(files, join, dir, nodeLocalStorage(files));
+      expect(found.problems).toEqual([
+        expect.stringContaining(
+          "1 local Durable Object in .wrangler/state/v3/do (p-EdgelinkContext) holds storage made by Edgelink 0.x",
+        ),
+      ]);
+      expect(found.problems[0]).toContain("delete .wrangler/state/v3/do");
+      rmSync(old);
+      expect((await diagnose(files, join, dir, nodeLocalStorage(files))).problems).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
