@@ -72,6 +72,7 @@ export type ContextRpc = Pick<
   | "deletePushConfig"
   | "deadDeliveries"
   | "redeliver"
+  | "sendIndexRows"
 >;
 
 const taskNotFound = (taskId: string) =>
@@ -339,6 +340,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         ? this.streams.open(taskId, format, { snapshot: true })
         : this.streams.open(taskId, format, { snapshot: false, afterSeq: lastEventId });
     });
+  }
+
+  /** A listing found this conversation marked in its index shard: its rows go now. */
+  async sendIndexRows(_scope: Scope): Promise<void> {
+    if (!this.vacant) await this.outbox.sendForListing();
   }
 
   /** A page of this conversation's history, oldest first (paged by position). */
