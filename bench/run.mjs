@@ -27,6 +27,7 @@ import { checkResponse, createLoad, openContexts, sendMessageBody } from "./load
 import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
 import { cleanupStreamTemp, runStreamBench } from "./stream.mjs";
+import { STREAM_CHUNKS } from "./stream-chunks.mjs";
 import { cleanupWindowTemp, runWindowBench } from "./window.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -36,6 +37,12 @@ const WARMUP = envNumber("BENCH_WARMUP", 2, 0, 60);
 const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 16, 1, 256);
 const MAX_REQUESTS = envNumber("BENCH_MAX_REQUESTS", 500_000, 100, 10_000_000);
 const ROUNDS = envNumber("BENCH_ROUNDS", 8, 1, 40);
+/**
+ * Clients of the streaming scenarios (bs, es): a stream of 20 events takes several times a
+ * blocking answer, and a slice counts only what completes inside it, so 16 clients would
+ * leave little of a slice to count on a loaded machine.
+ */
+const STREAM_CONCURRENCY = envNumber("BENCH_STREAM_CONCURRENCY", 4, 1, 256);
 const TIMEOUT_MS = 10_000;
 /** Above this much CPU (% of one core) used by other processes, a run is flagged noisy. */
 const NOISY_CPU_PCT = 25;
@@ -102,6 +109,13 @@ const SCENARIOS = [
     optIn: true,
   },
   {
+    key: "bs",
+    label: "(bs) Edgelink, streamed (20 chunks), follow-ups",
+    start: () => startWorkerd("echo-worker.ts", EDGELINK_DOS),
+    contexts: followUps,
+    streaming: true,
+  },
+  {
     key: "c",
     label: "(c)  Edgelink, first message of a new context",
     start: () => startWorkerd("echo-worker.ts", EDGELINK_DOS),
@@ -124,6 +138,13 @@ const SCENARIOS = [
     label: "(e)  @a2a-js/sdk in a DO, tasks as SQLite JSON rows",
     start: () => startWorkerd("sdk-do-worker.ts", SDK_DOS),
     contextFor: ownContext,
+  },
+  {
+    key: "es",
+    label: "(es) @a2a-js/sdk in a DO, streamed (20 chunks)",
+    start: () => startWorkerd("sdk-do-worker.ts", SDK_DOS),
+    contextFor: ownContext,
+    streaming: true,
   },
 ];
 
@@ -395,16 +416,17 @@ async function sendMessageBench(scenarios, cpu) {
         url,
         headers: V1_HEADERS,
         contextFor: scenario.contexts ? await scenario.contexts(url) : scenario.contextFor,
-        concurrency: CONCURRENCY,
+        concurrency: scenario.streaming ? STREAM_CONCURRENCY : CONCURRENCY,
         maxRequests: MAX_REQUESTS,
         timeoutMs: TIMEOUT_MS,
         serverPid: server.pid,
+        streaming: scenario.streaming ?? false,
       });
       live.at(-1).load = load;
     }
     // Load order: the new-context scenarios write many new files and leave the disk busy
     // for a moment, so they run next to each other and never right before (a) or (b).
-    const rank = { a0: 0, a: 1, b: 2, e: 3, d: 4, c: 5, "a-new": 6 };
+    const rank = { a0: 0, a: 1, b: 2, bo: 2, e: 3, bs: 3.3, es: 3.6, d: 4, c: 5, "a-new": 6 };
     const order = [...live].sort((x, y) => rank[x.scenario.key] - rank[y.scenario.key]);
     process.stdout.write("warming up");
     for (const { scenario, load } of order) {
@@ -460,6 +482,12 @@ async function sendMessageBench(scenarios, cpu) {
   if (by.b && by.e) {
     say(
       `(b)/(e)  Edgelink vs that alternative: ${fmt(ratio("b", "e"), 2)} (Edgelink also keeps the conversation history, the event log and the tenant index)`,
+    );
+  }
+
+  if (by.bs && by.es) {
+    say(
+      `(bs)/(es) Edgelink vs that alternative, SendStreamingMessage with ${STREAM_CHUNKS} chunks: ${fmt(ratio("bs", "es"), 2)}; workerd CPU per stream ${fmt(by.bs.serverCpuMsPerRequest, 2)} vs ${fmt(by.es.serverCpuMsPerRequest, 2)} ms (Edgelink writes each chunk to the artifact and the event log as it streams; the alternative rewrites the task's JSON row at each event)`,
     );
   }
 
