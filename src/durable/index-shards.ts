@@ -152,8 +152,8 @@ export async function listIndex(
   const pages: ShardPage[] = [];
   for (const answer of answers) {
     if (!answer.ok) throw A2AError.fromData(answer.error);
-    if ("marked" in answer) throw new Error("index shard answered marks when asked for a page");
-    pages.push(answer.value);
+    // Asked again without marks, a shard answers its page.
+    if ("value" in answer) pages.push(answer.value);
   }
   const merged = pages.flatMap((p) => p.rows).sort(listOrder);
   const shown = merged.slice(0, q.pageSize);
