@@ -327,7 +327,7 @@ export class IndexOutbox {
     const rows = pending.slice(0, INDEX_BATCH_ROWS);
     const more = pending.length > INDEX_BATCH_ROWS;
     const removed = this.store.removals();
-    const mark = this.markFor();
+    const mark = this.markFor(more);
     if (rows.length === 0 && removed.length === 0 && mark === undefined) {
       return { sent: true, more: false };
     }
@@ -351,12 +351,18 @@ export class IndexOutbox {
    * What this call does with the mark, decided as it reads its rows: an answer after
    * that is covered by this call's mark, or else by a call of its own.
    */
-  private markFor(): Pick<IndexMark, "on"> | undefined {
+  private markFor(more: boolean): Pick<IndexMark, "on"> | undefined {
     const asked = this.markNext;
     const closed = this.windowClosed;
     this.markNext = null;
     this.windowClosed = false;
     if (asked === "set" && !this.marked) return { on: true };
+    // A mark goes only with the last of the rows it covers (a backlog takes several calls).
+    if (more && (asked === "clear" || closed)) {
+      this.markNext = asked;
+      this.windowClosed = closed;
+      return undefined;
+    }
     if (asked === "clear" && !this.marked) return { on: false };
     if (!closed || !this.marked) return undefined;
     if (this.covered === 0) {
