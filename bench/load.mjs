@@ -6,6 +6,7 @@
  * echoed artifact. Bounded in time and in count; talks to 127.0.0.1 only.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { STREAM_PREFIX, streamChunks } from "./stream-chunks.mjs";
 
 /**
  * One v1 SendMessage request body, as all servers receive it. A null `contextId` sends
@@ -14,6 +15,59 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 export function sendMessageBody(id, contextId, text) {
   const context = contextId === null ? "" : `"contextId":"${contextId}",`;
   return `{"jsonrpc":"2.0","id":${id},"method":"SendMessage","params":{"message":{"messageId":"${crypto.randomUUID()}","role":"ROLE_USER",${context}"parts":[{"text":"${text}"}]}}}`;
+}
+
+/** The same request as SendStreamingMessage (the streaming scenarios). */
+export function streamMessageBody(id, contextId, text) {
+  return sendMessageBody(id, contextId, text).replace(
+    '"method":"SendMessage"',
+    '"method":"SendStreamingMessage"',
+  );
+}
+
+/**
+ * Why an SSE answer is not a successful streamed echo, or null if it is one: every frame a
+ * JSON-RPC result, the task (or its first event) in the request's context, the artifact's
+ * chunks (bench/stream-chunks.mjs) in order, and the task completed at the end.
+ */
+export function checkStream(status, text, contextId, expectedChunks) {
+  if (status !== 200) return `HTTP ${status}: ${text.slice(0, 200)}`;
+  const chunks = [];
+  let state = null;
+  let context = null;
+  for (const frame of text.split("\n\n")) {
+    const data = frame
+      .split("\n")
+      .filter((line) => line.startsWith("data:"))
+      .map((line) => line.slice(5).trimStart())
+      .join("\n");
+    if (data === "") continue;
+    let body;
+    try {
+      body = JSON.parse(data);
+    } catch {
+      return `frame not JSON: ${data.slice(0, 200)}`;
+    }
+    if (body.error) return `JSON-RPC error ${JSON.stringify(body.error).slice(0, 300)}`;
+    const r = body.result ?? {};
+    const event = r.task ?? r.statusUpdate ?? r.artifactUpdate ?? r.message;
+    if (!event) return `frame without an event: ${data.slice(0, 200)}`;
+    context ??= event.contextId;
+    if (r.task) state = r.task.status?.state ?? state;
+    if (r.statusUpdate) state = r.statusUpdate.status?.state ?? state;
+    if (r.artifactUpdate) {
+      const update = r.artifactUpdate;
+      if ((update.append ?? false) !== chunks.length > 0)
+        return `chunk ${chunks.length + 1}: append ${update.append}`;
+      chunks.push(update.artifact?.parts?.[0]?.text);
+    }
+  }
+  if (contextId !== null && context !== contextId)
+    return `stream in context ${context}, not ${contextId}`;
+  if (state !== "TASK_STATE_COMPLETED") return `stream ended with the task ${state}`;
+  if (JSON.stringify(chunks) !== JSON.stringify(expectedChunks))
+    return `chunks ${JSON.stringify(chunks).slice(0, 200)}`;
+  return null;
 }
 
 /**
@@ -147,6 +201,7 @@ export function createLoad({
   maxRequests,
   timeoutMs,
   serverPid,
+  streaming = false,
 }) {
   const seqs = new Array(concurrency).fill(0);
   const latencies = [];
@@ -158,8 +213,8 @@ export function createLoad({
   async function one(client) {
     const seq = seqs[client]++;
     const contextId = contextFor(client, seq);
-    const text = `hello ${client}-${seq}`;
-    const body = sendMessageBody(++rpcId, contextId, text);
+    const text = `${streaming ? STREAM_PREFIX : "hello "}${client}-${seq}`;
+    const body = (streaming ? streamMessageBody : sendMessageBody)(++rpcId, contextId, text);
     totals.sent++;
     try {
       const response = await fetch(url, {
@@ -169,6 +224,8 @@ export function createLoad({
         signal: AbortSignal.timeout(timeoutMs),
       });
       const responseText = await response.text();
+      if (streaming)
+        return checkStream(response.status, responseText, contextId, streamChunks(text));
       return checkResponse(response.status, responseText, contextId, `echo: ${text}`);
     } catch (error) {
       return `request failed: ${error?.message ?? error}`;
@@ -190,7 +247,9 @@ export function createLoad({
         const t0 = performance.now();
         const problem = await one(client);
         const t1 = performance.now();
-        const inWindow = measured && t1 <= to;
+        // A stream can outlast a slice: streaming loads count every request the slice
+        // started, and the slice lasts until the last one ends (see `end` below).
+        const inWindow = measured && (streaming || t1 <= to);
         if (problem) {
           if (inWindow) errors.measured++;
           else errors.unmeasured++; // warm-up, or finished after its window
@@ -203,7 +262,8 @@ export function createLoad({
       }
     };
     let cpu1 = null;
-    // Read the counters at the end of the window, not after the last stragglers.
+    // Read the counters at the end of the window, not after the last stragglers (which a
+    // streaming load counts, so its counters are read after them).
     const timer = setTimeout(
       () => {
         cpu1 = {
@@ -212,7 +272,7 @@ export function createLoad({
           machine: machineCpuSeconds(),
         };
       },
-      Math.max(0, ms),
+      streaming ? 2 ** 31 - 1 : Math.max(0, ms),
     );
     await Promise.all(Array.from({ length: concurrency }, (_, i) => loop(i)));
     const end = performance.now();
@@ -223,7 +283,7 @@ export function createLoad({
       machine: machineCpuSeconds(),
     };
     if (!measured) return;
-    const seconds = (Math.min(end, to) - from) / 1000;
+    const seconds = ((streaming ? end : Math.min(end, to)) - from) / 1000;
     totals.seconds += seconds;
     sliceRps.push((latencies.length - done0) / seconds);
     totals.clientCpu += cpu1.client - cpu0.client;

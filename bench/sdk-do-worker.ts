@@ -71,13 +71,55 @@ export class SdkContext extends DurableObject<Env> {
     });
     const answer = await this.transport.handle(body, context);
     if (answer && typeof answer === "object" && Symbol.asyncIterator in answer) {
-      throw new Error("streaming is not part of this benchmark");
+      throw new Error("a streaming method goes to stream()");
     }
     return JSON.stringify(answer);
   }
+
+  /**
+   * One streaming JSON-RPC call (SendStreamingMessage): its events as SSE frames, one
+   * `data:` line of each JSON-RPC response, as the SDK's Express binding writes them.
+   */
+  async stream(
+    body: Record<string, unknown>,
+    requestedVersion: string | undefined,
+  ): Promise<ReadableStream<Uint8Array>> {
+    const context = defaultServerCallContextBuilder({
+      extensions: undefined,
+      user: new UnauthenticatedUser(),
+      headers: {},
+      requestedVersion,
+    });
+    const answer = await this.transport.handle(body, context);
+    const encoder = new TextEncoder();
+    if (!(answer && typeof answer === "object" && Symbol.asyncIterator in answer)) {
+      // An error answered before the stream: one frame.
+      const frame = encoder.encode(`data: ${JSON.stringify(answer)}\n\n`);
+      return new ReadableStream({
+        start(controller) {
+          controller.enqueue(frame);
+          controller.close();
+        },
+      });
+    }
+    const events = (answer as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+    return new ReadableStream({
+      async pull(controller) {
+        const next = await events.next();
+        if (next.done) controller.close();
+        else controller.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`));
+      },
+      async cancel() {
+        await events.return?.();
+      },
+    });
+  }
 }
 
-type Rpc = Record<string, unknown> & { params?: { message?: { contextId?: string } } };
+type Rpc = Record<string, unknown> & {
+  method?: string;
+  params?: { message?: { contextId?: string } };
+};
 
 const app = new Hono<{ Bindings: Env }>();
 
@@ -85,9 +127,15 @@ app.post("/", async (c) => {
   const body = await c.req.json<Rpc>();
   const contextId = body.params?.message?.contextId ?? crypto.randomUUID();
   const ns = c.env.SDK_CONTEXT;
-  const answer = await ns
-    .get(ns.idFromName(`/${contextId}`))
-    .call(body, c.req.header("A2A-Version") ?? undefined);
+  const stub = ns.get(ns.idFromName(`/${contextId}`));
+  const version = c.req.header("A2A-Version") ?? undefined;
+  if (body.method === "SendStreamingMessage") {
+    const events = await stub.stream(body, version);
+    return new Response(events, {
+      headers: { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" },
+    });
+  }
+  const answer = await stub.call(body, version);
   return c.body(answer, 200, { "Content-Type": "application/json" });
 });
 

@@ -3,9 +3,12 @@
  * executor and card, shared by scenario (d) (bench/sdk-server.mjs, Express on Node) and
  * scenario (e) (bench/sdk-do-worker.ts, inside a Durable Object). The executor publishes
  * what Edgelink's echo records: the task (submitted, with the user message in its
- * history), working, one `result` artifact, completed.
+ * history), working, one `result` artifact, completed. A message starting with
+ * `STREAM_PREFIX` (the streaming scenarios) gets that artifact in `STREAM_CHUNKS` chunks
+ * (bench/stream-chunks.mjs), as Edgelink's echo streams it.
  */
 import { AgentEvent } from "@a2a-js/sdk/server";
+import { STREAM_PREFIX, streamChunks } from "./stream-chunks.mjs";
 
 // Numeric values of the SDK's TaskState / Role enums (proto numbering; see
 // node_modules/@a2a-js/sdk/dist/a2a-*.d.ts): SUBMITTED 1, WORKING 2, COMPLETED 3.
@@ -44,23 +47,27 @@ export const echoExecutor = {
     eventBus.publish(
       AgentEvent.statusUpdate({ taskId, contextId, status: status(WORKING), metadata: undefined }),
     );
-    eventBus.publish(
-      AgentEvent.artifactUpdate({
-        taskId,
-        contextId,
-        artifact: {
-          artifactId: crypto.randomUUID(),
-          name: "result",
-          description: "",
-          parts: [textPart(`echo: ${text}`)],
+    const artifactId = crypto.randomUUID();
+    const chunks = text.startsWith(STREAM_PREFIX) ? streamChunks(text) : [`echo: ${text}`];
+    chunks.forEach((chunk, i) => {
+      eventBus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: {
+            artifactId,
+            name: "result",
+            description: "",
+            parts: [textPart(chunk)],
+            metadata: undefined,
+            extensions: [],
+          },
+          append: i > 0,
+          lastChunk: i === chunks.length - 1,
           metadata: undefined,
-          extensions: [],
-        },
-        append: false,
-        lastChunk: true,
-        metadata: undefined,
-      }),
-    );
+        }),
+      );
+    });
     eventBus.publish(
       AgentEvent.statusUpdate({
         taskId,
@@ -83,7 +90,7 @@ export const agentCard = {
   provider: undefined,
   version: "0.0.0",
   capabilities: {
-    streaming: false,
+    streaming: true,
     pushNotifications: false,
     extensions: [],
     extendedAgentCard: false,

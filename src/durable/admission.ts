@@ -17,6 +17,9 @@ import { findSent, type Sent, sentItemId } from "./retries";
 import type { TaskStore } from "./task-store";
 import type { Snapshot } from "./task-stream";
 
+/** SQLite's refusal of a history row whose id is taken: a client's message seen before. */
+const TAKEN_ITEM = /UNIQUE constraint failed: history_(items\.id|chunks\.item_id)/;
+
 /** A webhook registered inside SendMessage, already checked by the server. */
 export interface InlinePush {
   config: PushConfigInput;
@@ -122,18 +125,26 @@ export class Admission<Env> {
       this.host.create();
     }
     this.host.identity.claim(scope);
+    const retried = (taskId: string) => ({
+      taskId,
+      opened: beforeRun?.(taskId, undefined, true),
+    });
     // Looked up before the reply hook and no message admitted since: still what it was.
-    const sent = fresh
-      ? { itemId: sentItemId(input.messageId) }
-      : checked && checked.at === this.admitted
-        ? checked.sent
-        : this.findSent(input);
-    if ("retryOf" in sent) {
-      return { taskId: sent.retryOf, opened: beforeRun?.(sent.retryOf, undefined, true) };
-    }
+    const known = checked && checked.at === this.admitted ? checked.sent : null;
+    // A new task's message is not looked up first: its history row is keyed by its
+    // messageId, so a retry's insert fails, the transaction rolls back, and the lookup
+    // is made then. A message to a task is looked up first: the task's state decides.
+    const optimistic = !fresh && known === null && !input.taskId;
+    const sent =
+      fresh || optimistic
+        ? { itemId: sentItemId(input.messageId) }
+        : (known ?? this.findSent(input));
+    if ("retryOf" in sent) return retried(sent.retryOf);
     this.admitted += 1;
     const full = this.host.agent().limits.historyItems;
     if (this.host.store.history.size() >= full) {
+      const again = optimistic ? this.findSent(input) : null;
+      if (again && "retryOf" in again) return retried(again.retryOf);
       throw new A2AError(
         "ConversationFull",
         `Conversation ${scope.contextId} holds ${full} history items, the most it may (limits.historyItems): compact it (history:compact) or start a new context`,
@@ -175,10 +186,19 @@ export class Admission<Env> {
     if (!id) throw new Error("a new task needs the id the Worker sealed for it (scope.newTaskId)");
     message.taskId = id;
     const submitted = submittedTask(id, scope.contextId, message);
-    const events = this.host.store.atomic(() => {
-      if (push) this.registerInline(id, push.config, push.issuer, submitted);
-      return this.host.store.create(submitted, true, push !== undefined, sent.itemId);
-    });
+    let events: ReturnType<TaskStore["create"]>;
+    try {
+      events = this.host.store.atomic(() => {
+        if (push) this.registerInline(id, push.config, push.issuer, submitted);
+        return this.host.store.create(submitted, true, push !== undefined, sent.itemId);
+      });
+    } catch (error) {
+      if (!optimistic || !TAKEN_ITEM.test(String((error as Error)?.message))) throw error;
+      this.host.store.pushQueued = false;
+      const again = this.findSent(input);
+      if ("retryOf" in again) return retried(again.retryOf);
+      throw error;
+    }
     const opened = beforeRun?.(id, { task: submitted, seq: 0 });
     this.host.runs.publish(id, events);
     return { taskId: id, run: this.host.runs.run(id, message), opened };

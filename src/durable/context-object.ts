@@ -67,6 +67,7 @@ export type ContextRpc = Pick<
   | "deletePushConfig"
   | "deadDeliveries"
   | "redeliver"
+  | "sendIndexRows"
 >;
 
 const taskNotFound = (taskId: string) =>
@@ -181,7 +182,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       // A retry gets its task back without asking the reply hook again (see `admit`).
       const checked = this.admission.checkBeforeReply(scope, params.message);
       const retry = checked && "retryOf" in checked.sent ? checked.sent.retryOf : null;
-      const reply = retry === null ? await this.admission.directReply(scope, params.message) : null;
+      // No hook, no await: a message's answer takes no turn it does not need.
+      const asks = retry === null && this.agent.reply !== null && !params.message.taskId;
+      const reply = asks ? await this.admission.directReply(scope, params.message) : null;
       if (reply) return JSON.stringify(renderReplyResult(reply, version));
       const { taskId, run } =
         retry === null
@@ -189,10 +192,10 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
           : { taskId: retry };
       if (params.returnImmediately) this.ctx.waitUntil(run ?? Promise.resolve());
       else await run;
-      // Read-your-writes listing: a new task is in the tenant index before its answer
-      // leaves (one call, carrying the state it is answered in, shared with concurrent
-      // answers). A task continued by this message is there already; its change waits
-      // for the window with the rest.
+      // Read-your-writes listing: a new task is listed before its answer leaves (its row
+      // sent in a call shared with concurrent answers, or covered by the conversation's
+      // mark: see IndexOutbox). A task continued by this message is listed already; its
+      // change waits for the window with the rest.
       if (!params.message.taskId) await this.outbox.listed(taskId);
       const task = this.read(taskId, { historyLength: params.historyLength });
       return JSON.stringify(renderSendResult(task, version, params));
@@ -347,6 +350,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         ? this.streams.open(taskId, format, { snapshot: true })
         : this.streams.open(taskId, format, { snapshot: false, afterSeq: lastEventId });
     });
+  }
+
+  /** A listing found this conversation marked in its index shard: its rows go now. */
+  async sendIndexRows(_scope: Scope): Promise<void> {
+    if (!this.vacant) await this.outbox.sendForListing();
   }
 
   /** A page of this conversation's history, oldest first (paged by position). */

@@ -89,7 +89,11 @@ export function buildParts<Env>(
     () => host.agent().limits.indexFlushMs,
   );
   store.index.onPending = () => outbox.schedule();
-  const identity = new ContextIdentity(ctx.storage, store, env, current, () => outbox.schedule());
+  const identity = new ContextIdentity(ctx.storage, store, env, current, () => {
+    // The rows go to another shard now: a mark in the old one covers nothing there.
+    outbox.forgetMark();
+    outbox.schedule();
+  });
   const dispatcher = pushStore
     ? new PushDispatcher(
         pushStore,

@@ -31,8 +31,30 @@ export interface ShardPage {
   snapshot: number;
 }
 
-/** A shard's answer: a bad page token crosses the RPC boundary as data (like ContextRpc). */
-export type ShardResult = { ok: true; value: ShardPage } | { ok: false; error: ErrorData };
+/**
+ * A shard's answer: a bad page token crosses the RPC boundary as data (like ContextRpc).
+ * `marked`: asked with `marks`, the conversations that may hold answered tasks this shard
+ * has no row of yet (see `IndexMark`); they send them, then the shard is asked again.
+ */
+export type ShardResult =
+  | { ok: true; value: ShardPage }
+  | { ok: true; marked: string[] }
+  | { ok: false; error: ErrorData };
+
+/**
+ * A conversation's mark: set, its answers no longer wait for their rows to reach the
+ * index (they wait in its SQLite for the window), and a listing has it send them first;
+ * cleared when it sends its rows with nothing answered meanwhile.
+ */
+export interface IndexMark {
+  contextId: string;
+  on: boolean;
+}
+
+/** Marks are `meta` rows under this prefix (a key-value table every shard has). */
+const MARK = "mark:";
+/** Marked conversations a listing has send their rows, per shard at most. */
+export const MAX_MARKS_PER_LISTING = 100;
 
 /** The index's RPC surface as callers use it (see ContextRpc for why). */
 export type IndexRpc = Pick<IndexObject, "upsert" | "query" | "remove">;
@@ -94,10 +116,20 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
     return storageReport(this.ctx.storage, this.refused);
   }
 
-  async upsert(rows: IndexRow[]): Promise<void> {
+  async upsert(rows: IndexRow[], mark?: IndexMark): Promise<void> {
     this.ready();
-    if (rows.length === 0) return;
     const sql = this.ctx.storage.sql;
+    // In the rows' implicit transaction: a mark never goes without the rows sent with it.
+    if (mark?.on) {
+      sql.exec(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+        MARK + mark.contextId,
+        String(Date.now()),
+      );
+    } else if (mark) {
+      sql.exec("DELETE FROM meta WHERE key = ?", MARK + mark.contextId);
+    }
+    if (rows.length === 0) return;
     const listing = this.listingClock();
     // Per task what applying the rows in order leaves: the last of its newest rows.
     const latest = new Map<string, IndexRow>();
@@ -188,9 +220,20 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * This shard's rows of one page. A vacant shard (never written) answers none, creates
    * nothing, and names snapshot 0: every row it gets later is newer than that.
    */
-  async query(q: ShardQuery): Promise<ShardResult> {
+  async query(q: ShardQuery & { marks?: boolean }): Promise<ShardResult> {
     if (this.refused) return { ok: false, error: this.refused.toData() };
     if (this.vacant) return { ok: true, value: { rows: [], totalSize: 0, snapshot: 0 } };
+    if (q.marks) {
+      const marked = this.ctx.storage.sql
+        .exec<{ key: string }>(
+          `SELECT key FROM meta WHERE key > ? AND key < ? ORDER BY value LIMIT ${MAX_MARKS_PER_LISTING}`,
+          MARK,
+          `${MARK.slice(0, -1)};`,
+        )
+        .toArray()
+        .map((r) => r.key.slice(MARK.length));
+      if (marked.length) return { ok: true, marked };
+    }
     try {
       // The page names the clock as its snapshot: SQLite's counter must hold it first.
       this.saveClock();

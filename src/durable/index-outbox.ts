@@ -4,7 +4,7 @@
  */
 import type { Task } from "../models/task";
 import { logEvent } from "../telemetry/log";
-import type { IndexRow, IndexRpc } from "./index-object";
+import type { IndexMark, IndexRow, IndexRpc } from "./index-object";
 
 /** A task's entry for the tenant index, waiting to be sent. */
 export interface IndexEntry {
@@ -186,17 +186,34 @@ export const INDEX_BACKSTOP_MS = 10_000;
  * Delivers a conversation's pending index rows (marked in the same transaction as each
  * state change) to its tenant's index object. The first change opens a window of
  * `windowMs`, and every row pending when it closes goes in one RPC (one commit of the
- * index), a task's several changes as its latest row. A new task's answer does not wait
- * for the window: it asks for its row now (`listed`), so a caller lists what it was
- * answered. Concurrent callers share one flush, and rows that arrive while one is in
- * flight go together in the next; a failed flush leaves the rows in SQLite and asks the
- * alarm for a retry.
+ * index), a task's several changes as its latest row. Concurrent callers share one
+ * flush, and rows that arrive while one is in flight go together in the next; a failed
+ * flush leaves the rows in SQLite and asks the alarm for a retry.
+ *
+ * Read-your-writes: a new task's answer does not leave before a listing would show it
+ * (`listed`). In a quiet conversation its row goes at once (leading edge). A second new
+ * task within the window makes the conversation busy: that call also marks it in the
+ * index (`IndexMark`), and while the mark holds, answers go without a call of their own
+ * (their rows wait in SQLite for the window) and a listing has the conversation send its
+ * rows before reading. A window in which no answer relied on the mark clears it.
  */
 export class IndexOutbox {
   /** The call under way, and the one that starts when it ends (gathering meanwhile). */
   private inFlight: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** The index holds this conversation's mark, set by this instance. */
+  private marked = false;
+  /** The call that sets the mark, until it returns: answers meanwhile wait for it. */
+  private marking: Promise<void> | null = null;
+  /** What the next call does with the mark, read as it starts. */
+  private markNext: "set" | "clear" | null = null;
+  /** A window closed: its call clears the mark when no answer relied on it. */
+  private windowClosed = false;
+  /** Answers the mark covered since the last window closed. */
+  private covered = 0;
+  /** When the last call carrying rows began (a new task within the window after it: busy). */
+  private lastSent = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly store: PendingIndexRows,
@@ -212,6 +229,7 @@ export class IndexOutbox {
     const done = new Promise<void>((resolve) => {
       this.timer = setTimeout(() => {
         this.timer = null;
+        this.windowClosed = true;
         this.flush()
           .catch((error) =>
             logEvent("error", "edgelink: could not schedule an index retry", { error }),
@@ -230,16 +248,42 @@ export class IndexOutbox {
   }
 
   /**
-   * Resolves once the index holds a row of this task: at once when no row of it is
-   * pending, else after a flush that carries it (sharing one in flight). When the index
-   * cannot be reached it resolves anyway, the rows kept for the alarm's retry: the
+   * Resolves once a listing shows this task: at once when no row of it is pending or the
+   * mark covers it, else after a call that carries it (sharing one in flight). When the
+   * index cannot be reached it resolves anyway, the rows kept for the alarm's retry: the
    * caller's answer is not held back by the index.
    */
   listed(taskId: string): Promise<void> {
     if (!this.store.indexPending(taskId)) return Promise.resolve();
-    return this.flush().catch((error) =>
+    if (this.marked || this.marking) {
+      this.covered += 1;
+      return this.marking ?? Promise.resolve();
+    }
+    const busy = Date.now() - this.lastSent < this.windowMs();
+    if (busy) this.markNext = "set";
+    const call = this.flush().catch((error) =>
       logEvent("error", "edgelink: could not schedule an index retry", { error }),
     );
+    if (!busy) return call;
+    const marking: Promise<void> = call.finally(() => {
+      if (this.marking === marking) this.marking = null;
+    });
+    this.marking = marking;
+    return marking;
+  }
+
+  /**
+   * A listing asks for the rows now (the index holds this conversation's mark). A mark
+   * this instance did not set, left by an earlier run of the object, goes with them.
+   */
+  sendForListing(): Promise<void> {
+    if (!this.marked && this.markNext === null) this.markNext = "clear";
+    return this.flush();
+  }
+
+  /** The rows go to another shard now: a mark in the old one covers nothing there. */
+  forgetMark(): void {
+    this.marked = false;
   }
 
   /**
@@ -288,12 +332,17 @@ export class IndexOutbox {
     const rows = pending.slice(0, INDEX_BATCH_ROWS);
     const more = pending.length > INDEX_BATCH_ROWS;
     const removed = this.store.removals();
-    if (rows.length === 0 && removed.length === 0) return { sent: true, more: false };
+    const mark = this.markFor(more);
+    if (rows.length === 0 && removed.length === 0 && mark === undefined) {
+      return { sent: true, more: false };
+    }
     const target = this.host.target();
     if (!target) return { sent: false, more: false };
-    if (rows.length) {
+    if (rows.length || mark) {
+      if (rows.length) this.lastSent = Date.now();
       const indexRows: IndexRow[] = rows.map((r) => ({ ...r, contextId: target.contextId }));
-      await target.index.upsert(indexRows);
+      await target.index.upsert(indexRows, mark && { contextId: target.contextId, on: mark.on });
+      if (mark?.on) this.marked = true;
       this.store.acknowledge(rows);
     }
     if (removed.length) {
@@ -301,5 +350,33 @@ export class IndexOutbox {
       this.store.removed(removed);
     }
     return { sent: true, more };
+  }
+
+  /**
+   * What this call does with the mark, decided as it reads its rows: an answer after
+   * that is covered by this call's mark, or else by a call of its own.
+   */
+  private markFor(more: boolean): Pick<IndexMark, "on"> | undefined {
+    const asked = this.markNext;
+    const closed = this.windowClosed;
+    this.markNext = null;
+    this.windowClosed = false;
+    if (asked === "set" && !this.marked) return { on: true };
+    // A mark goes only with the last of the rows it covers (a backlog takes several calls).
+    if (more && (asked === "clear" || closed)) {
+      this.markNext = asked;
+      this.windowClosed = closed;
+      return undefined;
+    }
+    if (asked === "clear" && !this.marked) return { on: false };
+    if (!closed || !this.marked) return undefined;
+    if (this.covered === 0) {
+      this.marked = false;
+      return { on: false };
+    }
+    // Still busy: the mark stays, and the next window decides again.
+    this.covered = 0;
+    this.schedule();
+    return undefined;
   }
 }

@@ -115,12 +115,14 @@ export function listOrder(a: ListPosition, b: ListPosition): number {
  * one shard, so the merge of the shards' stable listings is itself stable: a task updated
  * between page reads is neither skipped nor repeated. `totalSize` is the shards' sum.
  * A token forged, of another shard count, or expired is InvalidParams naming it; the
- * shards asked are the caller's own whatever the token says.
+ * shards asked are the caller's own whatever the token says. `sendRows` has marked
+ * conversations (see `IndexMark`) send their pending rows before the page is read.
  */
 export async function listIndex(
   ns: DurableObjectNamespace,
   scope: IndexScope,
   q: PageQuery,
+  sendRows: (contextIds: string[]) => Promise<void> = async () => {},
 ): Promise<IndexPage> {
   const cursor = q.pageToken ? decodeShardedCursor(q.pageToken, scope.shards) : null;
   if (q.pageToken && !cursor) {
@@ -132,19 +134,26 @@ export async function listIndex(
     pageSize: q.pageSize,
   };
   const after = cursor && { updatedAt: cursor.updatedAt, taskId: cursor.taskId };
-  const answers = await Promise.all(
-    Array.from({ length: scope.shards }, (_, shard) =>
-      shardStub(ns, scope, shard).query({
-        ...filters,
-        after,
-        snapshot: cursor?.snapshots[shard] ?? null,
-      }),
-    ),
-  );
+  const ask = (shard: number, marks: boolean) =>
+    shardStub(ns, scope, shard).query({
+      ...filters,
+      after,
+      snapshot: cursor?.snapshots[shard] ?? null,
+      marks,
+    });
+  let answers = await Promise.all(Array.from({ length: scope.shards }, (_, s) => ask(s, true)));
+  // Read-your-writes: marked conversations send their rows, then their shards answer
+  // (marks set meanwhile cover answers given after this listing began: not waited for).
+  const marked = answers.flatMap((a) => (a.ok && "marked" in a ? a.marked : []));
+  if (marked.length) {
+    await sendRows(marked);
+    answers = await Promise.all(answers.map((a, s) => (a.ok && "marked" in a ? ask(s, false) : a)));
+  }
   const pages: ShardPage[] = [];
   for (const answer of answers) {
     if (!answer.ok) throw A2AError.fromData(answer.error);
-    pages.push(answer.value);
+    // Asked again without marks, a shard answers its page.
+    if ("value" in answer) pages.push(answer.value);
   }
   const merged = pages.flatMap((p) => p.rows).sort(listOrder);
   const shown = merged.slice(0, q.pageSize);

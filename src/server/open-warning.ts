@@ -5,6 +5,23 @@ import { logEvent } from "../telemetry/log";
 /** Hosts of local development (`wrangler dev`, tests): an open agent there is expected. */
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
+/**
+ * Whether a request URL is of a local host, parsing a URL only when its origin (the text
+ * before the path) changed: an isolate in development serves one origin, and would
+ * otherwise parse every request's URL to learn again that it is local.
+ */
+let lastOrigin = "";
+let lastLocal = false;
+export function isLocalUrl(url: string): boolean {
+  const end = url.indexOf("/", url.indexOf("//") + 2);
+  const origin = end < 0 ? url : url.slice(0, end);
+  if (origin !== lastOrigin) {
+    lastLocal = LOCAL_HOSTS.has(new URL(url).hostname);
+    lastOrigin = origin;
+  }
+  return lastLocal;
+}
+
 // Per isolate: one warning per agent, however many requests the isolate serves.
 const warned = new WeakSet<object>();
 
@@ -16,7 +33,7 @@ export function warnWhenOpen<Env extends object>(
   agent: Agent<Env>,
 ): MiddlewareHandler<{ Bindings: Env }> {
   return async (c, next) => {
-    if (!agent.auth && !warned.has(agent)) {
+    if (!agent.auth && !warned.has(agent) && !isLocalUrl(c.req.url)) {
       const { hostname, origin } = new URL(c.req.url);
       if (!LOCAL_HOSTS.has(hostname)) {
         warned.add(agent);

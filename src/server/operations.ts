@@ -247,6 +247,13 @@ export class Operations<Env> {
         pageSize: params.pageSize,
         pageToken: params.pageToken,
       },
+      (marked) =>
+        Promise.all(
+          marked.map((contextId) => {
+            const { stub, scope } = this.context(contextId);
+            return stub.sendIndexRows(scope);
+          }),
+        ).then(() => {}),
     );
     const byContext = new Map<string, string[]>();
     for (const row of page.rows) {

@@ -46,10 +46,18 @@ export interface RateLimiter<Env extends object> {
  * the internet (RFC 6761: .localhost, .test, .invalid, .example; and mDNS .local).
  */
 function isPrivateHost(url: string): boolean {
+  // The origin (the text before the path) decides: a URL is parsed once per origin.
+  const end = url.indexOf("/", url.indexOf("//") + 2);
+  const origin = end < 0 ? url : url.slice(0, end);
+  if (origin === privateOrigin) return true;
   const host = new URL(url).hostname;
-  if (["localhost", "127.0.0.1", "[::1]"].includes(host)) return true;
-  return /\.(localhost|test|invalid|example|local)$/.test(host);
+  const known =
+    ["localhost", "127.0.0.1", "[::1]"].includes(host) ||
+    /\.(localhost|test|invalid|example|local)$/.test(host);
+  if (known) privateOrigin = origin;
+  return known;
 }
+let privateOrigin = "";
 
 /** Whether the tenant a caller acts in is its own whatever the request names. */
 const tenantIsFixed = (p: Principal) => p.scheme !== "anonymous" && p.allTenants !== true;

@@ -215,8 +215,11 @@ export function startupCheck<Env extends object>(
   agent: Agent<Env>,
 ): MiddlewareHandler<{ Bindings: Env }> {
   const outcomes = new WeakMap<object, Promise<Checked>>();
+  /** Envs whose check found nothing: their requests go on without awaiting it again. */
+  const passed = new WeakSet<object>();
   return async (c, next) => {
     const env = (c.env ?? {}) as Env & object;
+    if (passed.has(env)) return next();
     let outcome = outcomes.get(env);
     if (!outcome) {
       outcome = check(agent, env as Record<string, unknown>, isLocal(c.req.url)).then((checked) => {
@@ -231,8 +234,11 @@ export function startupCheck<Env extends object>(
       });
       outcomes.set(env, outcome);
     }
-    const { problems } = await outcome;
-    if (problems.length === 0) return next();
+    const { problems, transient } = await outcome;
+    if (problems.length === 0) {
+      if (!transient) passed.add(env);
+      return next();
+    }
     const error = new A2AError(
       "Misconfigured",
       `This agent is misconfigured: ${problems.join("; ")}`,

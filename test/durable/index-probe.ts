@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { contextObjectName, idKeys, issuedContextId } from "../../src/durable/ids";
-import type { IndexRow } from "../../src/durable/index-object";
+import type { IndexMark, IndexRow } from "../../src/durable/index-object";
 import { BASE, indexShardStub, rpc, sleep, userMessage } from "../helpers";
 import { withLimits as setLimits } from "./agent-override";
 
@@ -59,7 +59,11 @@ export async function countUpserts(
   contextId: string,
 ): Promise<() => Promise<IndexRow[][]>> {
   await runInDurableObject(indexStub(tenant, contextId), (instance) => {
-    type Counted = { upsert(rows: IndexRow[]): Promise<void>; calls?: IndexRow[][] };
+    type Counted = {
+      upsert(rows: IndexRow[], mark?: IndexMark): Promise<void>;
+      calls?: IndexRow[][];
+      marks?: (IndexMark | null)[];
+    };
     const proto = Object.getPrototypeOf(Object.getPrototypeOf(instance)) as Counted & {
       counted?: boolean;
     };
@@ -68,14 +72,17 @@ export async function countUpserts(
       : proto;
     if (!target.counted) {
       const upsert = target.upsert;
-      target.upsert = function (this: Counted, rows: IndexRow[]) {
+      target.upsert = function (this: Counted, rows: IndexRow[], mark?: IndexMark) {
         this.calls ??= [];
         this.calls.push(rows);
-        return upsert.call(this, rows);
+        this.marks ??= [];
+        this.marks.push(mark ?? null);
+        return upsert.call(this, rows, mark);
       };
       target.counted = true;
     }
     (instance as unknown as Counted).calls = [];
+    (instance as unknown as Counted).marks = [];
   });
   return () =>
     runInDurableObject(
@@ -83,6 +90,22 @@ export async function countUpserts(
       (instance) => (instance as unknown as { calls: IndexRow[][] }).calls,
     );
 }
+
+/** The time a conversation's mark was set in its index shard (null: not marked). */
+export const markOf = (tenant: string, contextId: string) =>
+  runInDurableObject(indexStub(tenant, contextId), (_i, state) => {
+    const row = state.storage.sql
+      .exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", `mark:${contextId}`)
+      .toArray()[0];
+    return row?.value ?? null;
+  });
+
+/** The mark each upsert counted by `countUpserts` carried (null: none), in call order. */
+export const upsertMarks = (tenant: string, contextId: string) =>
+  runInDurableObject(
+    indexStub(tenant, contextId),
+    (instance) => (instance as unknown as { marks: (IndexMark | null)[] }).marks,
+  );
 
 export async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 5000) {
   const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { IndexRow } from "../../src/durable/index-object";
+import type { IndexMark, IndexRow } from "../../src/durable/index-object";
 import {
   INDEX_BACKSTOP_MS,
   INDEX_BATCH_ROWS,
@@ -261,5 +261,47 @@ describe("tenant index: later changes batched off the answer's path (issue 10)",
     expect(pending.size).toBe(0);
     // Everything sent, no window open: the backstop alarm is no longer needed.
     expect(settled).toBe(1);
+  });
+
+  it("a conversation's mark is cleared by the last call of a backlog, with the last rows it covered", async () => {
+    const pending = new Map<string, IndexEntry>();
+    for (let i = 0; i < INDEX_BATCH_ROWS + 3; i++) {
+      const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+      pending.set(`t${i}`, { taskId: `t${i}`, state: "completed", createdAt: at, updatedAt: at });
+    }
+    const store = {
+      outbox: () => [...pending.values()],
+      removals: () => [],
+      acknowledge: (rows: readonly IndexEntry[]) => {
+        for (const r of rows) pending.delete(r.taskId);
+      },
+      removed: () => {},
+    } as unknown as PendingIndexRows;
+    const calls: [number, IndexMark | undefined][] = [];
+    const outbox = new IndexOutbox(
+      store,
+      {
+        target: () => ({
+          contextId: "c",
+          index: {
+            upsert: async (rows: IndexRow[], mark?: IndexMark) => {
+              calls.push([rows.length, mark]);
+            },
+          } as never,
+        }),
+        keepAlive: () => {},
+        wakeAt: async () => {},
+        settled: () => {},
+      },
+      () => 1000,
+    );
+    // White-box: the conversation is marked and its window just closed with no answer
+    // relying on the mark (what the window's timer leaves).
+    Object.assign(outbox, { marked: true, windowClosed: true });
+    await outbox.flush();
+    expect(calls).toEqual([
+      [INDEX_BATCH_ROWS, undefined],
+      [3, { contextId: "c", on: false }],
+    ]);
   });
 });

@@ -1,15 +1,17 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { rest, rpc, userMessage } from "../helpers";
+import { rest, rpc, sleep, userMessage } from "../helpers";
 import {
   contextStub,
   countUpserts,
   indexRow,
   indexStub,
   issuedIn,
+  markOf,
   newTenant,
   sendIn,
   until,
+  upsertMarks,
   withLimits,
 } from "./index-probe";
 
@@ -90,17 +92,76 @@ describe("read-your-writes listing: a new task is listed once its answer is rece
     expect(ids(await listRpc({ tenant }))).toContain(task.id);
   });
 
-  it("a quiet conversation: one index call per new task, carrying the state it was answered in", async () => {
+  it("a quiet conversation (new tasks further apart than the window): one index call per new task, carrying the state it was answered in", async () => {
     const tenant = newTenant();
-    const contextId = await stillWindow(tenant);
+    const contextId = await issuedIn(tenant);
+    await withLimits(tenant, contextId, { indexFlushMs: 300 });
     await sendIn(tenant, contextId, "warm");
+    await sleep(400);
     const calls = await countUpserts(tenant, contextId);
     const tasks: Json[] = [];
-    for (const text of ["one", "two", "three"]) tasks.push(await sendIn(tenant, contextId, text));
+    for (const text of ["one", "two", "three"]) {
+      tasks.push(await sendIn(tenant, contextId, text));
+      expect(ids(await listRpc({ tenant }))).toContain(tasks.at(-1)?.id);
+      await sleep(400);
+    }
     const upserts = await calls();
     expect(upserts.map((rows) => rows.map((r) => [r.taskId, r.state]))).toEqual(
       tasks.map((t) => [[t.id, "completed"]]),
     );
+    expect(await upsertMarks(tenant, contextId)).toEqual([null, null, null]);
+  });
+
+  it("a busy conversation (a second new task within the window): its call marks the conversation, later answers make none, and each task is listed at once all the same", async () => {
+    const tenant = newTenant();
+    const contextId = await stillWindow(tenant);
+    const warm = await sendIn(tenant, contextId, "warm");
+    const calls = await countUpserts(tenant, contextId);
+    const tasks: Json[] = [];
+    for (const text of ["one", "two", "three"]) tasks.push(await sendIn(tenant, contextId, text));
+    // One call: the second new task's row and the mark; two and three wait in SQLite.
+    expect((await calls()).map((rows) => rows.map((r) => r.taskId))).toEqual([[tasks[0]?.id]]);
+    expect(await upsertMarks(tenant, contextId)).toEqual([{ contextId, on: true }]);
+    expect(await markOf(tenant, contextId)).not.toBeNull();
+    expect(await indexRow(tenant, contextId, tasks[2]?.id as string)).toBeNull();
+    // The listing has the marked conversation send its rows first: every task is there.
+    const listed = await listRpc({ tenant });
+    expect(ids(listed).sort()).toEqual([warm.id, ...tasks.map((t) => t.id)].sort());
+    expect(
+      (await calls())
+        .at(-1)
+        ?.map((r) => r.taskId)
+        .sort(),
+    ).toEqual([tasks[1]?.id, tasks[2]?.id].sort());
+    expect(ids(await listRpc({ tenant, contextId })).sort()).toEqual(ids(listed).sort());
+  });
+
+  it("the mark stays while answers rely on it, and a window in which none did clears it", async () => {
+    const tenant = newTenant();
+    const contextId = await issuedIn(tenant);
+    await withLimits(tenant, contextId, { indexFlushMs: 1000 });
+    await sendIn(tenant, contextId, "warm");
+    const calls = await countUpserts(tenant, contextId);
+    const one = await sendIn(tenant, contextId, "one");
+    const two = await sendIn(tenant, contextId, "two");
+    await until(
+      () => upsertMarks(tenant, contextId),
+      (marks) => marks.length >= 3,
+      6000,
+    );
+    // The mark with one's row; at the window's end two's row (two relied on the mark: it
+    // stays); the next window, with no answer relying on it, clears it.
+    expect(await upsertMarks(tenant, contextId)).toEqual([
+      { contextId, on: true },
+      null,
+      { contextId, on: false },
+    ]);
+    expect((await calls()).map((rows) => rows.map((r) => r.taskId))).toEqual([
+      [one.id],
+      [two.id],
+      [],
+    ]);
+    expect(await markOf(tenant, contextId)).toBeNull();
   });
 
   it("a busy conversation: each of 8 concurrent senders lists its task at once; the rows share calls", async () => {
@@ -165,6 +226,19 @@ describe("read-your-writes listing after a restart (issue 27)", () => {
     );
     expect(row?.state).toBe("completed");
     expect(ids(await listRpc({ tenant, status: "TASK_STATE_COMPLETED" }))).toEqual([task.id]);
+  });
+
+  it("a mark left by a torn-down object: the next listing has the fresh object send the rows and clear it", async () => {
+    const tenant = newTenant();
+    const contextId = await stillWindow(tenant);
+    const tasks: Json[] = [];
+    for (const text of ["warm", "one", "two"]) tasks.push(await sendIn(tenant, contextId, text));
+    expect(await markOf(tenant, contextId)).not.toBeNull();
+    await runInDurableObject(contextStub(tenant, contextId), (_i, state) =>
+      state.abort("simulated restart"),
+    ).catch(() => {});
+    expect(ids(await listRpc({ tenant })).sort()).toEqual(tasks.map((t) => t.id).sort());
+    expect(await markOf(tenant, contextId)).toBeNull();
   });
 
   it("right after a restart, a new task is listed at once (unfiltered and by its context)", async () => {
