@@ -37,6 +37,7 @@ import {
   type StorageReport,
   storageReport,
 } from "./schema";
+import { endRun, storedTrace, traceRun } from "./run-trace";
 import { TaskRun } from "./task-run";
 import { type ListBudget, type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
@@ -58,6 +59,8 @@ export interface Scope {
   owner?: string;
   /** The id a new task gets: signed by the Worker, which holds the id key. */
   newTaskId?: string;
+  /** The caller's trace context (a `TraceCarrier`), when tracing is on. */
+  trace?: string;
 }
 
 export interface TaskPage {
@@ -193,6 +196,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
           (taskId) => this.read(taskId),
         )
       : null;
+    // Deliveries join the trace of the run that queued them, however late they go.
+    if (this.dispatcher) this.dispatcher.traceOf = (id) => storedTrace(ctx.storage.sql, id);
     // A read never creates storage: an object never written gets its schema on the first
     // write (admit), and until then every read answers "nothing here".
     this.vacant = !hasSchema(ctx.storage);
@@ -757,7 +762,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         if (push) this.registerInline(taskId, push.config, push.issuer, this.read(taskId));
       });
       const opened = beforeRun?.(taskId);
-      return { taskId, run: this.start(taskId, message), opened };
+      return { taskId, run: this.start(taskId, message, scope.trace), opened };
     }
     // A new task: its row, its message and its move to working in one transaction; a
     // stream opened on it starts from the submitted task, before the first event.
@@ -770,7 +775,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
     const opened = beforeRun?.(id, { task: submitted, seq: 0 });
     this.publish(id, events);
-    return { taskId: id, run: this.run(id, message), opened };
+    return { taskId: id, run: this.run(id, message, scope.trace), opened };
   }
 
   /** A config sent inside SendMessage: saved before the run starts, so no event is missed. */
@@ -828,18 +833,26 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /** Moves an existing task back to working and runs the handler on `message`. */
-  private start(taskId: string, message: Message): Promise<void> {
+  private start(taskId: string, message: Message, trace?: string): Promise<void> {
     this.publish(taskId, this.store.transition(taskId, "working"));
-    return this.run(taskId, message);
+    return this.run(taskId, message, trace);
   }
 
-  private run(taskId: string, message: Message): Promise<void> {
+  /** `trace`: the caller's trace context; a resumed run (none) continues the stored one. */
+  private run(taskId: string, message: Message, trace?: string): Promise<void> {
     const controller = new AbortController();
     this.runs.set(taskId, controller);
-    return this.execute(taskId, message, controller).finally(() => this.runs.delete(taskId));
+    return this.execute(taskId, message, controller, trace).finally(() =>
+      this.runs.delete(taskId),
+    );
   }
 
-  private async execute(taskId: string, message: Message, controller: AbortController) {
+  private async execute(
+    taskId: string,
+    message: Message,
+    controller: AbortController,
+    trace?: string,
+  ) {
     const task = this.store.snapshot(taskId);
     if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
     const run = new TaskRun(
@@ -851,6 +864,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       (id, e) => this.publish(id, e),
       this.children,
     );
+    const traced = traceRun(this.ctx.storage.sql, run, this.agent as Agent<unknown>, trace);
+    let failure: unknown;
     try {
       const agent = this.agent;
       const result = agent.handler
@@ -870,8 +885,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
         if (state === "working") run.complete();
       });
     } catch (error) {
+      failure = error;
       if (controller.signal.aborted) return;
       this.failTask(taskId, publicReason(error));
+    } finally {
+      if (traced) endRun(traced, this.store.state(taskId), failure);
     }
   }
 

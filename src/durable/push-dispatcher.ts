@@ -13,6 +13,7 @@ import {
 import { buildDelivery, deliver } from "../push/delivery";
 import type { SigningKey } from "../push/signing";
 import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
+import { endPushAttempt, tracePushAttempt } from "./push-trace";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, type PushStore } from "./push-store";
 import type { TaskStore } from "./task-store";
 
@@ -38,6 +39,9 @@ export class PushDispatcher {
     private readonly snapshot: (taskId: string) => Task,
     private readonly fetchFn: typeof fetch = (input, init) => fetch(input, init),
   ) {}
+
+  /** The stored trace context of a task's run (read only while tracing is on). */
+  traceOf: (taskId: string) => string | null = () => null;
 
   /** Delivers everything due now; returns when the next delivery is due, or null. */
   async run(now = Date.now()): Promise<number | null> {
@@ -152,8 +156,10 @@ export class PushDispatcher {
       signingKey: key,
       issuer: this.issuer(),
     });
-    const result = await deliver(this.fetchFn, delivery);
     const attempts = row.attempts + 1;
+    const traced = tracePushAttempt(this.traceOf, row, attempts, delivery);
+    const result = await deliver(this.fetchFn, delivery);
+    endPushAttempt(traced, result);
     if (result.outcome === "delivered") {
       this.push.markDelivered(row.seq);
       if (health.failures > 0) this.push.recordSuccess(row.taskId, row.configId);

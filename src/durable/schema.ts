@@ -239,6 +239,9 @@ export const CONTEXT_MIGRATIONS: readonly Migration[] = [
   // and the parts of a big artifact, stay one row each in `artifact_parts`, numbered after
   // the inline ones. NULL (every row from before): all its parts are in `artifact_parts`.
   [addArtifactParts],
+  // v15: the trace context of a task's latest run (a W3C carrier, written only while
+  // tracing is on), so its push deliveries and a resumed run stay in its trace.
+  ["ALTER TABLE tasks ADD COLUMN trace TEXT"],
 ];
 
 /** v14's column, added unless there (a migration may run again over a partial rebuild). */
@@ -372,7 +375,8 @@ export const CONTEXT_FRESH: readonly string[] = [
     updated_at TEXT NOT NULL,
     state_history TEXT NOT NULL DEFAULT '[]',
     index_pending INTEGER NOT NULL DEFAULT 0,
-    row_seq INTEGER NOT NULL DEFAULT 0
+    row_seq INTEGER NOT NULL DEFAULT 0,
+    trace TEXT
   )`,
   "CREATE INDEX tasks_by_update ON tasks (updated_at DESC, id DESC)",
   `CREATE TABLE artifacts (

@@ -1,4 +1,5 @@
 import { asProviderError, ProviderError, retryAfterMs } from "./errors";
+import { injectHeaders } from "../telemetry/carrier";
 import type { CallOptions, Model } from "./types";
 
 /** Default stall watchdog: no bytes for this long fails the stream. */
@@ -52,7 +53,7 @@ export async function postJson(init: PostInit): Promise<Response> {
   try {
     response = await doFetch(init.url, {
       method: "POST",
-      headers: { "content-type": "application/json", ...init.headers },
+      headers: withTrace({ "content-type": "application/json", ...init.headers }, options),
       body: JSON.stringify(init.body),
       signal: controller.signal,
     });
@@ -74,6 +75,12 @@ export async function postJson(init: PostInit): Promise<Response> {
     throw await errorFromResponse(provider, response, `POST ${withoutQuery(init.url)}`);
   }
   return response;
+}
+
+/** The call's trace context on its request, when the agent is tracing. */
+function withTrace(headers: Record<string, string>, options: CallOptions): Record<string, string> {
+  if (options.traceContext) injectHeaders(options.traceContext, headers);
+  return headers;
 }
 
 /** A URL as errors show it: no query string, where a proxy's key could ride. */

@@ -11,6 +11,7 @@ import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
 import { lastEventId } from "./jsonrpc";
 import { Operations } from "./operations";
+import { nameOperation, requestTrace } from "./tracing";
 import { checkPathEncoding } from "./rest";
 import { requestedTenant } from "./tenant";
 
@@ -45,22 +46,25 @@ export function registerChat<Env extends object>(
     binding: "chat",
     model: agent.model?.model ?? null,
   };
-  const ops = (c: C) => {
+  const ops = (c: C, operation: "stream" | "subscribe") => {
     checkPathEncoding(new URL(c.req.url).pathname);
     const principal = c.get("principal");
     const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
-    return new Operations(agent, c.env, tenant, new URL(c.req.url).origin, ownerOf(principal));
+    const trace = requestTrace(c.req.raw);
+    nameOperation(trace, operation, { spanName: `chat ${operation}` });
+    const origin = new URL(c.req.url).origin;
+    return new Operations(agent, c.env, tenant, origin, ownerOf(principal), trace);
   };
 
   const start = (c: C) =>
     serve(async () => {
       const body = await readJson(c.req.raw);
       const { params, contextField } = parseChatRequest(body);
-      return ops(c).streamMessage(params, format, contextField);
+      return ops(c, "stream").streamMessage(params, format, contextField);
     });
   const resume = (c: C) =>
     serve(() =>
-      ops(c).subscribe(
+      ops(c, "subscribe").subscribe(
         parseTaskId({ id: c.req.param("taskId") }),
         format,
         lastEventId(c.req.raw) ?? 0,

@@ -17,6 +17,7 @@ import { readJson } from "./body";
 import { errorHeaders, jsonRpcError, type RpcId, toA2AError } from "./errors";
 import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
+import { nameOperation } from "./tracing";
 import { type PushOperation, runPushOperation } from "./push-api";
 import { requestedTenant } from "./tenant";
 import { requestedVersion } from "./version";
@@ -183,6 +184,7 @@ async function serveJsonRpc<Env>(
     const params = protoJsonNames((rpc.params ?? {}) as JsonObject);
     // May be refused by the tenant's rate limit, before any storage is touched.
     const ops = await opsFor(requestedTenant(params.tenant, "params.tenant"));
+    nameOperation(ops.trace, operation, { method: rpc.method, version });
     const format = { version, binding: "jsonrpc" as const, rpcId: id };
     const respond = (result: unknown) =>
       Response.json({ jsonrpc: "2.0", id, result }, { headers: JSON_HEADERS });

@@ -18,6 +18,7 @@ import { lastEventId } from "./jsonrpc";
 import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
 import { runPushOperation } from "./push-api";
+import { nameOperation } from "./tracing";
 import { requestedVersion } from "./version";
 
 export type Route =
@@ -162,6 +163,7 @@ export async function handleRest<Env>(
     const version: ProtocolVersion = requestedVersion(request, url) ?? "1.0";
     requireExtensions(request, agent as Agent<unknown>);
     const format = { version, binding: "rest" as const };
+    nameOperation(ops.trace, route.op, { version });
     const json = (value: unknown) =>
       Response.json(value, { headers: { "Content-Type": "application/json" } });
     switch (route.op) {

@@ -1,0 +1,6 @@
+// Tracing by the OpenTelemetry API: what providers, the agent, the objects and the server
+// use. Web APIs and @opentelemetry/api only; nothing above models.
+export * from "./attributes";
+export * from "./carrier";
+export * from "./spans";
+export * from "./tracer";
