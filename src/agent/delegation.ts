@@ -1,4 +1,10 @@
 import { type A2AClient, type AgentEvent, answerOf, connect } from "../client/client";
+import type { JsonObject } from "../models/json";
+import type { MessageInput } from "../models/message";
+import type { Part } from "../models/part";
+import type { PeerCard } from "../models/peer-card";
+import type { Task } from "../models/task";
+import { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
 import {
   A2A_TASK_ID,
   A2A_TASK_STATE,
@@ -13,12 +19,6 @@ import {
   traceContextOf,
   traceHeaders,
 } from "../telemetry";
-import type { JsonObject } from "../models/json";
-import type { MessageInput } from "../models/message";
-import type { Part } from "../models/part";
-import type { PeerCard } from "../models/peer-card";
-import type { Task } from "../models/task";
-import { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
 import type { ArtifactUpdate } from "./context";
 
 /**

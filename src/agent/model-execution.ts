@@ -24,13 +24,10 @@ import {
   type StreamEvent,
   type ToolCall,
 } from "../providers/types";
+import { type Traced, traceContextOf } from "../telemetry";
 import type { TaskContext } from "./context";
 import { runDefaultExecution } from "./default-execution";
 import type { Agent } from "./definition";
-import { renderComposition } from "./prompt";
-import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
-import { roundWindow } from "./round-window";
-import { type Traced, traceContextOf } from "../telemetry";
 import {
   capturesContent,
   endModelCall,
@@ -38,6 +35,9 @@ import {
   startModelCall,
   ToolSpans,
 } from "./model-trace";
+import { renderComposition } from "./prompt";
+import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
+import { roundWindow } from "./round-window";
 import { runToolCalls, type ToolRunOptions } from "./tool-runner";
 import { announceCall, announceReasoning, announceResult } from "./tool-work";
 import type { Tools } from "./tools";
@@ -234,7 +234,12 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
         ? (text: string) => announceReasoning(ctx, text)
         : null;
       const callOptions = span ? { ...options, traceContext: span.ctx } : options;
-      round = await streamRound(model.streamBatches(request, callOptions), artifact, reasoning, span);
+      round = await streamRound(
+        model.streamBatches(request, callOptions),
+        artifact,
+        reasoning,
+        span,
+      );
       if (span) endModelCall(span, round, content);
     } catch (error) {
       endModelCall(span, { error }, content);

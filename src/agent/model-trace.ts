@@ -2,10 +2,10 @@ import type { Context } from "@opentelemetry/api";
 import type { Item } from "../history/items";
 import type { Model, ModelRequest, ToolCall } from "../providers/types";
 import {
+  ERROR_TYPE,
   EVENT_FALLBACK,
   EVENT_RETRY,
   endSpan,
-  ERROR_TYPE,
   failSpan,
   GEN_AI_CONVERSATION_ID,
   GEN_AI_INPUT_MESSAGES,
@@ -147,7 +147,9 @@ function messagesOf(items: readonly Item[]): unknown[] {
       case "function_call":
         return {
           role: "assistant",
-          parts: [{ type: "tool_call", id: item.callId, name: item.name, arguments: item.arguments }],
+          parts: [
+            { type: "tool_call", id: item.callId, name: item.name, arguments: item.arguments },
+          ],
         };
       case "function_call_output":
         return {

@@ -29,6 +29,7 @@ import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
 import { attempt, type Result } from "./result";
 import { findSent, type Sent, sentItemId } from "./retries";
+import { endRun, storedTrace, traceRun } from "./run-trace";
 import {
   CONTEXT_FRESH,
   CONTEXT_MIGRATIONS,
@@ -37,7 +38,6 @@ import {
   type StorageReport,
   storageReport,
 } from "./schema";
-import { endRun, storedTrace, traceRun } from "./run-trace";
 import { TaskRun } from "./task-run";
 import { type ListBudget, type ReadOptions, TaskStore } from "./task-store";
 import { openTaskStream, type Snapshot, type StreamStart } from "./task-stream";
@@ -842,9 +842,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private run(taskId: string, message: Message, trace?: string): Promise<void> {
     const controller = new AbortController();
     this.runs.set(taskId, controller);
-    return this.execute(taskId, message, controller, trace).finally(() =>
-      this.runs.delete(taskId),
-    );
+    return this.execute(taskId, message, controller, trace).finally(() => this.runs.delete(taskId));
   }
 
   private async execute(

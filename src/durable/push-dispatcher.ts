@@ -13,8 +13,8 @@ import {
 import { buildDelivery, deliver } from "../push/delivery";
 import type { SigningKey } from "../push/signing";
 import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
-import { endPushAttempt, tracePushAttempt } from "./push-trace";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, type PushStore } from "./push-store";
+import { endPushAttempt, tracePushAttempt } from "./push-trace";
 import type { TaskStore } from "./task-store";
 
 /** Failed attempts in a row after which a config is unhealthy (`PushOptions.unhealthyAfter`). */

@@ -6,8 +6,8 @@ import {
   activeTracer,
   carrierOf,
   contextOfCarrier,
-  endSpan,
   ERROR_TYPE,
+  endSpan,
   GEN_AI_AGENT_NAME,
   GEN_AI_CONVERSATION_ID,
   GEN_AI_OPERATION_NAME,
@@ -65,11 +65,7 @@ export function traceRun(
 }
 
 /** Ends a run's span with the state the task was left in (failed marks it an error). */
-export function endRun(
-  traced: Traced | undefined,
-  state: TaskState | null,
-  error?: unknown,
-): void {
+export function endRun(traced: Traced | undefined, state: TaskState | null, error?: unknown): void {
   if (!traced) return;
   if (state) traced.span.setAttribute(A2A_TASK_STATE, state);
   if (error === undefined && state === "failed") {

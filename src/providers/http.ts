@@ -1,5 +1,5 @@
-import { asProviderError, ProviderError, retryAfterMs } from "./errors";
 import { injectHeaders } from "../telemetry/carrier";
+import { asProviderError, ProviderError, retryAfterMs } from "./errors";
 import type { CallOptions, Model } from "./types";
 
 /** Default stall watchdog: no bytes for this long fails the stream. */

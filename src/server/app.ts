@@ -25,8 +25,8 @@ import { rateLimiter } from "./rate-limit";
 import { checkPathEncoding, handleRest, REST_ROUTES } from "./rest";
 import { RememberingRouter } from "./router";
 import { startupCheck } from "./startup";
-import { requestTrace, traceRequests } from "./tracing";
 import { requestedTenant } from "./tenant";
+import { requestTrace, traceRequests } from "./tracing";
 
 /**
  * Where the agent is served: the request's origin plus the path the app is mounted at

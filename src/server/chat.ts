@@ -11,9 +11,9 @@ import { readJson } from "./body";
 import { restError, toA2AError } from "./errors";
 import { lastEventId } from "./jsonrpc";
 import { Operations } from "./operations";
-import { nameOperation, requestTrace } from "./tracing";
 import { checkPathEncoding } from "./rest";
 import { requestedTenant } from "./tenant";
+import { nameOperation, requestTrace } from "./tracing";
 
 /**
  * The chat endpoint (N1–N7), a streaming view for browser and app front ends beside A2A:

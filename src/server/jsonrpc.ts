@@ -17,9 +17,9 @@ import { readJson } from "./body";
 import { errorHeaders, jsonRpcError, type RpcId, toA2AError } from "./errors";
 import { requireExtensions } from "./negotiation";
 import type { Operations } from "./operations";
-import { nameOperation } from "./tracing";
 import { type PushOperation, runPushOperation } from "./push-api";
 import { requestedTenant } from "./tenant";
+import { nameOperation } from "./tracing";
 import { requestedVersion } from "./version";
 
 type Operation =

@@ -30,8 +30,8 @@ import type { Task } from "../models/task";
 import { type PushConfig, parsePushConfig } from "../push/config";
 import {
   A2A_TASK_ID,
-  A2A_TENANT,
   A2A_TASK_STATE,
+  A2A_TENANT,
   carrierOf,
   GEN_AI_CONVERSATION_ID,
   type Traced,

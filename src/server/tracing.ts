@@ -32,10 +32,15 @@ export function traceRequests(agent: Agent<unknown>): MiddlewareHandler {
   return async (c, next) => {
     if (!activeTracer()) return next();
     const request = c.req.raw;
-    const traced = startSpan(`${request.method} ${c.req.path}`, SpanKind.SERVER, contextOfRequest(request.headers), {
-      [HTTP_REQUEST_METHOD]: request.method,
-      [GEN_AI_AGENT_NAME]: agent.card.name,
-    }) as Traced;
+    const traced = startSpan(
+      `${request.method} ${c.req.path}`,
+      SpanKind.SERVER,
+      contextOfRequest(request.headers),
+      {
+        [HTTP_REQUEST_METHOD]: request.method,
+        [GEN_AI_AGENT_NAME]: agent.card.name,
+      },
+    ) as Traced;
     spans.set(request, traced);
     try {
       await next();

@@ -28,7 +28,6 @@ export const GEN_AI_TOOL_TYPE = "gen_ai.tool.type";
 export const GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages";
 export const GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages";
 
-
 /** `gen_ai.operation.name` values Edgelink uses. */
 export const OP_CHAT = "chat";
 export const OP_INVOKE_AGENT = "invoke_agent";
