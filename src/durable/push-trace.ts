@@ -12,6 +12,7 @@ import {
   injectHeaders,
   SERVER_ADDRESS,
   SpanKind,
+  STATUS_ERROR,
   startSpan,
   type Traced,
 } from "../telemetry";
@@ -53,7 +54,7 @@ export function endPushAttempt(traced: Traced | undefined, result: DeliveryResul
   }
   if (result.outcome !== "delivered") {
     span.setAttribute(ERROR_TYPE, result.status ? String(result.status) : "network");
-    span.setStatus({ code: 2, message: result.reason ?? result.outcome });
+    span.setStatus({ code: STATUS_ERROR, message: result.reason ?? result.outcome });
   }
   span.end();
 }

@@ -15,6 +15,7 @@ import {
   GEN_AI_REQUEST_MODEL,
   OP_INVOKE_AGENT,
   SpanKind,
+  STATUS_ERROR,
   startSpan,
   TRACE_CONTEXT,
   type TraceCarrier,
@@ -70,7 +71,7 @@ export function endRun(traced: Traced | undefined, state: TaskState | null, erro
   if (state) traced.span.setAttribute(A2A_TASK_STATE, state);
   if (error === undefined && state === "failed") {
     traced.span.setAttribute(ERROR_TYPE, "task_failed");
-    traced.span.setStatus({ code: 2, message: "the task failed" });
+    traced.span.setStatus({ code: STATUS_ERROR, message: "the task failed" });
   }
   endSpan(traced, error);
 }

@@ -11,6 +11,7 @@ import {
   HTTP_REQUEST_METHOD,
   HTTP_RESPONSE_STATUS_CODE,
   SpanKind,
+  STATUS_ERROR,
   startSpan,
   type Traced,
 } from "../telemetry";
@@ -46,7 +47,7 @@ export function traceRequests(agent: Agent<unknown>): MiddlewareHandler {
       await next();
     } catch (error) {
       traced.span.setAttribute(ERROR_TYPE, error instanceof Error ? error.name : "_OTHER");
-      traced.span.setStatus({ code: 2 });
+      traced.span.setStatus({ code: STATUS_ERROR });
       traced.span.end();
       throw error;
     }
@@ -54,7 +55,7 @@ export function traceRequests(agent: Agent<unknown>): MiddlewareHandler {
     traced.span.setAttribute(HTTP_RESPONSE_STATUS_CODE, status);
     if (status >= 500) {
       traced.span.setAttribute(ERROR_TYPE, String(status));
-      traced.span.setStatus({ code: 2 });
+      traced.span.setStatus({ code: STATUS_ERROR });
     }
     traced.span.end();
   };

@@ -1,11 +1,12 @@
+import type { Context, SpanContext } from "@opentelemetry/api";
 import {
-  type Context,
-  context as contextApi,
+  activeContext,
   createTraceState,
+  getSpanContext,
+  isSpanContextValid,
   ROOT_CONTEXT,
-  type SpanContext,
-  trace,
-} from "@opentelemetry/api";
+  setSpanContext,
+} from "./otel";
 
 /**
  * W3C trace context, carried by hand where the platform does not: over Durable Object
@@ -53,8 +54,8 @@ export function parseTraceparent(
 
 /** The `traceparent` of a context's span, or undefined when it has no valid span. */
 export function traceparentOf(ctx: Context): string | undefined {
-  const span = trace.getSpanContext(ctx);
-  if (!span || !trace.isSpanContextValid(span)) return undefined;
+  const span = getSpanContext(ctx);
+  if (!span || !isSpanContextValid(span)) return undefined;
   const flags = (span.traceFlags & 0xff).toString(16).padStart(2, "0");
   return `00-${span.traceId}-${span.spanId}-${flags}`;
 }
@@ -63,7 +64,7 @@ export function traceparentOf(ctx: Context): string | undefined {
 export function carrierOf(ctx: Context): TraceCarrier | undefined {
   const parent = traceparentOf(ctx);
   if (!parent) return undefined;
-  const state = trace.getSpanContext(ctx)?.traceState?.serialize();
+  const state = getSpanContext(ctx)?.traceState?.serialize();
   return state ? `${parent}\n${state}` : parent;
 }
 
@@ -75,7 +76,7 @@ export function contextOfCarrier(carrier: TraceCarrier | null | undefined): Cont
     cut < 0
       ? parseTraceparent(carrier)
       : parseTraceparent(carrier.slice(0, cut), carrier.slice(cut + 1));
-  return span ? trace.setSpanContext(ROOT_CONTEXT, span) : undefined;
+  return span ? setSpanContext(ROOT_CONTEXT, span) : undefined;
 }
 
 /**
@@ -84,10 +85,10 @@ export function contextOfCarrier(carrier: TraceCarrier | null | undefined): Cont
  * started a span for the request already; without a context manager this is the root).
  */
 export function contextOfRequest(headers: Headers): Context {
-  const active = contextApi.active();
-  if (trace.getSpanContext(active)) return active;
+  const active = activeContext();
+  if (getSpanContext(active)) return active;
   const span = parseTraceparent(headers.get(TRACEPARENT), headers.get(TRACESTATE));
-  return span ? trace.setSpanContext(active, span) : active;
+  return span ? setSpanContext(active, span) : active;
 }
 
 /** Sets `traceparent` (and `tracestate`) for a context's span on outgoing headers. */
@@ -95,7 +96,7 @@ export function injectHeaders(ctx: Context, headers: Record<string, string>): vo
   const parent = traceparentOf(ctx);
   if (!parent) return;
   headers[TRACEPARENT] = parent;
-  const state = trace.getSpanContext(ctx)?.traceState?.serialize();
+  const state = getSpanContext(ctx)?.traceState?.serialize();
   if (state) headers[TRACESTATE] = state;
 }
 

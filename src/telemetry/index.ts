@@ -2,5 +2,6 @@
 // use. Web APIs and @opentelemetry/api only; nothing above models.
 export * from "./attributes";
 export * from "./carrier";
+export { activeContext, getSpan, ROOT_CONTEXT, STATUS_ERROR, setSpan } from "./otel";
 export * from "./spans";
 export * from "./tracer";

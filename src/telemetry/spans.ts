@@ -1,12 +1,4 @@
-import {
-  type Attributes,
-  type Context,
-  context as contextApi,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from "@opentelemetry/api";
+import type { Attributes, Context, Span, SpanOptions } from "@opentelemetry/api";
 import { A2AError } from "../models/errors";
 import {
   ERROR_TYPE,
@@ -15,6 +7,7 @@ import {
   OP_SEARCH_MEMORY,
   OP_UPDATE_MEMORY,
 } from "./attributes";
+import { activeContext, SpanKind, STATUS_ERROR, setSpan } from "./otel";
 import { activeTracer } from "./tracer";
 
 /** A started span and the context that makes it the parent of what runs inside it. */
@@ -37,9 +30,9 @@ export function startSpan(
 ): Traced | undefined {
   const tracer = activeTracer();
   if (!tracer) return undefined;
-  const base = parent ?? contextApi.active();
-  const span = tracer.startSpan(name, { kind, attributes }, base);
-  return { span, ctx: trace.setSpan(base, span) };
+  const base = parent ?? activeContext();
+  const span = tracer.startSpan(name, { kind, attributes } as SpanOptions, base);
+  return { span, ctx: setSpan(base, span) };
 }
 
 /**
@@ -62,7 +55,7 @@ export function errorTypeOf(error: unknown): string {
 export function failSpan(span: Span, error: unknown, type = errorTypeOf(error)): void {
   span.setAttribute(ERROR_TYPE, type);
   const message = error instanceof Error ? error.message : String(error);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.setStatus({ code: STATUS_ERROR, message });
   if (error instanceof Error) span.recordException(error);
 }
 

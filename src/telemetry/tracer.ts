@@ -1,18 +1,9 @@
-import {
-  type Context,
-  ProxyTracerProvider,
-  type Tracer,
-  type TracerProvider,
-  trace,
-} from "@opentelemetry/api";
+import type { Context, Tracer, TracerProvider } from "@opentelemetry/api";
 import { SCHEMA_URL } from "./attributes";
+import { otelGlobal } from "./otel";
 
 /** The instrumentation scope of every Edgelink span. */
 export const TRACER_NAME = "edgelink";
-
-// What the API answers while nobody registered a provider: a fresh proxy's delegate is
-// the API's shared no-op provider.
-const NOOP_PROVIDER: TracerProvider = new ProxyTracerProvider().getDelegate();
 
 let seen: TracerProvider | undefined;
 let tracer: Tracer | undefined;
@@ -24,15 +15,11 @@ let tracer: Tracer | undefined;
  * registration (a provider registered later, or removed, is seen at the next call).
  */
 export function activeTracer(): Tracer | undefined {
-  const registered = trace.getTracerProvider();
-  const provider =
-    registered instanceof ProxyTracerProvider ? registered.getDelegate() : registered;
+  // `trace.setGlobalTracerProvider` registers the provider here; `trace.disable` removes it.
+  const provider = otelGlobal()?.trace;
   if (provider !== seen) {
     seen = provider;
-    tracer =
-      provider === NOOP_PROVIDER
-        ? undefined
-        : provider.getTracer(TRACER_NAME, undefined, { schemaUrl: SCHEMA_URL });
+    tracer = provider?.getTracer(TRACER_NAME, undefined, { schemaUrl: SCHEMA_URL });
   }
   return tracer;
 }
