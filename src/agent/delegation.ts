@@ -12,6 +12,7 @@ import {
   endSpan,
   GEN_AI_CONVERSATION_ID,
   GEN_AI_OPERATION_NAME,
+  inContext,
   OP_INVOKE_AGENT,
   SpanKind,
   startSpan,
@@ -140,6 +141,8 @@ export function connectTarget(
     headers?: Record<string, string>;
     trustedOrigins?: readonly string[];
     signal?: AbortSignal;
+    /** For a URL or card target (a binding has its own). */
+    fetch?: typeof fetch;
   } = {},
 ): Promise<A2AClient> {
   if (stored.startsWith("binding:")) {
@@ -207,6 +210,10 @@ function startDelegation(host: DelegationHost, record: ChildRecord): Traced | un
 }
 
 /** A stored target as a span shows it: the binding's name, or the URL's origin. */
+function tracedFetch(traced: Traced): typeof fetch {
+  return (input, init) => inContext(traced.ctx, () => fetch(input, init));
+}
+
 function targetName(stored: string): string {
   if (stored.startsWith("binding:")) return stored;
   try {
@@ -375,6 +382,8 @@ class Child implements ChildTask {
     const trace = traceHeaders(traced?.ctx);
     this.clientPromise ??= connectTarget(this.record.target, this.host.env, {
       headers: trace ? { ...this.options.headers, ...trace } : this.options.headers,
+      // An instrumented `fetch` (otel-cf-workers) takes its parent from the active context.
+      ...(traced ? { fetch: tracedFetch(traced) } : {}),
       trustedOrigins: this.options.trustedOrigins,
       signal: this.host.signal,
     });

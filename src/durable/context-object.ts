@@ -18,6 +18,7 @@ import { replyStream, type StreamFormat } from "../models/stream";
 import { submittedTask, type Task } from "../models/task";
 import { isTerminal, type TaskState } from "../models/task-state";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
+import { inContext } from "../telemetry/otel";
 import { ChildStore, cancelChildren } from "./children";
 import { EventHub } from "./event-hub";
 import { type HistoryPage, HistoryStore } from "./history-store";
@@ -866,11 +867,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     let failure: unknown;
     try {
       const agent = this.agent;
-      const result = agent.handler
-        ? await agent.handler(run)
-        : agent.model
-          ? await runModelAgent(run, agent)
-          : await runDefaultExecution(run, agent);
+      // Active for a context manager too, so instrumented `fetch` calls join the run's span.
+      const result = await inContext(traced?.ctx, () =>
+        agent.handler
+          ? agent.handler(run)
+          : agent.model
+            ? runModelAgent(run, agent)
+            : runDefaultExecution(run, agent),
+      );
       if (controller.signal.aborted) return;
       const state = this.store.state(taskId);
       if (state === null || isTerminal(state)) return;

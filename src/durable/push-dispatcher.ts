@@ -12,6 +12,7 @@ import {
 } from "../push/chunks";
 import { buildDelivery, deliver } from "../push/delivery";
 import type { SigningKey } from "../push/signing";
+import { inContext } from "../telemetry/otel";
 import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, type PushStore } from "./push-store";
 import { endPushAttempt, tracePushAttempt } from "./push-trace";
@@ -158,7 +159,7 @@ export class PushDispatcher {
     });
     const attempts = row.attempts + 1;
     const traced = tracePushAttempt(this.traceOf, row, attempts, delivery);
-    const result = await deliver(this.fetchFn, delivery);
+    const result = await inContext(traced?.ctx, () => deliver(this.fetchFn, delivery));
     endPushAttempt(traced, result);
     if (result.outcome === "delivered") {
       this.push.markDelivered(row.seq);

@@ -1,4 +1,5 @@
 import { injectHeaders } from "../telemetry/carrier";
+import { inContext } from "../telemetry/otel";
 import { asProviderError, ProviderError, retryAfterMs } from "./errors";
 import type { CallOptions, Model } from "./types";
 
@@ -51,12 +52,13 @@ export async function postJson(init: PostInit): Promise<Response> {
       : undefined;
   let response: Response;
   try {
-    response = await doFetch(init.url, {
+    const request = {
       method: "POST",
       headers: withTrace({ "content-type": "application/json", ...init.headers }, options),
       body: JSON.stringify(init.body),
       signal: controller.signal,
-    });
+    };
+    response = await inContext(options.traceContext, () => doFetch(init.url, request));
   } catch (error) {
     if (timedOut) {
       throw new ProviderError({

@@ -4,7 +4,6 @@ import {
   createTraceState,
   getSpanContext,
   isSpanContextValid,
-  ROOT_CONTEXT,
   setSpanContext,
 } from "./otel";
 
@@ -76,7 +75,9 @@ export function contextOfCarrier(carrier: TraceCarrier | null | undefined): Cont
     cut < 0
       ? parseTraceparent(carrier)
       : parseTraceparent(carrier.slice(0, cut), carrier.slice(cut + 1));
-  return span ? setSpanContext(ROOT_CONTEXT, span) : undefined;
+  // On the active context, not the root: a context manager's context may hold what its
+  // SDK needs (otel-cf-workers keeps its configuration there).
+  return span ? setSpanContext(activeContext(), span) : undefined;
 }
 
 /**

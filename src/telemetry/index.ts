@@ -2,6 +2,13 @@
 // use. Web APIs and @opentelemetry/api only; nothing above models.
 export * from "./attributes";
 export * from "./carrier";
-export { activeContext, getSpan, ROOT_CONTEXT, STATUS_ERROR, setSpan } from "./otel";
+export {
+  activeContext,
+  getSpan,
+  inContext,
+  ROOT_CONTEXT,
+  STATUS_ERROR,
+  setSpan,
+} from "./otel";
 export * from "./spans";
 export * from "./tracer";

@@ -151,3 +151,14 @@ export type SpanKind = (typeof SpanKind)[keyof typeof SpanKind];
 
 /** The API's SpanStatusCode.ERROR. */
 export const STATUS_ERROR = 2;
+
+/**
+ * Runs `fn` with `ctx` active in a registered context manager (otel-cf-workers registers
+ * one, and its `fetch` instrumentation takes the request's `traceparent` from the active
+ * context, overriding any set by hand). Without a context manager, or without `ctx`, `fn`
+ * runs as it is.
+ */
+export function inContext<T>(ctx: Context | undefined, fn: () => T): T {
+  const manager = ctx ? otelGlobal()?.context : undefined;
+  return manager ? manager.with(ctx as Context, fn) : fn();
+}

@@ -79,11 +79,13 @@ describe("tracing end to end (otel-cf-workers, OTLP/HTTP)", () => {
         jsonrpc: "2.0",
         id: 1,
         method: "SendMessage",
-        params: { message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "delegate it" }] } },
+        params: {
+          message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "delegate it" }] },
+        },
       }),
     });
     const body = (await response.json()) as { result?: { task?: { status?: { state?: string } } } };
-    expect(body.result?.task?.status?.state).toBe("TASK_STATE_COMPLETED");
+    expect(body.result?.task?.status?.state, JSON.stringify(body)).toBe("TASK_STATE_COMPLETED");
     const deadline = Date.now() + 30_000;
     const inTrace = () => receiver.spans.filter((s) => s.traceId === traceId);
     const runs = () => inTrace().filter((s) => s.name.startsWith("invoke_agent Traced"));
@@ -92,8 +94,9 @@ describe("tracing end to end (otel-cf-workers, OTLP/HTTP)", () => {
     const names = spans.map((s) => s.name);
     // The parent's server span, its run in the Durable Object, the delegation, the peer's
     // server span and the peer's run: all in the caller's trace.
-    expect(names).toContain("SendMessage");
-    expect(names).toContain("SendStreamingMessage");
+    const seen = receiver.spans.map((s) => `${s.traceId.slice(0, 6)} ${s.name}`).join(" | ");
+    expect(names, seen).toContain("SendMessage");
+    expect(names, seen).toContain("SendStreamingMessage");
     expect(runs()).toHaveLength(2);
     const delegation = spans.find((s) => s.name.startsWith("invoke_agent http"));
     expect(delegation?.kind).toBe(3); // OTLP's SPAN_KIND_CLIENT
