@@ -268,6 +268,7 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
       maxCallsPerTurn: agent.maxToolCallsPerTurn,
       parallel: agent.parallelToolCalls,
       stopOnError: agent.stopOnError,
+      traceContextOf: toolSpans ? (id) => toolSpans.contextOf(id) : undefined,
       onCall: (c) => {
         toolSpans?.started(c);
         announceCall(ctx, c);

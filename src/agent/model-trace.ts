@@ -185,6 +185,11 @@ export class ToolSpans {
     this.open.set(call.id, traced);
   }
 
+  /** The context of a call's span, passed to the tool's `run`. */
+  contextOf(callId: string): Context | undefined {
+    return this.open.get(callId)?.ctx;
+  }
+
   finished(run: ToolRun): void {
     const traced = this.open.get(run.toolCallId);
     if (!traced) return;

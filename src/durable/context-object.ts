@@ -30,7 +30,7 @@ import { PushDispatcher } from "./push-dispatcher";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, PushStore } from "./push-store";
 import { attempt, type Result } from "./result";
 import { findSent, type Sent, sentItemId } from "./retries";
-import { endRun, storedTrace, traceRun } from "./run-trace";
+import { endRun, storedTrace, traceCompaction, traceRun } from "./run-trace";
 import {
   CONTEXT_FRESH,
   CONTEXT_MIGRATIONS,
@@ -445,9 +445,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       const before = rows.map((r) => r.item);
       const taskOf = new Map(rows.map((r) => [r.item.id, r.taskId]));
       const conversation = Conversation.fromStored([...before]);
-      const result = await conversation.compact(parsed.data, {
-        summarizer: summarizer ?? undefined,
-      });
+      const result = await traceCompaction(scope.trace, parsed.data.strategy, before.length, () =>
+        conversation.compact(parsed.data, { summarizer: summarizer ?? undefined }),
+      );
       const diff = diffItems(before, [...conversation.items]);
       this.store.history.apply(diff, (item) => taskOf.get(item.id) ?? null);
       // Task messages may have gone with the compaction: read the tasks again.

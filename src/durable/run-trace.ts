@@ -6,6 +6,8 @@ import {
   activeTracer,
   carrierOf,
   contextOfCarrier,
+  EDGELINK_COMPACTION_ITEMS,
+  EDGELINK_COMPACTION_STRATEGY,
   ERROR_TYPE,
   endSpan,
   GEN_AI_AGENT_NAME,
@@ -13,6 +15,7 @@ import {
   GEN_AI_OPERATION_NAME,
   GEN_AI_PROVIDER_NAME,
   GEN_AI_REQUEST_MODEL,
+  inSpan,
   OP_INVOKE_AGENT,
   SpanKind,
   STATUS_ERROR,
@@ -74,4 +77,23 @@ export function endRun(traced: Traced | undefined, state: TaskState | null, erro
     traced.span.setStatus({ code: STATUS_ERROR, message: "the task failed" });
   }
   endSpan(traced, error);
+}
+
+/** An INTERNAL span around a history compaction, under the request that asked for it. */
+export function traceCompaction<T>(
+  carrier: TraceCarrier | undefined,
+  strategy: string | undefined,
+  items: number,
+  compact: () => Promise<T>,
+): Promise<T> {
+  return inSpan(
+    "compact_history",
+    SpanKind.INTERNAL,
+    contextOfCarrier(carrier),
+    () => ({
+      [EDGELINK_COMPACTION_STRATEGY]: strategy ?? "default",
+      [EDGELINK_COMPACTION_ITEMS]: items,
+    }),
+    compact,
+  );
 }

@@ -58,7 +58,7 @@ export const EDGELINK_PUSH_ATTEMPT = "edgelink.push.attempt";
 export const EDGELINK_PUSH_OUTCOME = "edgelink.push.outcome";
 export const EDGELINK_PUSH_CONFIG_ID = "edgelink.push.config_id";
 export const EDGELINK_COMPACTION_STRATEGY = "edgelink.compaction.strategy";
-export const EDGELINK_COMPACTION_REMOVED = "edgelink.compaction.removed_items";
+export const EDGELINK_COMPACTION_ITEMS = "edgelink.compaction.items";
 export const EDGELINK_DELEGATE_TARGET = "edgelink.delegate.target";
 export const EDGELINK_RETRY_ATTEMPT = "edgelink.retry.attempt";
 
