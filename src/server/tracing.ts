@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import type { Agent } from "../agent/definition";
 import {
   A2A_METHOD_NAME,
@@ -30,35 +30,37 @@ export function requestTrace(request: Request): Traced | undefined {
  * With no tracer registered it is one lookup and `next()`.
  */
 export function traceRequests(agent: Agent<unknown>): MiddlewareHandler {
-  return async (c, next) => {
-    if (!activeTracer()) return next();
-    const request = c.req.raw;
-    const traced = startSpan(
-      `${request.method} ${c.req.path}`,
-      SpanKind.SERVER,
-      contextOfRequest(request.headers),
-      {
-        [HTTP_REQUEST_METHOD]: request.method,
-        [GEN_AI_AGENT_NAME]: agent.card.name,
-      },
-    ) as Traced;
-    spans.set(request, traced);
-    try {
-      await next();
-    } catch (error) {
-      traced.span.setAttribute(ERROR_TYPE, error instanceof Error ? error.name : "_OTHER");
-      traced.span.setStatus({ code: STATUS_ERROR });
-      traced.span.end();
-      throw error;
-    }
-    const status = c.res.status;
-    traced.span.setAttribute(HTTP_RESPONSE_STATUS_CODE, status);
-    if (status >= 500) {
-      traced.span.setAttribute(ERROR_TYPE, String(status));
-      traced.span.setStatus({ code: STATUS_ERROR });
-    }
+  // Not async: untraced, a request passes through without a promise of this layer's own.
+  return (c, next) => (activeTracer() ? serveTraced(agent, c, next) : next());
+}
+
+async function serveTraced(agent: Agent<unknown>, c: Context, next: Next): Promise<void> {
+  const request = c.req.raw;
+  const traced = startSpan(
+    `${request.method} ${c.req.path}`,
+    SpanKind.SERVER,
+    contextOfRequest(request.headers),
+    {
+      [HTTP_REQUEST_METHOD]: request.method,
+      [GEN_AI_AGENT_NAME]: agent.card.name,
+    },
+  ) as Traced;
+  spans.set(request, traced);
+  try {
+    await next();
+  } catch (error) {
+    traced.span.setAttribute(ERROR_TYPE, error instanceof Error ? error.name : "_OTHER");
+    traced.span.setStatus({ code: STATUS_ERROR });
     traced.span.end();
-  };
+    throw error;
+  }
+  const status = c.res.status;
+  traced.span.setAttribute(HTTP_RESPONSE_STATUS_CODE, status);
+  if (status >= 500) {
+    traced.span.setAttribute(ERROR_TYPE, String(status));
+    traced.span.setStatus({ code: STATUS_ERROR });
+  }
+  traced.span.end();
 }
 
 /** A2A v1 method names of the operations, for spans served over HTTP+JSON. */
