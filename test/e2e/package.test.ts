@@ -45,12 +45,14 @@ const SECURE_DEFAULTS_COST_BYTES = 10 * 1024;
 const DURABLE_CORE_COST_BYTES = 1_369;
 /**
  * OpenTelemetry tracing (src/telemetry and its hooks in the server, the objects, the
- * model loop, delegation and push): always in the Worker, since whether it records is
- * decided at run time by a registered tracer provider. @opentelemetry/api is imported
+ * model loop, tools, delegation, push and compaction): always in the Worker, since
+ * whether it records is decided at run time by a registered tracer provider (the
+ * @opentelemetry/api registry). @opentelemetry/api is imported
  * for its types only (its CommonJS build, which Workers bundlers pick, would add about
- * 17 KB). Measured on the minified demo bundle: 149,310 bytes before, 153,270 after.
+ * 17 KB). Measured on the demo bundled minified by esbuild for workerd: 149,310 bytes
+ * gzipped before, 153,483 after.
  */
-const TRACING_COST_BYTES = 3_960;
+const TRACING_COST_BYTES = 4_173;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
