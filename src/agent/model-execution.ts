@@ -31,7 +31,7 @@ import type { Agent } from "./definition";
 import {
   capturesContent,
   endModelCall,
-  recoveredFailure,
+  type RecoveredFailure,
   startModelCall,
   ToolSpans,
 } from "./model-trace";
@@ -332,6 +332,8 @@ function turnSignal(cancel: AbortSignal, ms: number) {
 interface Round {
   /** Why the model stopped (`message_end`), for the call's span. */
   finishReason: string | null;
+  /** Failures a retry or fallback recovered from, kept only while tracing. */
+  failures?: RecoveredFailure[];
   text: string;
   reasoning: string;
   reasoningBlocks: ReasoningBlock[];
@@ -347,7 +349,6 @@ async function streamRound(
   span?: Traced,
 ): Promise<Round> {
   const startedAt = Date.now();
-  let recovered = 0;
   const round: Round = {
     finishReason: null,
     text: "",
@@ -390,7 +391,7 @@ async function streamRound(
           break;
         case "error":
           // A failure a retry or a fallback recovered from: an event on the call's span.
-          recoveredFailure(span, event, ++recovered);
+          if (span) (round.failures ??= []).push({ ...event, at: Date.now() });
           break;
         default:
           break;

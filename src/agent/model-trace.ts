@@ -66,19 +66,31 @@ export function startModelCall(start: ModelCallStart): Traced | undefined {
   return traced;
 }
 
-/** A failure a wrapper recovered from: a retry, or a fallback to the next member. */
-export function recoveredFailure(
-  traced: Traced | undefined,
-  event: { error: Error; provider: string; model: string },
-  attempt: number,
-): void {
-  if (!traced) return;
-  const fallback = event.error.name === "AllProvidersFailedError" || attempt < 0;
-  traced.span.addEvent(fallback ? EVENT_FALLBACK : EVENT_RETRY, {
-    [GEN_AI_PROVIDER_NAME]: event.provider,
-    [GEN_AI_REQUEST_MODEL]: event.model,
-    [ERROR_TYPE]: errorKind(event.error),
-    "edgelink.retry.attempt": attempt,
+/** A failure a wrapper recovered from (a retry, a fallback), kept until the call ends. */
+export interface RecoveredFailure {
+  error: Error;
+  provider: string;
+  model: string;
+  at: number;
+}
+
+/**
+ * The recovered failures of a call as events of its span: a retry when the next attempt
+ * asked the same model again, a fallback when it moved to another (the next failure's
+ * model, else the one that answered).
+ */
+function recordFailures(traced: Traced, failures: readonly RecoveredFailure[], answered?: string) {
+  failures.forEach((f, i) => {
+    const next = failures[i + 1]?.model ?? answered;
+    traced.span.addEvent(
+      next === f.model ? EVENT_RETRY : EVENT_FALLBACK,
+      {
+        [GEN_AI_PROVIDER_NAME]: f.provider,
+        [GEN_AI_REQUEST_MODEL]: f.model,
+        [ERROR_TYPE]: errorKind(f.error),
+      },
+      f.at,
+    );
   });
 }
 
@@ -91,6 +103,7 @@ function errorKind(error: Error): string {
 /** What a finished call adds to its span. */
 export interface ModelCallEnd {
   use: ModelUse;
+  failures?: readonly RecoveredFailure[];
   finishReason: string | null;
   text: string;
   toolCalls: readonly ToolCall[];
@@ -98,16 +111,18 @@ export interface ModelCallEnd {
 
 export function endModelCall(
   traced: Traced | undefined,
-  end: ModelCallEnd | { error: unknown },
+  end: ModelCallEnd | { error: unknown; failures?: readonly RecoveredFailure[] },
   content: boolean,
 ): void {
   if (!traced) return;
   if ("error" in end) {
+    if (end.failures?.length) recordFailures(traced, end.failures);
     endSpan(traced, end.error);
     return;
   }
   const { span } = traced;
   const { use } = end;
+  if (end.failures?.length) recordFailures(traced, end.failures, use.model);
   span.setAttribute(GEN_AI_RESPONSE_MODEL, use.model);
   if (use.provider) span.setAttribute(GEN_AI_PROVIDER_NAME, use.provider);
   if (use.usage) {

@@ -17,6 +17,8 @@ import * as z from "zod";
 import { tool } from "../../src/agent/tools";
 import { contextObjectName } from "../../src/durable/ids";
 import { ProviderError } from "../../src/providers/errors";
+import { fallback } from "../../src/providers/fallback";
+import { withRetry } from "../../src/providers/retry";
 import { fakeModel } from "../../src/testing/fake-model";
 import { withAgent } from "../durable/agent-override";
 import { rpc, send, sleep, userMessage, waitForState } from "../helpers";
@@ -231,6 +233,43 @@ describe("OpenTelemetry traces", () => {
     );
     expect(agent.attributes["a2a.task.state"]).toBe("failed");
     expect(agent.status.code).toBe(2);
+  });
+
+  it("T6 a retry and a fallback inside one model call are events of its one span", async () => {
+    const { contextId } = (await send("start")) as { contextId: string };
+    const overloaded = () =>
+      new ProviderError({ provider: "openai", kind: "http", status: 503, message: "busy" });
+    const fast = { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1 };
+    const first = withRetry(
+      fakeModel([overloaded(), overloaded()], { provider: "openai", model: "gpt-a" }),
+      fast,
+    );
+    const second = withRetry(
+      fakeModel([overloaded(), "from b"], { provider: "anthropic", model: "claude-b" }),
+      fast,
+    );
+    const model = fallback([first, second]);
+    await withAgent(stubOf(contextId), () => ({ handler: undefined, model, tools: {} }));
+    const caller = callerTrace();
+    await rpc(
+      "SendMessage",
+      { message: userMessage("anyone?", { contextId }) },
+      { headers: { traceparent: caller.traceparent } },
+    );
+    const chats = await until(() => {
+      const found = spansOf(caller.traceId).filter((s) => s.name.startsWith("chat "));
+      return found.length ? found : undefined;
+    });
+    expect(chats).toHaveLength(1);
+    const [chat] = chats;
+    expect(chat?.status.code).not.toBe(2);
+    expect(chat?.attributes["gen_ai.response.model"]).toBe("claude-b");
+    expect(chat?.events.map((e) => [e.name, e.attributes?.["error.type"]])).toEqual([
+      // gpt-a gave up (after its own retry): the call fell back to claude-b, which
+      // failed once and answered when retried.
+      ["edgelink.model.fallback", "503"],
+      ["edgelink.model.retry", "503"],
+    ]);
   });
 
   it("T3 a delegated child task's spans share the parent's trace id", async () => {
