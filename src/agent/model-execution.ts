@@ -391,7 +391,10 @@ async function streamRound(
           break;
         case "error":
           // A failure a retry or a fallback recovered from: an event on the call's span.
-          if (span) (round.failures ??= []).push({ ...event, at: Date.now() });
+          if (span) {
+            round.failures ??= [];
+            round.failures.push({ ...event, at: Date.now() });
+          }
           break;
         default:
           break;

@@ -92,12 +92,12 @@ export async function inSpan<T>(
 /**
  * A span for a memory recall (`search_memory`) or extraction (`update_memory`) around
  * `fn`, under a task's trace (`traceContextOf(ctx)`), as the GenAI conventions name
- * memory operations. For memory stores built on Edgelink.
+ * memory operations. For Edgelink's memory (internal: src/telemetry).
  * @example
  * ```ts
- * import { traceMemory, traceContextOf } from "edgelink";
- * const facts = await traceMemory("recall", traceContextOf(task), task.contextId, () =>
- *   Promise.resolve(["likes tea"]),
+ * import { traceContextOf, traceMemory } from "../telemetry";
+ * const facts = await traceMemory("recall", traceContextOf(ctx), ctx.contextId, () =>
+ *   store.recall(query),
  * );
  * ```
  */

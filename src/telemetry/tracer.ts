@@ -37,8 +37,8 @@ export interface TraceHolder {
  * under it; undefined while tracing is off.
  * @example
  * ```ts
- * import { traceContextOf } from "edgelink";
- * const parent = traceContextOf(task); // pass to tracer.startSpan(name, {}, parent)
+ * import { traceContextOf } from "../telemetry";
+ * const parent = traceContextOf(ctx); // a TaskContext; pass to tracer.startSpan(name, {}, parent)
  * ```
  */
 export function traceContextOf(holder: object): Context | undefined {
