@@ -49,9 +49,9 @@ const DURABLE_CORE_COST_BYTES = 1_369;
  * whether it records is decided at run time by a registered tracer provider (the
  * @opentelemetry/api registry). @opentelemetry/api is imported
  * for its types only (its CommonJS build, which Workers bundlers pick, would add about
- * 17 KB). Measured by this test: 191,854 bytes before, 197,613 after.
+ * 17 KB). Measured by this test: 191,854 bytes before, 197,651 after.
  */
-const TRACING_COST_BYTES = 5_759;
+const TRACING_COST_BYTES = 5_797;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
