@@ -5,6 +5,21 @@ import type { Part } from "../models/part";
 import type { PeerCard } from "../models/peer-card";
 import type { Task } from "../models/task";
 import { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
+import {
+  A2A_TASK_ID,
+  A2A_TASK_STATE,
+  EDGELINK_DELEGATE_TARGET,
+  endSpan,
+  GEN_AI_CONVERSATION_ID,
+  GEN_AI_OPERATION_NAME,
+  inContext,
+  OP_INVOKE_AGENT,
+  SpanKind,
+  startSpan,
+  type Traced,
+  traceContextOf,
+  traceHeaders,
+} from "../telemetry";
 import type { ArtifactUpdate } from "./context";
 
 /**
@@ -126,6 +141,8 @@ export function connectTarget(
     headers?: Record<string, string>;
     trustedOrigins?: readonly string[];
     signal?: AbortSignal;
+    /** For a URL or card target (a binding has its own). */
+    fetch?: typeof fetch;
   } = {},
 ): Promise<A2AClient> {
   if (stored.startsWith("binding:")) {
@@ -180,6 +197,42 @@ export class Delegator {
   }
 }
 
+/** The CLIENT span of one delegation (the child's whole run as this agent follows it). */
+function startDelegation(host: DelegationHost, record: ChildRecord): Traced | undefined {
+  const parent = traceContextOf(host);
+  if (!parent) return undefined;
+  const target = record.target.startsWith("card:") ? "card" : targetName(record.target);
+  return startSpan(`${OP_INVOKE_AGENT} ${target}`, SpanKind.CLIENT, parent, {
+    [GEN_AI_OPERATION_NAME]: OP_INVOKE_AGENT,
+    [EDGELINK_DELEGATE_TARGET]: target,
+    ...(record.childTaskId ? { [A2A_TASK_ID]: record.childTaskId } : {}),
+  });
+}
+
+/** A stored target as a span shows it: the binding's name, or the URL's origin. */
+function tracedFetch(traced: Traced): typeof fetch {
+  return (input, init) => inContext(traced.ctx, () => fetch(input, init));
+}
+
+function targetName(stored: string): string {
+  if (stored.startsWith("binding:")) return stored;
+  try {
+    return new URL(stored.slice(4)).origin;
+  } catch {
+    return "url";
+  }
+}
+
+function endDelegation(traced: Traced | undefined, record: ChildRecord, error?: unknown): void {
+  if (!traced) return;
+  if (record.childTaskId) traced.span.setAttribute(A2A_TASK_ID, record.childTaskId);
+  if (record.childContextId) {
+    traced.span.setAttribute(GEN_AI_CONVERSATION_ID, record.childContextId);
+  }
+  traced.span.setAttribute(A2A_TASK_STATE, record.state);
+  endSpan(traced, error);
+}
+
 const FINAL = (state: string) =>
   isTerminal(state as TaskState) || isInterrupted(state as TaskState);
 
@@ -209,7 +262,14 @@ class Child implements ChildTask {
     const record = this.record;
     // Seen to its end before a restart: nothing left to read (`result()` fetches the task).
     if (record.childTaskId && FINAL(record.state)) return;
-    const client = await this.client();
+    const traced = startDelegation(this.host, record);
+    let client: A2AClient;
+    try {
+      client = await this.client(traced);
+    } catch (error) {
+      endDelegation(traced, record, error);
+      throw error;
+    }
     const own = this.options.signal;
     const signal = own ? AbortSignal.any([this.host.signal, own]) : this.host.signal;
     const source =
@@ -227,6 +287,7 @@ class Child implements ChildTask {
     // synchronous stretch as the consumer's own writes for it (one implicit transaction of
     // the object): what `forward()` wrote and the cursor commit together, and what a
     // consumer was handling when the object stopped is handed to it again.
+    let failure: unknown;
     try {
       for await (const event of source) {
         const change = this.progress(event);
@@ -239,11 +300,14 @@ class Child implements ChildTask {
         this.save(change);
       }
     } catch (error) {
+      failure = error;
       if (own?.aborted && !this.host.signal.aborted && record.childTaskId) {
         // Given up on (best effort: it may have ended meanwhile).
         await client.cancel(record.childTaskId).catch(() => {});
       }
       throw error;
+    } finally {
+      endDelegation(traced, record, failure);
     }
   }
 
@@ -313,9 +377,13 @@ class Child implements ChildTask {
   }
 
   private clientPromise: Promise<A2AClient> | null = null;
-  private client(): Promise<A2AClient> {
+  private client(traced?: Traced): Promise<A2AClient> {
+    // While tracing, the child's requests carry this delegation's span: one trace.
+    const trace = traceHeaders(traced?.ctx);
     this.clientPromise ??= connectTarget(this.record.target, this.host.env, {
-      headers: this.options.headers,
+      headers: trace ? { ...this.options.headers, ...trace } : this.options.headers,
+      // An instrumented `fetch` (otel-cf-workers) takes its parent from the active context.
+      ...(traced ? { fetch: tracedFetch(traced) } : {}),
       trustedOrigins: this.options.trustedOrigins,
       signal: this.host.signal,
     });

@@ -24,10 +24,18 @@ import {
   type StreamEvent,
   type ToolCall,
 } from "../providers/types";
+import { type Traced, traceContextOf } from "../telemetry";
 import { logEvent } from "../telemetry/log";
 import type { TaskContext } from "./context";
 import { runDefaultExecution } from "./default-execution";
 import type { Agent } from "./definition";
+import {
+  capturesContent,
+  endModelCall,
+  type RecoveredFailure,
+  startModelCall,
+  ToolSpans,
+} from "./model-trace";
 import { renderComposition } from "./prompt";
 import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
 import { roundWindow } from "./round-window";
@@ -208,6 +216,9 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
   let toolRounds = 0;
   // The items the last round recorded: every later call carries them (F25 within a turn).
   let recorded: Item[] = [];
+  // The run's span context (undefined while tracing is off: every hook below is skipped).
+  const parent = traceContextOf(ctx);
+  const content = parent !== undefined && capturesContent(ctx.env);
 
   for (let call = 1; call <= agent.maxIterations; call++) {
     if (recorded.length > 0) {
@@ -216,12 +227,23 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
     }
     const request: ModelRequest = { ...settings, messages: items };
     let round: Round;
+    const span = parent
+      ? startModelCall({ parent, model, request, conversationId: ctx.contextId, content })
+      : undefined;
     try {
       const reasoning = agent.streamReasoning
         ? (text: string) => announceReasoning(ctx, text)
         : null;
-      round = await streamRound(model.streamBatches(request, options), artifact, reasoning);
+      const callOptions = span ? { ...options, traceContext: span.ctx } : options;
+      round = await streamRound(
+        model.streamBatches(request, callOptions),
+        artifact,
+        reasoning,
+        span,
+      );
+      if (span) endModelCall(span, round, content);
     } catch (error) {
+      endModelCall(span, { error }, content);
       if (signal.aborted) throw error;
       const failure = error instanceof ProviderError ? error : null;
       end(publicFailure(failure, error, ctx), failure ? { providerError: describe(failure) } : {});
@@ -240,14 +262,20 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
       return;
     }
     const calls = new Map(round.toolCalls.map((c) => [c.id, c]));
+    const toolSpans = parent ? new ToolSpans(parent, content) : undefined;
     const results = await runToolCalls(round.toolCalls, tools, {
       signal,
       timeoutMs: agent.toolTimeoutMs,
       maxCallsPerTurn: agent.maxToolCallsPerTurn,
       parallel: agent.parallelToolCalls,
       stopOnError: agent.stopOnError,
-      onCall: (c) => announceCall(ctx, c),
+      traceContextOf: toolSpans ? (id) => toolSpans.contextOf(id) : undefined,
+      onCall: (c) => {
+        toolSpans?.started(c);
+        announceCall(ctx, c);
+      },
       onResult: (run) => {
+        toolSpans?.finished(run);
         announceResult(ctx, run);
         const c = calls.get(run.toolCallId);
         if (c) recorder.tool(c, run);
@@ -303,6 +331,10 @@ function turnSignal(cancel: AbortSignal, ms: number) {
 
 /** What one model call produced. */
 interface Round {
+  /** Why the model stopped (`message_end`), for the call's span. */
+  finishReason: string | null;
+  /** Failures a retry or fallback recovered from, kept only while tracing. */
+  failures?: RecoveredFailure[];
   text: string;
   reasoning: string;
   reasoningBlocks: ReasoningBlock[];
@@ -315,9 +347,11 @@ async function streamRound(
   batches: AsyncIterable<StreamEvent[]>,
   artifact: ArtifactWriter,
   onReasoning: ((text: string) => void) | null,
+  span?: Traced,
 ): Promise<Round> {
   const startedAt = Date.now();
   const round: Round = {
+    finishReason: null,
     text: "",
     reasoning: "",
     reasoningBlocks: [],
@@ -354,6 +388,14 @@ async function streamRound(
           round.use.usage = event.usage ?? undefined;
           round.use.cost = event.costEstimate ?? undefined;
           round.reasoningBlocks = event.reasoning;
+          round.finishReason = event.stopReason;
+          break;
+        case "error":
+          // A failure a retry or a fallback recovered from: an event on the call's span.
+          if (span) {
+            round.failures ??= [];
+            round.failures.push({ ...event, at: Date.now() });
+          }
           break;
         default:
           break;

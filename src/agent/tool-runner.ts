@@ -1,3 +1,4 @@
+import type { Context } from "@opentelemetry/api";
 import type { JsonValue } from "../models/json";
 import type { ToolCall, ToolResult } from "../providers/types";
 import type { Tools } from "./tools";
@@ -20,6 +21,8 @@ export interface ToolRunOptions {
   onCall?: (call: ToolCall) => void;
   /** Called as soon as a call has its result. */
   onResult?: (run: ToolRun) => void;
+  /** The trace context of a call's span (set while tracing is on). */
+  traceContextOf?: (callId: string) => Context | undefined;
 }
 
 /** A tool call's result with what the agent reports about it (J1). */
@@ -88,7 +91,13 @@ async function runOne(call: ToolCall, tools: Tools, options: ToolRunOptions): Pr
   try {
     const value: JsonValue =
       (await Promise.race([
-        Promise.resolve(tool.run(parsed.data, { signal: controller.signal, callId: call.id })),
+        Promise.resolve(
+          tool.run(parsed.data, {
+            signal: controller.signal,
+            callId: call.id,
+            traceContext: options.traceContextOf?.(call.id),
+          }),
+        ),
         timeout,
       ])) ?? null;
     return {

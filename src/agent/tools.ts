@@ -1,3 +1,4 @@
+import type { Context } from "@opentelemetry/api";
 import type { z } from "zod";
 import type { JsonObject, JsonValue } from "../models/json";
 
@@ -21,8 +22,12 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   jsonSchema?: JsonObject;
   run: (
     args: z.output<S>,
-    /** `callId`: the model's id for this call, when a model made it. */
-    options: { signal: AbortSignal; callId?: string },
+    /**
+     * `callId`: the model's id for this call, when a model made it. `traceContext`: the
+     * OpenTelemetry context of the call's `execute_tool` span while tracing is on, to
+     * parent spans or outbound calls of the tool's own.
+     */
+    options: { signal: AbortSignal; callId?: string; traceContext?: Context },
   ) => JsonValue | Promise<JsonValue>;
   /** This tool's time limit, over the agent's `toolTimeoutMs` (H12). */
   timeoutMs?: number;

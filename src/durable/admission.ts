@@ -176,7 +176,7 @@ export class Admission<Env> {
         if (push) this.registerInline(taskId, push.config, push.issuer, this.host.read(taskId));
       });
       const opened = beforeRun?.(taskId);
-      return { taskId, run: this.host.runs.start(taskId, message), opened };
+      return { taskId, run: this.host.runs.start(taskId, message, scope.trace), opened };
     }
     // A new task: its row, its message and its move to working in one transaction; a
     // stream opened on it starts from the submitted task, before the first event.
@@ -201,7 +201,7 @@ export class Admission<Env> {
     }
     const opened = beforeRun?.(id, { task: submitted, seq: 0 });
     this.host.runs.publish(id, events);
-    return { taskId: id, run: this.host.runs.run(id, message), opened };
+    return { taskId: id, run: this.host.runs.run(id, message, scope.trace), opened };
   }
 
   /** A config sent inside SendMessage: saved before the run starts, so no event is missed. */

@@ -17,6 +17,8 @@ export interface Scope {
   owner?: string;
   /** The id a new task gets: sealed by the Worker, which holds the id key (`sealedTaskId`). */
   newTaskId?: string;
+  /** The caller's trace context (a `TraceCarrier`), when tracing is on. */
+  trace?: string;
 }
 
 export class ContextIdentity {

@@ -373,7 +373,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * bad request, an unknown context or a failing summarizer changes nothing.
    */
   compactHistory(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {
-    return this.compaction.compact(input, () => this.requireContext(scope));
+    return this.compaction.compact(input, () => this.requireContext(scope), scope.trace);
   }
 
   /** Retries index updates that could not be delivered; delivers push; prunes. */

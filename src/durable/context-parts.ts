@@ -19,6 +19,7 @@ import { IndexOutbox } from "./index-outbox";
 import { PushDispatcher } from "./push-dispatcher";
 import { PushRpc } from "./push-rpc";
 import { PushStore } from "./push-store";
+import { storedTrace } from "./run-trace";
 import { TaskStore } from "./task-store";
 import { TaskStreams } from "./task-stream";
 
@@ -104,6 +105,8 @@ export function buildParts<Env>(
         read,
       )
     : null;
+  // Deliveries join the trace of the run that queued them, however late they go.
+  if (dispatcher) dispatcher.traceOf = (id) => storedTrace(ctx.storage.sql, id);
   const alarms = new ObjectAlarm(ctx.storage, { store, outbox, dispatcher, limits });
   const pushRpc = pushStore
     ? new PushRpc(ctx.storage, pushStore, store, alarms, limits, read)
@@ -117,6 +120,7 @@ export function buildParts<Env>(
     current,
     (work) => ctx.waitUntil(work),
     (taskId) => identity.logIds(taskId),
+    ctx.storage.sql,
   );
   const parts: ContextParts<Env> = {
     store,

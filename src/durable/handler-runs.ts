@@ -13,10 +13,13 @@ import { newId, nowIso } from "../models/json";
 import type { Message } from "../models/message";
 import { Parts } from "../models/part";
 import { isTerminal } from "../models/task-state";
+import type { TraceCarrier } from "../telemetry";
 import { type LogFields, logEvent } from "../telemetry/log";
+import { inContext } from "../telemetry/otel";
 import type { ObjectAlarm } from "./alarm";
 import type { ChildStore } from "./children";
 import type { EventHub } from "./event-hub";
+import { endRun, traceRun } from "./run-trace";
 import { TaskRun } from "./task-run";
 import type { TaskStore } from "./task-store";
 
@@ -53,6 +56,8 @@ export class HandlerRuns<Env> {
     private readonly waitUntil: (work: Promise<unknown>) => void,
     /** Where a log line happened: the object's tenant and conversation, and the task. */
     private readonly logIds: (taskId: string | null) => LogFields,
+    /** The object's SQLite: a traced run keeps its trace context with the task. */
+    private readonly sql: SqlStorage,
   ) {}
 
   /** The runs under way, by task. */
@@ -87,19 +92,26 @@ export class HandlerRuns<Env> {
   }
 
   /** Moves an existing task back to working and runs the handler on `message`. */
-  start(taskId: string, message: Message): Promise<void> {
+  start(taskId: string, message: Message, trace?: TraceCarrier): Promise<void> {
     this.publish(taskId, this.store.transition(taskId, "working"));
-    return this.run(taskId, message);
+    return this.run(taskId, message, trace);
   }
 
   /** Runs the handler on a task already working. */
-  run(taskId: string, message: Message): Promise<void> {
+  run(taskId: string, message: Message, trace?: TraceCarrier): Promise<void> {
     const controller = new AbortController();
     this.running.set(taskId, controller);
-    return this.execute(taskId, message, controller).finally(() => this.running.delete(taskId));
+    return this.execute(taskId, message, controller, trace).finally(() =>
+      this.running.delete(taskId),
+    );
   }
 
-  private async execute(taskId: string, message: Message, controller: AbortController) {
+  private async execute(
+    taskId: string,
+    message: Message,
+    controller: AbortController,
+    trace?: TraceCarrier,
+  ) {
     const task = this.store.cache.snapshot(taskId);
     if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
     const run = new TaskRun(
@@ -111,13 +123,18 @@ export class HandlerRuns<Env> {
       (id, e) => this.publish(id, e),
       this.children,
     );
+    const traced = traceRun(this.sql, run, this.agent() as Agent<unknown>, trace);
+    let failure: unknown;
     try {
       const agent = this.agent();
-      const result = agent.handler
-        ? await agent.handler(run)
-        : agent.model
-          ? await runModelAgent(run, agent)
-          : await runDefaultExecution(run, agent);
+      // Active for a context manager too, so instrumented `fetch` calls join the run's span.
+      const result = await inContext(traced?.ctx, () =>
+        agent.handler
+          ? agent.handler(run)
+          : agent.model
+            ? runModelAgent(run, agent)
+            : runDefaultExecution(run, agent),
+      );
       if (controller.signal.aborted) return;
       const state = this.store.state(taskId);
       if (state === null || isTerminal(state)) return;
@@ -130,8 +147,11 @@ export class HandlerRuns<Env> {
         if (state === "working") run.complete();
       });
     } catch (error) {
+      failure = error;
       if (controller.signal.aborted) return;
       this.fail(taskId, publicReason(error, this.logIds(taskId)));
+    } finally {
+      if (traced) endRun(traced, this.store.state(taskId), failure);
     }
   }
 

@@ -2,12 +2,15 @@
  * Compacting a conversation's stored history as a control call: one at a time, planned by
  * the history model, and only the rows it removes or adds written, in one transaction.
  */
+
 import type { Agent } from "../agent/definition";
 import { CompactionRequest, type CompactionResult } from "../history/compaction";
 import { Conversation } from "../history/conversation";
 import { diffItems } from "../history/diff";
 import { A2AError, invalidParams } from "../models/errors";
+import type { TraceCarrier } from "../telemetry";
 import { attempt, type Result } from "./result";
+import { traceCompaction } from "./run-trace";
 import type { TaskStore } from "./task-store";
 
 export class HistoryCompaction<Env> {
@@ -23,11 +26,15 @@ export class HistoryCompaction<Env> {
    * Compacts the conversation (E5–E9, E11) once `input` is valid and `requireContext`
    * passed. A bad request, an unknown context or a failing summarizer changes nothing.
    */
-  compact(input: unknown, requireContext: () => void): Promise<Result<CompactionResult>> {
+  compact(
+    input: unknown,
+    requireContext: () => void,
+    trace?: TraceCarrier,
+  ): Promise<Result<CompactionResult>> {
     // One at a time: a compaction plans from the rows it read, then awaits the summarizer
     // (a model call, during which other calls run); a second one planned from the same
     // rows would write a second summary of the same turns.
-    const run = this.compacting.then(() => this.compactNow(input, requireContext));
+    const run = this.compacting.then(() => this.compactNow(input, requireContext, trace));
     this.compacting = run.then(
       () => {},
       () => {},
@@ -38,6 +45,7 @@ export class HistoryCompaction<Env> {
   private compactNow(
     input: unknown,
     requireContext: () => void,
+    trace: TraceCarrier | undefined,
   ): Promise<Result<CompactionResult>> {
     return attempt("context object", async () => {
       // Strict: compaction deletes history, and a misspelt limit must not fall back to
@@ -57,9 +65,9 @@ export class HistoryCompaction<Env> {
       const before = rows.map((r) => r.item);
       const taskOf = new Map(rows.map((r) => [r.item.id, r.taskId]));
       const conversation = Conversation.fromStored([...before]);
-      const result = await conversation.compact(parsed.data, {
-        summarizer: summarizer ?? undefined,
-      });
+      const result = await traceCompaction(trace, parsed.data.strategy, before.length, () =>
+        conversation.compact(parsed.data, { summarizer: summarizer ?? undefined }),
+      );
       const diff = diffItems(before, [...conversation.items]);
       history.apply(diff, (item) => taskOf.get(item.id) ?? null);
       // Task messages may have gone with the compaction: read the tasks again.

@@ -17,8 +17,10 @@ import {
 import { buildDelivery, type DeliveryOutcome, deliver } from "../push/delivery";
 import type { SigningKey } from "../push/signing";
 import { logEvent } from "../telemetry/log";
+import { inContext } from "../telemetry/otel";
 import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
 import { type DeliveryRow, MAX_SNAPSHOT_CHARS, type PushStore } from "./push-store";
+import { endPushAttempt, tracePushAttempt } from "./push-trace";
 import type { TaskStore } from "./task-store";
 
 /** Failed attempts in a row after which a config is unhealthy (`PushOptions.unhealthyAfter`). */
@@ -46,6 +48,9 @@ export class PushDispatcher {
     private readonly snapshot: (taskId: string) => Task,
     private readonly fetchFn: typeof fetch = (input, init) => fetch(input, init),
   ) {}
+
+  /** The stored trace context of a task's run (read only while tracing is on). */
+  traceOf: (taskId: string) => string | null = () => null;
 
   /** Delivers everything due now; returns when the next delivery is due, or null. */
   async run(now = Date.now()): Promise<number | null> {
@@ -191,8 +196,10 @@ export class PushDispatcher {
       issuer: this.issuer(),
     });
     const startedAt = Date.now();
-    const result = await deliver(this.fetchFn, delivery);
     const attempts = row.attempts + 1;
+    const traced = tracePushAttempt(this.traceOf, row, attempts, delivery);
+    const result = await inContext(traced?.ctx, () => deliver(this.fetchFn, delivery));
+    endPushAttempt(traced, result);
     this.noteAttempt(row, startedAt, result);
     if (result.outcome === "delivered") {
       this.push.markDelivered(row.seq);

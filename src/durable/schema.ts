@@ -74,7 +74,8 @@ export const CONTEXT_SCHEMA: Schema = {
       updated_at TEXT NOT NULL,
       state_history TEXT NOT NULL DEFAULT '[]',
       index_pending INTEGER NOT NULL DEFAULT 0,
-      row_seq INTEGER NOT NULL DEFAULT 0
+      row_seq INTEGER NOT NULL DEFAULT 0,
+      trace TEXT
     )`,
     "CREATE INDEX tasks_by_update ON tasks (updated_at DESC, id DESC)",
     `CREATE TABLE artifacts (

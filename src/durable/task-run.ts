@@ -1,3 +1,4 @@
+import type { Context } from "@opentelemetry/api";
 import type { ArtifactUpdate, EndOptions, StatusOptions, TaskContext } from "../agent/context";
 import {
   type ChildLedger,
@@ -17,6 +18,7 @@ import type { Message, MessageInput } from "../models/message";
 import { type Part, Parts } from "../models/part";
 import type { Task } from "../models/task";
 import { isTerminal } from "../models/task-state";
+import { TRACE_CONTEXT } from "../telemetry";
 import { windowSource } from "./history-window";
 import type { TaskStore } from "./task-store";
 
@@ -30,6 +32,8 @@ const isPlainText = (part: Part): boolean =>
  * publishes the logged events at once.
  */
 export class TaskRun<Env> implements TaskContext<Env> {
+  /** The run's `invoke_agent` span context, when tracing is on (see `traceContextOf`). */
+  [TRACE_CONTEXT]?: Context;
   readonly taskId: string;
   readonly contextId: string;
   readonly history: readonly Message[];

@@ -123,9 +123,13 @@ export class McpSession {
       // The server validates its own arguments; the model is shown the server's schema.
       input: McpArguments,
       jsonSchema: info.inputSchema,
-      run: async (args, { signal }) => {
+      run: async (args, { signal, traceContext }) => {
         const connection = await this.connection(server);
-        return connection.callTool(info.name, args as JsonObject, { signal, timeoutMs });
+        return connection.callTool(info.name, args as JsonObject, {
+          signal,
+          timeoutMs,
+          traceContext,
+        });
       },
     };
     return tool;

@@ -2,7 +2,19 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import type { Context } from "@opentelemetry/api";
 import type { JsonObject } from "../models/json";
+import {
+  endSpan,
+  GEN_AI_OPERATION_NAME,
+  GEN_AI_TOOL_NAME,
+  MCP_METHOD_NAME,
+  OP_EXECUTE_TOOL,
+  SERVER_ADDRESS,
+  SpanKind,
+  startSpan,
+  traceHeaders,
+} from "../telemetry";
 import { expandServer, McpError, type McpServer } from "./config";
 
 /** A tool an MCP server offers (M3). */
@@ -43,6 +55,7 @@ export class McpConnection {
   private constructor(
     readonly server: string,
     private readonly client: Client,
+    private readonly calls: { trace?: Context } = {},
   ) {}
 
   /** Connects and initializes; failures name the server. */
@@ -58,7 +71,13 @@ export class McpConnection {
     );
     const requestInit: RequestInit = { headers };
     // Bound so that a test or a proxy can supply its own; Workers' fetch needs no `this`.
-    const fetcher = options.fetch ?? ((input, init) => fetch(input, init));
+    const plain = options.fetch ?? ((input, init) => fetch(input, init));
+    // While a traced call is in flight its requests carry its span (`traceparent`).
+    const calls: { trace?: Context } = {};
+    const fetcher: typeof fetch = (input, init) =>
+      calls.trace
+        ? plain(input, withHeaders(init, traceHeaders(calls.trace) ?? {}))
+        : plain(input, init);
     const transport =
       server.transport === "sse"
         ? new SSEClientTransport(url, {
@@ -85,7 +104,7 @@ export class McpConnection {
         cause: error,
       });
     }
-    return new McpConnection(server.name, client);
+    return new McpConnection(server.name, client, calls);
   }
 
   /** Every tool of the server (paged, bounded by MCP_MAX_TOOLS). */
@@ -144,17 +163,34 @@ export class McpConnection {
   async callTool(
     name: string,
     args: JsonObject,
-    options: { signal: AbortSignal; timeoutMs: number },
+    options: { signal: AbortSignal; timeoutMs: number; traceContext?: Context },
   ): Promise<string> {
-    const result = await this.guard(`calling tool ${name}`, () =>
-      this.client.callTool({ name, arguments: args }, undefined, {
-        signal: options.signal,
-        timeout: options.timeoutMs,
-      }),
-    );
-    const text = contentText(result as CallResult);
-    if (result.isError) throw new McpError(this.server, `tool ${name} failed: ${text}`);
-    return text;
+    const traced = options.traceContext
+      ? startSpan(`tools/call ${name}`, SpanKind.CLIENT, options.traceContext, {
+          [MCP_METHOD_NAME]: "tools/call",
+          [GEN_AI_TOOL_NAME]: name,
+          [GEN_AI_OPERATION_NAME]: OP_EXECUTE_TOOL,
+          [SERVER_ADDRESS]: this.server,
+        })
+      : undefined;
+    if (traced) this.calls.trace = traced.ctx;
+    try {
+      const result = await this.guard(`calling tool ${name}`, () =>
+        this.client.callTool({ name, arguments: args }, undefined, {
+          signal: options.signal,
+          timeout: options.timeoutMs,
+        }),
+      );
+      const text = contentText(result as CallResult);
+      if (result.isError) throw new McpError(this.server, `tool ${name} failed: ${text}`);
+      endSpan(traced);
+      return text;
+    } catch (error) {
+      endSpan(traced, error);
+      throw error;
+    } finally {
+      if (traced && this.calls.trace === traced.ctx) this.calls.trace = undefined;
+    }
   }
 
   /** Ends the session (best effort: a server that is gone needs no goodbye). */

@@ -1,3 +1,5 @@
+import { injectHeaders } from "../telemetry/carrier";
+import { inContext } from "../telemetry/otel";
 import { asProviderError, ProviderError, retryAfterMs } from "./errors";
 import type { CallOptions, Model } from "./types";
 
@@ -50,12 +52,13 @@ export async function postJson(init: PostInit): Promise<Response> {
       : undefined;
   let response: Response;
   try {
-    response = await doFetch(init.url, {
+    const request = {
       method: "POST",
-      headers: { "content-type": "application/json", ...init.headers },
+      headers: withTrace({ "content-type": "application/json", ...init.headers }, options),
       body: JSON.stringify(init.body),
       signal: controller.signal,
-    });
+    };
+    response = await inContext(options.traceContext, () => doFetch(init.url, request));
   } catch (error) {
     if (timedOut) {
       throw new ProviderError({
@@ -74,6 +77,12 @@ export async function postJson(init: PostInit): Promise<Response> {
     throw await errorFromResponse(provider, response, `POST ${withoutQuery(init.url)}`);
   }
   return response;
+}
+
+/** The call's trace context on its request, when the agent is tracing. */
+function withTrace(headers: Record<string, string>, options: CallOptions): Record<string, string> {
+  if (options.traceContext) injectHeaders(options.traceContext, headers);
+  return headers;
 }
 
 /** A URL as errors show it: no query string, where a proxy's key could ride. */

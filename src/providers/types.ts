@@ -1,3 +1,4 @@
+import type { Context } from "@opentelemetry/api";
 import * as z from "zod";
 import { Item } from "../history/items";
 import { fromLlmMessages } from "../history/llm-message";
@@ -285,6 +286,11 @@ export interface CallOptions {
    * agent passes none, so its conversations share one health).
    */
   failoverStore?: FailoverStore;
+  /**
+   * The OpenTelemetry context of the call's span: its `traceparent` goes on the
+   * provider's request (the agent sets it while tracing is on).
+   */
+  traceContext?: Context;
   /**
    * Keep the provider's payloads for debugging: every stream event carries the provider
    * event it was decoded from (`event.raw`), and `generate` returns them all in

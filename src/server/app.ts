@@ -27,6 +27,7 @@ import { checkPathEncoding, handleRest } from "./rest";
 import { RememberingRouter } from "./router";
 import { startupCheck } from "./startup";
 import { requestedTenant } from "./tenant";
+import { requestTrace, traceRequests } from "./tracing";
 
 /**
  * Where the agent is served: the request's origin plus the path the app is mounted at
@@ -59,6 +60,8 @@ export function createApp<Env extends object>(
         limitBytes: String(agent.maxBodyBytes),
       },
     );
+  // The request's server span first, so it covers every refusal too (a no-op untraced).
+  app.use("*", traceRequests(anyAgent));
   // An agent without auth on a public host says so once, whichever route is asked first.
   app.use("*", warnWhenOpen(agent));
   // CORS first: a preflight is answered before method checks and authentication.
@@ -132,7 +135,8 @@ export function createApp<Env extends object>(
       async (tenant) => {
         const acting = tenantFor(principal, tenant);
         await limits.bodyTenant(c, acting);
-        return new Operations(agent, c.env, acting, url.origin, ownerOf(principal));
+        const trace = requestTrace(c.req.raw);
+        return new Operations(agent, c.env, acting, url.origin, ownerOf(principal), trace);
       },
       () => servedFeatures(anyAgent, baseUrlOf(c, url)),
       url,
@@ -156,7 +160,8 @@ export function createApp<Env extends object>(
         const origin = new URL(c.req.url).origin;
         const principal = c.get("principal");
         const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
-        const ops = new Operations(agent, c.env, tenant, origin, ownerOf(principal));
+        const trace = requestTrace(c.req.raw);
+        const ops = new Operations(agent, c.env, tenant, origin, ownerOf(principal), trace);
         // The card's features only for the operation that shows them.
         const features = () => servedFeatures(anyAgent, baseUrlOf(c));
         return handleRest(c.req.raw, route, c.req.param(), agent, ops, features);

@@ -14,6 +14,7 @@ import { Operations } from "./operations";
 import { lastEventId } from "./request-parts";
 import { checkPathEncoding } from "./rest";
 import { requestedTenant } from "./tenant";
+import { nameOperation, requestTrace } from "./tracing";
 
 /**
  * The chat endpoint (N1–N7), a streaming view for browser and app front ends beside A2A:
@@ -46,22 +47,25 @@ export function registerChat<Env extends object>(
     binding: "chat",
     model: agent.model?.model ?? null,
   };
-  const ops = (c: C) => {
+  const ops = (c: C, operation: "stream" | "subscribe") => {
     checkPathEncoding(new URL(c.req.url).pathname);
     const principal = c.get("principal");
     const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
-    return new Operations(agent, c.env, tenant, new URL(c.req.url).origin, ownerOf(principal));
+    const trace = requestTrace(c.req.raw);
+    nameOperation(trace, operation, { spanName: `chat ${operation}` });
+    const origin = new URL(c.req.url).origin;
+    return new Operations(agent, c.env, tenant, origin, ownerOf(principal), trace);
   };
 
   const start = (c: C) =>
     serve(async () => {
       const body = await readJson(c.req.raw);
       const { params, contextField } = parseChatRequest(body);
-      return ops(c).streamMessage(params, format, contextField);
+      return ops(c, "stream").streamMessage(params, format, contextField);
     });
   const resume = (c: C) =>
     serve(() =>
-      ops(c).subscribe(
+      ops(c, "subscribe").subscribe(
         parseTaskId({ id: c.req.param("taskId") }),
         format,
         lastEventId(c.req.raw) ?? 0,

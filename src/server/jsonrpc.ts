@@ -11,6 +11,7 @@ import { requireExtensions } from "./negotiation";
 import { type Answer, type Call, type Operation, RPC_METHODS } from "./operation-table";
 import type { Operations } from "./operations";
 import { requestedTenant } from "./tenant";
+import { nameOperation } from "./tracing";
 import { requestedVersion } from "./version";
 
 const JSON_HEADERS = { "Content-Type": "application/json" };
@@ -120,6 +121,7 @@ async function serveJsonRpc<Env>(
     const params = protoJsonNames((rpc.params ?? {}) as JsonObject);
     // May be refused by the tenant's rate limit, before any storage is touched.
     const ops = await opsFor(requestedTenant(params.tenant, "params.tenant"));
+    nameOperation(ops.trace, operation.rpc["1.0"], { method: rpc.method, version });
     const call: Call = {
       ops: ops as Operations<unknown>,
       version,

@@ -28,7 +28,16 @@ import {
 import type { StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
 import { type PushConfig, parsePushConfig } from "../push/config";
+import {
+  A2A_TASK_ID,
+  A2A_TASK_STATE,
+  A2A_TENANT,
+  carrierOf,
+  GEN_AI_CONVERSATION_ID,
+  type Traced,
+} from "../telemetry";
 import { requireAcceptedParts, requireInputFormats } from "./negotiation";
+import { stateOfRendered } from "./tracing";
 
 /**
  * The A2A operations, independent of binding and version: they validate routing facts
@@ -43,7 +52,11 @@ export class Operations<Env> {
     private readonly origin = "",
     /** The caller's owner (`ownerOf`): owns what it creates, sees only that ("" = anonymous). */
     private readonly owner = "",
-  ) {}
+    /** The request's server span, when tracing is on: its context goes with each object call. */
+    readonly trace?: Traced,
+  ) {
+    if (trace && tenant) trace.span.setAttribute(A2A_TENANT, tenant);
+  }
 
   private namespace(name: string): DurableObjectNamespace {
     const ns = (this.env as Record<string, unknown>)[name];
@@ -64,7 +77,13 @@ export class Operations<Env> {
     const ns = this.namespace(this.agent.bindings.context);
     const id = ns.idFromName(contextObjectName(this.tenant, contextId, this.owner));
     const stub = ns.get(id) as unknown as ContextRpc;
-    return { stub, scope: { tenant: this.tenant, contextId, owner: this.owner } };
+    const scope: Scope = { tenant: this.tenant, contextId, owner: this.owner };
+    if (this.trace) {
+      // The platform carries no trace context over RPC: the span goes with the scope.
+      scope.trace = carrierOf(this.trace.ctx);
+      this.trace.span.setAttribute(GEN_AI_CONVERSATION_ID, contextId);
+    }
+    return { stub, scope };
   }
 
   /** The context of a task id issued to this caller; not found for any other id. */
@@ -78,6 +97,7 @@ export class Operations<Env> {
 
   /** The conversation object holding a task; the id itself says which (no lookup). */
   private async contextOfTask(taskId: string) {
+    this.trace?.span.setAttribute(A2A_TASK_ID, taskId);
     return this.context(await this.verifiedContext(taskId));
   }
 
@@ -114,6 +134,7 @@ export class Operations<Env> {
     }
     const target = this.context(named);
     target.scope.newTaskId = await sealedTaskId(keys, this.ids, named);
+    this.trace?.span.setAttribute(A2A_TASK_ID, target.scope.newTaskId);
     return target;
   }
 
@@ -177,7 +198,9 @@ export class Operations<Env> {
     requireAcceptedParts(params.message.parts, this.agent as Agent<unknown>);
     const push = this.inlinePush(params.pushConfig, version);
     const { stub, scope } = await this.route(params);
-    return unwrap(await stub.sendMessage(scope, params, version, push));
+    const rendered = unwrap(await stub.sendMessage(scope, params, version, push));
+    stateOfRendered(this.trace, rendered);
+    return rendered;
   }
 
   /** SendStreamingMessage; `contextField` names the context id in errors (see `route`). */
@@ -196,12 +219,18 @@ export class Operations<Env> {
 
   async getTask(params: TaskIdParams): Promise<Task> {
     const { stub, scope } = await this.contextOfTask(params.id);
-    return unwrap(await stub.getTask(scope, params.id, { historyLength: params.historyLength }));
+    const task = unwrap(
+      await stub.getTask(scope, params.id, { historyLength: params.historyLength }),
+    );
+    this.trace?.span.setAttribute(A2A_TASK_STATE, task.status.state);
+    return task;
   }
 
   async cancelTask(params: TaskIdParams): Promise<Task> {
     const { stub, scope } = await this.contextOfTask(params.id);
-    return unwrap(await stub.cancelTask(scope, params.id, params.metadata));
+    const task = unwrap(await stub.cancelTask(scope, params.id, params.metadata));
+    this.trace?.span.setAttribute(A2A_TASK_STATE, task.status.state);
+    return task;
   }
 
   async subscribe(

@@ -10,6 +10,7 @@ import { restError, toA2AError } from "./errors";
 import { requireExtensions } from "./negotiation";
 import type { Answer, Call, Operation, RestRoute } from "./operation-table";
 import type { Operations } from "./operations";
+import { nameOperation } from "./tracing";
 import { requestedVersion } from "./version";
 
 /**
@@ -87,6 +88,7 @@ export async function handleRest<Env>(
           ? await optionalBody(request)
           : undefined;
     const { operation } = route;
+    nameOperation(ops.trace, operation.rpc["1.0"], { version });
     const params = operation.fromRest({ url, path, body }, call);
     return restResponse(operation.render(await operation.run(params, call), params, call));
   } catch (error) {

@@ -8,6 +8,8 @@
  * the request), of a webhook receiver's answer, or any message of a conversation.
  */
 
+import { activeContext, getSpanContext, isSpanContextValid } from "./otel";
+
 /** How bad an event is; `error` and `warn` go to `console.error`/`console.warn`. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -34,11 +36,20 @@ export interface LogTraceIds {
 export const LOG_CONTENT_VAR = "EDGELINK_LOG_CONTENT";
 
 let traceIds: (() => LogTraceIds | undefined) | null = null;
+
+/** The ids of the span active in a registered context manager (none without tracing). */
+function activeTraceIds(): LogTraceIds | undefined {
+  const span = getSpanContext(activeContext());
+  return span && isSpanContextValid(span)
+    ? { traceId: span.traceId, spanId: span.spanId }
+    : undefined;
+}
 let content = false;
 
 /**
- * The hook the tracing side fills in: a function returning the active span's ids (or
- * undefined when none is active), read once per line. `null` removes it.
+ * Replaces where a line's trace ids come from: a function returning the active span's ids
+ * (or undefined when none is active), read once per line. `null` restores the default:
+ * the span active in a registered OpenTelemetry context manager, if any.
  */
 export function setLogTraceIds(fn: (() => LogTraceIds | undefined) | null): void {
   traceIds = fn;
@@ -119,7 +130,7 @@ const clip = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TE
  */
 export function logEvent(level: LogLevel, message: string, fields: LogFields = {}): void {
   const line: Record<string, unknown> = { level, message };
-  const ids = traceIds?.();
+  const ids = traceIds ? traceIds() : activeTraceIds();
   if (ids) {
     line.traceId = ids.traceId;
     line.spanId = ids.spanId;

@@ -1,0 +1,107 @@
+import type { Context, MiddlewareHandler, Next } from "hono";
+import type { Agent } from "../agent/definition";
+import {
+  A2A_METHOD_NAME,
+  A2A_PROTOCOL_VERSION,
+  A2A_TASK_STATE,
+  activeTracer,
+  contextOfRequest,
+  ERROR_TYPE,
+  GEN_AI_AGENT_NAME,
+  HTTP_REQUEST_METHOD,
+  HTTP_RESPONSE_STATUS_CODE,
+  SpanKind,
+  STATUS_ERROR,
+  startSpan,
+  type Traced,
+} from "../telemetry";
+
+/** The server span of each request being served, by its Request (no Hono variable type). */
+const spans = new WeakMap<Request, Traced>();
+
+/** The server span of a request, when tracing is on. */
+export function requestTrace(request: Request): Traced | undefined {
+  return spans.get(request);
+}
+
+/**
+ * One SERVER span per request, under the caller's `traceparent` (or the span a wrapper
+ * such as otel-cf-workers opened). The operation names it once known (`nameOperation`).
+ * With no tracer registered it is one lookup and `next()`.
+ */
+export function traceRequests(agent: Agent<unknown>): MiddlewareHandler {
+  // Not async: untraced, a request passes through without a promise of this layer's own.
+  return (c, next) => (activeTracer() ? serveTraced(agent, c, next) : next());
+}
+
+async function serveTraced(agent: Agent<unknown>, c: Context, next: Next): Promise<void> {
+  const request = c.req.raw;
+  const traced = startSpan(
+    `${request.method} ${c.req.path}`,
+    SpanKind.SERVER,
+    contextOfRequest(request.headers),
+    {
+      [HTTP_REQUEST_METHOD]: request.method,
+      [GEN_AI_AGENT_NAME]: agent.card.name,
+    },
+  ) as Traced;
+  spans.set(request, traced);
+  try {
+    await next();
+  } catch (error) {
+    traced.span.setAttribute(ERROR_TYPE, error instanceof Error ? error.name : "_OTHER");
+    traced.span.setStatus({ code: STATUS_ERROR });
+    traced.span.end();
+    throw error;
+  }
+  const status = c.res.status;
+  traced.span.setAttribute(HTTP_RESPONSE_STATUS_CODE, status);
+  if (status >= 500) {
+    traced.span.setAttribute(ERROR_TYPE, String(status));
+    traced.span.setStatus({ code: STATUS_ERROR });
+  }
+  traced.span.end();
+}
+
+/** A2A v1 method names of the operations, for spans served over HTTP+JSON. */
+const METHODS: Record<string, string> = {
+  send: "SendMessage",
+  stream: "SendStreamingMessage",
+  get: "GetTask",
+  list: "ListTasks",
+  cancel: "CancelTask",
+  subscribe: "SubscribeToTask",
+  pushCreate: "CreateTaskPushNotificationConfig",
+  pushGet: "GetTaskPushNotificationConfig",
+  pushList: "ListTaskPushNotificationConfigs",
+  pushDelete: "DeleteTaskPushNotificationConfig",
+  pushConfigs: "TaskPushNotificationConfigs",
+  pushConfig: "TaskPushNotificationConfig",
+  extendedCard: "GetExtendedAgentCard",
+};
+
+/**
+ * Names a request's server span after the A2A operation it turned out to be: the
+ * JSON-RPC method as sent, or the v1 method name of an HTTP+JSON route's operation (the
+ * chat endpoint's spans are `chat stream` and `chat subscribe`, with the method they run).
+ */
+export function nameOperation(
+  traced: Traced | undefined,
+  operation: string,
+  details: { method?: string; version?: string; spanName?: string },
+): void {
+  if (!traced) return;
+  const method = details.method ?? METHODS[operation] ?? operation;
+  traced.span.updateName(details.spanName ?? method);
+  traced.span.setAttribute(A2A_METHOD_NAME, method);
+  if (details.version) traced.span.setAttribute(A2A_PROTOCOL_VERSION, details.version);
+}
+
+const STATE_RE = /"state":"([A-Za-z_-]+)"/;
+
+/** `a2a.task.state` from a rendered result (only read when tracing is on). */
+export function stateOfRendered(traced: Traced | undefined, rendered: string): void {
+  if (!traced) return;
+  const state = STATE_RE.exec(rendered)?.[1];
+  if (state) traced.span.setAttribute(A2A_TASK_STATE, state);
+}
