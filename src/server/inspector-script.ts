@@ -316,7 +316,10 @@ export const INSPECTOR_SCRIPT = String.raw`"use strict";
     for (const p of m.pushAttempts || []) {
       out.push({ kind: "push", label: "webhook " + p.config, at: p.at, ms: p.ms, bad: !p.ok, note: p.status ? "HTTP " + p.status : "no answer" });
     }
-    return out.filter((s) => typeof s.at === "number").sort((a, b) => a.at - b.at);
+    // Workers' clock stands still between I/O: a tool that took no time starts when the next
+    // model call does, so at the same start the one that ends first goes first.
+    const end = (s) => s.at + (s.ms || 0);
+    return out.filter((s) => typeof s.at === "number").sort((a, b) => a.at - b.at || end(a) - end(b));
   }
   function waterfall(task) {
     const list = steps(task);
