@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { runDefaultExecution } from "../agent/default-execution";
 import type { Agent } from "../agent/definition";
+import type { MemoryTurnScope } from "../agent/memory-source";
 import { runModelAgent } from "../agent/model-execution";
 import { replyMessage } from "../agent/reply";
 import { CompactionRequest, type CompactionResult } from "../history/compaction";
@@ -856,7 +857,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       const result = agent.handler
         ? await agent.handler(run)
         : agent.model
-          ? await runModelAgent(run, agent)
+          ? await runModelAgent(run, agent, {}, agent.memory ? this.memoryScope() : undefined)
           : await runDefaultExecution(run, agent);
       if (controller.signal.aborted) return;
       const state = this.store.state(taskId);
@@ -873,6 +874,20 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       if (controller.signal.aborted) return;
       this.failTask(taskId, publicReason(error));
     }
+  }
+
+  /** Who a model turn's long-term memory is for: this conversation's tenant and owner. */
+  private memoryScope(): MemoryTurnScope {
+    this.identity ??= this.readIdentity();
+    return {
+      tenant: this.identity?.tenant ?? "",
+      owner: this.identity?.owner ?? "",
+      background: (work) => this.ctx.waitUntil(work),
+      mergeMetadata: (taskId, patch) => {
+        const task = this.store.read(taskId);
+        if (task) this.store.mergeMetadata(taskId, patch(task.metadata ?? {}));
+      },
+    };
   }
 
   private failTask(taskId: string, reason: string): void {
