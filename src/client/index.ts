@@ -67,6 +67,7 @@ export {
   InvalidParamsError,
   InvalidRequestError,
   JSONParseError,
+  MemoryFullError,
   MethodNotFoundError,
   MisconfiguredError,
   PermissionDeniedError,
