@@ -131,6 +131,12 @@ export function decisionsToOps(extracted: Extracted, shown: readonly MemoryFact[
   return ops;
 }
 
+/** One extraction call counted against the scope's hourly limit; false past it. */
+function reserve(stub: MemoryStore): Promise<boolean> {
+  const counted = stub as MemoryStore & { reserveExtraction?: () => Promise<boolean> };
+  return counted.reserveExtraction ? counted.reserveExtraction() : Promise.resolve(true);
+}
+
 /** What one extraction cost and did, for the task's metadata. */
 export interface ExtractionReport {
   skipped?: "limit";
@@ -160,7 +166,7 @@ export interface ExtractionInput {
  */
 export async function extractAfterTurn(input: ExtractionInput): Promise<ExtractionReport> {
   const { stub, origin } = input;
-  if (!(await stub.reserveExtraction())) {
+  if (!(await reserve(stub))) {
     console.warn("edgelink: memory extraction skipped: extractionCallsPerHour reached");
     return { skipped: "limit", usage: null, cost: null, ops: 0 };
   }

@@ -59,7 +59,7 @@ export async function openMemoryTurn<Env>(
 
 /** The recalled section, or "" when recall fails or takes too long (logged). */
 async function recall(stub: MemoryStore, text: string, tokenBudget: number): Promise<string> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: ReturnType<typeof setTimeout> | null = null;
   const late = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), RECALL_TIMEOUT_MS);
   });
@@ -74,7 +74,7 @@ async function recall(stub: MemoryStore, text: string, tokenBudget: number): Pro
     console.error("edgelink: memory recall failed; turn without it", error);
     return "";
   } finally {
-    clearTimeout(timer);
+    if (timer !== null) clearTimeout(timer);
   }
 }
 

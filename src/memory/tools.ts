@@ -27,39 +27,37 @@ async function applyOne(stub: MemoryStore, op: MemoryOp, origin: MemoryOrigin): 
  * the turn's scope only; arguments are checked by the tool machinery and again by the store.
  */
 export function memoryTools(stub: MemoryStore, origin: MemoryOrigin): Tools {
+  /** The live fact whose claim is `claim` (as recalled), if any. */
+  const factNamed = async (claim: string): Promise<string | undefined> => {
+    const near = (await stub.neighbours([claim], 5))[0] ?? [];
+    return near.find((f) => normal(f.claim) === normal(claim))?.id;
+  };
   return {
     remember: tool({
       description:
-        "Store a durable fact the user stated about themselves or their world, as one short sentence (\"The user prefers tea.\"). To correct a remembered fact, give its id as `replaces`.",
+        'Store a durable fact the user stated about themselves or their world, as one short sentence ("The user prefers tea."). To correct a remembered fact, give its claim, as remembered, in `replaces`.',
       input: z.object({
         claim: z.string().min(1).max(2_000),
         entities: z.array(z.string().min(1).max(256)).max(32).optional(),
-        replaces: z.string().min(1).max(512).optional(),
+        replaces: z.string().min(1).max(2_000).optional(),
       }),
-      run: ({ claim, entities, replaces }) =>
-        applyOne(
+      run: async ({ claim, entities, replaces }) => {
+        const fields = { claim, source: "user_stated" as const, ...(entities ? { entities } : {}) };
+        const old = replaces ? await factNamed(replaces) : undefined;
+        return applyOne(
           stub,
-          replaces
-            ? { op: "supersede_fact", id: replaces, claim, source: "user_stated", ...(entities ? { entities } : {}) }
-            : { op: "add_fact", claim, source: "user_stated", ...(entities ? { entities } : {}) },
+          old ? { op: "supersede_fact", id: old, ...fields } : { op: "add_fact", ...fields },
           origin,
-        ),
+        );
+      },
     }),
     forget: tool({
-      description:
-        "Delete a remembered fact the user asks you to forget: by its id, or by its exact claim.",
-      input: z.object({
-        id: z.string().min(1).max(512).optional(),
-        claim: z.string().min(1).max(2_000).optional(),
-      }),
-      run: async ({ id, claim }) => {
-        let target = id;
-        if (!target && claim) {
-          const near = (await stub.neighbours([claim], 5))[0] ?? [];
-          target = near.find((f) => normal(f.claim) === normal(claim))?.id;
-        }
-        if (!target) return { status: "unchanged", reason: "no such fact; give its id" };
-        return applyOne(stub, { op: "delete_fact", id: target }, origin);
+      description: "Delete a remembered fact the user asks you to forget, by its claim as remembered.",
+      input: z.object({ claim: z.string().min(1).max(2_000) }),
+      run: async ({ claim }) => {
+        const id = await factNamed(claim);
+        if (!id) return { status: "unchanged", reason: "no remembered fact has that claim" };
+        return applyOne(stub, { op: "delete_fact", id }, origin);
       },
     }),
     set_goal: tool({
@@ -68,22 +66,25 @@ export function memoryTools(stub: MemoryStore, origin: MemoryOrigin): Tools {
         title: z.string().min(1).max(2_000),
         description: z.string().min(1).max(4_000).optional(),
         priority: z.number().int().min(1).max(5).optional(),
-        parentId: z.string().min(1).max(512).optional(),
         deadline: z.iso.datetime({ offset: true }).optional(),
       }),
       run: (args) => applyOne(stub, { op: "set_goal", ...args }, origin),
     }),
     update_goal: tool({
-      description: "Change a recorded goal by its id: its status, priority, title or deadline.",
+      description:
+        "Change a recorded goal, named by its title as remembered: its status, priority or deadline.",
       input: z.object({
-        id: z.string().min(1).max(512),
+        goal: z.string().min(1).max(2_000),
         status: z.enum(["active", "completed", "abandoned", "blocked"]).optional(),
         priority: z.number().int().min(1).max(5).optional(),
-        title: z.string().min(1).max(2_000).optional(),
-        description: z.string().min(1).max(4_000).optional(),
         deadline: z.iso.datetime({ offset: true }).optional(),
       }),
-      run: (args) => applyOne(stub, { op: "update_goal", ...args }, origin),
+      run: async ({ goal, ...change }) => {
+        const page = await stub.list({ kind: "goal", query: goal, pageSize: 20 });
+        const found = page.items.find((i) => i.kind === "goal" && normal(i.title) === normal(goal));
+        if (!found) return { status: "unchanged", reason: "no recorded goal has that title" };
+        return applyOne(stub, { op: "update_goal", id: found.id, ...change }, origin);
+      },
     }),
   };
 }

@@ -160,7 +160,7 @@ export function mountMemoryApi(
       }
     };
     for (const prefix of ["", "/:tenant"]) {
-      app.on(method, prefix + path, ...(hasBody ? guards.body : guards.any), run);
+      app.on(method, [prefix + path], ...(hasBody ? guards.body : guards.any), run);
     }
   };
   const kindOf = (c: Context<Vars>) => parse(MemoryKind, c.req.param("kind"), "path.kind");
