@@ -25,6 +25,8 @@ export interface MemoryHandle {
   remove(kind: MemoryKind, id: string): Promise<boolean>;
   erase(): Promise<{ erased: number }>;
   stats(): Promise<MemoryStats>;
+  /** One extraction call of the hourly allowance: false when it is used up. */
+  reserveExtraction(): Promise<boolean>;
 }
 
 /**
@@ -49,5 +51,6 @@ export function openMemory(
     remove: async (kind, id) => unwrap(await stub.remove(kind, id)),
     erase: async () => unwrap(await stub.erase()),
     stats: async () => unwrap(await stub.stats()),
+    reserveExtraction: async () => unwrap(await stub.reserveExtraction()),
   };
 }

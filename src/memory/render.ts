@@ -46,9 +46,9 @@ export function factLine(fact: MemoryBundle["facts"][number]): string {
 }
 
 export function entityLine(entity: MemoryBundle["entities"][number]): string {
-  const kind = entity.kind ? ` [${oneLine(entity.kind)}]` : "";
+  const type = entity.type ? ` [${oneLine(entity.type)}]` : "";
   const aliases = entity.aliases.length ? ` (also: ${entity.aliases.map(oneLine).join(", ")})` : "";
-  return `- ${oneLine(entity.name)}${kind}${aliases}`;
+  return `- ${oneLine(entity.name)}${type}${aliases}`;
 }
 
 export function goalLine(goal: MemoryBundle["goals"][number]): string {

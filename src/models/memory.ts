@@ -72,7 +72,8 @@ export type MemoryFact = z.infer<typeof MemoryFact>;
 export const MemoryEntity = z.object({
   id: z.string(),
   name: z.string(),
-  kind: z.string().optional(),
+  /** What it is: "Person", "Organization", "Place", ... */
+  type: z.string().optional(),
   /** Other names; a name or alias matches case-insensitively, so one entity per name. */
   aliases: z.array(z.string()),
   salience: unit,
@@ -169,7 +170,7 @@ export const MemoryOp = z.discriminatedUnion("op", [
     op: z.literal("upsert_entity"),
     name,
     aliases: z.array(name).max(MEMORY_INPUT.list).optional(),
-    kind: name.optional(),
+    type: name.optional(),
     salience: unit.optional(),
     channel: channel.optional(),
   }),
