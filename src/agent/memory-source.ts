@@ -69,10 +69,7 @@ export interface MemorySource {
    * The `EdgelinkMemory` Durable Object class, its options supplied by a getter the way
    * `EdgelinkContext` gets its agent.
    */
-  objectClass(): new (
-    ctx: DurableObjectState,
-    env: never,
-  ) => object;
+  objectClass(): new (ctx: DurableObjectState, env: never) => object;
 }
 
 /** Checks the `memory` option of `defineAgent` when the Worker loads: it comes from `memory()`. */
@@ -84,7 +81,9 @@ export function checkMemorySource(memory: MemorySource | undefined): MemorySourc
     typeof memory.openTurn !== "function" ||
     typeof memory.binding !== "string"
   ) {
-    throw new TypeError('memory must be memory({ scope, extract, tools, ... }) from "edgelink/memory"');
+    throw new TypeError(
+      'memory must be memory({ scope, extract, tools, ... }) from "edgelink/memory"',
+    );
   }
   return memory;
 }

@@ -48,7 +48,9 @@ function strings(value: unknown): string[] {
 const MEMORY_BINDING = { name: "EDGELINK_MEMORY", className: "EdgelinkMemory" } as const;
 /** `memory(...)` imported from `edgelink/memory` in the main module: memory is on. */
 export function usesMemory(main: string | null): boolean {
-  return main !== null && /from\s+["']edgelink\/memory["']/.test(main) && /\bmemory\s*\(/.test(main);
+  return (
+    main !== null && /from\s+["']edgelink\/memory["']/.test(main) && /\bmemory\s*\(/.test(main)
+  );
 }
 
 function checkBindings(config: WranglerConfig, problems: string[], memory = false): void {

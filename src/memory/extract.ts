@@ -75,7 +75,13 @@ const Extracted = z.object({
     )
     .catch([]),
   entities: z
-    .array(z.object({ name: z.string(), kind: z.string().catch(""), aliases: z.array(z.string()).catch([]) }))
+    .array(
+      z.object({
+        name: z.string(),
+        kind: z.string().catch(""),
+        aliases: z.array(z.string()).catch([]),
+      }),
+    )
     .catch([]),
 });
 export type Extracted = z.infer<typeof Extracted>;
@@ -97,8 +103,11 @@ export function decisionsToOps(extracted: Extracted, shown: readonly MemoryFact[
     ops.push({
       op: "upsert_entity",
       name: name.slice(0, 256),
-      aliases: e.aliases.map((a) => a.trim().slice(0, 256)).filter(Boolean).slice(0, 32),
-      ...(e.kind.trim() ? { kind: e.kind.trim().slice(0, 256) } : {}),
+      aliases: e.aliases
+        .map((a) => a.trim().slice(0, 256))
+        .filter(Boolean)
+        .slice(0, 32),
+      ...(e.kind.trim() ? { type: e.kind.trim().slice(0, 256) } : {}),
     });
   }
   for (const f of extracted.facts.slice(0, MAX_EXTRACTED)) {
@@ -107,7 +116,10 @@ export function decisionsToOps(extracted: Extracted, shown: readonly MemoryFact[
     const fields = {
       confidence: clamp01(f.confidence),
       source: "extraction" as const,
-      entities: f.entities.map((n) => n.trim().slice(0, 256)).filter(Boolean).slice(0, 32),
+      entities: f.entities
+        .map((n) => n.trim().slice(0, 256))
+        .filter(Boolean)
+        .slice(0, 32),
       ...(isIso(f.validFrom) ? { validFrom: new Date(f.validFrom).toISOString() } : {}),
       ...(isIso(f.validTo) ? { validTo: new Date(f.validTo).toISOString() } : {}),
     };
@@ -129,12 +141,6 @@ export function decisionsToOps(extracted: Extracted, shown: readonly MemoryFact[
     }
   }
   return ops;
-}
-
-/** One extraction call counted against the scope's hourly limit; false past it. */
-function reserve(stub: MemoryStore): Promise<boolean> {
-  const counted = stub as MemoryStore & { reserveExtraction?: () => Promise<boolean> };
-  return counted.reserveExtraction ? counted.reserveExtraction() : Promise.resolve(true);
 }
 
 /** What one extraction cost and did, for the task's metadata. */
@@ -166,7 +172,7 @@ export interface ExtractionInput {
  */
 export async function extractAfterTurn(input: ExtractionInput): Promise<ExtractionReport> {
   const { stub, origin } = input;
-  if (!(await reserve(stub))) {
+  if (!(await stub.reserveExtraction())) {
     console.warn("edgelink: memory extraction skipped: extractionCallsPerHour reached");
     return { skipped: "limit", usage: null, cost: null, ops: 0 };
   }
@@ -174,9 +180,7 @@ export async function extractAfterTurn(input: ExtractionInput): Promise<Extracti
     0,
     EXTRACTION_NEIGHBOURS,
   );
-  const existing = shown.length
-    ? shown.map((f) => `- [${f.id}] ${f.claim}`).join("\n")
-    : "(none)";
+  const existing = shown.length ? shown.map((f) => `- [${f.id}] ${f.claim}`).join("\n") : "(none)";
   const response = await generate(
     input.model,
     {
@@ -195,7 +199,9 @@ export async function extractAfterTurn(input: ExtractionInput): Promise<Extracti
   input.recordUsage((current) => usagePatch(current, response.usage, response.costEstimate));
   const parsed = Extracted.safeParse(response.output);
   if (!parsed.success || response.outputError !== null) {
-    console.warn(`edgelink: memory extraction answered no usable JSON: ${response.outputError ?? parsed.error?.message}`);
+    console.warn(
+      `edgelink: memory extraction answered no usable JSON: ${response.outputError ?? parsed.error?.message}`,
+    );
     return { usage: response.usage, cost: response.costEstimate, ops: 0 };
   }
   const ops = decisionsToOps(parsed.data, shown);
@@ -207,10 +213,15 @@ export async function extractAfterTurn(input: ExtractionInput): Promise<Extracti
  * The task's metadata with extraction's usage added: to the task's totals (`usage`,
  * `cost`) and itemized under `memory.extraction`.
  */
-export function usagePatch(current: JsonObject, usage: Usage | null, cost: number | null): JsonObject {
+export function usagePatch(
+  current: JsonObject,
+  usage: Usage | null,
+  cost: number | null,
+): JsonObject {
   const total = addUsage((current.usage as Usage | undefined) ?? null, usage);
   const memory = (current.memory as JsonObject | undefined) ?? {};
-  const prior = (memory.extraction as { calls?: number; usage?: Usage; cost?: number } | undefined) ?? {};
+  const prior =
+    (memory.extraction as { calls?: number; usage?: Usage; cost?: number } | undefined) ?? {};
   const extraction: JsonObject = {
     calls: (prior.calls ?? 0) + 1,
   };

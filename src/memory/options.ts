@@ -58,7 +58,11 @@ export interface ResolvedMemoryOptions {
 const BINDING_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function flag(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== "boolean" && (typeof value !== "object" || value === null)) {
+  if (
+    value !== undefined &&
+    typeof value !== "boolean" &&
+    (typeof value !== "object" || value === null)
+  ) {
     throw new TypeError(`memory.${name} must be true, false or an options object`);
   }
 }
@@ -105,7 +109,9 @@ export function resolveMemoryOptions(options: MemoryOptions = {}): ResolvedMemor
   else if (typeof options.extract === "object") {
     const model = options.extract.model;
     if (model !== undefined && typeof model?.streamBatches !== "function") {
-      throw new TypeError("memory.extract.model must be a model (openai(...), anthropic(...), ...)");
+      throw new TypeError(
+        "memory.extract.model must be a model (openai(...), anthropic(...), ...)",
+      );
     }
     extract = { model: model ?? null };
   }
@@ -119,8 +125,13 @@ export function resolveMemoryOptions(options: MemoryOptions = {}): ResolvedMemor
     api = { operatorSecret: secret };
   }
   const embedder = options.embedder ?? null;
-  if (embedder !== null && (typeof embedder.embed !== "function" || typeof embedder.id !== "string")) {
-    throw new TypeError("memory.embedder must be an Embedder (workersAiEmbedder(...), openAiEmbedder(...))");
+  if (
+    embedder !== null &&
+    (typeof embedder.embed !== "function" || typeof embedder.id !== "string")
+  ) {
+    throw new TypeError(
+      "memory.embedder must be an Embedder (workersAiEmbedder(...), openAiEmbedder(...))",
+    );
   }
   for (const [name, value] of [
     ["vectorize", options.vectorize],

@@ -11,6 +11,8 @@ import { memoryTools } from "./tools";
 
 /** Longest recall may hold up a turn; past it the turn goes on without memory. */
 export const RECALL_TIMEOUT_MS = 2_000;
+/** Most characters of a request kept as a new strategy's context pattern. */
+const STRATEGY_PATTERN_CHARS = 200;
 /** Most characters of a message used as the recall query and extraction input. */
 const MAX_QUERY_CHARS = 4_000;
 
@@ -43,7 +45,8 @@ export async function openMemoryTurn<Env>(
   if (typeof key !== "string" || key === "") return null;
   const stub = memoryStore(ctx.env as object, options.binding, scope.tenant, key);
   const query = messageText(ctx.message);
-  const section = options.recall && query ? await recall(stub, query, options.recall.tokenBudget) : "";
+  const section =
+    options.recall && query ? await recall(stub, query, options.recall.tokenBudget) : "";
   const origin = { taskId: ctx.taskId, contextId: ctx.contextId };
   let done = false;
   return {
@@ -91,17 +94,23 @@ async function learn<Env>(
   const origin = { taskId: ctx.taskId, contextId: ctx.contextId };
   try {
     if (outcome.toolSequence.length && query) {
-      await stub.apply(
-        [
-          {
-            op: "strategy_outcome",
-            toolSequence: outcome.toolSequence.slice(0, 32),
-            text: query,
-            success: outcome.success,
-          },
-        ],
+      const toolSequence = outcome.toolSequence.slice(0, 32);
+      const { results } = await stub.apply(
+        [{ op: "strategy_outcome", toolSequence, text: query, success: outcome.success }],
         origin,
       );
+      // A way of working that succeeded and matches no known strategy becomes one, with
+      // this success counted.
+      if (outcome.success && results[0]?.status === "unchanged") {
+        const contextPattern = query.slice(0, STRATEGY_PATTERN_CHARS);
+        await stub.apply(
+          [
+            { op: "add_strategy", contextPattern, toolSequence },
+            { op: "strategy_outcome", toolSequence, text: query, success: true },
+          ],
+          origin,
+        );
+      }
     }
   } catch (error) {
     console.error("edgelink: memory could not record the strategy's outcome", error);

@@ -5,7 +5,12 @@ import { A2AError } from "../models/errors";
 export type MemoryStore = MemoryHandle;
 
 /** The memory of one scope key of one tenant; a missing binding is a clear error. */
-export function memoryStore(env: object, binding: string, tenant: string, key: string): MemoryStore {
+export function memoryStore(
+  env: object,
+  binding: string,
+  tenant: string,
+  key: string,
+): MemoryStore {
   const ns = (env as Record<string, unknown>)[binding] as DurableObjectNamespace | undefined;
   if (!ns || typeof ns.idFromName !== "function") {
     throw new A2AError(

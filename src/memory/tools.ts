@@ -52,7 +52,8 @@ export function memoryTools(stub: MemoryStore, origin: MemoryOrigin): Tools {
       },
     }),
     forget: tool({
-      description: "Delete a remembered fact the user asks you to forget, by its claim as remembered.",
+      description:
+        "Delete a remembered fact the user asks you to forget, by its claim as remembered.",
       input: z.object({ claim: z.string().min(1).max(2_000) }),
       run: async ({ claim }) => {
         const id = await factNamed(claim);

@@ -92,7 +92,10 @@ function sameSecret(a: string, b: string): boolean {
  * `operatorSecret` secret in the operator header, names any scope key of the tenant with
  * `?scope=`; a wrong key is refused, never treated as a user.
  */
-function resolveStore(c: Context<Vars>, options: ResolvedMemoryOptions & { api: object }): MemoryStore {
+function resolveStore(
+  c: Context<Vars>,
+  options: ResolvedMemoryOptions & { api: object },
+): MemoryStore {
   const principal = c.get("principal");
   const url = new URL(c.req.url);
   const offered = c.req.header(OPERATOR_HEADER);
@@ -178,6 +181,8 @@ export function mountMemoryApi(
   route("PUT", "/memory/facts/:id", true, async (c, store) => {
     const fact = await body(c, FactBody);
     const id = idOf(c);
+    // Only a fact of this memory can be corrected; the store refuses others as data.
+    if (!(await store.get("fact", id))) throw notFound("fact", id);
     return store.apply([{ op: "supersede_fact", id, source: "user_stated", ...fact }]);
   });
   route("POST", "/memory/goals", true, async (c, store) =>
@@ -185,16 +190,17 @@ export function mountMemoryApi(
   );
   route("GET", "/memory/:kind/:id", false, async (c, store) => {
     const item = await store.get(kindOf(c), idOf(c));
-    if (!item) throw notFound(c);
+    if (!item) throw notFound(c.req.param("kind") ?? "", c.req.param("id") ?? "");
     return item;
   });
   route("DELETE", "/memory/:kind/:id", false, async (c, store) => {
-    if (!(await store.remove(kindOf(c), idOf(c)))) throw notFound(c);
+    if (!(await store.remove(kindOf(c), idOf(c))))
+      throw notFound(c.req.param("kind") ?? "", c.req.param("id") ?? "");
     return {};
   });
   route("DELETE", "/memory", false, (_c, store) => store.erase());
 }
 
-function notFound(c: Context<Vars>): A2AError {
-  return new A2AError("MemoryNotFound", `No ${c.req.param("kind")} ${c.req.param("id")} in this memory`);
+function notFound(kind: string, id: string): A2AError {
+  return new A2AError("TaskNotFound" as "TaskNotFound", `No ${kind} ${id} in this memory`);
 }

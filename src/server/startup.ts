@@ -156,7 +156,8 @@ function memoryProblems<Env>(agent: Agent<Env>, env: Record<string, unknown>): s
   const { binding } = agent.memory;
   const hint = `${bindingHint(binding, "EdgelinkMemory")}, export EdgelinkMemory from the Worker and add "EdgelinkMemory" to new_sqlite_classes (memory is on)`;
   if (env[binding] === undefined) return [`${binding} is not bound: add ${hint}`];
-  if (!isNamespace(env[binding])) return [`${binding} is not a Durable Object binding: add ${hint}`];
+  if (!isNamespace(env[binding]))
+    return [`${binding} is not a Durable Object binding: add ${hint}`];
   return [];
 }
 

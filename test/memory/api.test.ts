@@ -1,22 +1,16 @@
 import { SELF } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ownerOf } from "../../src/agent/auth";
 import { OPERATOR_HEADER } from "../../src/server/memory-api";
-import { ask, BASE, claims, memoryApi, newCaller } from "./support";
-import { Wire } from "./wire";
+import { BASE, claims, memoryApi, newCaller } from "./support";
 
 type Json = Record<string, unknown>;
 
 const OPERATOR_KEY = "operator-key-for-the-memory-tests";
 const operator = (key = OPERATOR_KEY) => ({ [OPERATOR_HEADER]: key });
 /** The scope key of a test caller (custom scheme, no issuer): its owner. */
-const scopeOf = (user: string) => encodeURIComponent(ownerOf({ scheme: "custom", subject: user, tenant: "" }));
-
-let wire: Wire;
-beforeEach(() => {
-  wire = new Wire();
-});
-afterEach(() => wire.release());
+const scopeOf = (user: string) =>
+  encodeURIComponent(ownerOf({ scheme: "custom", subject: user, tenant: "" }));
 
 const addFact = async (caller: ReturnType<typeof newCaller>, claim: string) => {
   const { status, body } = await memoryApi(caller, "POST", "/memory/facts", { claim });
@@ -30,11 +24,19 @@ describe("the memory API: a user's own memory", () => {
     const id = await addFact(alice, "The user speaks Portuguese.");
     expect(await claims(alice)).toEqual(["The user speaks Portuguese."]);
     const one = await memoryApi(alice, "GET", `/memory/fact/${id}`);
-    expect(one.body).toMatchObject({ kind: "fact", claim: "The user speaks Portuguese.", source: "user_stated" });
+    expect(one.body).toMatchObject({
+      kind: "fact",
+      claim: "The user speaks Portuguese.",
+      source: "user_stated",
+    });
     const search = await memoryApi(alice, "POST", "/memory/search", { text: "Which language?" });
     expect(search.status).toBe(200);
-    expect((search.body.facts as Json[]).map((f) => f.claim)).toEqual(["The user speaks Portuguese."]);
-    const corrected = await memoryApi(alice, "PUT", `/memory/facts/${id}`, { claim: "The user speaks Spanish." });
+    expect((search.body.facts as Json[]).map((f) => f.claim)).toEqual([
+      "The user speaks Portuguese.",
+    ]);
+    const corrected = await memoryApi(alice, "PUT", `/memory/facts/${id}`, {
+      claim: "The user speaks Spanish.",
+    });
     expect(corrected.status).toBe(200);
     expect(await claims(alice)).toEqual(["The user speaks Spanish."]);
     const newId = ((corrected.body.results as Json[])[0] as Json).id as string;
@@ -50,7 +52,9 @@ describe("the memory API: a user's own memory", () => {
     expect(await claims(mallory)).toEqual([]);
     expect((await memoryApi(mallory, "GET", `/memory/fact/${id}`)).status).toBe(404);
     expect((await memoryApi(mallory, "DELETE", `/memory/fact/${id}`)).status).toBe(404);
-    expect((await memoryApi(mallory, "PUT", `/memory/facts/${id}`, { claim: "x" })).status).not.toBe(200);
+    expect((await memoryApi(mallory, "PUT", `/memory/facts/${id}`, { claim: "x" })).status).toBe(
+      404,
+    );
     expect((await memoryApi(mallory, "DELETE", "/memory")).status).toBe(200);
     // Another tenant of the same user is another memory.
     expect(await claims({ user: alice.user, tenant: "t2" })).toEqual([]);
@@ -101,9 +105,8 @@ describe("the memory API: a user's own memory", () => {
     expect(await claims(alice)).toEqual([]);
     const goals = await memoryApi(alice, "GET", "/memory?kind=goal");
     expect(goals.body.items).toEqual([]);
-    wire.turn("Hi.");
-    await ask(alice, "What am I training for?");
-    expect(wire.systems).toEqual(["You are a helpful assistant."]);
+    const search = await memoryApi(alice, "POST", "/memory/search", { text: "marathon" });
+    expect(search.body).toMatchObject({ facts: [], goals: [] });
   });
 });
 
@@ -111,12 +114,30 @@ describe("the memory API: the operator", () => {
   it("K8: the operator key reaches a named scope; a wrong key is refused, never read as the user", async () => {
     const alice = newCaller("alice");
     await addFact(alice, "The user works at Acme.");
-    const seen = await memoryApi(newCaller("op"), "GET", `/memory?kind=fact&scope=${scopeOf(alice.user)}`, undefined, operator());
+    const seen = await memoryApi(
+      newCaller("op"),
+      "GET",
+      `/memory?kind=fact&scope=${scopeOf(alice.user)}`,
+      undefined,
+      operator(),
+    );
     expect(seen.status).toBe(200);
     expect((seen.body.items as Json[]).map((f) => f.claim)).toEqual(["The user works at Acme."]);
-    const wrong = await memoryApi(alice, "GET", `/memory?kind=fact&scope=${scopeOf(alice.user)}`, undefined, operator("operator-key-wrong-but-long"));
+    const wrong = await memoryApi(
+      alice,
+      "GET",
+      `/memory?kind=fact&scope=${scopeOf(alice.user)}`,
+      undefined,
+      operator("operator-key-wrong-but-long"),
+    );
     expect(wrong.status).toBe(403);
-    const unnamed = await memoryApi(newCaller("op"), "GET", "/memory?kind=fact", undefined, operator());
+    const unnamed = await memoryApi(
+      newCaller("op"),
+      "GET",
+      "/memory?kind=fact",
+      undefined,
+      operator(),
+    );
     expect(unnamed.status).toBe(400);
   });
 });

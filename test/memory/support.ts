@@ -59,7 +59,8 @@ export async function until<T>(
   for (;;) {
     const value = await read();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: never happened (last: ${JSON.stringify(value)})`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: never happened (last: ${JSON.stringify(value)})`);
     await sleep(25);
   }
 }
@@ -67,9 +68,7 @@ export async function until<T>(
 /** The answer text of a completed task. */
 export function answerOf(task: Json): string {
   const artifacts = (task.artifacts as Json[]) ?? [];
-  return artifacts
-    .flatMap((a) => (a.parts as Json[]).map((p) => String(p.text ?? "")))
-    .join("");
+  return artifacts.flatMap((a) => (a.parts as Json[]).map((p) => String(p.text ?? ""))).join("");
 }
 
 export { BASE };

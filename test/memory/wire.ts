@@ -10,6 +10,9 @@ type Json = Record<string, unknown>;
 export type TurnReply = string | { tool: string; args: Json };
 export type ExtractionReply = Json | "hang";
 
+/** How long a hanging extraction call hangs. */
+export const HANG_MS = 4_000;
+
 const USAGE = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
 
 function chunk(delta: Json, finish: string | null = null): string {
@@ -50,7 +53,8 @@ export class Wire {
   readonly extractions: Json[] = [];
   #turnReplies: TurnReply[] = [];
   #extractionReplies: ExtractionReply[] = [];
-  #hanging: Array<() => void> = [];
+  /** The user messages of the turns this wire answered. */
+  #asked = new Set<string>();
   /** Extraction calls answered so far. */
   answered = 0;
 
@@ -68,11 +72,6 @@ export class Wire {
     return this;
   }
 
-  /** Lets every hanging extraction call fail, so no background work outlives its test. */
-  release(): void {
-    for (const r of this.#hanging.splice(0)) r();
-  }
-
   /** The system prompt of each chat turn sent. */
   get systems(): string[] {
     return this.turns.map((body) => {
@@ -85,14 +84,20 @@ export class Wire {
     const body = (await request.json()) as Json;
     const format = body.response_format as { json_schema?: { name?: string } } | undefined;
     if (format?.json_schema?.name === "memory_extraction") {
+      // Extraction runs after the answer, so an earlier test's may arrive during this one:
+      // only extractions of turns this wire answered take its scripted replies.
+      const text = JSON.stringify(body.messages);
+      if (![...this.#asked].some((q) => text.includes(JSON.stringify(q).slice(1, -1)))) {
+        return new Response(sse(JSON.stringify({ facts: [], entities: [] })), {
+          headers: { "content-type": "text/event-stream" },
+        });
+      }
       this.extractions.push(body);
       const reply = this.#extractionReplies.shift() ?? { facts: [], entities: [] };
       if (reply === "hang") {
-        await new Promise<void>((resolve) => {
-          this.#hanging.push(resolve);
-          request.signal.addEventListener("abort", () => resolve(), { once: true });
-        });
-        return new Response("released", { status: 500 });
+        // Far longer than any answer takes; then it fails, so nothing outlives the file.
+        await new Promise((resolve) => setTimeout(resolve, HANG_MS));
+        return new Response("hung up", { status: 400 });
       }
       this.answered++;
       return new Response(sse(JSON.stringify(reply)), {
@@ -100,6 +105,9 @@ export class Wire {
       });
     }
     this.turns.push(body);
+    const users = (body.messages as Json[]).filter((m) => m.role === "user");
+    const last = users.at(-1)?.content;
+    if (typeof last === "string") this.#asked.add(last);
     const reply = this.#turnReplies.shift();
     if (reply === undefined) throw new Error("fake provider: no chat turn scripted");
     return new Response(sse(reply), { headers: { "content-type": "text/event-stream" } });
