@@ -21,7 +21,7 @@ import {
   type MemoryStats,
   RememberQuery,
 } from "../models/memory";
-import { MemoryReader, channelsOf, type VectorHits, VECTOR_CANDIDATES } from "./memory-reader";
+import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
 import { textBytes } from "./memory-rows";
 import { MEMORY_MIGRATIONS } from "./memory-schema";
 import { deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
@@ -146,8 +146,10 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   /** The configured limits over the defaults (read again when the configuration changes). */
   protected get limits(): MemoryLimits {
     const from = this.memoryOptions.limits;
-    if (this.resolved?.from !== from) this.resolved = { from, limits: resolveMemoryLimits(from) };
-    return (this.resolved as { limits: MemoryLimits }).limits;
+    if (!this.resolved || this.resolved.from !== from) {
+      this.resolved = { from, limits: resolveMemoryLimits(from) };
+    }
+    return this.resolved.limits;
   }
 
   /** The external vector index, when one is configured: the binding named by `vectorize`. */

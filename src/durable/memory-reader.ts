@@ -12,6 +12,7 @@ import { BUNDLE_HEADING, entityLine, factLine, goalLine, strategyLine } from "..
 import { A2AError } from "../models/errors";
 import {
   GLOBAL_CHANNEL,
+  MEMORY_PAGE_SIZE,
   type MemoryBundle,
   type MemoryEntity,
   type MemoryFact,
@@ -20,7 +21,6 @@ import {
   type MemoryKind,
   type MemoryListQuery,
   type MemoryPage,
-  MEMORY_PAGE_SIZE,
   type MemoryStrategy,
 } from "../models/memory";
 import {

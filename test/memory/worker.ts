@@ -1,0 +1,6 @@
+/** The memory tests' Worker: it serves nothing; the tests call its objects. */
+export { StoreTestMemory } from "./store-worker";
+
+export default {
+  fetch: () => new Response("memory tests", { status: 404 }),
+};
