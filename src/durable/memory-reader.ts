@@ -175,7 +175,7 @@ export class MemoryReader {
     const scored = [...rows.values()].map(({ row, bm }) => {
       const fact = factOf(row);
       const score = factScore({
-        relevance: relevance(bm, best, hits.get(row.id)),
+        relevance: relevance(bm, best, hits.get(row.id), hits.size > 0),
         confidence: fact.confidence,
         salience: salience.get(fact.id) ?? 0.5,
         recency: recency(fact.lastAccessedAt ?? fact.updatedAt, now),
@@ -299,7 +299,11 @@ export class MemoryReader {
       .filter((r) => r.failure_count <= r.success_count)
       .map((r) => ({
         s: strategyOf(r),
-        score: strategyScore(relevance(r.bm, best), r.success_count, r.failure_count),
+        score: strategyScore(
+          relevance(r.bm, best, undefined, false),
+          r.success_count,
+          r.failure_count,
+        ),
       }))
       .sort((a, b) => b.score - a.score)
       .slice(0, BUNDLE_STRATEGIES)
