@@ -113,8 +113,10 @@ export default defineConfig({
         },
       },
       {
-        // Long-term memory: an agent with memory on and the real memory objects.
+        // Long-term memory: an agent with memory on (test/memory/worker.ts) and the store's
+        // objects, configured test by test (test/memory/store-worker.ts).
         plugins: [
+          quietMcpSourceMaps,
           cloudflareTest({
             wrangler: { configPath: "./test/memory/wrangler.toml" },
             miniflare: { ...noNetwork, ...testSecrets },

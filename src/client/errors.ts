@@ -84,6 +84,8 @@ export class AgentNotFoundError extends named("AgentNotFoundError") {}
 export class RegistryFullError extends named("RegistryFullError") {}
 /** Edgelink's -32054: a long-term memory holds all the items it may and refuses more. */
 export class MemoryFullError extends named("MemoryFullError") {}
+/** Edgelink's -32055: no memory item by that id in the caller's memory. */
+export class MemoryNotFoundError extends named("MemoryNotFoundError") {}
 /** -32700 */
 export class JSONParseError extends named("JSONParseError") {}
 /** -32600 (also 413 Payload Too Large) */
@@ -126,6 +128,7 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   AgentNotFound: AgentNotFoundError,
   RegistryFull: RegistryFullError,
   MemoryFull: MemoryFullError,
+  MemoryNotFound: MemoryNotFoundError,
   JSONParse: JSONParseError,
   InvalidRequest: InvalidRequestError,
   PayloadTooLarge: InvalidRequestError,

@@ -68,6 +68,7 @@ export {
   InvalidRequestError,
   JSONParseError,
   MemoryFullError,
+  MemoryNotFoundError,
   MethodNotFoundError,
   MisconfiguredError,
   PermissionDeniedError,

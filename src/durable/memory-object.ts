@@ -21,7 +21,7 @@ import {
   type MemoryStats,
   RememberQuery,
 } from "../models/memory";
-import { MemoryReader, channelsOf, type VectorHits, VECTOR_CANDIDATES } from "./memory-reader";
+import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
 import { textBytes } from "./memory-rows";
 import { MEMORY_MIGRATIONS } from "./memory-schema";
 import { deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
@@ -34,6 +34,8 @@ export interface MemoryObjectOptions {
   embedder?: Embedder;
   /** Name of a Vectorize index binding in the Worker's env, for memories past the local size. */
   vectorize?: string;
+  /** Live facts with vectors searched inside the object before the Vectorize index is used. */
+  localVectorLimit?: number;
 }
 
 /**
@@ -146,8 +148,10 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   /** The configured limits over the defaults (read again when the configuration changes). */
   protected get limits(): MemoryLimits {
     const from = this.memoryOptions.limits;
-    if (this.resolved?.from !== from) this.resolved = { from, limits: resolveMemoryLimits(from) };
-    return (this.resolved as { limits: MemoryLimits }).limits;
+    if (!this.resolved || this.resolved.from !== from) {
+      this.resolved = { from, limits: resolveMemoryLimits(from) };
+    }
+    return this.resolved.limits;
   }
 
   /** The external vector index, when one is configured: the binding named by `vectorize`. */
@@ -409,19 +413,25 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       console.warn("edgelink: memory embedder failed; recall by text alone", error);
       return texts.map(() => new Map());
     }
-    const index = this.reader.vectorCount() > LOCAL_VECTOR_LIMIT ? this.vectorIndex() : null;
+    const local =
+      this.reader.vectorCount() <= (this.memoryOptions.localVectorLimit ?? LOCAL_VECTOR_LIMIT);
+    const index = local ? null : this.vectorIndex();
     return Promise.all(
       vectors.map(async (vector) => {
         if (vector.length !== embedder.dimensions) return new Map();
-        if (!index) {
-          if (this.reader.vectorCount() > LOCAL_VECTOR_LIMIT) return new Map();
-          return this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES);
+        if (local) return this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES);
+        // Past the local size without an index: recall by text alone.
+        if (!index) return new Map();
+        try {
+          const answer = await index.query(vector, {
+            topK: VECTOR_CANDIDATES,
+            namespace: this.namespace,
+          });
+          return new Map(answer.matches.map((m) => [m.id, m.score]));
+        } catch (error) {
+          console.warn("edgelink: memory vector index query failed; recall by text alone", error);
+          return new Map();
         }
-        const answer = await index.query(vector, {
-          topK: VECTOR_CANDIDATES,
-          namespace: this.namespace,
-        });
-        return new Map(answer.matches.map((m) => [m.id, m.score]));
       }),
     );
   }

@@ -12,6 +12,7 @@ import { BUNDLE_HEADING, entityLine, factLine, goalLine, strategyLine } from "..
 import { A2AError } from "../models/errors";
 import {
   GLOBAL_CHANNEL,
+  MEMORY_PAGE_SIZE,
   type MemoryBundle,
   type MemoryEntity,
   type MemoryFact,
@@ -20,7 +21,6 @@ import {
   type MemoryKind,
   type MemoryListQuery,
   type MemoryPage,
-  MEMORY_PAGE_SIZE,
   type MemoryStrategy,
 } from "../models/memory";
 import {
@@ -175,7 +175,7 @@ export class MemoryReader {
     const scored = [...rows.values()].map(({ row, bm }) => {
       const fact = factOf(row);
       const score = factScore({
-        relevance: relevance(bm, best, hits.get(row.id)),
+        relevance: relevance(bm, best, hits.get(row.id), hits.size > 0),
         confidence: fact.confidence,
         salience: salience.get(fact.id) ?? 0.5,
         recency: recency(fact.lastAccessedAt ?? fact.updatedAt, now),
@@ -299,7 +299,11 @@ export class MemoryReader {
       .filter((r) => r.failure_count <= r.success_count)
       .map((r) => ({
         s: strategyOf(r),
-        score: strategyScore(relevance(r.bm, best), r.success_count, r.failure_count),
+        score: strategyScore(
+          relevance(r.bm, best, undefined, false),
+          r.success_count,
+          r.failure_count,
+        ),
       }))
       .sort((a, b) => b.score - a.score)
       .slice(0, BUNDLE_STRATEGIES)

@@ -1,6 +1,6 @@
 import type { MemoryLimits } from "../memory/limits";
 import { memoryFull } from "../memory/limits";
-import { ftsQuery, followsSequence, queryTerms } from "../memory/rank";
+import { followsSequence, ftsQuery, queryTerms } from "../memory/rank";
 import {
   GLOBAL_CHANNEL,
   type MemoryApplyResult,

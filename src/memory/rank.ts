@@ -68,18 +68,19 @@ export function recency(iso: string | undefined, now: number): number {
 
 /**
  * Text relevance in 0..1 from FTS5's bm25 (lower is better, negative) relative to the best
- * of the same query, blended with cosine similarity when both exist.
+ * of the same query; when vectors were searched too (`hybrid`), the mean of that and the
+ * cosine similarity, a missing side counting 0, so neither side alone outranks both.
  */
 export function relevance(
   bm25: number | undefined,
   best: number | undefined,
-  cos?: number,
+  cos: number | undefined,
+  hybrid: boolean,
 ): number {
   const lexical =
     bm25 !== undefined && best !== undefined && best < 0 ? Math.min(1, bm25 / best) : 0;
-  if (cos === undefined) return lexical;
-  const semantic = Math.max(0, cos);
-  return bm25 === undefined ? semantic : (lexical + semantic) / 2;
+  if (!hybrid) return lexical;
+  return (lexical + Math.max(0, cos ?? 0)) / 2;
 }
 
 export interface FactSignals {

@@ -95,6 +95,13 @@ export const ERROR_TABLE = {
     status: "FAILED_PRECONDITION",
     reason: "MEMORY_FULL",
   },
+  /** Edgelink's own: no memory item by that id in the caller's memory (custom server code). */
+  MemoryNotFound: {
+    code: -32055,
+    http: 404,
+    status: "NOT_FOUND",
+    reason: "MEMORY_NOT_FOUND",
+  },
   JSONParse: { code: -32700, http: 400, status: "INVALID_ARGUMENT", reason: "INVALID_JSON" },
   InvalidRequest: {
     code: -32600,

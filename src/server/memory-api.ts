@@ -202,5 +202,5 @@ export function mountMemoryApi(
 }
 
 function notFound(kind: string, id: string): A2AError {
-  return new A2AError("TaskNotFound" as "TaskNotFound", `No ${kind} ${id} in this memory`);
+  return new A2AError("MemoryNotFound", `No ${kind} ${id} in this memory`);
 }

@@ -62,3 +62,5 @@ const worker = defineAgent({
 
 export const { EdgelinkContext, EdgelinkIndex, EdgelinkMemory } = worker;
 export default worker;
+// The store's own tests configure their objects through a harness (test/memory/store-worker.ts).
+export { StoreTestMemory } from "./store-worker";
