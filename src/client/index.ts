@@ -87,5 +87,24 @@ export {
   type RegistrationProofInput,
   registrationProof,
 } from "./registration-proof";
+export {
+  MEMORY_OPERATOR_HEADER,
+  MemoryClient,
+  type MemoryFactInput,
+  type MemoryGoalInput,
+  type MemoryListOptions,
+} from "./memory";
+export type {
+  MemoryApplyResult,
+  MemoryBundle,
+  MemoryEntity,
+  MemoryFact,
+  MemoryGoal,
+  MemoryItem,
+  MemoryKind,
+  MemoryPage,
+  MemoryStrategy,
+  MemoryTurn,
+} from "../models/memory";
 export { type DiscoverOptions, RegistryClient, type RegistryClientOptions } from "./registry";
 export type { Binding, Version } from "./transport";

@@ -194,7 +194,10 @@ describe("edgelink doctor: long-term memory", () => {
             "[[migrations]]",
             '[[durable_objects.bindings]]\nname = "EDGELINK_MEMORY"\nclass_name = "EdgelinkMemory"\n\n[[migrations]]',
           )
-          .replace(/new_sqlite_classes = \[([^\]]*)\]/, 'new_sqlite_classes = [$1, "EdgelinkMemory"]'),
+          .replace(
+            /new_sqlite_classes = \[([^\]]*)\]/,
+            'new_sqlite_classes = [$1, "EdgelinkMemory"]',
+          ),
       );
     });
     expect(bound.problems).toEqual([]);

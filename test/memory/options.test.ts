@@ -2,7 +2,12 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
 import { memory } from "../../src/memory/index";
-import { decisionsToOps, type Extracted, extractAfterTurn, usagePatch } from "../../src/memory/extract";
+import {
+  decisionsToOps,
+  type Extracted,
+  extractAfterTurn,
+  usagePatch,
+} from "../../src/memory/extract";
 import { scopeKeyOf } from "../../src/memory/scope-key";
 import type { MemoryStore } from "../../src/memory/stub";
 import type { MemoryFact } from "../../src/models/memory";
@@ -42,7 +47,9 @@ describe("the memory option", () => {
     const a = scopeKeyOf("context", { tenant: "", owner: "o1", contextId: "c1" });
     const b = scopeKeyOf("context", { tenant: "", owner: "o2", contextId: "c1" });
     expect(a).not.toBe(b);
-    expect(scopeKeyOf(({ tenant }) => `team:${tenant}`, { tenant: "acme", owner: "" })).toBe("team:acme");
+    expect(scopeKeyOf(({ tenant }) => `team:${tenant}`, { tenant: "acme", owner: "" })).toBe(
+      "team:acme",
+    );
   });
 
   it("K8: with memory on, a missing EDGELINK_MEMORY binding is named at start-up", async () => {
@@ -92,9 +99,17 @@ describe("extraction's decisions", () => {
     };
     expect(decisionsToOps(extracted, shown)).toEqual([
       { op: "upsert_entity", name: "Porto", aliases: ["Oporto"], type: "Place" },
-      expect.objectContaining({ op: "supersede_fact", id: "mf_1", claim: "The user likes coffee." }),
+      expect.objectContaining({
+        op: "supersede_fact",
+        id: "mf_1",
+        claim: "The user likes coffee.",
+      }),
       { op: "delete_fact", id: "mf_2" },
-      expect.objectContaining({ op: "add_fact", claim: "The user lives in Porto.", source: "extraction" }),
+      expect.objectContaining({
+        op: "add_fact",
+        claim: "The user lives in Porto.",
+        source: "extraction",
+      }),
     ]);
   });
 
