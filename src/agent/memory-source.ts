@@ -65,6 +65,8 @@ export interface MemorySource {
     agent: Agent<Env>,
     guards: { any: MiddlewareHandler[]; body: MiddlewareHandler[] },
   ): void;
+  /** The inspector's memory panel (`inspector/memory.js`); "" when the API is not served. */
+  readonly inspectorScript: string;
   /**
    * The `EdgelinkMemory` Durable Object class, its options supplied by a getter the way
    * `EdgelinkContext` gets its agent.

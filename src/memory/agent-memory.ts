@@ -1,5 +1,6 @@
 import type { MemorySource } from "../agent/memory-source";
 import { MemoryObject } from "../durable/memory-object";
+import { INSPECTOR_MEMORY_SCRIPT } from "../server/inspector-memory";
 import { mountMemoryApi } from "../server/memory-api";
 import { type MemoryOptions, resolveMemoryOptions } from "./options";
 import { openMemoryTurn } from "./recall-turn";
@@ -35,6 +36,7 @@ export function memory(options: MemoryOptions = {}): MemorySource {
   let objectClass: (new (ctx: DurableObjectState, env: never) => object) | null = null;
   return {
     binding: resolved.binding,
+    inspectorScript: resolved.api ? INSPECTOR_MEMORY_SCRIPT : "",
     openTurn: (agent, ctx, scope) => openMemoryTurn(resolved, agent, ctx, scope),
     mount: (app, _agent, guards) => mountMemoryApi(app as never, resolved, guards as never),
     objectClass() {

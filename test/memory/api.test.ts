@@ -141,3 +141,17 @@ describe("the memory API: the operator", () => {
     expect(unnamed.status).toBe(400);
   });
 });
+
+describe("the inspector's memory panel", () => {
+  it("K8: with the memory API served, the inspector page loads a memory panel script that parses", async () => {
+    const page = await (await SELF.fetch(`${BASE}/inspector`)).text();
+    expect(page).toContain('<script src="inspector/memory.js"></script>');
+    const response = await SELF.fetch(`${BASE}/inspector/memory.js`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toContain("text/javascript");
+    const script = await response.text();
+    expect(script).toContain('"/memory?kind="');
+    // Syntax only: the browser runs it (new Function parses without running).
+    expect(() => new Function(script)).not.toThrow();
+  });
+});

@@ -52,6 +52,7 @@ const worker = defineAgent({
       return user ? { subject: user, tenant: request.headers.get("X-Tenant") ?? "" } : null;
     },
   },
+  inspector: true,
   memory: memory({
     extract: true,
     tools: true,
