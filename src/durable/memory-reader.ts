@@ -40,6 +40,12 @@ import {
 
 /** Facts the full-text index proposes for one query, best first. */
 export const TEXT_CANDIDATES = 50;
+/**
+ * Text matches read to find those candidates: the newest this many facts that match (so
+ * recall costs the same however large the memory), superseded facts and other channels'
+ * among them dropped, the rest ranked by bm25.
+ */
+export const TEXT_SCAN = 100;
 /** The newest facts also considered, so a query sharing no word still recalls the user's context. */
 export const RECENT_CANDIDATES = 20;
 /** Facts the vector index proposes for one query. */
@@ -112,9 +118,14 @@ export class MemoryReader {
     if (terms.length === 0) return [];
     return this.sql
       .exec<FactRow & { bm: number }>(
-        `SELECT ${FACT_COLUMNS}, bm25(facts_fts) AS bm FROM facts_fts JOIN facts f ON f.rid = facts_fts.rowid
-         WHERE facts_fts MATCH ?1 AND f.superseded_by IS NULL AND ${inChannels(2)}
-         ORDER BY bm LIMIT ${limit}`,
+        // The newest matches first, in the index's rowid order, so FTS5 stops after
+        // TEXT_SCAN of them however many facts match; bm25 ranks those.
+        `SELECT ${FACT_COLUMNS}, m.bm FROM (
+           SELECT rowid, bm25(facts_fts) AS bm FROM facts_fts WHERE facts_fts MATCH ?1
+           ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
+         ) m JOIN facts f ON f.rid = m.rowid
+         WHERE f.superseded_by IS NULL AND ${inChannels(2)}
+         ORDER BY m.bm LIMIT ${limit}`,
         ftsQuery(terms),
         channels,
       )

@@ -43,12 +43,19 @@ const SECURE_DEFAULTS_COST_BYTES = 10 * 1024;
  * they landed: 190,485 bytes before, 191,854 after.
  */
 const DURABLE_CORE_COST_BYTES = 1_369;
+/**
+ * Long-term memory's two errors (MemoryFull, MemoryNotFound) in the error table and the
+ * client's error classes, which every Worker carries: the demo built from source, gzipped,
+ * 233,297 bytes before, 233,456 after.
+ */
+const MEMORY_ERRORS_COST_BYTES = 159;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
   ERROR_NAMES_COST_BYTES +
   SECURE_DEFAULTS_COST_BYTES +
-  DURABLE_CORE_COST_BYTES;
+  DURABLE_CORE_COST_BYTES +
+  MEMORY_ERRORS_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {
