@@ -1,7 +1,8 @@
-import type { MemoryClient, MemoryItem, MemoryKind } from "../client/index";
+import type { MemoryClient } from "../client/index";
+import type { MemoryItem, MemoryKind } from "../models/memory";
 import { flag, intOption, onlyOptions, option, UsageError } from "./args";
-import { type Context, GLOBAL, need, print, printJson } from "./common";
 import { agentOf } from "./commands";
+import { type Context, GLOBAL, need, print, printJson } from "./common";
 import { EXIT } from "./events";
 import { proc } from "./node";
 import { table } from "./output";

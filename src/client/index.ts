@@ -83,28 +83,16 @@ export {
   VersionNotSupportedError,
 } from "./errors";
 export {
-  REGISTRATION_PROOF_TYPE,
-  type RegistrationProofInput,
-  registrationProof,
-} from "./registration-proof";
-export {
   MEMORY_OPERATOR_HEADER,
   MemoryClient,
   type MemoryFactInput,
   type MemoryGoalInput,
   type MemoryListOptions,
 } from "./memory";
-export type {
-  MemoryApplyResult,
-  MemoryBundle,
-  MemoryEntity,
-  MemoryFact,
-  MemoryGoal,
-  MemoryItem,
-  MemoryKind,
-  MemoryPage,
-  MemoryStrategy,
-  MemoryTurn,
-} from "../models/memory";
+export {
+  REGISTRATION_PROOF_TYPE,
+  type RegistrationProofInput,
+  registrationProof,
+} from "./registration-proof";
 export { type DiscoverOptions, RegistryClient, type RegistryClientOptions } from "./registry";
 export type { Binding, Version } from "./transport";

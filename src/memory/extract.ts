@@ -1,8 +1,8 @@
 import * as z from "zod";
 import type { JsonObject } from "../models/json";
+import type { MemoryFact, MemoryOp, MemoryOrigin } from "../models/memory";
 import { generate } from "../providers/collect";
 import { addUsage, type Model, type Usage } from "../providers/types";
-import type { MemoryFact, MemoryOp, MemoryOrigin } from "../models/memory";
 import type { MemoryStore } from "./stub";
 
 /** Existing facts shown to the extraction model, to decide add / update / delete / nothing. */

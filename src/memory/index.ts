@@ -9,7 +9,9 @@
  * ```
  * @packageDocumentation
  */
+
+export { OPERATOR_HEADER } from "../server/memory-api";
 export { memory } from "./agent-memory";
 export type { MemoryOptions } from "./options";
+export * from "./public";
 export type { MemoryScope, MemoryWho } from "./scope-key";
-export { OPERATOR_HEADER } from "../server/memory-api";

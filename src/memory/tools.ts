@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { tool, type Tools } from "../agent/tools";
+import { type Tools, tool } from "../agent/tools";
 import type { JsonValue } from "../models/json";
 import type { MemoryApplyResult, MemoryOp, MemoryOrigin } from "../models/memory";
 import type { MemoryStore } from "./stub";

@@ -1,11 +1,11 @@
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import * as z from "zod";
 import { ownerOf } from "../agent/auth";
-import { MemoryKind, MemoryListQuery, RememberQuery } from "../models/memory";
-import { A2AError } from "../models/errors";
 import type { ResolvedMemoryOptions } from "../memory/options";
 import { scopeKeyOf } from "../memory/scope-key";
 import { type MemoryStore, memoryStore } from "../memory/stub";
+import { A2AError } from "../models/errors";
+import { MemoryKind, MemoryListQuery, RememberQuery } from "../models/memory";
 import { type AuthVariables, tenantFor } from "./auth";
 import { restError, toA2AError } from "./errors";
 import { requestedTenant } from "./tenant";

@@ -1,18 +1,18 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
-import { memory } from "../../src/memory/index";
 import {
   decisionsToOps,
   type Extracted,
   extractAfterTurn,
   usagePatch,
 } from "../../src/memory/extract";
+import { memory } from "../../src/memory/index";
 import { scopeKeyOf } from "../../src/memory/scope-key";
 import type { MemoryStore } from "../../src/memory/stub";
 import type { MemoryFact } from "../../src/models/memory";
-import { configurationProblems } from "../../src/server/startup";
 import type { Model } from "../../src/providers/types";
+import { configurationProblems } from "../../src/server/startup";
 
 const card = { name: "M", description: "memory options" };
 
