@@ -182,6 +182,8 @@ describe("extraction after each completed turn", () => {
     const alice = newCaller("alice");
     const bob = newCaller("bob");
     const bobs = await addFact(bob, "The user likes jazz.");
+    // Alice's own fact shares no word with her message, so it is not among those shown.
+    const unrelated = await addFact(alice, "The user owns a red bicycle.");
     wire.turn("Ok.").extraction({
       facts: [
         {
@@ -189,6 +191,15 @@ describe("extraction after each completed turn", () => {
           confidence: 1,
           action: "delete",
           target: bobs,
+          entities: [],
+          validFrom: "",
+          validTo: "",
+        },
+        {
+          claim: "y",
+          confidence: 1,
+          action: "delete",
+          target: unrelated,
           entities: [],
           validFrom: "",
           validTo: "",
@@ -202,8 +213,10 @@ describe("extraction after each completed turn", () => {
       async () => wire.answered,
       (n) => n === 1,
     );
+    expect(JSON.stringify((wire.extractions[0] as Json).messages)).not.toContain(unrelated);
     await new Promise((r) => setTimeout(r, 100));
     expect(await claims(bob)).toEqual(["The user likes jazz."]);
+    expect(await claims(alice)).toEqual(["The user owns a red bicycle."]);
   });
 
   it("K3: the answer never waits for extraction: with the extraction call hanging, the answer arrives", async () => {
