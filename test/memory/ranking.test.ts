@@ -10,13 +10,14 @@ describe("recall ranking", () => {
     await memory.apply([
       { op: "add_fact", claim: "Owns a red bicycle", confidence: 1 },
       { op: "add_fact", claim: "Drinks tea sometimes", confidence: 0.3 },
-      { op: "add_fact", claim: "Prefers green tea from Japan", confidence: 0.9 },
-      { op: "add_fact", claim: "Grows green tea in the garden", confidence: 0.4 },
+      // The shorter claim matches better by bm25; confidence decides between the two.
+      { op: "add_fact", claim: "Likes green tea", confidence: 0.1 },
+      { op: "add_fact", claim: "Prefers green tea from Japan", confidence: 1 },
     ]);
     const bundle = await memory.remember({ text: "Which green tea should I buy?" });
     expect(bundle.facts.map((f) => f.claim)).toEqual([
       "Prefers green tea from Japan",
-      "Grows green tea in the garden",
+      "Likes green tea",
       "Drinks tea sometimes",
       "Owns a red bicycle",
     ]);
