@@ -137,6 +137,8 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   private vacant: boolean;
   private readonly reader: MemoryReader;
   private resolved: { from: Partial<MemoryLimits> | undefined; limits: MemoryLimits } | null = null;
+  /** Live facts with vectors, once counted; forgotten at every write. */
+  private vectorCount: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -210,6 +212,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const prepared = await this.prepare(checked);
       this.ensureSchema();
       const writer = new MemoryWriter(this.ctx.storage.sql, limits, nowIso(), from, prepared);
+      this.vectorCount = null;
       const result = this.ctx.storage.transactionSync(() => writer.applyAll(checked));
       await this.syncVectors(writer.vectors.upsert, writer.vectors.remove, prepared);
       return result;
@@ -265,6 +268,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const ref = parse(ItemRef, { kind, id });
       if (this.vacant) return false;
       const sql = this.ctx.storage.sql;
+      this.vectorCount = null;
       const removed = this.ctx.storage.transactionSync(() => {
         switch (ref.kind) {
           case "fact": {
@@ -315,6 +319,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       }
       await this.ctx.storage.deleteAll();
       this.vacant = true;
+      this.vectorCount = null;
       return { erased };
     });
   }
@@ -413,8 +418,8 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       console.warn("edgelink: memory embedder failed; recall by text alone", error);
       return texts.map(() => new Map());
     }
-    const local =
-      this.reader.vectorCount() <= (this.memoryOptions.localVectorLimit ?? LOCAL_VECTOR_LIMIT);
+    this.vectorCount ??= this.reader.vectorCount();
+    const local = this.vectorCount <= (this.memoryOptions.localVectorLimit ?? LOCAL_VECTOR_LIMIT);
     const index = local ? null : this.vectorIndex();
     return Promise.all(
       vectors.map(async (vector) => {

@@ -248,7 +248,7 @@ export class MemoryReader {
       if (fit.take("goals", "Active goals:", goalLine(goal))) bundle.goals.push(goal);
       else bundle.truncated = true;
     }
-    for (const entity of this.entitiesFor(terms, bundle.facts)) {
+    for (const entity of this.entitiesFor(terms, bundle.facts, channels)) {
       if (fit.take("entities", "People and things:", entityLine(entity)))
         bundle.entities.push(entity);
       else bundle.truncated = true;
@@ -262,15 +262,18 @@ export class MemoryReader {
     return bundle;
   }
 
-  private entitiesFor(terms: string[], facts: MemoryFact[]): MemoryEntity[] {
+  /** Entities the query names (in its channels) first, then those of the recalled facts. */
+  private entitiesFor(terms: string[], facts: MemoryFact[], channels: Channels): MemoryEntity[] {
     const named =
       terms.length === 0
         ? []
         : this.sql
             .exec<EntityRow>(
-              `SELECT e.* FROM entities e WHERE e.rid IN (
-                 SELECT rowid FROM entities_fts WHERE entities_fts MATCH ? ORDER BY rank LIMIT ${BUNDLE_ENTITIES})
-               ORDER BY e.salience DESC`,
+              `SELECT f.* FROM entities f WHERE f.rid IN (
+                 SELECT rowid FROM entities_fts WHERE entities_fts MATCH ?2 ORDER BY rank LIMIT ${BUNDLE_ENTITIES})
+                 AND ${inChannels(1)}
+               ORDER BY f.salience DESC`,
+              channels,
               ftsQuery(terms),
             )
             .toArray();
