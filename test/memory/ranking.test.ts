@@ -64,6 +64,24 @@ describe("recall ranking", () => {
     );
   });
 
+  it("K3 neighbours: the closest live facts per claim, at most k, in any channel, without counting an access", async () => {
+    const memory = storeMemory();
+    await memory.apply([
+      { op: "add_fact", claim: "Prefers green tea" },
+      { op: "add_fact", claim: "Prefers tea with milk", channel: "home" },
+      { op: "add_fact", claim: "Owns a bicycle" },
+    ]);
+    const [tea, bike, none] = await memory.neighbours(
+      ["likes green tea", "a new bicycle", "opera"],
+      2,
+    );
+    expect(tea?.map((f) => f.claim)).toEqual(["Prefers green tea", "Prefers tea with milk"]);
+    expect(bike?.map((f) => f.claim)).toEqual(["Owns a bicycle"]);
+    expect(none).toEqual([]);
+    const stored = (await memory.list({ kind: "fact" })).items as Array<{ accessCount: number }>;
+    expect(stored.map((f) => f.accessCount)).toEqual([0, 0, 0]);
+  });
+
   it("K7 the bundle stays within its token budget and says when it left memories out", async () => {
     const memory = storeMemory();
     await memory.apply(
