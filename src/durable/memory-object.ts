@@ -21,6 +21,7 @@ import {
   type MemoryStats,
   RememberQuery,
 } from "../models/memory";
+import { MemoryListing } from "./memory-listing";
 import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
 import { textBytes } from "./memory-rows";
 import { MEMORY_MIGRATIONS } from "./memory-schema";
@@ -136,6 +137,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   /** True until the first write: the object holds nothing and has no schema. */
   private vacant: boolean;
   private readonly reader: MemoryReader;
+  private readonly listing: MemoryListing;
   private resolved: { from: Partial<MemoryLimits> | undefined; limits: MemoryLimits } | null = null;
   /** Live facts with vectors, once counted; forgotten at every write. */
   private vectorCount: number | null = null;
@@ -145,6 +147,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     this.vacant = !hasSchema(ctx.storage);
     if (!this.vacant) migrate(ctx.storage, MEMORY_MIGRATIONS);
     this.reader = new MemoryReader(ctx.storage.sql);
+    this.listing = new MemoryListing(ctx.storage.sql);
   }
 
   /** The configured limits over the defaults (read again when the configuration changes). */
@@ -251,14 +254,14 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return attempt("memory object", () => {
       const q = parse(MemoryListQuery, query);
       if (this.vacant) return { items: [], nextPageToken: "" };
-      return this.reader.list(q);
+      return this.listing.list(q);
     });
   }
 
   get(kind: MemoryKind, id: string): Promise<Result<MemoryItem | null>> {
     return attempt("memory object", () => {
       const ref = parse(ItemRef, { kind, id });
-      return this.vacant ? null : this.reader.get(ref.kind, ref.id);
+      return this.vacant ? null : this.listing.get(ref.kind, ref.id);
     });
   }
 
