@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import * as z from "zod";
-import { claimHash } from "../memory/claim-hash";
-import { type Embedder, type VectorIndex, vectorBlob } from "../memory/embedder";
+import type { Embedder, VectorIndex } from "../memory/embedder";
 import { type MemoryLimits, resolveMemoryLimits } from "../memory/limits";
 import { A2AError, invalidParams } from "../models/errors";
 import { nowIso } from "../models/json";
@@ -25,6 +24,7 @@ import { MemoryListing } from "./memory-listing";
 import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
 import { textBytes } from "./memory-rows";
 import { MEMORY_MIGRATIONS } from "./memory-schema";
+import { mirrorVectors, prepareOps, searchVectors, VECTOR_BATCH } from "./memory-vectors";
 import { deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
 import { attempt, type Result } from "./result";
 import { hasSchema, migrate } from "./schema";
@@ -65,8 +65,6 @@ export const LOCAL_VECTOR_LIMIT = 5_000;
 /** Most claims one `neighbours` call looks up, and most neighbours per claim. */
 export const NEIGHBOUR_CLAIMS = 32;
 export const MAX_NEIGHBOURS = 20;
-/** Vector ids per call to the external index. */
-const VECTOR_BATCH = 100;
 
 const NeighboursQuery = z.strictObject({
   claims: z.array(z.string().max(MEMORY_INPUT.text)).max(NEIGHBOUR_CLAIMS),
@@ -385,91 +383,30 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     };
   }
 
-  /** Claim hashes, and vectors when an embedder is configured (a failing one is skipped). */
-  private async prepare(ops: readonly MemoryOp[]): Promise<Prepared> {
-    const prepared: Prepared = { hashes: new Map(), vectors: new Map() };
-    const claims: Array<[number, string]> = [];
-    for (const [i, op] of ops.entries()) {
-      if (op.op === "add_fact" || op.op === "supersede_fact") {
-        prepared.hashes.set(i, await claimHash(op.claim));
-        claims.push([i, op.claim]);
-      }
-    }
-    const embedder = this.memoryOptions.embedder;
-    if (embedder && claims.length) {
-      try {
-        const vectors = await embedder.embed(claims.map(([, claim]) => claim));
-        claims.forEach(([i], n) => {
-          const vector = vectors[n];
-          if (vector?.length === embedder.dimensions) prepared.vectors.set(i, vectorBlob(vector));
-        });
-      } catch (error) {
-        console.warn("edgelink: memory embedder failed; facts stored without vectors", error);
-      }
-    }
-    return prepared;
+  private prepare(ops: readonly MemoryOp[]): Promise<Prepared> {
+    return prepareOps(ops, this.memoryOptions.embedder);
   }
 
   /** Vector search for each text: in the object up to its limit, else the external index. */
-  private async vectorHits(texts: string[], channels: string | null): Promise<VectorHits[]> {
+  private vectorHits(texts: string[], channels: string | null): Promise<VectorHits[]> {
     const embedder = this.memoryOptions.embedder;
-    if (!embedder || texts.every((t) => t.trim() === "")) return texts.map(() => new Map());
-    let vectors: Float32Array[];
-    try {
-      vectors = await embedder.embed(texts);
-    } catch (error) {
-      console.warn("edgelink: memory embedder failed; recall by text alone", error);
-      return texts.map(() => new Map());
-    }
+    if (!embedder || texts.every((t) => t.trim() === ""))
+      return Promise.resolve(texts.map(() => new Map()));
     this.vectorCount ??= this.reader.vectorCount();
     const local = this.vectorCount <= (this.memoryOptions.localVectorLimit ?? LOCAL_VECTOR_LIMIT);
-    const index = local ? null : this.vectorIndex();
-    return Promise.all(
-      vectors.map(async (vector) => {
-        if (vector.length !== embedder.dimensions) return new Map();
-        if (local) return this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES);
-        // Past the local size without an index: recall by text alone.
-        if (!index) return new Map();
-        try {
-          const answer = await index.query(vector, {
-            topK: VECTOR_CANDIDATES,
-            namespace: this.namespace,
-          });
-          return new Map(answer.matches.map((m) => [m.id, m.score]));
-        } catch (error) {
-          console.warn("edgelink: memory vector index query failed; recall by text alone", error);
-          return new Map();
-        }
-      }),
-    );
+    return searchVectors(texts, embedder, {
+      scan: local ? (vector) => this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES) : null,
+      index: local ? null : this.vectorIndex(),
+      namespace: this.namespace,
+    });
   }
 
-  /** Mirrors new and dropped vectors into the external index, when there is one. */
-  private async syncVectors(
+  private syncVectors(
     upsert: Array<{ id: string; index: number }>,
     remove: string[],
     prepared: Prepared | null,
   ): Promise<void> {
-    const index = this.vectorIndex();
-    if (!index || (upsert.length === 0 && remove.length === 0)) return;
-    try {
-      for (let i = 0; i < upsert.length; i += VECTOR_BATCH) {
-        await index.upsert(
-          upsert.slice(i, i + VECTOR_BATCH).map(({ id, index: n }) => ({
-            id,
-            values: new Float32Array(prepared?.vectors.get(n) as ArrayBuffer),
-            namespace: this.namespace,
-          })),
-        );
-      }
-      for (let i = 0; i < remove.length; i += VECTOR_BATCH) {
-        await index.deleteByIds(remove.slice(i, i + VECTOR_BATCH));
-      }
-    } catch (error) {
-      // The rows are the truth: a vector missing from the index only loses a candidate,
-      // and a stale one is dropped at recall (only live facts are read back).
-      console.warn("edgelink: memory vector index update failed", error);
-    }
+    return mirrorVectors(this.vectorIndex(), this.namespace, upsert, remove, prepared);
   }
 }
 
