@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import * as z from "zod";
-import { claimHash } from "../memory/claim-hash";
-import { type Embedder, type VectorIndex, vectorBlob } from "../memory/embedder";
+import type { Embedder, VectorIndex } from "../memory/embedder";
 import { type MemoryLimits, resolveMemoryLimits } from "../memory/limits";
 import { A2AError, invalidParams } from "../models/errors";
 import { nowIso } from "../models/json";
@@ -21,9 +20,11 @@ import {
   type MemoryStats,
   RememberQuery,
 } from "../models/memory";
+import { MemoryListing } from "./memory-listing";
 import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
 import { textBytes } from "./memory-rows";
 import { MEMORY_MIGRATIONS } from "./memory-schema";
+import { mirrorVectors, prepareOps, searchVectors, VECTOR_BATCH } from "./memory-vectors";
 import { deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
 import { attempt, type Result } from "./result";
 import { hasSchema, migrate } from "./schema";
@@ -64,8 +65,6 @@ export const LOCAL_VECTOR_LIMIT = 5_000;
 /** Most claims one `neighbours` call looks up, and most neighbours per claim. */
 export const NEIGHBOUR_CLAIMS = 32;
 export const MAX_NEIGHBOURS = 20;
-/** Vector ids per call to the external index. */
-const VECTOR_BATCH = 100;
 
 const NeighboursQuery = z.strictObject({
   claims: z.array(z.string().max(MEMORY_INPUT.text)).max(NEIGHBOUR_CLAIMS),
@@ -136,13 +135,17 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   /** True until the first write: the object holds nothing and has no schema. */
   private vacant: boolean;
   private readonly reader: MemoryReader;
+  private readonly listing: MemoryListing;
   private resolved: { from: Partial<MemoryLimits> | undefined; limits: MemoryLimits } | null = null;
+  /** Live facts with vectors, once counted; forgotten at every write. */
+  private vectorCount: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.vacant = !hasSchema(ctx.storage);
     if (!this.vacant) migrate(ctx.storage, MEMORY_MIGRATIONS);
     this.reader = new MemoryReader(ctx.storage.sql);
+    this.listing = new MemoryListing(ctx.storage.sql);
   }
 
   /** The configured limits over the defaults (read again when the configuration changes). */
@@ -210,6 +213,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const prepared = await this.prepare(checked);
       this.ensureSchema();
       const writer = new MemoryWriter(this.ctx.storage.sql, limits, nowIso(), from, prepared);
+      this.vectorCount = null;
       const result = this.ctx.storage.transactionSync(() => writer.applyAll(checked));
       await this.syncVectors(writer.vectors.upsert, writer.vectors.remove, prepared);
       return result;
@@ -248,14 +252,14 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return attempt("memory object", () => {
       const q = parse(MemoryListQuery, query);
       if (this.vacant) return { items: [], nextPageToken: "" };
-      return this.reader.list(q);
+      return this.listing.list(q);
     });
   }
 
   get(kind: MemoryKind, id: string): Promise<Result<MemoryItem | null>> {
     return attempt("memory object", () => {
       const ref = parse(ItemRef, { kind, id });
-      return this.vacant ? null : this.reader.get(ref.kind, ref.id);
+      return this.vacant ? null : this.listing.get(ref.kind, ref.id);
     });
   }
 
@@ -265,6 +269,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const ref = parse(ItemRef, { kind, id });
       if (this.vacant) return false;
       const sql = this.ctx.storage.sql;
+      this.vectorCount = null;
       const removed = this.ctx.storage.transactionSync(() => {
         switch (ref.kind) {
           case "fact": {
@@ -315,6 +320,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       }
       await this.ctx.storage.deleteAll();
       this.vacant = true;
+      this.vectorCount = null;
       return { erased };
     });
   }
@@ -377,91 +383,30 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     };
   }
 
-  /** Claim hashes, and vectors when an embedder is configured (a failing one is skipped). */
-  private async prepare(ops: readonly MemoryOp[]): Promise<Prepared> {
-    const prepared: Prepared = { hashes: new Map(), vectors: new Map() };
-    const claims: Array<[number, string]> = [];
-    for (const [i, op] of ops.entries()) {
-      if (op.op === "add_fact" || op.op === "supersede_fact") {
-        prepared.hashes.set(i, await claimHash(op.claim));
-        claims.push([i, op.claim]);
-      }
-    }
-    const embedder = this.memoryOptions.embedder;
-    if (embedder && claims.length) {
-      try {
-        const vectors = await embedder.embed(claims.map(([, claim]) => claim));
-        claims.forEach(([i], n) => {
-          const vector = vectors[n];
-          if (vector?.length === embedder.dimensions) prepared.vectors.set(i, vectorBlob(vector));
-        });
-      } catch (error) {
-        console.warn("edgelink: memory embedder failed; facts stored without vectors", error);
-      }
-    }
-    return prepared;
+  private prepare(ops: readonly MemoryOp[]): Promise<Prepared> {
+    return prepareOps(ops, this.memoryOptions.embedder);
   }
 
   /** Vector search for each text: in the object up to its limit, else the external index. */
-  private async vectorHits(texts: string[], channels: string | null): Promise<VectorHits[]> {
+  private vectorHits(texts: string[], channels: string | null): Promise<VectorHits[]> {
     const embedder = this.memoryOptions.embedder;
-    if (!embedder || texts.every((t) => t.trim() === "")) return texts.map(() => new Map());
-    let vectors: Float32Array[];
-    try {
-      vectors = await embedder.embed(texts);
-    } catch (error) {
-      console.warn("edgelink: memory embedder failed; recall by text alone", error);
-      return texts.map(() => new Map());
-    }
-    const local =
-      this.reader.vectorCount() <= (this.memoryOptions.localVectorLimit ?? LOCAL_VECTOR_LIMIT);
-    const index = local ? null : this.vectorIndex();
-    return Promise.all(
-      vectors.map(async (vector) => {
-        if (vector.length !== embedder.dimensions) return new Map();
-        if (local) return this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES);
-        // Past the local size without an index: recall by text alone.
-        if (!index) return new Map();
-        try {
-          const answer = await index.query(vector, {
-            topK: VECTOR_CANDIDATES,
-            namespace: this.namespace,
-          });
-          return new Map(answer.matches.map((m) => [m.id, m.score]));
-        } catch (error) {
-          console.warn("edgelink: memory vector index query failed; recall by text alone", error);
-          return new Map();
-        }
-      }),
-    );
+    if (!embedder || texts.every((t) => t.trim() === ""))
+      return Promise.resolve(texts.map(() => new Map()));
+    this.vectorCount ??= this.reader.vectorCount();
+    const local = this.vectorCount <= (this.memoryOptions.localVectorLimit ?? LOCAL_VECTOR_LIMIT);
+    return searchVectors(texts, embedder, {
+      scan: local ? (vector) => this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES) : null,
+      index: local ? null : this.vectorIndex(),
+      namespace: this.namespace,
+    });
   }
 
-  /** Mirrors new and dropped vectors into the external index, when there is one. */
-  private async syncVectors(
+  private syncVectors(
     upsert: Array<{ id: string; index: number }>,
     remove: string[],
     prepared: Prepared | null,
   ): Promise<void> {
-    const index = this.vectorIndex();
-    if (!index || (upsert.length === 0 && remove.length === 0)) return;
-    try {
-      for (let i = 0; i < upsert.length; i += VECTOR_BATCH) {
-        await index.upsert(
-          upsert.slice(i, i + VECTOR_BATCH).map(({ id, index: n }) => ({
-            id,
-            values: new Float32Array(prepared?.vectors.get(n) as ArrayBuffer),
-            namespace: this.namespace,
-          })),
-        );
-      }
-      for (let i = 0; i < remove.length; i += VECTOR_BATCH) {
-        await index.deleteByIds(remove.slice(i, i + VECTOR_BATCH));
-      }
-    } catch (error) {
-      // The rows are the truth: a vector missing from the index only loses a candidate,
-      // and a stale one is dropped at recall (only live facts are read back).
-      console.warn("edgelink: memory vector index update failed", error);
-    }
+    return mirrorVectors(this.vectorIndex(), this.namespace, upsert, remove, prepared);
   }
 }
 

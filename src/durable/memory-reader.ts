@@ -9,18 +9,11 @@ import {
   strategyScore,
 } from "../memory/rank";
 import { BUNDLE_HEADING, entityLine, factLine, goalLine, strategyLine } from "../memory/render";
-import { A2AError } from "../models/errors";
 import {
   GLOBAL_CHANNEL,
-  MEMORY_PAGE_SIZE,
   type MemoryBundle,
   type MemoryEntity,
   type MemoryFact,
-  type MemoryGoal,
-  type MemoryItem,
-  type MemoryKind,
-  type MemoryListQuery,
-  type MemoryPage,
   type MemoryStrategy,
 } from "../models/memory";
 import {
@@ -31,11 +24,8 @@ import {
   factOf,
   type GoalRow,
   goalOf,
-  KIND_TABLES,
   type StrategyRow,
   strategyOf,
-  type TurnRow,
-  turnOf,
 } from "./memory-rows";
 
 /** Facts the full-text index proposes for one query, best first. */
@@ -248,7 +238,7 @@ export class MemoryReader {
       if (fit.take("goals", "Active goals:", goalLine(goal))) bundle.goals.push(goal);
       else bundle.truncated = true;
     }
-    for (const entity of this.entitiesFor(terms, bundle.facts)) {
+    for (const entity of this.entitiesFor(terms, bundle.facts, channels)) {
       if (fit.take("entities", "People and things:", entityLine(entity)))
         bundle.entities.push(entity);
       else bundle.truncated = true;
@@ -262,15 +252,18 @@ export class MemoryReader {
     return bundle;
   }
 
-  private entitiesFor(terms: string[], facts: MemoryFact[]): MemoryEntity[] {
+  /** Entities the query names (in its channels) first, then those of the recalled facts. */
+  private entitiesFor(terms: string[], facts: MemoryFact[], channels: Channels): MemoryEntity[] {
     const named =
       terms.length === 0
         ? []
         : this.sql
             .exec<EntityRow>(
-              `SELECT e.* FROM entities e WHERE e.rid IN (
-                 SELECT rowid FROM entities_fts WHERE entities_fts MATCH ? ORDER BY rank LIMIT ${BUNDLE_ENTITIES})
-               ORDER BY e.salience DESC`,
+              `SELECT f.* FROM entities f WHERE f.rid IN (
+                 SELECT rowid FROM entities_fts WHERE entities_fts MATCH ?2 ORDER BY rank LIMIT ${BUNDLE_ENTITIES})
+                 AND ${inChannels(1)}
+               ORDER BY f.salience DESC`,
+              channels,
               ftsQuery(terms),
             )
             .toArray();
@@ -346,82 +339,6 @@ export class MemoryReader {
       e.lastAccessedAt = now;
     }
   }
-
-  // ---- listing ------------------------------------------------------------------------
-
-  get(kind: MemoryKind, id: string): MemoryItem | null {
-    const { table, columns } = KIND_TABLES[kind];
-    const row = this.sql.exec(`SELECT ${columns} FROM ${table} f WHERE f.id = ?`, id).toArray()[0];
-    return row ? itemOf(kind, row) : null;
-  }
-
-  /** One page of a kind's items, newest first, optionally only those matching a text. */
-  list(q: MemoryListQuery): MemoryPage {
-    const { table, columns } = KIND_TABLES[q.kind];
-    const size = q.pageSize ?? MEMORY_PAGE_SIZE.default;
-    const after = q.pageToken ? decodePageToken(q.pageToken, q.kind) : Number.MAX_SAFE_INTEGER;
-    const terms = q.query ? queryTerms(q.query) : [];
-    if (q.query && terms.length === 0) return { items: [], nextPageToken: "" };
-    const where = [`f.rid < ?`];
-    const params: SqlStorageValue[] = [after];
-    if (terms.length) {
-      where.push(`f.rid IN (SELECT rowid FROM ${table}_fts WHERE ${table}_fts MATCH ?)`);
-      params.push(ftsQuery(terms));
-    }
-    if (q.kind === "fact" && !q.includeSuperseded) where.push("f.superseded_by IS NULL");
-    const rows = this.sql
-      .exec(
-        `SELECT ${columns} FROM ${table} f WHERE ${where.join(" AND ")} ORDER BY f.rid DESC LIMIT ${size + 1}`,
-        ...params,
-      )
-      .toArray();
-    const more = rows.length > size;
-    const page = rows.slice(0, size);
-    const last = page[page.length - 1];
-    return {
-      items: page.map((row) => itemOf(q.kind, row)),
-      nextPageToken: more && last ? encodePageToken(q.kind, last.rid as number) : "",
-    };
-  }
-}
-
-function itemOf(kind: MemoryKind, row: Record<string, SqlStorageValue>): MemoryItem {
-  switch (kind) {
-    case "fact":
-      return { kind, ...factOf(row as FactRow) };
-    case "entity":
-      return { kind, ...entityOf(row as EntityRow) };
-    case "goal":
-      return { kind, ...goalOf(row as GoalRow) };
-    case "strategy":
-      return { kind, ...strategyOf(row as StrategyRow) };
-    case "turn":
-      return { kind, ...turnOf(row as TurnRow) };
-  }
-}
-
-function encodePageToken(kind: MemoryKind, rid: number): string {
-  return btoa(JSON.stringify([kind, rid])).replaceAll("=", "");
-}
-
-function decodePageToken(token: string, kind: MemoryKind): number {
-  try {
-    const value: unknown = JSON.parse(atob(token));
-    if (
-      Array.isArray(value) &&
-      value.length === 2 &&
-      value[0] === kind &&
-      Number.isSafeInteger(value[1]) &&
-      value[1] > 0
-    ) {
-      return value[1] as number;
-    }
-  } catch {
-    // Not base64 or not JSON: refused below like any other forged token.
-  }
-  throw new A2AError("InvalidParams", "Invalid parameters: pageToken: unknown page token", {}, [
-    { field: "pageToken", description: "unknown page token (of another listing, or forged)" },
-  ]);
 }
 
 /**
@@ -448,5 +365,3 @@ class Fitter {
     return this.any ? Math.ceil(this.used / 4) : 0;
   }
 }
-
-export type { MemoryGoal };

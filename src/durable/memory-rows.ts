@@ -1,9 +1,12 @@
+import type { MemoryLimits } from "../memory/limits";
 import type {
   FactSource,
   GoalStatus,
+  MemoryApplyResult,
   MemoryEntity,
   MemoryFact,
   MemoryGoal,
+  MemoryOp,
   MemoryStrategy,
   MemoryTurn,
   TurnRole,
@@ -197,3 +200,22 @@ export function textBytes(...texts: ReadonlyArray<string | undefined>): number {
   return bytes;
 }
 const encoder = new TextEncoder();
+
+/** One operation's outcome in `apply`'s answer. */
+export type OpResult = MemoryApplyResult["results"][number];
+/** The operation of one kind. */
+export type Op<K extends MemoryOp["op"]> = Extract<MemoryOp, { op: K }>;
+
+/** What an operation writes with: the transaction's SQL, clock, limits and room. */
+export interface WriteContext {
+  readonly sql: SqlStorage;
+  readonly now: string;
+  readonly limits: MemoryLimits;
+  /** Room for `count` more items, or MemoryFull (see MemoryWriter). */
+  makeRoom(count: number): void;
+}
+
+/** An operation on an id the memory does not hold. */
+export function unknownItem(op: { op: MemoryOp["op"]; id: string }): OpResult {
+  return { op: op.op, status: "refused", id: op.id, reason: `no such item ${op.id}` };
+}

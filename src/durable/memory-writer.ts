@@ -1,16 +1,23 @@
 import type { MemoryLimits } from "../memory/limits";
 import { memoryFull } from "../memory/limits";
-import { followsSequence, ftsQuery, queryTerms } from "../memory/rank";
 import {
   GLOBAL_CHANNEL,
   type MemoryApplyResult,
   type MemoryOp,
   type MemoryOrigin,
 } from "../models/memory";
-import { type EntityRow, type GoalRow, memoryId, type StrategyRow, textBytes } from "./memory-rows";
+import { deleteEntity, upsertEntity } from "./memory-entities";
+import { addStrategy, setGoal, strategyOutcome, updateGoal } from "./memory-goals";
+import {
+  memoryId,
+  type Op,
+  type OpResult,
+  textBytes,
+  unknownItem,
+  type WriteContext,
+} from "./memory-rows";
 
-type Result = MemoryApplyResult["results"][number];
-type Op<K extends MemoryOp["op"]> = Extract<MemoryOp, { op: K }>;
+export { deleteEntity };
 
 /** What the object worked out before writing (hashing and embedding are asynchronous). */
 export interface Prepared {
@@ -26,26 +33,20 @@ export interface VectorChanges {
   remove: string[];
 }
 
-/** Goals nest at most this deep: a chain longer than this is refused. */
-export const MAX_GOAL_DEPTH = 16;
-/** Names (the name and its aliases) one entity keeps, merges included. */
-export const MAX_ENTITY_NAMES = 64;
 /** Superseded facts past their retention deleted per write (the rest go with later writes). */
 const PURGE_BATCH = 100;
-/** Strategies one outcome may update. */
-const OUTCOME_CANDIDATES = 100;
 
 /**
  * Applies memory operations to the object's SQLite, synchronously, inside the object's
  * transaction: a batch is applied whole or not at all.
  */
-export class MemoryWriter {
+export class MemoryWriter implements WriteContext {
   readonly vectors: VectorChanges = { upsert: [], remove: [] };
 
   constructor(
-    private readonly sql: SqlStorage,
-    private readonly limits: MemoryLimits,
-    private readonly now: string,
+    readonly sql: SqlStorage,
+    readonly limits: MemoryLimits,
+    readonly now: string,
     private readonly origin: MemoryOrigin,
     private readonly prepared: Prepared,
   ) {}
@@ -55,24 +56,26 @@ export class MemoryWriter {
     return { results: ops.map((op, i) => this.applyOne(op, i)) };
   }
 
-  private applyOne(op: MemoryOp, i: number): Result {
+  private applyOne(op: MemoryOp, i: number): OpResult {
     switch (op.op) {
       case "add_fact":
         return this.addFact(op, i);
       case "supersede_fact":
         return this.supersedeFact(op, i);
       case "delete_fact":
-        return this.deleteFact(op.id) ? { op: op.op, status: "deleted", id: op.id } : unknown(op);
+        return this.deleteFact(op.id)
+          ? { op: op.op, status: "deleted", id: op.id }
+          : unknownItem(op);
       case "upsert_entity":
-        return this.upsertEntity(op);
+        return upsertEntity(this, op);
       case "set_goal":
-        return this.setGoal(op);
+        return setGoal(this, op);
       case "update_goal":
-        return this.updateGoal(op);
+        return updateGoal(this, op);
       case "add_strategy":
-        return this.addStrategy(op);
+        return addStrategy(this, op);
       case "strategy_outcome":
-        return this.strategyOutcome(op);
+        return strategyOutcome(this, op);
       case "add_turn":
         return this.addTurn(op);
     }
@@ -90,7 +93,7 @@ export class MemoryWriter {
     return row?.id ?? null;
   }
 
-  private addFact(op: Op<"add_fact">, i: number): Result {
+  private addFact(op: Op<"add_fact">, i: number): OpResult {
     const hash = this.prepared.hashes.get(i) as string;
     const existing = this.liveFactByHash(hash);
     if (existing) return { op: op.op, status: "duplicate", id: existing };
@@ -128,7 +131,7 @@ export class MemoryWriter {
     );
     if (vector) this.vectors.upsert.push({ id, index: i });
     for (const name of op.entities ?? []) {
-      const entity = this.upsertEntity({ op: "upsert_entity", name, channel: op.channel });
+      const entity = upsertEntity(this, { op: "upsert_entity", name, channel: op.channel });
       if (entity.id) {
         this.sql.exec(
           "INSERT OR IGNORE INTO fact_entities (fact_id, entity_id) VALUES (?, ?)",
@@ -140,14 +143,14 @@ export class MemoryWriter {
     return id;
   }
 
-  private supersedeFact(op: Op<"supersede_fact">, i: number): Result {
+  private supersedeFact(op: Op<"supersede_fact">, i: number): OpResult {
     const old = this.sql
       .exec<{ claim_hash: string; superseded_by: string | null }>(
         "SELECT claim_hash, superseded_by FROM facts WHERE id = ?",
         op.id,
       )
       .toArray()[0];
-    if (!old) return unknown(op);
+    if (!old) return unknownItem(op);
     if (old.superseded_by !== null) {
       return {
         op: op.op,
@@ -207,285 +210,7 @@ export class MemoryWriter {
     for (const { id } of ids) this.deleteFact(id);
   }
 
-  // ---- entities -----------------------------------------------------------------------
-
-  private upsertEntity(op: Op<"upsert_entity">): Result {
-    const names = distinctNames([op.name, ...(op.aliases ?? [])]);
-    const owners = this.sql
-      .exec<EntityRow>(
-        `SELECT e.* FROM entities e WHERE e.id IN (
-           SELECT entity_id FROM entity_names WHERE name IN (SELECT value FROM json_each(?)))
-         ORDER BY e.rid`,
-        JSON.stringify(names.map((n) => n.toLowerCase())),
-      )
-      .toArray();
-    if (owners.length === 0) {
-      this.makeRoom(1);
-      const id = memoryId("me");
-      const [name, ...aliases] = names as [string, ...string[]];
-      this.sql.exec(
-        `INSERT INTO entities (id, name, type, aliases, names, salience, channel, created_at, updated_at, bytes)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        id,
-        name,
-        op.type ?? null,
-        JSON.stringify(aliases),
-        names.join(" "),
-        op.salience ?? 0.5,
-        op.channel ?? GLOBAL_CHANNEL,
-        this.now,
-        this.now,
-        textBytes(op.type, ...names),
-      );
-      for (const n of names) {
-        this.sql.exec(
-          "INSERT INTO entity_names (name, entity_id) VALUES (?, ?)",
-          n.toLowerCase(),
-          id,
-        );
-      }
-      return { op: op.op, status: "added", id };
-    }
-    // One entity per name: every entity holding one of these names becomes the oldest.
-    const [keep, ...merged] = owners as [EntityRow, ...EntityRow[]];
-    const all = distinctNames([
-      keep.name,
-      ...(JSON.parse(keep.aliases) as string[]),
-      ...merged.flatMap((e) => [e.name, ...(JSON.parse(e.aliases) as string[])]),
-      ...names,
-    ]);
-    if (all.length > MAX_ENTITY_NAMES) {
-      return {
-        op: op.op,
-        status: "refused",
-        id: keep.id,
-        reason: `an entity keeps at most ${MAX_ENTITY_NAMES} names`,
-      };
-    }
-    const aliases = all.slice(1);
-    const salience = Math.max(op.salience ?? 0, keep.salience, ...merged.map((e) => e.salience));
-    const salienceNow = op.salience ?? salience;
-    const type = op.type ?? keep.type ?? merged.find((e) => e.type)?.type ?? null;
-    const accessCount = keep.access_count + merged.reduce((n, e) => n + e.access_count, 0);
-    const changed =
-      merged.length > 0 ||
-      all.length !== 1 + (JSON.parse(keep.aliases) as string[]).length ||
-      salienceNow !== keep.salience ||
-      type !== keep.type;
-    if (!changed) return { op: op.op, status: "unchanged", id: keep.id };
-    const bytes = textBytes(type ?? undefined, ...all);
-    if (bytes > this.limits.maxItemBytes) {
-      return {
-        op: op.op,
-        status: "refused",
-        id: keep.id,
-        reason: "the entity would pass memory.limits.maxItemBytes",
-      };
-    }
-    for (const other of merged) {
-      this.sql.exec(
-        `INSERT OR IGNORE INTO fact_entities (fact_id, entity_id)
-         SELECT fact_id, ? FROM fact_entities WHERE entity_id = ?`,
-        keep.id,
-        other.id,
-      );
-      this.sql.exec("DELETE FROM fact_entities WHERE entity_id = ?", other.id);
-      this.sql.exec("UPDATE entity_names SET entity_id = ? WHERE entity_id = ?", keep.id, other.id);
-      this.sql.exec("DELETE FROM entities WHERE id = ?", other.id);
-    }
-    for (const n of all) {
-      this.sql.exec(
-        "INSERT INTO entity_names (name, entity_id) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
-        n.toLowerCase(),
-        keep.id,
-      );
-    }
-    this.sql.exec(
-      `UPDATE entities SET aliases = ?, names = ?, salience = ?, type = ?, access_count = ?,
-         updated_at = ?, bytes = ? WHERE id = ?`,
-      JSON.stringify(aliases),
-      all.join(" "),
-      salienceNow,
-      type,
-      accessCount,
-      this.now,
-      bytes,
-      keep.id,
-    );
-    return { op: op.op, status: "updated", id: keep.id };
-  }
-
-  // ---- goals --------------------------------------------------------------------------
-
-  private goal(id: string): GoalRow | undefined {
-    return this.sql.exec<GoalRow>("SELECT * FROM goals WHERE id = ?", id).toArray()[0];
-  }
-
-  /** The ids from `id` up to its root goal, at most one past the depth limit. */
-  private ancestry(id: string): string[] {
-    const chain: string[] = [];
-    let at: string | null = id;
-    while (at !== null && chain.length <= MAX_GOAL_DEPTH) {
-      chain.push(at);
-      at = this.goal(at)?.parent_id ?? null;
-    }
-    return chain;
-  }
-
-  private setGoal(op: Op<"set_goal">): Result {
-    if (op.parentId !== undefined) {
-      if (!this.goal(op.parentId))
-        return { op: op.op, status: "refused", reason: `no goal ${op.parentId}` };
-      if (this.ancestry(op.parentId).length >= MAX_GOAL_DEPTH) {
-        return {
-          op: op.op,
-          status: "refused",
-          reason: `goals nest at most ${MAX_GOAL_DEPTH} deep`,
-        };
-      }
-    }
-    this.makeRoom(1);
-    const id = memoryId("mg");
-    this.sql.exec(
-      `INSERT INTO goals (id, title, description, status, priority, parent_id, deadline, channel, created_at, updated_at, bytes)
-       VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?)`,
-      id,
-      op.title,
-      op.description ?? null,
-      op.priority ?? 3,
-      op.parentId ?? null,
-      op.deadline ?? null,
-      op.channel ?? GLOBAL_CHANNEL,
-      this.now,
-      this.now,
-      textBytes(op.title, op.description),
-    );
-    return { op: op.op, status: "added", id };
-  }
-
-  private updateGoal(op: Op<"update_goal">): Result {
-    const goal = this.goal(op.id);
-    if (!goal) return unknown(op);
-    if (op.parentId !== undefined && op.parentId !== goal.parent_id) {
-      if (!this.goal(op.parentId))
-        return { op: op.op, status: "refused", id: op.id, reason: `no goal ${op.parentId}` };
-      const chain = this.ancestry(op.parentId);
-      if (chain.includes(op.id)) {
-        return {
-          op: op.op,
-          status: "refused",
-          id: op.id,
-          reason: "a goal cannot be its own ancestor",
-        };
-      }
-      if (chain.length >= MAX_GOAL_DEPTH) {
-        return {
-          op: op.op,
-          status: "refused",
-          id: op.id,
-          reason: `goals nest at most ${MAX_GOAL_DEPTH} deep`,
-        };
-      }
-    }
-    const next = {
-      title: op.title ?? goal.title,
-      description: op.description ?? goal.description,
-      status: op.status ?? goal.status,
-      priority: op.priority ?? goal.priority,
-      deadline: op.deadline ?? goal.deadline,
-      parent_id: op.parentId ?? goal.parent_id,
-    };
-    const same = (Object.keys(next) as (keyof typeof next)[]).every((k) => next[k] === goal[k]);
-    if (same) return { op: op.op, status: "unchanged", id: op.id };
-    const bytes = textBytes(next.title, next.description ?? undefined);
-    if (bytes > this.limits.maxItemBytes) {
-      return {
-        op: op.op,
-        status: "refused",
-        id: op.id,
-        reason: "the goal would pass memory.limits.maxItemBytes",
-      };
-    }
-    this.sql.exec(
-      `UPDATE goals SET title = ?, description = ?, status = ?, priority = ?, deadline = ?,
-         parent_id = ?, updated_at = ?, bytes = ? WHERE id = ?`,
-      next.title,
-      next.description,
-      next.status,
-      next.priority,
-      next.deadline,
-      next.parent_id,
-      this.now,
-      bytes,
-      op.id,
-    );
-    return { op: op.op, status: "updated", id: op.id };
-  }
-
-  // ---- strategies and turns ----------------------------------------------------------
-
-  private addStrategy(op: Op<"add_strategy">): Result {
-    const sequence = JSON.stringify(op.toolSequence);
-    const existing = this.sql
-      .exec<{ id: string }>(
-        "SELECT id FROM strategies WHERE context_pattern = ? AND tool_sequence = ?",
-        op.contextPattern,
-        sequence,
-      )
-      .toArray()[0];
-    if (existing) return { op: op.op, status: "duplicate", id: existing.id };
-    this.makeRoom(1);
-    const id = memoryId("ms");
-    this.sql.exec(
-      `INSERT INTO strategies (id, context_pattern, tool_sequence, channel, created_at, updated_at, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      id,
-      op.contextPattern,
-      sequence,
-      op.channel ?? GLOBAL_CHANNEL,
-      this.now,
-      this.now,
-      textBytes(op.contextPattern, ...op.toolSequence),
-    );
-    return { op: op.op, status: "added", id };
-  }
-
-  /**
-   * A finished task's outcome counts for every strategy whose context pattern shares a
-   * word with the task's text and whose tool sequence the task followed, in order.
-   */
-  private strategyOutcome(op: Op<"strategy_outcome">): Result {
-    const terms = queryTerms(op.text);
-    if (terms.length === 0 || op.toolSequence.length === 0)
-      return { op: op.op, status: "unchanged" };
-    const candidates = this.sql
-      .exec<StrategyRow>(
-        `SELECT s.* FROM strategies s WHERE s.rid IN (
-           SELECT rowid FROM strategies_fts WHERE strategies_fts MATCH ? LIMIT ${OUTCOME_CANDIDATES})`,
-        ftsQuery(terms),
-      )
-      .toArray();
-    const matched = candidates.filter((s) =>
-      followsSequence(JSON.parse(s.tool_sequence) as string[], op.toolSequence),
-    );
-    if (matched.length === 0) return { op: op.op, status: "unchanged" };
-    const column = op.success ? "success_count" : "failure_count";
-    for (const s of matched) {
-      this.sql.exec(
-        `UPDATE strategies SET ${column} = ${column} + 1, updated_at = ? WHERE id = ?`,
-        this.now,
-        s.id,
-      );
-    }
-    return {
-      op: op.op,
-      status: "updated",
-      id: (matched[0] as StrategyRow).id,
-      ...(matched.length > 1 ? { reason: `${matched.length} strategies counted` } : {}),
-    };
-  }
-
-  private addTurn(op: Op<"add_turn">): Result {
+  private addTurn(op: Op<"add_turn">): OpResult {
     this.makeRoom(1);
     const id = memoryId("mt");
     this.sql.exec(
@@ -514,7 +239,7 @@ export class MemoryWriter {
    * Room for `count` more items: a full memory refuses (MemoryFull, and the whole batch is
    * rolled back) or, configured to evict, deletes its least valuable items first.
    */
-  private makeRoom(count: number): void {
+  makeRoom(count: number): void {
     let over = this.itemCount() + count - this.limits.maxItems;
     while (over > 0) {
       if (this.limits.whenFull === "refuse" || !this.evictOne()) {
@@ -559,30 +284,4 @@ export class MemoryWriter {
       .toArray()[0];
     return fact ? this.deleteFact(fact.id) : false;
   }
-}
-
-/** Deletes an entity, its names and its links to facts. */
-export function deleteEntity(sql: SqlStorage, id: string): boolean {
-  const gone = sql.exec("DELETE FROM entities WHERE id = ?", id).rowsWritten > 0;
-  sql.exec("DELETE FROM entity_names WHERE entity_id = ?", id);
-  sql.exec("DELETE FROM fact_entities WHERE entity_id = ?", id);
-  return gone;
-}
-
-/** Names without case-insensitive repeats, first spelling kept, in order. */
-function distinctNames(names: readonly string[]): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const raw of names) {
-    const name = raw.trim();
-    const key = name.toLowerCase();
-    if (name === "" || seen.has(key)) continue;
-    seen.add(key);
-    out.push(name);
-  }
-  return out;
-}
-
-function unknown(op: { op: MemoryOp["op"]; id: string }): Result {
-  return { op: op.op, status: "refused", id: op.id, reason: `no such item ${op.id}` };
 }

@@ -10,13 +10,14 @@ describe("recall ranking", () => {
     await memory.apply([
       { op: "add_fact", claim: "Owns a red bicycle", confidence: 1 },
       { op: "add_fact", claim: "Drinks tea sometimes", confidence: 0.3 },
-      { op: "add_fact", claim: "Prefers green tea from Japan", confidence: 0.9 },
-      { op: "add_fact", claim: "Grows green tea in the garden", confidence: 0.4 },
+      // The shorter claim matches better by bm25; confidence decides between the two.
+      { op: "add_fact", claim: "Likes green tea", confidence: 0.1 },
+      { op: "add_fact", claim: "Prefers green tea from Japan", confidence: 1 },
     ]);
     const bundle = await memory.remember({ text: "Which green tea should I buy?" });
     expect(bundle.facts.map((f) => f.claim)).toEqual([
       "Prefers green tea from Japan",
-      "Grows green tea in the garden",
+      "Likes green tea",
       "Drinks tea sometimes",
       "Owns a red bicycle",
     ]);
@@ -61,6 +62,24 @@ describe("recall ranking", () => {
     expect((await other.remember({ text: "visited spring" })).facts[0]?.claim).toBe(
       "Visited Oslo in spring",
     );
+  });
+
+  it("K3 neighbours: the closest live facts per claim, at most k, in any channel, without counting an access", async () => {
+    const memory = storeMemory();
+    await memory.apply([
+      { op: "add_fact", claim: "Prefers green tea" },
+      { op: "add_fact", claim: "Prefers tea with milk", channel: "home" },
+      { op: "add_fact", claim: "Owns a bicycle" },
+    ]);
+    const [tea, bike, none] = await memory.neighbours(
+      ["likes green tea", "a new bicycle", "opera"],
+      2,
+    );
+    expect(tea?.map((f) => f.claim)).toEqual(["Prefers green tea", "Prefers tea with milk"]);
+    expect(bike?.map((f) => f.claim)).toEqual(["Owns a bicycle"]);
+    expect(none).toEqual([]);
+    const stored = (await memory.list({ kind: "fact" })).items as Array<{ accessCount: number }>;
+    expect(stored.map((f) => f.accessCount)).toEqual([0, 0, 0]);
   });
 
   it("K7 the bundle stays within its token budget and says when it left memories out", async () => {

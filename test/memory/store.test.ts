@@ -380,6 +380,10 @@ describe("channels and turns", () => {
     expect(await claims()).toEqual(["Global likes jazz"]);
     expect(await claims("work")).toEqual(["Global likes jazz", "Work prefers email"]);
     expect(await claims("home")).toEqual(["Global likes jazz", "Home prefers calls"]);
+    // An entity of one channel is not recalled by name in another.
+    await memory.apply([{ op: "upsert_entity", name: "Globex", channel: "work" }]);
+    expect((await memory.remember({ text: "Globex", channel: "work" })).entities).toHaveLength(1);
+    expect((await memory.remember({ text: "Globex", channel: "home" })).entities).toEqual([]);
     await expect(memory.remember({ text: "x", channel: "bad channel!" })).rejects.toMatchObject({
       fieldViolations: [{ field: "channel" }],
     });
