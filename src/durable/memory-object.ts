@@ -174,6 +174,11 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return binding as VectorIndex;
   }
 
+  /** Writes the access counts of recent recalls now (the bench counts them per recall). */
+  protected flushAccess(): void {
+    if (!this.vacant) this.access.flush();
+  }
+
   /** Each memory's vectors live in their own namespace of the shared index. */
   private get namespace(): string {
     return this.ctx.id.toString();
