@@ -4,9 +4,9 @@
  *
  * Recall before a model turn: `remember` (the ranked bundle within its token budget, the
  * access counted) and its rendering, in one memory object holding 1,000, 10,000 and
- * 100,000 facts (bench/memory-worker.ts: five words each of a 5,000-word vocabulary;
- * queries of three such words). Per size: the median time per recall inside the object,
- * and workerd's CPU per recall (from /proc) over the batch of calls.
+ * 100,000 facts (bench/memory-worker.ts: five words each of a 500-word vocabulary;
+ * queries of three such words, so every bundle fills at every size). Per size: wall time
+ * and workerd's CPU (from /proc) per recall, over one call of 200 recalls.
  * Target: an index, not a scan: recall at 100k within RATIO_TARGET× of recall at 1k.
  */
 import { runIfMain } from "./env.mjs";

@@ -20,6 +20,7 @@ import {
   type MemoryStats,
   RememberQuery,
 } from "../models/memory";
+import { AccessLog } from "./memory-access";
 import { MemoryListing } from "./memory-listing";
 import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
 import { textBytes } from "./memory-rows";
@@ -136,6 +137,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   private vacant: boolean;
   private readonly reader: MemoryReader;
   private readonly listing: MemoryListing;
+  private readonly access: AccessLog;
   private resolved: { from: Partial<MemoryLimits> | undefined; limits: MemoryLimits } | null = null;
   /** Live facts with vectors, once counted; forgotten at every write. */
   private vectorCount: number | null = null;
@@ -146,6 +148,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     if (!this.vacant) migrate(ctx.storage, MEMORY_MIGRATIONS);
     this.reader = new MemoryReader(ctx.storage.sql);
     this.listing = new MemoryListing(ctx.storage.sql);
+    this.access = new AccessLog(ctx.storage.sql);
   }
 
   /** The configured limits over the defaults (read again when the configuration changes). */
@@ -169,6 +172,11 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       );
     }
     return binding as VectorIndex;
+  }
+
+  /** Writes the access counts of recent recalls now (the bench counts them per recall). */
+  protected flushAccess(): void {
+    if (!this.vacant) this.access.flush();
   }
 
   /** Each memory's vectors live in their own namespace of the shared index. */
@@ -214,7 +222,10 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       this.ensureSchema();
       const writer = new MemoryWriter(this.ctx.storage.sql, limits, nowIso(), from, prepared);
       this.vectorCount = null;
-      const result = this.ctx.storage.transactionSync(() => writer.applyAll(checked));
+      const result = this.ctx.storage.transactionSync(() => {
+        this.access.flush();
+        return writer.applyAll(checked);
+      });
       await this.syncVectors(writer.vectors.upsert, writer.vectors.remove, prepared);
       return result;
     });
@@ -233,7 +244,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
         hits ?? new Map(),
         Date.now(),
       );
-      this.reader.touch(bundle, nowIso());
+      this.access.record(bundle, nowIso());
       return bundle;
     });
   }
@@ -243,6 +254,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return attempt("memory object", async () => {
       const q = parse(NeighboursQuery, { claims, k });
       if (this.vacant) return q.claims.map(() => []);
+      this.access.flush();
       const hits = await this.vectorHits(q.claims, null);
       return this.reader.neighbours(q.claims, q.k, hits);
     });
@@ -252,6 +264,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return attempt("memory object", () => {
       const q = parse(MemoryListQuery, query);
       if (this.vacant) return { items: [], nextPageToken: "" };
+      this.access.flush();
       return this.listing.list(q);
     });
   }
@@ -259,7 +272,9 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   get(kind: MemoryKind, id: string): Promise<Result<MemoryItem | null>> {
     return attempt("memory object", () => {
       const ref = parse(ItemRef, { kind, id });
-      return this.vacant ? null : this.listing.get(ref.kind, ref.id);
+      if (this.vacant) return null;
+      this.access.flush();
+      return this.listing.get(ref.kind, ref.id);
     });
   }
 
@@ -268,6 +283,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return attempt("memory object", async () => {
       const ref = parse(ItemRef, { kind, id });
       if (this.vacant) return false;
+      this.access.flush();
       const sql = this.ctx.storage.sql;
       this.vectorCount = null;
       const removed = this.ctx.storage.transactionSync(() => {
@@ -302,6 +318,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
    */
   erase(): Promise<Result<{ erased: number }>> {
     return attempt("memory object", async () => {
+      this.access.drop();
       if (this.vacant) {
         await this.ctx.storage.deleteAll();
         return { erased: 0 };

@@ -313,32 +313,6 @@ export class MemoryReader {
       .slice(0, BUNDLE_STRATEGIES)
       .map(({ s }) => s);
   }
-
-  /** Counts a recall of these facts and entities. */
-  touch(bundle: MemoryBundle, now: string): void {
-    const facts = JSON.stringify(bundle.facts.map((f) => f.id));
-    const entities = JSON.stringify(bundle.entities.map((e) => e.id));
-    this.sql.exec(
-      `UPDATE facts SET access_count = access_count + 1, last_accessed_at = ?
-       WHERE id IN (SELECT value FROM json_each(?))`,
-      now,
-      facts,
-    );
-    this.sql.exec(
-      `UPDATE entities SET access_count = access_count + 1, last_accessed_at = ?
-       WHERE id IN (SELECT value FROM json_each(?))`,
-      now,
-      entities,
-    );
-    for (const f of bundle.facts) {
-      f.accessCount++;
-      f.lastAccessedAt = now;
-    }
-    for (const e of bundle.entities) {
-      e.accessCount++;
-      e.lastAccessedAt = now;
-    }
-  }
 }
 
 /**

@@ -77,8 +77,9 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
     "CREATE INDEX IF NOT EXISTS facts_live_recent ON facts (created_at) WHERE superseded_by IS NULL",
     // Counting live vectors (in-object search or the external index) reads only these.
     "CREATE INDEX IF NOT EXISTS facts_live_vectors ON facts (rid) WHERE superseded_by IS NULL AND embedding IS NOT NULL",
-    // Eviction's order among live facts.
-    "CREATE INDEX IF NOT EXISTS facts_live_value ON facts (confidence, access_count, rid) WHERE superseded_by IS NULL",
+    // Eviction's order among live facts (not the access count: recall updates that on
+    // every fact it returns, and an index on it would be rewritten with each).
+    "CREATE INDEX IF NOT EXISTS facts_live_value ON facts (confidence, rid) WHERE superseded_by IS NULL",
     `CREATE TABLE IF NOT EXISTS entities (
       rid INTEGER PRIMARY KEY,
       id TEXT NOT NULL UNIQUE,

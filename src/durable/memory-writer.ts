@@ -252,7 +252,7 @@ export class MemoryWriter implements WriteContext {
   /**
    * Deletes the least valuable item: a superseded fact (oldest first), then a turn (oldest
    * first), then an entity no live fact names (least salient first), then a live fact
-   * (least confident, least recalled, oldest first). Goals and strategies are never evicted.
+   * (least confident, oldest first). Goals and strategies are never evicted.
    */
   private evictOne(): boolean {
     const superseded = this.sql
@@ -279,7 +279,7 @@ export class MemoryWriter implements WriteContext {
     const fact = this.sql
       .exec<{ id: string }>(
         `SELECT id FROM facts WHERE superseded_by IS NULL
-         ORDER BY confidence, access_count, rid LIMIT 1`,
+         ORDER BY confidence, rid LIMIT 1`,
       )
       .toArray()[0];
     return fact ? this.deleteFact(fact.id) : false;

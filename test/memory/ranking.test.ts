@@ -82,6 +82,29 @@ describe("recall ranking", () => {
     expect(stored.map((f) => f.accessCount)).toEqual([0, 0, 0]);
   });
 
+  it("K7 recall counts each access in its answer and writes the counts just after, not before answering", async () => {
+    const memory = storeMemory();
+    await memory.apply([{ op: "add_fact", claim: "Collects vinyl records", entities: ["Vinyl"] }]);
+    const stored = () =>
+      inObject(
+        memory,
+        (sql) => sql.exec<{ n: number }>("SELECT access_count AS n FROM facts").one().n,
+      );
+    expect((await memory.remember({ text: "vinyl" })).facts[0]?.accessCount).toBe(1);
+    expect((await memory.remember({ text: "vinyl" })).facts[0]?.accessCount).toBe(2);
+    expect(await stored()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await stored()).toBe(2);
+    expect(
+      await memory.get("entity", (await memory.list({ kind: "entity" })).items[0]?.id as string),
+    ).toMatchObject({
+      accessCount: 2,
+    });
+    // Any other read sees counts still waiting.
+    await memory.remember({ text: "vinyl" });
+    expect((await memory.list({ kind: "fact" })).items[0]).toMatchObject({ accessCount: 3 });
+  });
+
   it("K7 the bundle stays within its token budget and says when it left memories out", async () => {
     const memory = storeMemory();
     await memory.apply(
