@@ -87,7 +87,13 @@ export default defineConfig({
           // CPU each on a loaded 2-core machine. A hang still fails, just later.
           testTimeout: 20_000,
           include: ["test/**/*.test.ts"],
-          exclude: ["test/e2e/**", "test/llm/**", "test/agents/**", "test/registry/**"],
+          exclude: [
+            "test/e2e/**",
+            "test/llm/**",
+            "test/agents/**",
+            "test/registry/**",
+            "test/memory/**",
+          ],
         },
       },
       {
@@ -103,6 +109,24 @@ export default defineConfig({
           name: "llm",
           ...shareOneWorkerd,
           include: ["test/llm/**/*.test.ts"],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        // Long-term memory: an agent with memory on (test/memory/worker.ts) and the store's
+        // objects, configured test by test (test/memory/store-worker.ts).
+        plugins: [
+          quietMcpSourceMaps,
+          cloudflareTest({
+            wrangler: { configPath: "./test/memory/wrangler.toml" },
+            miniflare: { ...noNetwork, ...testSecrets },
+          }),
+          providerFixtures(),
+        ],
+        test: {
+          name: "memory",
+          ...shareOneWorkerd,
+          include: ["test/memory/**/*.test.ts"],
           testTimeout: 20_000,
         },
       },

@@ -5,8 +5,9 @@
  * Then the tenant index's ceiling (bench/index.mjs, scenario key `index`), the
  * conversation-history benchmark (bench/history.mjs, scenario key `history`), a
  * model turn's window (bench/window.mjs, scenario key `window`), the
- * webhook push benchmark (bench/push.mjs, scenario key `push`) and the provider streaming
- * benchmark (bench/stream.mjs, scenario key `stream`).
+ * webhook push benchmark (bench/push.mjs, scenario key `push`), the provider streaming
+ * benchmark (bench/stream.mjs, scenario key `stream`) and long-term memory recall
+ * (bench/memory.mjs, scenario key `memory`).
  *
  * Env: BENCH_SECONDS (measured window per scenario, default 8), BENCH_WARMUP (default 2),
  * BENCH_CONCURRENCY (default 16), BENCH_SCENARIOS (e.g. "a,b", "history", "push" or "stream";
@@ -24,6 +25,7 @@ import { envNumber } from "./env.mjs";
 import { cleanupHistoryTemp, runHistoryBench } from "./history.mjs";
 import { runIndexBench } from "./index.mjs";
 import { checkResponse, createLoad, openContexts, sendMessageBody } from "./load.mjs";
+import { runMemoryBench } from "./memory.mjs";
 import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
 import { cleanupStreamTemp, runStreamBench } from "./stream.mjs";
@@ -276,7 +278,15 @@ async function main() {
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  const keys = [...SCENARIOS.map((s) => s.key), "index", "history", "window", "push", "stream"];
+  const keys = [
+    ...SCENARIOS.map((s) => s.key),
+    "index",
+    "history",
+    "window",
+    "push",
+    "stream",
+    "memory",
+  ];
   const unknown = wanted.filter((key) => !keys.includes(key));
   if (unknown.length) {
     throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(", ")}; known: ${keys.join(", ")}`);
@@ -289,6 +299,7 @@ async function main() {
   const window = wanted.length === 0 || wanted.includes("window");
   const push = wanted.length === 0 || wanted.includes("push");
   const stream = wanted.length === 0 || wanted.includes("stream");
+  const memory = wanted.length === 0 || wanted.includes("memory");
 
   const cpu = cpus();
   console.log("Edgelink benchmark");
@@ -349,6 +360,15 @@ async function main() {
       if (!(await runStreamBench())) process.exitCode = 1;
     } catch (error) {
       console.error("\nstream benchmark failed:", error);
+      process.exitCode = 1;
+    }
+  }
+  if (memory) {
+    try {
+      // Unmet targets are printed; only a failure to measure fails the run.
+      await runMemoryBench();
+    } catch (error) {
+      console.error("\nmemory benchmark failed:", error);
       process.exitCode = 1;
     }
   }

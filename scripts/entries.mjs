@@ -11,5 +11,6 @@ export const ENTRIES = {
   "edgelink/client": "src/client/index.ts",
   "edgelink/push": "src/push/receiver.ts",
   "edgelink/mcp": "src/mcp/index.ts",
+  "edgelink/memory": "src/memory/index.ts",
   "edgelink/registry": "src/registry.ts",
 };

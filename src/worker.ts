@@ -16,6 +16,11 @@ export interface EdgelinkWorker<Env extends object> {
   /** Export it under the class name wrangler.toml binds as `EDGELINK_INDEX`. */
   EdgelinkIndex: typeof IndexObject<Env>;
   /**
+   * With `memory`, export it under the class name wrangler.toml binds as
+   * `EDGELINK_MEMORY` (a SQLite class); undefined when memory is off.
+   */
+  EdgelinkMemory: (new (ctx: DurableObjectState, env: Env) => object) | undefined;
+  /**
    * The Hono app serving the card, JSON-RPC and HTTP+JSON. Mount it in your own app,
    * after your middleware: `app.use(cors()); app.route("/agent", edgelink.app)`. Under a
    * base path the card advertises URLs under it, and tenants are `/agent/{tenant}/...`.
@@ -78,6 +83,7 @@ export function defineAgent<Env extends object = Record<string, unknown>>(
     app,
     EdgelinkContext: EdgelinkContext as unknown as typeof ContextObject<Env>,
     EdgelinkIndex,
+    EdgelinkMemory: agent.memory?.objectClass() as EdgelinkWorker<Env>["EdgelinkMemory"],
     agent,
   };
 }

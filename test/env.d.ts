@@ -7,5 +7,7 @@ declare namespace Cloudflare {
     /** The agents the registry tests read cards from (test/registry/worker.ts). */
     FAKE_AGENTS: DurableObjectNamespace;
     DEMO_CHUNK_DELAY_MS: string;
+    /** The memory store tests' objects (test/memory/wrangler.toml). */
+    STORE_MEMORY: DurableObjectNamespace;
   }
 }

@@ -13,6 +13,7 @@ import type { AgentHandler, TaskContext } from "./context";
 import { checkEndpoints, type DeclaredEndpoint } from "./endpoints";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpSource, type McpToolSource } from "./mcp-source";
+import { checkMemorySource, type MemorySource } from "./memory-source";
 import { modelInfer } from "./model-infer";
 import {
   type PromptComposition,
@@ -61,6 +62,14 @@ export interface AgentConfig<Env = unknown> {
    * `${VAR}` in the url and header values comes from the Worker's env and secrets.
    */
   mcp?: McpToolSource;
+  /**
+   * Long-term memory of each user across conversations (K1–K8), from `memory` of
+   * `edgelink/memory`: recalled into every model turn, written by extraction after each
+   * turn and, when turned on, by the model's own tools; served to users and the operator
+   * on `/memory` routes. Off unless given: it spends model calls and keeps what users say.
+   * `memory({ scope: "owner", extract: true, tools: true })`.
+   */
+  memory?: MemorySource;
   /**
    * Other agents the model may call as tools, by tool name: each takes a message and
    * answers with the agent's answer. `{ writer: { binding: "WRITER", description: "..." } }`
@@ -278,6 +287,8 @@ export interface Agent<Env = unknown> {
   reply: ReplyHook<Env> | null;
   tools: Tools;
   mcp: McpToolSource | null;
+  /** Long-term memory; null when off (the default). */
+  memory: MemorySource | null;
   agents: AgentTools;
   endpoints: DeclaredEndpoint<Env>[];
   /** Whether a tool known only at run time (an MCP server's) passes allowed/blockedTools. */
@@ -375,6 +386,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
       Object.entries(config.tools ?? {}).filter(([name]) => toolAllowed(name)),
     ),
     mcp: checkMcpSource(config.mcp),
+    memory: checkMemorySource(config.memory),
     agents: Object.fromEntries(Object.entries(agents).filter(([name]) => toolAllowed(name))),
     toolAllowed,
     endpoints: checkEndpoints(config.endpoints),

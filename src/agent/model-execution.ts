@@ -29,6 +29,7 @@ import { logEvent } from "../telemetry/log";
 import type { TaskContext } from "./context";
 import { runDefaultExecution } from "./default-execution";
 import type { Agent } from "./definition";
+import type { MemoryTurn, MemoryTurnScope } from "./memory-source";
 import {
   capturesContent,
   endModelCall,
@@ -110,6 +111,8 @@ export async function runModelAgent<Env>(
   ctx: TaskContext<Env>,
   agent: Agent<Env>,
   callOptions: Pick<CallOptions, "failoverStore"> = {},
+  /** Who the turn is for, when the agent has long-term memory. */
+  memoryScope?: MemoryTurnScope,
 ): Promise<void> {
   const model = agent.model;
   if (!model) throw new TypeError("runModelAgent needs an agent with a model");
@@ -118,6 +121,9 @@ export async function runModelAgent<Env>(
     return runDefaultExecution(ctx, agent);
   }
   const recorder = new ResultRecorder(agent.trace);
+  // Recall happens before the turn's clock starts: it is part of preparing the request.
+  const memory =
+    agent.memory && memoryScope ? await agent.memory.openTurn(agent, ctx, memoryScope) : null;
   const turn = turnSignal(ctx.signal, agent.turnTimeoutMs);
   const end: End = (reason, extra = {}, outcome = {}) => {
     const status = reason === null ? "complete" : "failed";
@@ -126,6 +132,11 @@ export async function runModelAgent<Env>(
       status,
       reason === null ? outcome : { ...outcome, error: reason },
     );
+    memory?.finished({
+      answer: result.answer,
+      success: reason === null,
+      toolSequence: result.toolsUsed.map((t) => t.name),
+    });
     const metadata = {
       ...turnMetadata(recorder),
       ...extra,
@@ -135,7 +146,15 @@ export async function runModelAgent<Env>(
     else ctx.fail(reason, { metadata });
   };
   try {
-    await modelLoop(ctx, agent, model, { ...callOptions, signal: turn.signal }, recorder, end);
+    await modelLoop(
+      ctx,
+      agent,
+      model,
+      { ...callOptions, signal: turn.signal },
+      recorder,
+      end,
+      memory,
+    );
   } catch (error) {
     if (ctx.signal.aborted || !turn.timedOut()) throw error;
     end(`The turn took longer than ${agent.turnTimeoutMs} ms and was stopped`, { cutShort: true });
@@ -153,12 +172,17 @@ async function modelLoop<Env>(
   callOptions: Pick<CallOptions, "failoverStore" | "signal">,
   recorder: ResultRecorder,
   end: End,
+  memory: MemoryTurn | null,
 ): Promise<void> {
   const system = await systemPrompt(agent, ctx);
   const turn = await openTurnTools(agent, ctx);
   try {
-    const tools: Tools = turn ? { ...agent.tools, ...turn.tools } : agent.tools;
-    const settings = withTools(requestSettings(agent, system), turn?.tools);
+    const extra: Tools | undefined =
+      memory && Object.keys(memory.tools).length
+        ? { ...turn?.tools, ...memory.tools }
+        : turn?.tools;
+    const tools: Tools = extra ? { ...agent.tools, ...extra } : agent.tools;
+    const settings = withMemory(withTools(requestSettings(agent, system), extra), memory);
     // The window of the conversation, not all of it (F25); a turn cut by a restart first
     // finishes its agents-as-tools calls (re-attaching), whose results join the window.
     const signal = callOptions.signal as AbortSignal;
@@ -190,6 +214,16 @@ function withTools(settings: RequestSettings, extra: Tools | undefined): Request
     return { name, description: tool.description, parameters };
   });
   return RequestSettings.parse({ ...settings, tools: [...(settings.tools ?? []), ...specs] });
+}
+
+/**
+ * The settings with what memory recalled for this turn after the instructions. Applied
+ * to the cached settings, so per-turn sections never grow the cache.
+ */
+function withMemory(settings: RequestSettings, memory: MemoryTurn | null): RequestSettings {
+  if (!memory?.section) return settings;
+  const system = settings.system ? `${settings.system}\n\n${memory.section}` : memory.section;
+  return { ...settings, system };
 }
 
 /** What the tool loop of one turn works with. */

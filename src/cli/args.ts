@@ -16,6 +16,8 @@ const BOOLEAN = new Set([
   "verify-card",
   "prove",
   "force",
+  "yes",
+  "superseded",
 ]);
 
 export class UsageError extends Error {

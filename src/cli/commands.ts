@@ -18,7 +18,7 @@ export type { Context } from "./common";
 export { registry } from "./registry";
 
 /** The connection every agent command makes, from the global options. */
-async function agentOf(
+export async function agentOf(
   ctx: Context,
   url: string,
   extra: { onRetry?: (n: number) => void } = {},

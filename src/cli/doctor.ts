@@ -54,12 +54,21 @@ function boundClasses(config: WranglerConfig): string[] {
   });
 }
 
-function checkBindings(config: WranglerConfig, problems: string[]): void {
+/** The memory objects' binding, needed when the main module turns memory on. */
+const MEMORY_BINDING = { name: "EDGELINK_MEMORY", className: "EdgelinkMemory" } as const;
+/** `memory(...)` imported from `edgelink/memory` in the main module: memory is on. */
+export function usesMemory(main: string | null): boolean {
+  return (
+    main !== null && /from\s+["']edgelink\/memory["']/.test(main) && /\bmemory\s*\(/.test(main)
+  );
+}
+
+function checkBindings(config: WranglerConfig, problems: string[], memory = false): void {
   const bound = (config.arrays["durable_objects.bindings"] ?? []) as TomlTable[];
   const migrations = config.arrays.migrations ?? [];
   const sqlite = new Set(migrations.flatMap((m) => strings(m.new_sqlite_classes)));
   const kv = new Set(migrations.flatMap((m) => strings(m.new_classes)));
-  for (const { name, className } of BINDINGS) {
+  for (const { name, className } of memory ? [...BINDINGS, MEMORY_BINDING] : BINDINGS) {
     const binding = bound.find((b) => b.name === name);
     if (!binding) {
       problems.push(
@@ -182,11 +191,11 @@ export async function diagnose(
     diagnosis.problems.push(`wrangler.toml: ${(error as Error).message}`);
     return diagnosis;
   }
-  checkBindings(config, diagnosis.problems);
-  checkRuntime(config, diagnosis.problems);
-  const devVarsText = await readIfThere(fs, join(dir, ".dev.vars"));
   const mainPath = typeof config.top.main === "string" ? config.top.main : null;
   const main = mainPath ? await readIfThere(fs, join(dir, mainPath)) : null;
+  checkBindings(config, diagnosis.problems, usesMemory(main));
+  checkRuntime(config, diagnosis.problems);
+  const devVarsText = await readIfThere(fs, join(dir, ".dev.vars"));
   if (mainPath === null)
     diagnosis.problems.push('wrangler.toml has no main: set main = "src/agent.ts" (your Worker)');
   else if (main === null)

@@ -5,6 +5,7 @@ import * as commands from "./commands";
 import { doctor } from "./doctor";
 import { EXIT } from "./events";
 import { init } from "./init";
+import { memory } from "./memory";
 import { proc } from "./node";
 import { styleFor } from "./output";
 
@@ -41,6 +42,16 @@ commands:
                                key in EDGELINK_CARD_SIGNING_KEYS, or --proof JWT)
   registry heartbeat REGISTRY ID   renew an entry
   registry remove REGISTRY ID  remove an entry
+  memory list URL              what the agent remembers about you (--kind fact|entity|
+                               goal|strategy|turn, --query Q, --page-size N, --page-token T,
+                               --superseded)
+  memory search URL TEXT       what it would recall for TEXT (--budget TOKENS)
+  memory add URL CLAIM         tell it a fact about you
+  memory correct URL ID CLAIM  correct a fact (the old one is never recalled again)
+  memory delete URL ID         delete one item (--kind, default fact)
+  memory erase URL --yes       delete everything it remembers about you
+                               (memory commands: --operator-key K (or
+                               EDGELINK_MEMORY_OPERATOR_KEY) --scope S for a user's memory)
 
 options:
   --json                       machine-readable output (JSON; NDJSON for streams)
@@ -72,6 +83,7 @@ const COMMANDS: Record<string, (ctx: commands.Context) => Promise<number>> = {
   history: commands.history,
   push: commands.push,
   registry: commands.registry,
+  memory,
 };
 
 /** Runs the CLI; answers the exit code. Never throws. */

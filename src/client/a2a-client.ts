@@ -14,6 +14,7 @@ import { eventFromV03, V03StreamEvent } from "../models/wire-v03-events";
 import { streamResponseToEvent, taskIdOf, V1StreamResponse } from "../push/stream-response";
 import { compactConfig, isObj, pushToV1, pushToV03, read, toMessage } from "./convert";
 import { A2AConnectionError, invalidResponse, UnsupportedOperationError } from "./errors";
+import { MemoryClient } from "./memory";
 import type { Binding, StreamItem, Transport, Version } from "./transport";
 import type {
   AgentEvent,
@@ -93,6 +94,8 @@ export class A2AClient {
   readonly isEdgelink: boolean;
   private readonly transport: Transport;
   private readonly resume: ResumeOptions | false;
+  /** The agent's long-term memory routes, when it serves them (`memory({ api: true })`). */
+  readonly memory: MemoryClient;
 
   constructor(
     card: PeerCard,
@@ -104,6 +107,7 @@ export class A2AClient {
     this.endpoint = endpoint;
     this.transport = transport;
     this.resume = resume;
+    this.memory = new MemoryClient(transport);
     this.isEdgelink = (card.capabilities.extensions ?? []).some((e) => e.uri === PROFILE_EXTENSION);
   }
 

@@ -82,6 +82,10 @@ export class ConversationFullError extends named("ConversationFullError") {}
 export class AgentNotFoundError extends named("AgentNotFoundError") {}
 /** Edgelink's -32053: an agent registry holds all the live entries it may. */
 export class RegistryFullError extends named("RegistryFullError") {}
+/** Edgelink's -32054: a long-term memory holds all the items it may and refuses more. */
+export class MemoryFullError extends named("MemoryFullError") {}
+/** Edgelink's -32055: no memory item by that id in the caller's memory. */
+export class MemoryNotFoundError extends named("MemoryNotFoundError") {}
 /** -32700 */
 export class JSONParseError extends named("JSONParseError") {}
 /** -32600 (also 413 Payload Too Large) */
@@ -126,6 +130,8 @@ const CLASS_OF: Record<ErrorKind, RemoteErrorClass> = {
   ConversationFull: ConversationFullError,
   AgentNotFound: AgentNotFoundError,
   RegistryFull: RegistryFullError,
+  MemoryFull: MemoryFullError,
+  MemoryNotFound: MemoryNotFoundError,
   JSONParse: JSONParseError,
   InvalidRequest: InvalidRequestError,
   PayloadTooLarge: InvalidRequestError,

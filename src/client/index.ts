@@ -67,6 +67,8 @@ export {
   InvalidParamsError,
   InvalidRequestError,
   JSONParseError,
+  MemoryFullError,
+  MemoryNotFoundError,
   MethodNotFoundError,
   MisconfiguredError,
   PermissionDeniedError,
@@ -80,6 +82,13 @@ export {
   UnsupportedOperationError,
   VersionNotSupportedError,
 } from "./errors";
+export {
+  MEMORY_OPERATOR_HEADER,
+  MemoryClient,
+  type MemoryFactInput,
+  type MemoryGoalInput,
+  type MemoryListOptions,
+} from "./memory";
 export {
   REGISTRATION_PROOF_TYPE,
   type RegistrationProofInput,

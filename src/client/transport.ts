@@ -66,11 +66,14 @@ const METHODS: Record<Version, Record<Operation, string>> = {
   },
 };
 
-interface RestCall {
-  method: "GET" | "POST" | "DELETE";
+/** A call to one of Edgelink's HTTP routes (served beside either binding). */
+export interface RestCall {
+  method: "GET" | "POST" | "PUT" | "DELETE";
   path: string;
   query?: JsonObject;
   body?: JsonObject;
+  /** Headers of this call only (the memory operator's key). */
+  headers?: Record<string, string>;
 }
 
 const seg = (v: JsonValue | undefined): string => encodeURIComponent(String(v ?? ""));
@@ -190,6 +193,18 @@ export class Transport {
   }
 
   /**
+   * A call to an Edgelink HTTP route (the memory routes), whatever the binding: the same
+   * URL base, tenant, headers and auth; the body, or a typed error.
+   */
+  async route(call: RestCall, signal?: AbortSignal): Promise<JsonValue> {
+    const { response } = await this.send(null, {}, { signal, accept: "application/json" }, call);
+    const text = await readText(response, this.o.url);
+    if (!response.ok) throw errorFromHttp(response.status, text);
+    if (text.trim() === "") return {};
+    return parseJson(text, response.status);
+  }
+
+  /**
    * Opens a stream (`stream` or `subscribe`) and yields its events. A network failure
    * (refused, reset, cut mid-body) is an `A2AConnectionError`; an error the agent
    * answered is its typed error.
@@ -244,15 +259,16 @@ export class Transport {
   }
 
   private async send(
-    op: Operation,
+    op: Operation | null,
     params: JsonObject,
     options: { signal: AbortSignal | undefined; accept: string; lastEventId?: string | undefined },
+    route?: RestCall,
   ): Promise<{ response: Response; rpcId: number | undefined }> {
     const tenant = this.o.tenant;
     let url: URL;
     let init: RequestInit;
     let rpcId: number | undefined;
-    if (this.o.binding === "JSONRPC") {
+    if (op !== null && this.o.binding === "JSONRPC") {
       rpcId = this.nextId++;
       const body = { ...params, ...(tenant ? { tenant } : {}) };
       url = new URL(this.o.url);
@@ -266,7 +282,7 @@ export class Transport {
         }),
       };
     } else {
-      const call = restCall(op, params);
+      const call = route ?? restCall(op as Operation, params);
       const prefix = tenant ? `/${encodeURIComponent(tenant)}` : "";
       url = new URL(`${this.o.url.replace(/\/+$/, "")}${prefix}${call.path}`);
       for (const [k, v] of Object.entries(call.query ?? {})) {
@@ -276,6 +292,7 @@ export class Transport {
     }
     const attempt = async (refresh: boolean) => {
       const headers = new Headers(this.o.headers);
+      for (const [k, v] of Object.entries(route?.headers ?? {})) headers.set(k, v);
       if (init.body !== undefined) headers.set("Content-Type", "application/json");
       headers.set("Accept", options.accept);
       // v0.3 clients send no version (§3.6.2): that is how a v0.3-only agent expects them.

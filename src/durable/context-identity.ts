@@ -97,6 +97,12 @@ export class ContextIdentity {
     };
   }
 
+  /** The tenant, conversation and owner this object holds, or null before its first write. */
+  held(): { tenant: string; contextId: string; owner: string } | null {
+    this.identity ??= this.readIdentity();
+    return this.identity;
+  }
+
   private readIdentity(): { tenant: string; contextId: string; owner: string } | null {
     const tenant = this.meta("tenant");
     const contextId = this.meta("context_id");

@@ -4,6 +4,7 @@
  */
 
 import type { Agent } from "../agent/definition";
+import type { MemoryTurnScope } from "../agent/memory-source";
 import type { Item } from "../history/items";
 import type { Task } from "../models/task";
 import { logEvent } from "../telemetry/log";
@@ -121,6 +122,18 @@ export function buildParts<Env>(
     (work) => ctx.waitUntil(work),
     (taskId) => identity.logIds(taskId),
     ctx.storage.sql,
+    (): MemoryTurnScope => {
+      const held = identity.held();
+      return {
+        tenant: held?.tenant ?? "",
+        owner: held?.owner ?? "",
+        background: (work) => ctx.waitUntil(work),
+        mergeMetadata: (taskId, patch) => {
+          const task = store.read(taskId);
+          if (task) store.mergeMetadata(taskId, patch(task.metadata ?? {}));
+        },
+      };
+    },
   );
   const parts: ContextParts<Env> = {
     store,

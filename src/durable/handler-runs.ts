@@ -6,6 +6,7 @@
 
 import { runDefaultExecution } from "../agent/default-execution";
 import type { Agent } from "../agent/definition";
+import type { MemoryTurnScope } from "../agent/memory-source";
 import { runModelAgent } from "../agent/model-execution";
 import { A2AError, errorReference, UserFacingError } from "../models/errors";
 import type { LoggedEvent } from "../models/events";
@@ -58,6 +59,8 @@ export class HandlerRuns<Env> {
     private readonly logIds: (taskId: string | null) => LogFields,
     /** The object's SQLite: a traced run keeps its trace context with the task. */
     private readonly sql: SqlStorage,
+    /** Who a model turn's long-term memory is for (read only when the agent has memory). */
+    private readonly memoryScope: () => MemoryTurnScope,
   ) {}
 
   /** The runs under way, by task. */
@@ -132,7 +135,7 @@ export class HandlerRuns<Env> {
         agent.handler
           ? agent.handler(run)
           : agent.model
-            ? runModelAgent(run, agent)
+            ? runModelAgent(run, agent, {}, agent.memory ? this.memoryScope() : undefined)
             : runDefaultExecution(run, agent),
       );
       if (controller.signal.aborted) return;

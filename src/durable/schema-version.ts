@@ -15,7 +15,7 @@ export type Migration = readonly MigrationStep[];
  */
 export interface Schema {
   /** What holds it, for messages: a conversation, an index shard, a registry. */
-  kind: "conversation" | "index" | "registry";
+  kind: "conversation" | "index" | "registry" | "memory";
   baseline: readonly string[];
   migrations: readonly Migration[];
 }

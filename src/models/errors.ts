@@ -85,6 +85,23 @@ export const ERROR_TABLE = {
     status: "FAILED_PRECONDITION",
     reason: "REGISTRY_FULL",
   },
+  /**
+   * Edgelink's own: a long-term memory at `memory.limits.maxItems` refuses a new item
+   * (when it is configured to refuse rather than evict).
+   */
+  MemoryFull: {
+    code: -32054,
+    http: 409,
+    status: "FAILED_PRECONDITION",
+    reason: "MEMORY_FULL",
+  },
+  /** Edgelink's own: no memory item by that id in the caller's memory (custom server code). */
+  MemoryNotFound: {
+    code: -32055,
+    http: 404,
+    status: "NOT_FOUND",
+    reason: "MEMORY_NOT_FOUND",
+  },
   JSONParse: { code: -32700, http: 400, status: "INVALID_ARGUMENT", reason: "INVALID_JSON" },
   InvalidRequest: {
     code: -32600,

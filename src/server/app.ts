@@ -169,6 +169,9 @@ export function createApp<Env extends object>(
     }
   }
 
+  // Long-term memory's routes, when the agent serves them: their code comes with `memory()`.
+  agent.memory?.mount(app as never, agent, { any: [limited], body: [limited, restLimit] });
+
   // The agent's own routes (B15), after the A2A ones so that those always win. Their
   // serving code comes with `endpoint()`, so a Worker without any bundles none of it.
   for (const spec of agent.endpoints) {

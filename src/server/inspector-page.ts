@@ -114,6 +114,7 @@ export const INSPECTOR_HTML = `<!doctype html>
   </section>
 </main>
 <script src="inspector/app.js"></script>
+<script src="inspector/memory.js"></script>
 </body>
 </html>
 `;

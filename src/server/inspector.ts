@@ -48,4 +48,7 @@ export function mountInspector<E extends { Bindings: object }>(
   };
   app.get("/inspector", (c) => serve(c, INSPECTOR_HTML, "text/html; charset=utf-8"));
   app.get("/inspector/app.js", (c) => serve(c, INSPECTOR_SCRIPT, "text/javascript; charset=utf-8"));
+  // The memory panel comes with `memory()`; without it the page loads an empty script.
+  const memoryPanel = agent.memory?.inspectorScript ?? "";
+  app.get("/inspector/memory.js", (c) => serve(c, memoryPanel, "text/javascript; charset=utf-8"));
 }

@@ -155,6 +155,17 @@ function idKeyProblems(
   return { problems: [], warning: null };
 }
 
+/** With memory on, its objects' binding must be there (the memory routes and turns use it). */
+function memoryProblems<Env>(agent: Agent<Env>, env: Record<string, unknown>): string[] {
+  if (!agent.memory) return [];
+  const { binding } = agent.memory;
+  const hint = `${bindingHint(binding, "EdgelinkMemory")}, export EdgelinkMemory from the Worker and add "EdgelinkMemory" to new_sqlite_classes (memory is on)`;
+  if (env[binding] === undefined) return [`${binding} is not bound: add ${hint}`];
+  if (!isNamespace(env[binding]))
+    return [`${binding} is not a Durable Object binding: add ${hint}`];
+  return [];
+}
+
 /** The outcome of one check: the problems, and whether to ask again on the next request. */
 interface Checked {
   problems: string[];
@@ -201,7 +212,12 @@ async function check<Env>(
   );
   const objects = objectProblems(outcomes);
   return {
-    problems: [...objects.problems, ...ids.problems, ...(agent.model?.configProblems?.(env) ?? [])],
+    problems: [
+      ...objects.problems,
+      ...memoryProblems(agent, env),
+      ...ids.problems,
+      ...(agent.model?.configProblems?.(env) ?? []),
+    ],
     transient: objects.transient,
   };
 }

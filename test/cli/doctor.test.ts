@@ -169,3 +169,39 @@ describe("the readers and the templates", () => {
     expect(a).not.toBe(b);
   });
 });
+
+describe("edgelink doctor: long-term memory", () => {
+  const withMemory = (f: Record<string, string>) =>
+    edit(
+      f,
+      "src/agent.ts",
+      (t) =>
+        `import { memory } from "edgelink/memory";\n${t.replace("defineAgent({", "defineAgent({ memory: memory(),")}`,
+    );
+
+  it("K8: a main module that turns memory on needs the EDGELINK_MEMORY binding and its SQLite migration", async () => {
+    const missing = await project("echo", withMemory);
+    expect(missing.problems).toEqual([
+      expect.stringContaining(
+        'EDGELINK_MEMORY is not bound: add [[durable_objects.bindings]] name = "EDGELINK_MEMORY" class_name = "EdgelinkMemory"',
+      ),
+    ]);
+    const bound = await project("echo", (f) => {
+      withMemory(f);
+      edit(f, "wrangler.toml", (t) =>
+        t
+          .replace(
+            "[[migrations]]",
+            '[[durable_objects.bindings]]\nname = "EDGELINK_MEMORY"\nclass_name = "EdgelinkMemory"\n\n[[migrations]]',
+          )
+          .replace(
+            /new_sqlite_classes = \[([^\]]*)\]/,
+            'new_sqlite_classes = [$1, "EdgelinkMemory"]',
+          ),
+      );
+    });
+    expect(bound.problems).toEqual([]);
+    // Without memory, no memory binding is asked for.
+    expect((await project("echo")).problems).toEqual([]);
+  });
+});

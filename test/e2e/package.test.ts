@@ -80,6 +80,21 @@ const INDEX_MARK_COST_BYTES = 1_119;
  * 17 KB). Measured by this test: 191,854 bytes before, 197,651 after.
  */
 const TRACING_COST_BYTES = 5_797;
+/**
+ * Long-term memory's two errors (MemoryFull, MemoryNotFound) in the error table and the
+ * client's error classes, which every Worker carries: the demo built from source, gzipped,
+ * 233,297 bytes before, 233,456 after.
+ */
+const MEMORY_ERRORS_COST_BYTES = 159;
+/**
+ * Long-term memory's hooks in every agent's Worker, measured on the demo built from the
+ * package (gzipped, 193,067 bytes with them against 191,488 without, less the memory
+ * errors above): the `memory` option's check, recall and learning around a model turn,
+ * the binding's start-up check, the memory routes' and the inspector panel's mounting, and
+ * the client's memory methods (delegation bundles the client). The memory code itself is
+ * in `edgelink/memory`, built on its own.
+ */
+const MEMORY_AGENT_COST_BYTES = 1_420;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -90,7 +105,9 @@ const BUNDLE_GOAL_BYTES =
   LOGS_AND_WATERFALL_COST_BYTES +
   OPERATION_TABLE_COST_BYTES +
   INDEX_MARK_COST_BYTES +
-  TRACING_COST_BYTES;
+  TRACING_COST_BYTES +
+  MEMORY_ERRORS_COST_BYTES +
+  MEMORY_AGENT_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {
@@ -101,6 +118,7 @@ const ENTRIES = {
   "edgelink/client": "client",
   "edgelink/push": "push",
   "edgelink/mcp": "mcp",
+  "edgelink/memory": "memory",
   "edgelink/registry": "registry",
 } as const;
 

@@ -1,0 +1,17 @@
+/**
+ * `edgelink/memory`: long-term memory for an agent (K1–K8), turned on with
+ * `defineAgent({ memory: memory({...}) })`. A Worker that does not import it bundles none
+ * of the memory code.
+ * @example
+ * ```ts
+ * import { memory } from "edgelink/memory";
+ * const options = memory({ scope: "owner", extract: true, tools: true });
+ * ```
+ * @packageDocumentation
+ */
+
+export { OPERATOR_HEADER } from "../server/memory-api";
+export { memory } from "./agent-memory";
+export type { MemoryOptions } from "./options";
+export * from "./public";
+export type { MemoryScope, MemoryWho } from "./scope-key";

@@ -1,0 +1,38 @@
+/**
+ * What `edgelink/memory` exports of the store: the shapes, limits, embedders and the
+ * rendering of a bundle (re-exported by src/memory/index.ts).
+ */
+export type { MemoryObjectOptions } from "../durable/memory-object";
+export { type MemoryHandle, openMemory } from "../durable/memory-stub";
+export type {
+  FactSource,
+  GoalStatus,
+  MemoryApplyResult,
+  MemoryBundle,
+  MemoryEntity,
+  MemoryFact,
+  MemoryGoal,
+  MemoryItem,
+  MemoryKind,
+  MemoryListQuery,
+  MemoryOp,
+  MemoryOrigin,
+  MemoryPage,
+  MemoryStats,
+  MemoryStrategy,
+  MemoryTurn,
+  RememberQuery,
+  TurnRole,
+} from "../models/memory";
+export { claimHash } from "./claim-hash";
+export {
+  type Embedder,
+  type OpenAiEmbedderOptions,
+  openAiEmbedder,
+  type VectorIndex,
+  type WorkersAiBinding,
+  workersAiEmbedder,
+} from "./embedder";
+export { DEFAULT_MEMORY_LIMITS, type MemoryLimits, resolveMemoryLimits } from "./limits";
+export { renderMemoryBundle } from "./render";
+export { memoryObjectName } from "./scope";
