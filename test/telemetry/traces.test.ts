@@ -276,9 +276,13 @@ describe("OpenTelemetry traces", () => {
     const { contextId } = (await send("start")) as { contextId: string };
     const stub = stubOf(contextId);
     // The peer is this same Worker, reached as a binding of the parent's env.
+    // Runs get their env from the object's handler-runs part (white-box: a binding added here).
     await runInDurableObject(stub, (instance) => {
-      const own = (instance as unknown as { env: Json }).env;
-      Object.defineProperty(instance, "env", { configurable: true, value: { ...own, PEER: SELF } });
+      const runs = (instance as unknown as { runs: { env: Json } }).runs;
+      Object.defineProperty(runs, "env", {
+        configurable: true,
+        value: { ...runs.env, PEER: SELF },
+      });
     });
     await withAgent(stub, () => ({
       handler: async (ctx: {
