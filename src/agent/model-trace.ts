@@ -25,6 +25,7 @@ import {
   OP_CHAT,
   OP_EXECUTE_TOOL,
   SpanKind,
+  STATUS_ERROR,
   startSpan,
   type Traced,
 } from "../telemetry";
@@ -211,9 +212,16 @@ export class ToolSpans {
     this.open.delete(run.toolCallId);
     if (this.content) traced.span.setAttribute("gen_ai.tool.call.result", run.content);
     if (run.isError) {
-      const error = new Error(run.content.slice(0, 500));
-      error.name = run.threw ? "ToolError" : "ToolCallRefused";
-      failSpan(traced.span, error, error.name);
+      const type = run.threw ? "ToolError" : "ToolCallRefused";
+      // A tool's error text is content too (it may name its input): only when opted in.
+      if (this.content) {
+        const error = new Error(run.content.slice(0, 500));
+        error.name = type;
+        failSpan(traced.span, error, type);
+      } else {
+        traced.span.setAttribute(ERROR_TYPE, type);
+        traced.span.setStatus({ code: STATUS_ERROR, message: type });
+      }
     }
     traced.span.end();
   }
