@@ -164,6 +164,38 @@ describe("trace context on the wire", () => {
     for (const request of got) expect(request.headers.get("tracestate")).toBe(TRACESTATE);
     for (const attempt of attempts()) expect(attempt.kind).toBe(2); // CLIENT
   });
+
+  it("a delegated A2A call carries the delegation span's id and the caller's tracestate to the peer", async () => {
+    const { contextId } = (await send("start")) as { contextId: string };
+    // The peer is this same Worker, reached as a binding of the runs' env: what it
+    // receives as traceparent is the parent of its server span.
+    await withRunEnv(contextId, { PEER: SELF });
+    await withAgent(stubOf(contextId), () => ({
+      handler: async (ctx: {
+        env: Json;
+        delegate: (t: unknown, m: string) => { answer(): Promise<string> };
+      }) => `child said: ${await ctx.delegate(ctx.env.PEER, "hello child").answer()}`,
+    }));
+    const caller = callerTrace();
+    await rpc(
+      "SendMessage",
+      { message: userMessage("delegate please", { contextId }) },
+      { headers: caller.headers },
+    );
+    const delegation = await until(() =>
+      spansOf(caller.traceId).find((s) => s.name.startsWith("invoke_agent binding:PEER")),
+    );
+    expect(delegation.kind).toBe(2); // CLIENT
+    const peer = await until(() =>
+      spansOf(caller.traceId).find(
+        (s) =>
+          s.kind === 1 &&
+          s.attributes["a2a.method.name"] === "SendStreamingMessage" &&
+          parentOf(s) === delegation.spanContext().spanId,
+      ),
+    );
+    expect(peer.spanContext().traceState?.serialize()).toBe(TRACESTATE);
+  });
 });
 
 describe("spans of compaction and of the chat endpoint", () => {
