@@ -20,11 +20,11 @@ const stats = async () =>
   };
 
 const exporter = new InMemorySpanExporter();
-beforeAll(() => {
+const register = () =>
   trace.setGlobalTracerProvider(
     new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
   );
-});
+beforeAll(register);
 afterAll(() => {
   trace.disable();
 });
@@ -48,28 +48,33 @@ beforeEach(async () => {
   });
 });
 
+/** Asks the MCP agent a question its model answers with the server's tool, in a trace. */
+async function askWithTrace(traceId: string): Promise<Json[]> {
+  fake.reply(
+    { fixture: "openai-chat/tool-call-split-args.sse" },
+    { fixture: "openai-chat/after-tool-result-text.sse" },
+  );
+  const response = await SELF.fetch("http://mcp.test/", {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      "A2A-Version": "1.0",
+      traceparent: `00-${traceId}-${hex(8)}-01`,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendStreamingMessage",
+      params: { message: userMessage("What is the capital of the UK? Use the tool.") },
+    }),
+  });
+  return parseSse(await response.text()).map((e) => (e.data as { result: Json }).result);
+}
+
 describe("MCP calls in the trace", () => {
   it("a tool call to an MCP server is a `tools/call` CLIENT span under its execute_tool span, and the server receives that span as traceparent", async () => {
-    fake.reply(
-      { fixture: "openai-chat/tool-call-split-args.sse" },
-      { fixture: "openai-chat/after-tool-result-text.sse" },
-    );
     const traceId = hex(16);
-    const response = await SELF.fetch("http://mcp.test/", {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        "A2A-Version": "1.0",
-        traceparent: `00-${traceId}-${hex(8)}-01`,
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "SendStreamingMessage",
-        params: { message: userMessage("What is the capital of the UK? Use the tool.") },
-      }),
-    });
-    const events = parseSse(await response.text()).map((e) => (e.data as { result: Json }).result);
+    const events = await askWithTrace(traceId);
     const end = events.at(-1)?.statusUpdate as Json;
     expect((end.status as Json).state).toBe("TASK_STATE_COMPLETED");
 
@@ -82,5 +87,17 @@ describe("MCP calls in the trace", () => {
     expect((await stats()).traceparents).toEqual([
       `00-${traceId}-${call?.spanContext().spanId}-01`,
     ]);
+  });
+
+  it("with no tracer provider registered, the MCP server receives no traceparent", async () => {
+    trace.disable();
+    try {
+      const events = await askWithTrace(hex(16));
+      const end = events.at(-1)?.statusUpdate as Json;
+      expect((end.status as Json).state).toBe("TASK_STATE_COMPLETED");
+      expect((await stats()).traceparents).toEqual([null]);
+    } finally {
+      register();
+    }
   });
 });
