@@ -25,7 +25,6 @@ import {
   OP_CHAT,
   OP_EXECUTE_TOOL,
   SpanKind,
-  STATUS_ERROR,
   startSpan,
   type Traced,
 } from "../telemetry";
@@ -214,14 +213,9 @@ export class ToolSpans {
     if (run.isError) {
       const type = run.threw ? "ToolError" : "ToolCallRefused";
       // A tool's error text is content too (it may name its input): only when opted in.
-      if (this.content) {
-        const error = new Error(run.content.slice(0, 500));
-        error.name = type;
-        failSpan(traced.span, error, type);
-      } else {
-        traced.span.setAttribute(ERROR_TYPE, type);
-        traced.span.setStatus({ code: STATUS_ERROR, message: type });
-      }
+      const error = new Error(this.content ? run.content.slice(0, 500) : type);
+      error.name = type;
+      failSpan(traced.span, error, type);
     }
     traced.span.end();
   }
