@@ -211,9 +211,11 @@ export class ToolSpans {
     this.open.delete(run.toolCallId);
     if (this.content) traced.span.setAttribute("gen_ai.tool.call.result", run.content);
     if (run.isError) {
-      const error = new Error(run.content.slice(0, 500));
-      error.name = run.threw ? "ToolError" : "ToolCallRefused";
-      failSpan(traced.span, error, error.name);
+      const type = run.threw ? "ToolError" : "ToolCallRefused";
+      // A tool's error text is content too (it may name its input): only when opted in.
+      const error = new Error(this.content ? run.content.slice(0, 500) : type);
+      error.name = type;
+      failSpan(traced.span, error, type);
     }
     traced.span.end();
   }

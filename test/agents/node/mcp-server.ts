@@ -22,10 +22,12 @@ interface Stats {
   /** Calls of `slow` that were canceled by the client. */
   canceled: number;
   unauthorized: number;
+  /** The `traceparent` header of each request that carried a tool call. */
+  traceparents: (string | null)[];
 }
 
 function newStats(): Stats {
-  return { methods: [], calls: [], canceled: 0, unauthorized: 0 };
+  return { methods: [], calls: [], canceled: 0, unauthorized: 0, traceparents: [] };
 }
 
 function mcpServer(stats: Stats): McpServer {
@@ -114,6 +116,10 @@ export async function startMcpServer(): Promise<{ url: string; close: () => Prom
         for (const m of [body].flat()) {
           const method = (m as { method?: string } | undefined)?.method;
           if (method) stats.methods.push(method);
+          if (method === "tools/call") {
+            const parent = req.headers.traceparent;
+            stats.traceparents.push(typeof parent === "string" ? parent : null);
+          }
         }
         // One server and transport per MCP session, found by the Mcp-Session-Id header.
         const id = req.headers["mcp-session-id"];
