@@ -38,6 +38,12 @@ export function baseUrlOf(c: Context, url: URL = new URL(c.req.url)): string {
   return url.origin + (base === "/" ? "" : base);
 }
 
+/** A normalized URL's origin (`Request.url` is one), read without parsing the URL. */
+export function originOf(url: string): string {
+  const end = url.indexOf("/", url.indexOf("//") + 2);
+  return end < 0 ? url : url.slice(0, end);
+}
+
 /**
  * The HTTP surface of an agent: the agent cards, the JSON-RPC endpoint at `POST /`, and
  * the HTTP+JSON binding at `/message:send`, `/tasks/...` (optionally under `/{tenant}`).
@@ -123,8 +129,9 @@ export function createApp<Env extends object>(
     onError: () => Response.json(jsonRpcError(null, tooLarge()), { status: 413 }),
   });
   app.post("/", limits.guard("body"), rpcLimit, (c: Context<Vars>) => {
-    // Parsed once per request; the card's features only for the method that shows them.
-    const url = new URL(c.req.url);
+    // No URL parsed for a message: its origin is the URL's head (the URL a request
+    // carries is already normalized); the card's features only for the method that shows them.
+    const url = c.req.url;
     const principal = c.get("principal");
     return handleJsonRpc(
       c.req.raw,
@@ -132,9 +139,9 @@ export function createApp<Env extends object>(
       async (tenant) => {
         const acting = tenantFor(principal, tenant);
         await limits.bodyTenant(c, acting);
-        return new Operations(agent, c.env, acting, url.origin, ownerOf(principal));
+        return new Operations(agent, c.env, acting, originOf(url), ownerOf(principal));
       },
-      () => servedFeatures(anyAgent, baseUrlOf(c, url)),
+      () => servedFeatures(anyAgent, baseUrlOf(c, new URL(url))),
       url,
     );
   });
