@@ -15,7 +15,7 @@ import { type AuthVariables, requireAuth, tenantFor } from "./auth";
 import { serveCard, servedFeatures, serveSignedCard } from "./card";
 import { cardSigningKeys, mergeJwks } from "./card-signing";
 import { registerChat } from "./chat";
-import { corsFor } from "./cors";
+import { useCors } from "./cors";
 import { jsonRpcError, restError, toA2AError } from "./errors";
 import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
@@ -65,10 +65,11 @@ export function createApp<Env extends object>(
         limitBytes: String(agent.maxBodyBytes),
       },
     );
-  // An agent without auth on a public host says so once, whichever route is asked first.
-  app.use("*", warnWhenOpen(agent));
+  // An agent without auth on a public host says so once, whichever route is asked first
+  // (an agent with auth has nothing to say: no step).
+  if (!agent.auth) app.use("*", warnWhenOpen(agent));
   // CORS first: a preflight is answered before method checks and authentication.
-  app.use("*", corsFor(agent));
+  useCors(app, agent);
   // Then the configuration, checked once: a misconfigured Worker answers nothing else.
   app.use("*", startupCheck(agent));
 
