@@ -39,7 +39,7 @@ export function baseUrlOf(c: Context, url: URL = new URL(c.req.url)): string {
 }
 
 /** A normalized URL's origin (`Request.url` is one), read without parsing the URL. */
-export function originOf(url: string): string {
+function originOf(url: string): string {
   const end = url.indexOf("/", url.indexOf("//") + 2);
   return end < 0 ? url : url.slice(0, end);
 }
