@@ -7,6 +7,11 @@
  * next step, which costs about what a first prepare does (30–60 k instructions).
  *
  *   node bench/statements.mjs [contexts]
+ *   node bench/statements.mjs echo [messages]
+ *
+ * `echo` counts the same for blocking SendMessage follow-ups of the echo agent
+ * (bench/loop-worker.ts: `messages` sent in a loop into one conversation, three times),
+ * per message: what `npm run bench`'s scenario (b) prepares.
  *
  * Makes `contexts` conversations with one untimed model turn each (as bench/stream.mjs
  * does), waits for their index flushes, then streams one turn into each, twice, and
@@ -15,12 +20,19 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { cleanupTempDirs, runWorkerdUnder, startAgentBench } from "./servers.mjs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openContexts } from "./load.mjs";
+import { cleanupTempDirs, runWorkerdUnder, startAgentBench, startWorkerd } from "./servers.mjs";
 
-const count = Number(process.argv[2] ?? 3);
-if (!(count >= 1 && count <= 50)) {
-  console.error("usage: node bench/statements.mjs [contexts 1-50]");
+const here = dirname(fileURLToPath(import.meta.url));
+const EDGELINK_DOS = { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" };
+const echo = process.argv[2] === "echo";
+const count = Number(process.argv[echo ? 3 : 2] ?? (echo ? 40 : 3));
+if (!(count >= 1 && count <= (echo ? 500 : 50))) {
+  console.error(
+    "usage: node bench/statements.mjs [contexts 1-50]\n       node bench/statements.mjs echo [messages 1-500]",
+  );
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), "edgelink-statements-"));
@@ -47,7 +59,9 @@ runWorkerdUnder(dir, `gdb -q -batch -x ${commands} --args`);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 process.stdout.write("starting workerd under gdb...");
-const { server, call } = await startAgentBench("stream-worker.ts");
+const { server, call } = echo
+  ? { server: await startWorkerd(join(here, "loop-worker.ts"), EDGELINK_DOS) }
+  : await startAgentBench("stream-worker.ts");
 console.log(" ready");
 /** The log's lines since the last call (gdb writes it as the breakpoints fire). */
 let seen = 0;
@@ -58,29 +72,50 @@ function since() {
   return out;
 }
 
+/** What each round prepared, per call. */
+function tally(title) {
+  const counts = new Map();
+  for (const line of since()) {
+    const [kind, sql = ""] = line.split("\t");
+    if (kind !== "PREPARE" && kind !== "REPREPARE") continue;
+    const text = sql.replace(/\s+/g, " ").slice(0, 110);
+    const key = `${kind === "PREPARE" ? "prepared  " : "REPREPARED"} ${text}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  console.log(`\n${title}`);
+  for (const [key, n] of [...counts].sort((a, b) => b[1] - a[1])) {
+    console.log(`  ${(n / count).toFixed(1).padStart(5)}  ${key}`);
+  }
+}
+
 try {
+  if (echo) {
+    const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+    const [contextId] = await openContexts(server.url, headers, 1, 60_000);
+    for (const round of ["first", "second", "third"]) {
+      const response = await fetch(`${server.url}bench/loop`, {
+        method: "POST",
+        body: JSON.stringify({ contextId, count }),
+      });
+      const { completed } = await response.json();
+      if (completed !== count) throw new Error(`${completed} of ${count} completed`);
+      await sleep(2500); // the window's index flush lands in the round
+      tally(`${round} ${count} messages, per message (index flushes included):`);
+    }
+  } else await streamRounds();
+} finally {
+  await server.stop();
+  cleanupTempDirs();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function streamRounds() {
   const { contexts } = await call({ side: "prepare", input: "recorded", count });
   await sleep(2500); // their index flushes and alarm moves land first
   since();
   for (const round of ["first streamed turn", "second streamed turn"]) {
     await call({ side: "agent", input: "recorded", contexts });
     await sleep(2500);
-    const lines = since();
-    const tally = new Map();
-    for (const line of lines) {
-      const [kind, sql = ""] = line.split("\t");
-      if (kind !== "PREPARE" && kind !== "REPREPARE") continue;
-      const text = sql.replace(/\s+/g, " ").slice(0, 110);
-      const key = `${kind === "PREPARE" ? "prepared  " : "REPREPARED"} ${text}`;
-      tally.set(key, (tally.get(key) ?? 0) + 1);
-    }
-    console.log(`\n${round}, per call (${count} calls, index flush included):`);
-    for (const [key, n] of [...tally].sort((a, b) => b[1] - a[1])) {
-      console.log(`  ${(n / count).toFixed(1).padStart(5)}  ${key}`);
-    }
+    tally(`${round}, per call (${count} calls, index flush included):`);
   }
-} finally {
-  await server.stop();
-  cleanupTempDirs();
-  rmSync(dir, { recursive: true, force: true });
 }

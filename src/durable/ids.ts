@@ -130,9 +130,17 @@ function base64UrlToBytes(encoded: string): Uint8Array | null {
   return bytes;
 }
 
+/** Per kind of id (two), the last scope's bytes: a Worker mostly acts for one caller. */
+const lastScopes = new Map<string, { tenant: string; owner: string; bytes: Uint8Array }>();
+
 /** Tenant and owner, bound into every id so that it is valid for them alone. */
-function scopeBytes(kind: string, scope: IdScope): Uint8Array {
-  return encoder.encode(JSON.stringify([kind, scope.tenant, scope.owner]));
+function scopeBytes(kind: "task" | "context", scope: IdScope): Uint8Array {
+  const last = lastScopes.get(kind);
+  if (last && last.tenant === scope.tenant && last.owner === scope.owner) return last.bytes;
+  // WebCrypto copies its inputs when called, so one array serves every call.
+  const bytes = encoder.encode(JSON.stringify([kind, scope.tenant, scope.owner]));
+  lastScopes.set(kind, { tenant: scope.tenant, owner: scope.owner, bytes });
+  return bytes;
 }
 
 const NONCE_BYTES = 12;

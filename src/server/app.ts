@@ -15,7 +15,7 @@ import { type AuthVariables, requireAuth, tenantFor } from "./auth";
 import { serveCard, servedFeatures, serveSignedCard } from "./card";
 import { cardSigningKeys, mergeJwks } from "./card-signing";
 import { registerChat } from "./chat";
-import { corsFor } from "./cors";
+import { useCors } from "./cors";
 import { jsonRpcError, restError, toA2AError } from "./errors";
 import { mountInspector } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
@@ -37,6 +37,12 @@ import { requestTrace, traceRequests } from "./tracing";
 export function baseUrlOf(c: Context, url: URL = new URL(c.req.url)): string {
   const base = basePath(c);
   return url.origin + (base === "/" ? "" : base);
+}
+
+/** A normalized URL's origin (`Request.url` is one), read without parsing the URL. */
+function originOf(url: string): string {
+  const end = url.indexOf("/", url.indexOf("//") + 2);
+  return end < 0 ? url : url.slice(0, end);
 }
 
 /**
@@ -62,10 +68,11 @@ export function createApp<Env extends object>(
     );
   // The request's server span first, so it covers every refusal too (a no-op untraced).
   app.use("*", traceRequests(anyAgent));
-  // An agent without auth on a public host says so once, whichever route is asked first.
-  app.use("*", warnWhenOpen(agent));
+  // An agent without auth on a public host says so once, whichever route is asked first
+  // (an agent with auth has nothing to say: no step).
+  if (!agent.auth) app.use("*", warnWhenOpen(agent));
   // CORS first: a preflight is answered before method checks and authentication.
-  app.use("*", corsFor(agent));
+  useCors(app, agent);
   // Then the configuration, checked once: a misconfigured Worker answers nothing else.
   app.use("*", startupCheck(agent));
 
@@ -126,8 +133,9 @@ export function createApp<Env extends object>(
     onError: () => Response.json(jsonRpcError(null, tooLarge()), { status: 413 }),
   });
   app.post("/", limits.guard("body"), rpcLimit, (c: Context<Vars>) => {
-    // Parsed once per request; the card's features only for the method that shows them.
-    const url = new URL(c.req.url);
+    // No URL parsed for a message: its origin is the URL's head (the URL a request
+    // carries is already normalized); the card's features only for the method that shows them.
+    const url = c.req.url;
     const principal = c.get("principal");
     return handleJsonRpc(
       c.req.raw,
@@ -136,9 +144,9 @@ export function createApp<Env extends object>(
         const acting = tenantFor(principal, tenant);
         await limits.bodyTenant(c, acting);
         const trace = requestTrace(c.req.raw);
-        return new Operations(agent, c.env, acting, url.origin, ownerOf(principal), trace);
+        return new Operations(agent, c.env, acting, originOf(url), ownerOf(principal), trace);
       },
-      () => servedFeatures(anyAgent, baseUrlOf(c, url)),
+      () => servedFeatures(anyAgent, baseUrlOf(c, new URL(url))),
       url,
     );
   });

@@ -68,7 +68,8 @@ export async function handleJsonRpc<Env>(
   agent: Agent<Env>,
   opsFor: (tenant: string) => Operations<Env> | Promise<Operations<Env>>,
   features: () => ServedFeatures,
-  url: URL = new URL(request.url),
+  /** The request's URL, parsed only if the request needs it (its query asks a version). */
+  url: URL | string = request.url,
 ): Promise<Response> {
   const { response, notification } = await serveJsonRpc(request, agent, opsFor, features, url);
   if (!notification) return response;
@@ -81,7 +82,7 @@ async function serveJsonRpc<Env>(
   agent: Agent<Env>,
   opsFor: (tenant: string) => Operations<Env> | Promise<Operations<Env>>,
   features: () => ServedFeatures,
-  url: URL,
+  url: URL | string,
 ): Promise<{ response: Response; notification: boolean }> {
   let id: RpcId = null;
   let notification = false;

@@ -8,10 +8,11 @@ export const SUPPORTED_VERSIONS: readonly ProtocolVersion[] = ["1.0", "0.3"];
  * `A2A-Version` query parameter. Only Major.Minor counts; a patch number is ignored.
  * Returns null when the client named none (a v0.3 client, per §3.6.2).
  */
-export function requestedVersion(request: Request, url: URL): ProtocolVersion | null {
+export function requestedVersion(request: Request, url: URL | string): ProtocolVersion | null {
+  // The query is read only without the header: most requests need no URL parsed.
   const raw = (
     request.headers.get("A2A-Version") ??
-    url.searchParams.get("A2A-Version") ??
+    (typeof url === "string" ? new URL(url) : url).searchParams.get("A2A-Version") ??
     ""
   ).trim();
   if (raw === "") return null;

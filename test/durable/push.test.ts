@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
 import { HistoryStore } from "../../src/durable/history-store";
@@ -283,6 +283,31 @@ describe("push config API", () => {
     const viaRpc = await rpc("ListDeadPushDeliveries", { id: task.id });
     expect(viaRpc.body.result).toEqual({ deliveries: [] });
     expect((await rest("GET", "/tasks/nope/deadLetters")).status).toBe(404);
+  });
+
+  it("an inline http://localhost webhook over JSON-RPC: taken when the agent is served from localhost, refused elsewhere", async () => {
+    const sendAt = async (origin: string) => {
+      const response = await SELF.fetch(`${origin}/`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "SendMessage",
+          params: {
+            message: userMessage(`hook at ${origin}`),
+            configuration: { taskPushNotificationConfig: { url: "http://localhost:8788/hook" } },
+          },
+        }),
+      });
+      return (await response.json()) as Json;
+    };
+    const local = await sendAt("http://localhost:8787");
+    expect(local.error).toBeUndefined();
+    expect((local.result as Json).task).toBeDefined();
+    const remote = await sendAt("http://agent.test");
+    expect((remote.error as Json).code).toBe(-32602);
+    expect(JSON.stringify(remote.error)).toContain("taskPushNotificationConfig");
   });
 
   it("accepts a config inline in SendMessage (v1 taskPushNotificationConfig)", async () => {

@@ -194,5 +194,14 @@ describe("CORS (cors option)", () => {
       headers: { ...ALICE, Origin: "https://x.example" },
     });
     expect(tasks.headers.get("Access-Control-Allow-Origin")).toBeNull();
+    // The card's preflight too, and no other route's.
+    const preflight = { Origin: "https://x.example", "Access-Control-Request-Method": "GET" };
+    for (const path of ["/.well-known/agent-card.json", "/.well-known/agent.json"]) {
+      const answer = await call(plain, "OPTIONS", path, { headers: preflight });
+      expect(answer.status, path).toBe(204);
+      expect(answer.headers.get("Access-Control-Allow-Origin"), path).toBe("*");
+    }
+    const other = await call(plain, "OPTIONS", "/tasks", { headers: preflight });
+    expect(other.headers.get("Access-Control-Allow-Origin")).toBeNull();
   });
 });
