@@ -1,4 +1,5 @@
 import type { MemoryBundle } from "../models/memory";
+import { logEvent } from "../telemetry/log";
 
 /**
  * How long recalls' access counts wait in memory before they are written. Writing them
@@ -42,7 +43,7 @@ export class AccessLog {
       try {
         this.flush();
       } catch (error) {
-        console.error("edgelink: could not write memory access counts", error);
+        logEvent("error", "edgelink: could not write memory access counts", { error });
       }
     }, ACCESS_FLUSH_MS);
   }

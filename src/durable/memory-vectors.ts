@@ -1,6 +1,7 @@
 import { claimHash } from "../memory/claim-hash";
 import { type Embedder, type VectorIndex, vectorBlob } from "../memory/embedder";
 import type { MemoryOp } from "../models/memory";
+import { logEvent } from "../telemetry/log";
 import { VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
 import type { Prepared } from "./memory-writer";
 
@@ -33,7 +34,7 @@ export async function prepareOps(
         if (vector?.length === embedder.dimensions) prepared.vectors.set(i, vectorBlob(vector));
       });
     } catch (error) {
-      console.warn("edgelink: memory embedder failed; facts stored without vectors", error);
+      logEvent("warn", "edgelink: memory embedder failed; facts stored without vectors", { error });
     }
   }
   return prepared;
@@ -56,7 +57,7 @@ export async function searchVectors(
   try {
     vectors = await embedder.embed(texts);
   } catch (error) {
-    console.warn("edgelink: memory embedder failed; recall by text alone", error);
+    logEvent("warn", "edgelink: memory embedder failed; recall by text alone", { error });
     return texts.map(() => new Map());
   }
   return Promise.all(
@@ -72,7 +73,9 @@ export async function searchVectors(
         });
         return new Map(answer.matches.map((m) => [m.id, m.score]));
       } catch (error) {
-        console.warn("edgelink: memory vector index query failed; recall by text alone", error);
+        logEvent("warn", "edgelink: memory vector index query failed; recall by text alone", {
+          error,
+        });
         return new Map();
       }
     }),
@@ -104,6 +107,6 @@ export async function mirrorVectors(
   } catch (error) {
     // The rows are the truth: a vector missing from the index only loses a candidate,
     // and a stale one is dropped at recall (only live facts are read back).
-    console.warn("edgelink: memory vector index update failed", error);
+    logEvent("warn", "edgelink: memory vector index update failed", { error });
   }
 }

@@ -3,6 +3,7 @@ import type { JsonObject } from "../models/json";
 import type { MemoryFact, MemoryOp, MemoryOrigin } from "../models/memory";
 import { generate } from "../providers/collect";
 import { addUsage, type Model, type Usage } from "../providers/types";
+import { logEvent } from "../telemetry/log";
 import type { MemoryStore } from "./stub";
 
 /** Existing facts shown to the extraction model, to decide add / update / delete / nothing. */
@@ -173,7 +174,7 @@ export interface ExtractionInput {
 export async function extractAfterTurn(input: ExtractionInput): Promise<ExtractionReport> {
   const { stub, origin } = input;
   if (!(await stub.reserveExtraction())) {
-    console.warn("edgelink: memory extraction skipped: extractionCallsPerHour reached");
+    logEvent("warn", "edgelink: memory extraction skipped: extractionCallsPerHour reached");
     return { skipped: "limit", usage: null, cost: null, ops: 0 };
   }
   const shown = ((await stub.neighbours([input.userText], EXTRACTION_NEIGHBOURS))[0] ?? []).slice(
@@ -199,9 +200,8 @@ export async function extractAfterTurn(input: ExtractionInput): Promise<Extracti
   input.recordUsage((current) => usagePatch(current, response.usage, response.costEstimate));
   const parsed = Extracted.safeParse(response.output);
   if (!parsed.success || response.outputError !== null) {
-    console.warn(
-      `edgelink: memory extraction answered no usable JSON: ${response.outputError ?? parsed.error?.message}`,
-    );
+    // What the model wrote may quote the conversation: the line says only that it failed.
+    logEvent("warn", "edgelink: memory extraction answered no usable JSON");
     return { usage: response.usage, cost: response.costEstimate, ops: 0 };
   }
   const ops = decisionsToOps(parsed.data, shown);

@@ -2,6 +2,7 @@ import type { TaskContext } from "../agent/context";
 import type { Agent } from "../agent/definition";
 import type { MemoryTurn, MemoryTurnOutcome, MemoryTurnScope } from "../agent/memory-source";
 import type { Message } from "../models/message";
+import { logEvent } from "../telemetry/log";
 import { extractAfterTurn } from "./extract";
 import type { ResolvedMemoryOptions } from "./options";
 import { renderMemoryBundle } from "./render";
@@ -39,7 +40,7 @@ export async function openMemoryTurn<Env>(
   try {
     key = scopeKeyOf(options.scope, { ...scope, contextId: ctx.contextId });
   } catch (error) {
-    console.error("edgelink: memory.scope failed; this turn has no memory", error);
+    logEvent("error", "edgelink: memory.scope failed; this turn has no memory", { error });
     return null;
   }
   if (typeof key !== "string" || key === "") return null;
@@ -69,12 +70,15 @@ async function recall(stub: MemoryStore, text: string, tokenBudget: number): Pro
   try {
     const bundle = await Promise.race([stub.remember({ text, tokenBudget }), late]);
     if (bundle === null) {
-      console.error(`edgelink: memory recall took over ${RECALL_TIMEOUT_MS} ms; turn without it`);
+      logEvent(
+        "error",
+        `edgelink: memory recall took over ${RECALL_TIMEOUT_MS} ms; turn without it`,
+      );
       return "";
     }
     return renderMemoryBundle(bundle);
   } catch (error) {
-    console.error("edgelink: memory recall failed; turn without it", error);
+    logEvent("error", "edgelink: memory recall failed; turn without it", { error });
     return "";
   } finally {
     if (timer !== null) clearTimeout(timer);
@@ -113,7 +117,7 @@ async function learn<Env>(
       }
     }
   } catch (error) {
-    console.error("edgelink: memory could not record the strategy's outcome", error);
+    logEvent("error", "edgelink: memory could not record the strategy's outcome", { error });
   }
   const model = options.extract?.model ?? agent.model;
   if (!options.extract || !model || !outcome.success || !query) return;
@@ -128,6 +132,6 @@ async function learn<Env>(
       recordUsage: (patch) => scope.mergeMetadata(ctx.taskId, patch),
     });
   } catch (error) {
-    console.error("edgelink: memory extraction failed", error);
+    logEvent("error", "edgelink: memory extraction failed", { error });
   }
 }
