@@ -2,6 +2,7 @@ import type { TaskContext } from "../agent/context";
 import type { Agent } from "../agent/definition";
 import type { MemoryTurn, MemoryTurnOutcome, MemoryTurnScope } from "../agent/memory-source";
 import type { Message } from "../models/message";
+import { traceContextOf, traceMemory } from "../telemetry";
 import { logEvent } from "../telemetry/log";
 import { extractAfterTurn } from "./extract";
 import type { ResolvedMemoryOptions } from "./options";
@@ -47,7 +48,11 @@ export async function openMemoryTurn<Env>(
   const stub = memoryStore(ctx.env as object, options.binding, scope.tenant, key);
   const query = messageText(ctx.message);
   const section =
-    options.recall && query ? await recall(stub, query, options.recall.tokenBudget) : "";
+    options.recall && query
+      ? await traceMemory("recall", traceContextOf(ctx), ctx.contextId, () =>
+          recall(stub, query, options.recall?.tokenBudget ?? 0),
+        )
+      : "";
   const origin = { taskId: ctx.taskId, contextId: ctx.contextId };
   let done = false;
   return {
@@ -122,15 +127,17 @@ async function learn<Env>(
   const model = options.extract?.model ?? agent.model;
   if (!options.extract || !model || !outcome.success || !query) return;
   try {
-    await extractAfterTurn({
-      model,
-      stub,
-      env: ctx.env as object,
-      userText: query,
-      answer: outcome.answer,
-      origin,
-      recordUsage: (patch) => scope.mergeMetadata(ctx.taskId, patch),
-    });
+    await traceMemory("extract", traceContextOf(ctx), ctx.contextId, () =>
+      extractAfterTurn({
+        model,
+        stub,
+        env: ctx.env as object,
+        userText: query,
+        answer: outcome.answer,
+        origin,
+        recordUsage: (patch) => scope.mergeMetadata(ctx.taskId, patch),
+      }),
+    );
   } catch (error) {
     logEvent("error", "edgelink: memory extraction failed", { error });
   }
