@@ -370,7 +370,11 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
   const card = { ...parsed.data, securitySchemes: auth ? securitySchemesOf(auth) : {} };
   const agents = checkAgentTools(config.agents, config.tools ?? {});
   const toolAllowed = toolFilter(
-    [...Object.keys(config.tools ?? {}), ...Object.keys(agents)],
+    [
+      ...Object.keys(config.tools ?? {}),
+      ...Object.keys(agents),
+      ...(checkMemorySource(config.memory)?.toolNames ?? []),
+    ],
     config.mcp !== undefined,
     config.allowedTools,
     config.blockedTools,

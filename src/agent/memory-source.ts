@@ -65,6 +65,11 @@ export interface MemorySource {
     agent: Agent<Env>,
     guards: { any: MiddlewareHandler[]; body: MiddlewareHandler[] },
   ): void;
+  /**
+   * The names of the memory tools a turn offers (none unless the agent turned them on):
+   * `allowedTools` and `blockedTools` may name them, and they apply to them.
+   */
+  readonly toolNames: readonly string[];
   /** The inspector's memory panel (`inspector/memory.js`); "" when the API is not served. */
   readonly inspectorScript: string;
   /**
@@ -81,7 +86,8 @@ export function checkMemorySource(memory: MemorySource | undefined): MemorySourc
     typeof memory !== "object" ||
     memory === null ||
     typeof memory.openTurn !== "function" ||
-    typeof memory.binding !== "string"
+    typeof memory.binding !== "string" ||
+    !Array.isArray(memory.toolNames)
   ) {
     throw new TypeError(
       'memory must be memory({ scope, extract, tools, ... }) from "edgelink/memory"',

@@ -179,7 +179,12 @@ async function modelLoop<Env>(
   try {
     const extra: Tools | undefined =
       memory && Object.keys(memory.tools).length
-        ? { ...turn?.tools, ...memory.tools }
+        ? {
+            ...turn?.tools,
+            ...Object.fromEntries(
+              Object.entries(memory.tools).filter(([name]) => agent.toolAllowed(name)),
+            ),
+          }
         : turn?.tools;
     const tools: Tools = extra ? { ...agent.tools, ...extra } : agent.tools;
     const settings = withMemory(withTools(requestSettings(agent, system), extra), memory);

@@ -4,6 +4,7 @@ import { INSPECTOR_MEMORY_SCRIPT } from "../server/inspector-memory";
 import { mountMemoryApi } from "../server/memory-api";
 import { type MemoryOptions, resolveMemoryOptions } from "./options";
 import { openMemoryTurn } from "./recall-turn";
+import { MEMORY_TOOL_NAMES } from "./tools";
 
 /**
  * Turns on long-term memory for `defineAgent({ memory })` (K1–K8): one memory per user
@@ -36,6 +37,7 @@ export function memory(options: MemoryOptions = {}): MemorySource {
   let objectClass: (new (ctx: DurableObjectState, env: never) => object) | null = null;
   return {
     binding: resolved.binding,
+    toolNames: resolved.tools ? MEMORY_TOOL_NAMES : [],
     inspectorScript: resolved.api ? INSPECTOR_MEMORY_SCRIPT : "",
     openTurn: (agent, ctx, scope) => openMemoryTurn(resolved, agent, ctx, scope),
     mount: (app, _agent, guards) => mountMemoryApi(app as never, resolved, guards as never),

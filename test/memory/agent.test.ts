@@ -1,5 +1,9 @@
+import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
+import { ownerOf } from "../../src/agent/auth";
+import { contextObjectName } from "../../src/durable/ids";
 import { BUNDLE_HEADING } from "../../src/memory/render";
+import { withAgent } from "../durable/agent-override";
 import { rpc } from "../helpers";
 import { answerOf, ask, claims, headersOf, memoryApi, newCaller, until } from "./support";
 import { HANG_MS, Wire } from "./wire";
@@ -340,5 +344,30 @@ describe("end to end: state, recall, correct, erase", () => {
     wire.turn("Where to?");
     await ask(alice, "Book me a flight to Paris.");
     expect(wire.systems.at(-1)).toBe("You are a helpful assistant.");
+  });
+});
+
+describe("memory tools and the agent's tool filter", () => {
+  const toolNames = (body: Json) =>
+    ((body.tools as Json[]) ?? []).map((t) => (t.function as Json).name);
+
+  it("allowedTools and blockedTools apply to the memory tools the model is offered", async () => {
+    const alice = newCaller("alice");
+    wire.turn("Hello.", "Hello again.");
+    const first = await ask(alice, "Hi");
+    const contextId = first.contextId as string;
+    const ns = env.EDGELINK_CONTEXT as DurableObjectNamespace;
+    const owner = ownerOf({ scheme: "custom", subject: alice.user, tenant: "" });
+    const stub = ns.get(ns.idFromName(contextObjectName("", contextId, owner)));
+    await withAgent(stub, () => ({ toolAllowed: (name: string) => name !== "forget" }));
+    await ask(alice, "Hi again", contextId);
+    // The agent's turns (extraction's calls, which offer no tools, left out).
+    const turns = wire.turns.filter((t) => toolNames(t as Json).includes("get_weather"));
+    expect(turns).toHaveLength(2);
+    expect(toolNames(turns[0] as Json)).toContain("forget");
+    expect(toolNames(turns[1] as Json)).toEqual(
+      expect.arrayContaining(["get_weather", "remember", "set_goal", "update_goal"]),
+    );
+    expect(toolNames(turns[1] as Json)).not.toContain("forget");
   });
 });

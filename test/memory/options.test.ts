@@ -148,3 +148,18 @@ describe("extraction's decisions", () => {
     });
   });
 });
+
+describe("memory tools in allowedTools and blockedTools", () => {
+  it("the tool filter may name the memory tools when memory offers them, and only then", () => {
+    const offered = resolveAgent({
+      card,
+      memory: memory({ tools: true }),
+      blockedTools: ["forget"],
+    });
+    expect(offered.toolAllowed("forget")).toBe(false);
+    expect(offered.toolAllowed("remember")).toBe(true);
+    expect(() => resolveAgent({ card, memory: memory(), blockedTools: ["forget"] })).toThrow(
+      "blockedTools: no tool named forget",
+    );
+  });
+});
