@@ -52,7 +52,9 @@ export function registerChat<Env extends object>(
     const principal = c.get("principal");
     const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
     const trace = requestTrace(c.req.raw);
-    nameOperation(trace, operation, { spanName: `chat ${operation}` });
+    nameOperation(trace, operation === "stream" ? "SendStreamingMessage" : "SubscribeToTask", {
+      spanName: `chat ${operation}`,
+    });
     const origin = new URL(c.req.url).origin;
     return new Operations(agent, c.env, tenant, origin, ownerOf(principal), trace);
   };

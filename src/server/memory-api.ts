@@ -77,13 +77,14 @@ function listQuery(url: URL): MemoryListQuery {
   );
 }
 
-/** Constant-time comparison of two strings (the operator's key). */
-function sameSecret(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
+/**
+ * Whether the offered operator key is the secret, compared in constant time (WebCrypto's
+ * `timingSafeEqual` over SHA-256 digests, which have equal lengths whatever the inputs).
+ */
+async function sameSecret(offered: string, secret: string): Promise<boolean> {
+  const digest = (text: string) => crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  const [a, b] = await Promise.all([digest(offered), digest(secret)]);
+  return crypto.subtle.timingSafeEqual(a, b);
 }
 
 /**
@@ -92,17 +93,17 @@ function sameSecret(a: string, b: string): boolean {
  * `operatorSecret` secret in the operator header, names any scope key of the tenant with
  * `?scope=`; a wrong key is refused, never treated as a user.
  */
-function resolveStore(
+async function resolveStore(
   c: Context<Vars>,
   options: ResolvedMemoryOptions & { api: object },
-): MemoryStore {
+): Promise<MemoryStore> {
   const principal = c.get("principal");
   const url = new URL(c.req.url);
   const offered = c.req.header(OPERATOR_HEADER);
   const requested = requestedTenant(c.req.param("tenant"), "tenant");
   if (offered !== undefined) {
     const secret = (c.env as Record<string, unknown>)[options.api.operatorSecret];
-    if (typeof secret !== "string" || secret.length < 16 || !sameSecret(offered, secret)) {
+    if (typeof secret !== "string" || secret.length < 16 || !(await sameSecret(offered, secret))) {
       throw new A2AError("PermissionDenied", "The memory operator key is wrong or not configured");
     }
     const key = url.searchParams.get("scope") ?? "";
@@ -156,7 +157,7 @@ export function mountMemoryApi(
   ) => {
     const run = async (c: Context<Vars>) => {
       try {
-        const store = resolveStore(c, withApi);
+        const store = await resolveStore(c, withApi);
         return c.json((await handle(c, store)) as object);
       } catch (error) {
         return restError(toA2AError(error));

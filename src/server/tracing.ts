@@ -63,27 +63,10 @@ async function serveTraced(agent: Agent<unknown>, c: Context, next: Next): Promi
   traced.span.end();
 }
 
-/** A2A v1 method names of the operations, for spans served over HTTP+JSON. */
-const METHODS: Record<string, string> = {
-  send: "SendMessage",
-  stream: "SendStreamingMessage",
-  get: "GetTask",
-  list: "ListTasks",
-  cancel: "CancelTask",
-  subscribe: "SubscribeToTask",
-  pushCreate: "CreateTaskPushNotificationConfig",
-  pushGet: "GetTaskPushNotificationConfig",
-  pushList: "ListTaskPushNotificationConfigs",
-  pushDelete: "DeleteTaskPushNotificationConfig",
-  pushConfigs: "TaskPushNotificationConfigs",
-  pushConfig: "TaskPushNotificationConfig",
-  extendedCard: "GetExtendedAgentCard",
-};
-
 /**
- * Names a request's server span after the A2A operation it turned out to be: the
- * JSON-RPC method as sent, or the v1 method name of an HTTP+JSON route's operation (the
- * chat endpoint's spans are `chat stream` and `chat subscribe`, with the method they run).
+ * Names a request's server span after the A2A operation it turned out to be: its v1 method
+ * name, or `details.method` (the JSON-RPC method as sent); the span's own name when it is
+ * not the method's (the chat endpoint's `chat stream` and `chat subscribe`).
  */
 export function nameOperation(
   traced: Traced | undefined,
@@ -91,7 +74,7 @@ export function nameOperation(
   details: { method?: string; version?: string; spanName?: string },
 ): void {
   if (!traced) return;
-  const method = details.method ?? METHODS[operation] ?? operation;
+  const method = details.method ?? operation;
   traced.span.updateName(details.spanName ?? method);
   traced.span.setAttribute(A2A_METHOD_NAME, method);
   if (details.version) traced.span.setAttribute(A2A_PROTOCOL_VERSION, details.version);
