@@ -1,50 +1,31 @@
 import type { z } from "zod";
-import {
-  builtItem,
-  type FunctionCallItem,
-  ID_PREFIX,
-  type Item,
-  type ItemInput,
-  type MessageItem,
-} from "../history/items";
+import type { Item, ItemInput } from "../history/items";
 import { errorReference } from "../models/errors";
 import type { JsonObject } from "../models/json";
-import { newId, nowIso } from "../models/json";
-import type { Message } from "../models/message";
-import { Parts } from "../models/part";
-import { isFirstToken } from "../providers/collect";
 import { AllProvidersFailedError, ProviderError } from "../providers/errors";
 import { checkOutput } from "../providers/output";
 import { jsonSchemaOf } from "../providers/tool-spec";
-import {
-  type CallOptions,
-  type Model,
-  ModelRequest,
-  type ReasoningBlock,
-  type StreamEvent,
-  type ToolCall,
-} from "../providers/types";
-import { type Traced, traceContextOf } from "../telemetry";
+import { type CallOptions, type Model, ModelRequest } from "../providers/types";
+import { traceContextOf } from "../telemetry";
 import { logEvent } from "../telemetry/log";
 import type { TaskContext } from "./context";
 import { runDefaultExecution } from "./default-execution";
 import type { Agent } from "./definition";
 import type { MemoryTurn, MemoryTurnScope } from "./memory-source";
-import {
-  capturesContent,
-  endModelCall,
-  type RecoveredFailure,
-  startModelCall,
-  ToolSpans,
-} from "./model-trace";
+import { ArtifactWriter, type Round, streamRound, turnItems } from "./model-round";
+import { capturesContent, endModelCall, startModelCall, ToolSpans } from "./model-trace";
+import { answerOrphanCalls } from "./orphan-calls";
 import { renderComposition } from "./prompt";
-import { type AgentResult, type ModelUse, ResultRecorder } from "./result";
+import { type AgentResult, ResultRecorder } from "./result";
 import { roundWindow } from "./round-window";
 import { runToolCalls, type ToolRunOptions } from "./tool-runner";
 import { announceCall, announceReasoning, announceResult } from "./tool-work";
 import type { Tools } from "./tools";
 import { openTurnTools, resumeAgentCalls } from "./turn-tools";
 import { turnWindow, windowPolicy } from "./turn-window";
+
+export { RESPONSE_ARTIFACT } from "./model-round";
+export { answerOrphanCalls, INTERRUPTED_CALL_OUTPUT } from "./orphan-calls";
 
 const RequestSettings = ModelRequest.omit({ messages: true });
 type RequestSettings = z.output<typeof RequestSettings>;
@@ -93,9 +74,6 @@ function structuredOutcome(text: string, schema: JsonObject): Partial<AgentResul
   const checked = checkOutput(text, schema);
   return checked.error === null ? { output: checked.output } : { outputError: checked.error };
 }
-
-/** The artifact an LLM agent streams its answer into. */
-export const RESPONSE_ARTIFACT = "response";
 
 /**
  * Runs a model-backed agent's turn: the conversation so far goes to the model; its text
@@ -366,231 +344,6 @@ function turnSignal(cancel: AbortSignal, ms: number) {
       cancel.removeEventListener("abort", onCancel);
     },
   };
-}
-
-/** What one model call produced. */
-interface Round {
-  /** Why the model stopped (`message_end`), for the call's span. */
-  finishReason: string | null;
-  /** Failures a retry or fallback recovered from, kept only while tracing. */
-  failures?: RecoveredFailure[];
-  text: string;
-  reasoning: string;
-  reasoningBlocks: ReasoningBlock[];
-  toolCalls: ToolCall[];
-  use: ModelUse;
-  startedAt: number;
-}
-
-async function streamRound(
-  batches: AsyncIterable<StreamEvent[]>,
-  artifact: ArtifactWriter,
-  onReasoning: ((text: string) => void) | null,
-  span?: Traced,
-): Promise<Round> {
-  const startedAt = Date.now();
-  const round: Round = {
-    finishReason: null,
-    text: "",
-    reasoning: "",
-    reasoningBlocks: [],
-    toolCalls: [],
-    use: { provider: "", model: "", latencyMs: 0 },
-    startedAt,
-  };
-  const text: string[] = [];
-  const reasoning: string[] = [];
-  let ended = false;
-  for await (const batch of batches) {
-    let chunk = "";
-    let thought = "";
-    for (const event of batch) {
-      if (round.use.timeToFirstTokenMs === undefined && isFirstToken(event)) {
-        round.use.timeToFirstTokenMs = Date.now() - startedAt;
-      }
-      switch (event.type) {
-        case "message_start":
-          round.use.provider = event.provider;
-          round.use.model = event.model;
-          break;
-        case "text_delta":
-          chunk += event.text;
-          break;
-        case "reasoning_delta":
-          thought += event.text;
-          break;
-        case "tool_call_end":
-          round.toolCalls.push(event.call);
-          break;
-        case "message_end":
-          ended = true;
-          round.use.usage = event.usage ?? undefined;
-          round.use.cost = event.costEstimate ?? undefined;
-          round.reasoningBlocks = event.reasoning;
-          round.finishReason = event.stopReason;
-          break;
-        case "error":
-          // A failure a retry or a fallback recovered from: an event on the call's span.
-          if (span) {
-            round.failures ??= [];
-            round.failures.push({ ...event, at: Date.now() });
-          }
-          break;
-        default:
-          break;
-      }
-    }
-    if (thought) {
-      reasoning.push(thought);
-      onReasoning?.(thought);
-    }
-    if (chunk) {
-      text.push(chunk);
-      // The batch that ends a turn with no tool calls ends the answer: mark it there.
-      artifact.write(chunk, ended && round.toolCalls.length === 0);
-    }
-  }
-  round.use.latencyMs = Date.now() - startedAt;
-  round.text = text.join("");
-  round.reasoning = reasoning.join("");
-  return round;
-}
-
-/**
- * The history items of one model turn, in the shape every converter replays: the
- * assistant's text (carrying its thinking), then its calls. With no text, the thinking
- * rides on the first call.
- */
-function turnItems(round: Round, ids: { taskId: string; contextId: string }): ItemInput[] {
-  const items: ItemInput[] = [];
-  const reasoning = round.reasoningBlocks as unknown as JsonObject[];
-  const hasMessage = round.text !== "" || round.toolCalls.length === 0;
-  if (hasMessage) {
-    const a2a = agentMessage(round.text, ids);
-    const extra: JsonObject = { a2a: a2a as unknown as JsonObject };
-    if (reasoning.length) extra.reasoning = reasoning;
-    if (round.reasoning) extra.thinking = round.reasoning;
-    // Built complete, as the schema would (its text and the A2A message are ours), so
-    // recording it costs no validation pass.
-    const message: MessageItem = {
-      type: "message",
-      id: newId(ID_PREFIX.message),
-      createdAt: a2a.timestamp,
-      role: "assistant",
-      content: [round.text],
-      interrupted: false,
-      extra,
-    };
-    items.push(builtItem(message));
-  }
-  round.toolCalls.forEach((call, index) => {
-    const metadata: JsonObject = { ...call.metadata };
-    if (!hasMessage && index === 0 && reasoning.length) metadata.reasoning = reasoning;
-    const item: Omit<FunctionCallItem, "id" | "createdAt"> = {
-      type: "function_call",
-      name: call.name,
-      arguments: call.arguments,
-      callId: call.id,
-    };
-    if (Object.keys(metadata).length) item.metadata = metadata;
-    items.push(item);
-  });
-  return items;
-}
-
-/** The answer as an A2A message, keys in the schema's order (it is stored as built). */
-function agentMessage(text: string, ids: { taskId: string; contextId: string }): Message {
-  return {
-    messageId: newId(),
-    role: "agent",
-    parts: [Parts.text(text)],
-    contextId: ids.contextId,
-    taskId: ids.taskId,
-    timestamp: nowIso(),
-  };
-}
-
-/** What a model is told about a call whose turn ended before it had a result. */
-export const INTERRUPTED_CALL_OUTPUT = "No result: the call was interrupted before it finished";
-
-/**
- * Providers refuse a conversation in which a tool call has no result, so one canceled
- * mid-tool would break every later turn. Such calls get an error result, right after
- * their turn, in what is sent (the stored history is left as it happened).
- */
-export function answerOrphanCalls(items: readonly Item[]): Item[] {
-  const answered = new Set<string>();
-  for (const item of items) if (item.type === "function_call_output") answered.add(item.callId);
-  const out: Item[] = [];
-  let pending: FunctionCallItem[] = [];
-  const flush = () => {
-    for (const call of pending) {
-      out.push({
-        type: "function_call_output",
-        id: `${call.id}:interrupted`,
-        createdAt: call.createdAt,
-        name: call.name,
-        callId: call.callId,
-        output: INTERRUPTED_CALL_OUTPUT,
-        isError: true,
-      });
-    }
-    pending = [];
-  };
-  for (const item of items) {
-    if (item.type === "function_call") {
-      out.push(item);
-      if (!answered.has(item.callId)) pending.push(item);
-      continue;
-    }
-    // The turn's calls end at the first item that is neither a call nor a result.
-    if (item.type !== "function_call_output") flush();
-    out.push(item);
-  }
-  flush();
-  return out;
-}
-
-/**
- * Streams text into one artifact: the first write creates it, later writes append. The
- * chunk that ends the answer is marked `lastChunk`.
- */
-class ArtifactWriter {
-  #id: string | null = null;
-  #closed = false;
-  constructor(private readonly ctx: TaskContext<unknown>) {}
-
-  /** Writes a chunk; `last` marks it as the answer's end (no separate closing write). */
-  write(text: string, last = false): void {
-    if (this.#id === null) {
-      this.#id = this.ctx.artifact({
-        name: RESPONSE_ARTIFACT,
-        parts: [Parts.text(text)],
-        ...(last ? { lastChunk: true } : {}),
-      });
-    } else {
-      this.ctx.artifact({
-        artifactId: this.#id,
-        append: true,
-        parts: [Parts.text(text)],
-        ...(last ? { lastChunk: true } : {}),
-      });
-    }
-    this.#closed = last;
-  }
-
-  /** Marks the end of the answer when the last text chunk could not carry the mark. */
-  finish(): void {
-    if (this.#id !== null && !this.#closed) {
-      this.ctx.artifact({
-        artifactId: this.#id,
-        append: true,
-        lastChunk: true,
-        parts: [Parts.text("")],
-      });
-      this.#closed = true;
-    }
-  }
 }
 
 /** The task metadata of a finished turn (G14, G15): totals over every model call. */
