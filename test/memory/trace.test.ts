@@ -1,22 +1,9 @@
-import { trace } from "@opentelemetry/api";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { recordSpans } from "../telemetry/support";
 import { ask, newCaller, until } from "./support";
 import { Wire } from "./wire";
 
-const exporter = new InMemorySpanExporter();
-beforeAll(() => {
-  trace.setGlobalTracerProvider(
-    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-  );
-});
-afterAll(() => {
-  trace.disable();
-});
+const { exporter } = recordSpans();
 
 describe("memory in the trace", () => {
   it("recall and extraction are spans of the turn's trace, under its invoke_agent span", async () => {

@@ -1,58 +1,28 @@
-import { env, runInDurableObject, SELF } from "cloudflare:test";
+import { runInDurableObject, SELF } from "cloudflare:test";
 import { trace } from "@opentelemetry/api";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { tool } from "../../src/agent/tools";
-import { contextObjectName } from "../../src/durable/ids";
 import { openai } from "../../src/providers/openai-chat";
 import type { CallOptions, Model, ModelRequest } from "../../src/providers/types";
 import { fakeModel } from "../../src/testing/fake-model";
 import { withAgent } from "../durable/agent-override";
 import { BASE, rest, rpc, send, sleep, userMessage } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
+import { callerTrace, hex, parentOf, recordSpans, stubOf } from "./support";
 
 type Json = Record<string, unknown>;
 
-const exporter = new InMemorySpanExporter();
-const register = () =>
-  trace.setGlobalTracerProvider(
-    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-  );
-
-beforeAll(register);
-afterAll(() => {
-  trace.disable();
-});
-
-const stubOf = (contextId: string) => {
-  const ns = env.EDGELINK_CONTEXT;
-  return ns.get(ns.idFromName(contextObjectName("", contextId)));
-};
-
-const hex = (n: number) =>
-  Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) =>
-    b.toString(16).padStart(2, "0"),
-  ).join("");
+const { register, spansOf } = recordSpans();
 
 const TRACESTATE = "edgelink=t61,vendor=abc";
 
 /** A caller's trace, with a `tracestate` that must travel along with it. */
-function callerTrace() {
-  const traceId = hex(16);
-  const spanId = hex(8);
-  const traceparent = `00-${traceId}-${spanId}-01`;
-  return { traceId, spanId, traceparent, headers: { traceparent, tracestate: TRACESTATE } };
+function tracedCaller() {
+  const caller = callerTrace();
+  return { ...caller, headers: { traceparent: caller.traceparent, tracestate: TRACESTATE } };
 }
-
-const spansOf = (traceId: string) =>
-  exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
-const parentOf = (span: ReadableSpan | undefined) => span?.parentSpanContext?.spanId;
 const traceparentOf = (span: ReadableSpan) =>
   `00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`;
 
@@ -121,7 +91,7 @@ describe("trace context on the wire", () => {
       model: wiredModel(fake),
       tools: {},
     }));
-    const caller = callerTrace();
+    const caller = tracedCaller();
     const { body } = await rpc(
       "SendMessage",
       { message: userMessage("hello provider", { contextId }) },
@@ -143,7 +113,7 @@ describe("trace context on the wire", () => {
   it("a webhook delivery carries the task's trace id, its attempt span's id and the caller's tracestate", async () => {
     const { contextId } = (await send("start")) as { contextId: string };
     const got = await receiveWebhooks(contextId);
-    const caller = callerTrace();
+    const caller = tracedCaller();
     const { body } = await rpc(
       "SendMessage",
       {
@@ -176,7 +146,7 @@ describe("trace context on the wire", () => {
         delegate: (t: unknown, m: string) => { answer(): Promise<string> };
       }) => `child said: ${await ctx.delegate(ctx.env.PEER, "hello child").answer()}`,
     }));
-    const caller = callerTrace();
+    const caller = tracedCaller();
     await rpc(
       "SendMessage",
       { message: userMessage("delegate please", { contextId }) },
@@ -202,7 +172,7 @@ describe("spans of compaction and of the chat endpoint", () => {
   it("a history compaction is a compact_history span under the request's server span", async () => {
     const first = (await send("alpha")) as { contextId: string };
     for (const word of ["beta", "gamma"]) await send(word, { contextId: first.contextId });
-    const caller = callerTrace();
+    const caller = tracedCaller();
     const path = `/contexts/${encodeURIComponent(first.contextId)}/history:compact`;
     const compacted = await rest(
       "POST",
@@ -224,7 +194,7 @@ describe("spans of compaction and of the chat endpoint", () => {
   });
 
   it("the chat endpoint's request is a `chat stream` server span over the run", async () => {
-    const caller = callerTrace();
+    const caller = tracedCaller();
     const response = await SELF.fetch(`${BASE}/chat`, {
       method: "POST",
       headers: { "Content-Type": "application/json", ...caller.headers },
@@ -279,7 +249,7 @@ describe("message content on spans", () => {
       model,
       tools: secretTools(marker),
     }));
-    const caller = callerTrace();
+    const caller = tracedCaller();
     await rpc(
       "SendMessage",
       { message: userMessage(`tell me about ${marker}`, { contextId }) },
@@ -338,7 +308,7 @@ describe("with no tracer provider registered", () => {
         tools: {},
       }));
       const got = await receiveWebhooks(contextId);
-      const caller = callerTrace();
+      const caller = tracedCaller();
       const { body } = await rpc(
         "SendMessage",
         {

@@ -1,62 +1,24 @@
 import {
-  env,
   evictDurableObject,
   runDurableObjectAlarm,
   runInDurableObject,
   SELF,
 } from "cloudflare:test";
-import { trace } from "@opentelemetry/api";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { tool } from "../../src/agent/tools";
-import { contextObjectName } from "../../src/durable/ids";
 import { ProviderError } from "../../src/providers/errors";
 import { fallback } from "../../src/providers/fallback";
 import { withRetry } from "../../src/providers/retry";
 import { fakeModel } from "../../src/testing/fake-model";
 import { withAgent } from "../durable/agent-override";
 import { rpc, send, sleep, userMessage, waitForState } from "../helpers";
+import { callerTrace, parentOf, recordSpans, stubOf } from "./support";
 
 type Json = Record<string, unknown>;
 
-const exporter = new InMemorySpanExporter();
-
-beforeAll(() => {
-  trace.setGlobalTracerProvider(
-    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-  );
-});
-afterAll(() => {
-  trace.disable();
-});
-
-const stubOf = (contextId: string) => {
-  const ns = env.EDGELINK_CONTEXT;
-  return ns.get(ns.idFromName(contextObjectName("", contextId)));
-};
-
-const hex = (n: number) =>
-  Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) =>
-    b.toString(16).padStart(2, "0"),
-  ).join("");
-
-/** A caller's trace: its id and the `traceparent` that names its span. */
-function callerTrace() {
-  const traceId = hex(16);
-  const spanId = hex(8);
-  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` };
-}
-
-const spansOf = (traceId: string) =>
-  exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
-
-const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+const { exporter, spansOf } = recordSpans();
 
 async function until<T>(probe: () => T | undefined | Promise<T | undefined>, ms = 5000) {
   const end = Date.now() + ms;
