@@ -7,6 +7,9 @@ import { checkRowBytes } from "./row-limit";
 import { EVENTS_SEQ_KEY } from "./schema";
 import { sqlLimit } from "./sql-limit";
 
+/** A task's floor in the log (SQL, the task id bound as ?1); NULL when the task is gone. */
+const FLOOR_OF_TASK = "(SELECT event_floor FROM tasks WHERE id = ?1)";
+
 /**
  * Names each event's seq itself (past every seq ever used) and gathers the rows of the open
  * transaction; the task store says when the transaction ends (`write`) or fails (`discard`).
@@ -30,6 +33,15 @@ export class EventLog {
 
   private get sql(): SqlStorage {
     return this.storage.sql;
+  }
+
+  /**
+   * The seq the next event will take: a new task's `event_floor`. Every event of the task
+   * comes after it, so its reads walk the log's own key from there (the log keeps no index
+   * by task: each event would pay a page for it, and reads are few and recent).
+   */
+  floor(): number {
+    return this.nextSeq();
   }
 
   /** Logs an event and answers its seq; its row is written as the transaction ends (`write`). */
@@ -104,11 +116,15 @@ export class EventLog {
     );
   }
 
-  /** Events of a task logged after `afterSeq`, oldest first, at most `limit`. */
+  /**
+   * Events of a task logged after `afterSeq`, oldest first, at most `limit`: the log read
+   * from the later of `afterSeq` and the task's floor (none when the task is gone).
+   */
   after(taskId: string, afterSeq: number, limit = -1): { seq: number; event: TaskEvent }[] {
     return this.sql
       .exec<{ seq: number; body: string }>(
-        `SELECT seq, body FROM events WHERE task_id = ? AND seq > ? ORDER BY seq LIMIT ${sqlLimit(limit)}`,
+        `SELECT seq, body FROM events WHERE seq > MAX(?2, ${FLOOR_OF_TASK} - 1) AND task_id = ?1
+         ORDER BY seq LIMIT ${sqlLimit(limit)}`,
         taskId,
         afterSeq,
       )
@@ -116,13 +132,15 @@ export class EventLog {
       .map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as TaskEvent }));
   }
 
-  /** Seq of the newest logged event of a task (0 if none). */
+  /** Seq of the newest logged event of a task (0 if none): the log read back to its floor. */
   lastSeq(taskId: string): number {
-    return (
-      this.sql
-        .exec<{ s: number | null }>("SELECT MAX(seq) AS s FROM events WHERE task_id = ?", taskId)
-        .one().s ?? 0
-    );
+    const [row] = this.sql
+      .exec<{ seq: number }>(
+        `SELECT seq FROM events WHERE seq >= ${FLOOR_OF_TASK} AND task_id = ?1 ORDER BY seq DESC LIMIT 1`,
+        taskId,
+      )
+      .toArray();
+    return row?.seq ?? 0;
   }
 
   /** One logged event by its sequence number. */

@@ -120,9 +120,16 @@ export class Retention {
   /** Deletes the rows of up to PRUNE_CHUNK tasks: artifacts, events, webhook rows, tasks. */
   private deleteRows(chunk: readonly string[]): void {
     const marks = chunk.map(() => "?").join(", ");
-    for (const table of ["artifacts", "artifact_parts", "events"]) {
+    for (const table of ["artifacts", "artifact_parts"]) {
       this.sql.exec(`DELETE FROM ${table} WHERE task_id IN (${marks})`, ...chunk);
     }
+    // The log has no index by task: it is read from the chunk's lowest floor on.
+    const numbered = chunk.map((_, i) => `?${i + 1}`).join(", ");
+    this.sql.exec(
+      `DELETE FROM events WHERE seq >= (SELECT MIN(event_floor) FROM tasks WHERE id IN (${numbered}))
+       AND task_id IN (${numbered})`,
+      ...chunk,
+    );
     if (this.parts.withPush) {
       this.sql.exec(`DELETE FROM push_deliveries WHERE task_id IN (${marks})`, ...chunk);
       this.sql.exec(`DELETE FROM push_configs WHERE task_id IN (${marks})`, ...chunk);

@@ -159,8 +159,8 @@ export class TaskStore {
       checkRowBytes("task row", metadata, stateHistory);
       const rowSeq = this.listing.tick();
       this.sql.exec(
-        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq)
-         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?4, 1, ?8)`,
+        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq, event_floor)
+         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?4, 1, ?8, ?9)`,
         live.id,
         live.contextId,
         live.status.state,
@@ -169,6 +169,7 @@ export class TaskStore {
         stateHistory,
         live.createdAt,
         rowSeq,
+        this.events.floor(),
       );
       this.listing.setRowSeq(live, rowSeq);
       if (isTerminal(live.status.state)) this.retention.noteFinished(live.status.timestamp);

@@ -26,6 +26,7 @@ function normalizedSql(text: string | null): string | null {
     .replace(/\s+/g, " ")
     .replace(/\( /g, "(")
     .replace(/ \)/g, ")")
+    .replace(/ ,/g, ",")
     .trim();
 }
 
@@ -50,17 +51,26 @@ function scratch(): DurableObjectStub {
 }
 
 /**
- * What this release's baseline holds: 0.x's schema, plus the columns added before 1.0 (the
- * baseline is unreleased, so they go in it rather than in a migration).
+ * What this release's schema holds: 0.x's, plus the column added to the baseline before
+ * it was released (`trace`), then a conversation's migration to version 2 (the tasks'
+ * `event_floor` instead of the event log's index by task).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
   if (kind !== "conversation") return SCHEMA_0X[kind];
-  return SCHEMA_0X.conversation.map((row) =>
-    row.type === "table" && row.name === "tasks" && row.sql
-      ? { ...row, sql: row.sql.replace(/\)$/, ", trace TEXT)") }
-      : row,
-  );
+  return SCHEMA_0X.conversation
+    .filter((row) => row.name !== "events_by_task")
+    .map((row) =>
+      row.type === "table" && row.name === "tasks" && row.sql
+        ? {
+            ...row,
+            sql: row.sql.replace(/\)$/, ", trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0)"),
+          }
+        : row,
+    );
 }
+
+/** The version each kind's schema reaches. */
+const VERSIONS = { conversation: "2", index: "1", registry: "1" } as const;
 
 const built = (schema: Schema) =>
   runInDurableObject(scratch(), (_i, state) => {
@@ -69,7 +79,7 @@ const built = (schema: Schema) =>
   });
 
 describe("one baseline schema per object kind, versioned", () => {
-  it("the baseline builds exactly the schema 0.x built for a new object (sqlite_master), plus the task's trace column, at version 1", async () => {
+  it("the baseline and its migrations build exactly the schema 0.x built for a new object (sqlite_master), plus the task's trace column, the task's event floor instead of the log's index by task (conversation, version 2)", async () => {
     for (const [kind, schema] of [
       ["conversation", CONTEXT_SCHEMA],
       ["index", INDEX_SCHEMA],
@@ -77,7 +87,7 @@ describe("one baseline schema per object kind, versioned", () => {
     ] as const) {
       const made = await built(schema);
       expect(made.master, kind).toEqual(expected(kind));
-      expect(made.meta, kind).toEqual([{ key: "storage_version", value: "1" }]);
+      expect(made.meta, kind).toEqual([{ key: "storage_version", value: VERSIONS[kind] }]);
     }
   });
 
@@ -93,7 +103,7 @@ describe("one baseline schema per object kind, versioned", () => {
         .toArray(),
     }));
     expect(made.master).toEqual(expected("conversation"));
-    expect(made.version).toEqual([{ key: "storage_version", value: "1" }]);
+    expect(made.version).toEqual([{ key: "storage_version", value: "2" }]);
   });
 
   it("a future migration on top of the baseline applies once, keeps the rows, and equals a new object's schema", async () => {
@@ -101,6 +111,7 @@ describe("one baseline schema per object kind, versioned", () => {
     const future: Schema = {
       ...CONTEXT_SCHEMA,
       migrations: [
+        ...CONTEXT_SCHEMA.migrations,
         ["ALTER TABLE tasks ADD COLUMN priority INTEGER NOT NULL DEFAULT 0"],
         [
           () => {
@@ -110,7 +121,7 @@ describe("one baseline schema per object kind, versioned", () => {
         ],
       ],
     };
-    expect(schemaVersion(future)).toBe(3);
+    expect(schemaVersion(future)).toBe(4);
     const log = vi.spyOn(console, "error").mockImplementation(() => {});
     const migrated = await runInDurableObject(scratch(), (_i, state) => {
       const sql = state.storage.sql;
@@ -134,13 +145,13 @@ describe("one baseline schema per object kind, versioned", () => {
     expect(migrated.opened).toEqual([false, null, false, null]);
     expect(ran).toBe(1);
     expect(migrated.rows).toEqual([{ id: "t", priority: 0 }]);
-    expect(migrated.meta).toEqual([{ key: "storage_version", value: "3" }]);
-    expect(migrated.found).toEqual({ state: "current", version: 3, behind: false });
+    expect(migrated.meta).toEqual([{ key: "storage_version", value: "4" }]);
+    expect(migrated.found).toEqual({ state: "current", version: 4, behind: false });
     expect(migrated.older).toMatchObject({
       kind: "StorageOutdated",
-      metadata: { object: "conversation", found: "version 3" },
+      metadata: { object: "conversation", found: "version 4" },
     });
-    expect(migrated.older?.message).toContain("newer than this Edgelink knows (1)");
+    expect(migrated.older?.message).toContain("newer than this Edgelink knows (2)");
     // A new object gets the baseline and then the same migrations.
     const fresh = await built(future);
     expect(ran).toBe(2);
