@@ -30,6 +30,7 @@ import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
 import { cleanupStreamTemp, runStreamBench } from "./stream.mjs";
 import { STREAM_CHUNKS } from "./stream-chunks.mjs";
+import { measureWalPages } from "./wal-pages.mjs";
 import { cleanupWindowTemp, runWindowBench } from "./window.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -419,6 +420,20 @@ async function sendMessageBench(scenarios, cpu) {
       console.log("");
     } catch (error) {
       console.log(`!!! Could not count the statements: ${error.message}\n`);
+      countFailed = true;
+    }
+  }
+  if (scenarios.some((s) => s.key === "b" || s.key === "e")) {
+    try {
+      const pages = await measureWalPages();
+      say(
+        `SQLite pages written per SendMessage (WAL frames, one client, 40 messages into a warm conversation; independent of the machine's load): Edgelink (b) ${fmt(pages.edgelink, 1)}, the alternative (e) ${fmt(pages.alternative, 1)}. A commit's cost grows with its pages (bench/wal-pages.mjs).`,
+        "",
+        "  ",
+      );
+      console.log("");
+    } catch (error) {
+      console.log(`!!! Could not measure the pages written: ${error.message}\n`);
       countFailed = true;
     }
   }

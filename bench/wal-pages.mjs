@@ -1,0 +1,108 @@
+/**
+ * SQLite pages one blocking SendMessage writes: Durable Objects' SQLite runs in WAL mode,
+ * so every page a commit changes is appended to the object's `-wal` file as one frame
+ * (a 24-byte header and the page). Sends messages one at a time into one warm
+ * conversation of Edgelink's echo agent (b) and of the alternative (e), and divides the
+ * growth of the `-wal` files under the run's state directory (every object: the
+ * conversation, and for Edgelink its index shard) by the messages sent. Independent of
+ * the machine's load, unlike CPU time: a schema or write-path change shows here exactly.
+ *
+ *   node bench/wal-pages.mjs [messages]
+ *
+ * A commit's cost grows with the pages it writes (locally each is a write(2) before one
+ * fsync; in production each page is also shipped to replicas), so this is the part of the
+ * (b)/(e) gap that lies in what is stored, not in how the code runs.
+ */
+import { readdirSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { checkResponse, openContexts, sendMessageBody } from "./load.mjs";
+import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
+
+const PAGE = 4096;
+const FRAME = 24 + PAGE;
+const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+
+/** Total bytes of every `-wal` file under `dir`. */
+function walBytes(dir) {
+  let total = 0;
+  const walk = (d) => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(".sqlite-wal")) total += statSync(path).size;
+    }
+  };
+  walk(dir);
+  return total;
+}
+
+/**
+ * WAL frames per message for one server: `warm` messages first (the object's schema, its
+ * first pages), then `count` measured. SQLite checkpoints a WAL at 1,000 frames and then
+ * reuses the file from its start, so `count` is kept well under that; a message after
+ * which the files did not grow fails the measurement.
+ */
+async function framesPerMessage(entry, durableObjects, edgelink, count, warm = 10) {
+  const server = await startWorkerd(entry, durableObjects);
+  try {
+    const state = join(dirname(server.scriptPath), "state");
+    const contextId = edgelink
+      ? (await openContexts(server.url, HEADERS, 1, 10_000))[0]
+      : `wal-pages-${Date.now()}`;
+    const send = async (i) => {
+      const text = `pages ${i}`;
+      const response = await fetch(server.url, {
+        method: "POST",
+        headers: HEADERS,
+        body: sendMessageBody(i, contextId, text),
+      });
+      const body = await response.text();
+      const problem = checkResponse(response.status, body, contextId, `echo: ${text}`);
+      if (problem) throw new Error(`${entry}: ${problem}`);
+    };
+    for (let i = 0; i < warm; i++) await send(i);
+    let grown = 0;
+    let last = walBytes(state);
+    for (let i = 0; i < count; i++) {
+      await send(warm + i);
+      const now = walBytes(state);
+      // Every message writes a page; none seen means the WAL was checkpointed and reused.
+      if (now <= last) throw new Error(`${entry}: the WAL was checkpointed; send fewer messages`);
+      grown += now - last;
+      last = now;
+    }
+    return grown / FRAME / count;
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Pages written per message by Edgelink (b) and the alternative (e). */
+export async function measureWalPages(count = 40) {
+  const edgelink = await framesPerMessage(
+    "echo-worker.ts",
+    { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
+    true,
+    count,
+  );
+  const alternative = await framesPerMessage(
+    "sdk-do-worker.ts",
+    { SDK_CONTEXT: "SdkContext" },
+    false,
+    count,
+  );
+  return { edgelink, alternative };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  try {
+    const count = Number(process.argv[2] ?? 40);
+    const { edgelink, alternative } = await measureWalPages(count);
+    console.log(
+      `SQLite pages written per SendMessage (WAL frames, ${count} messages): Edgelink ${edgelink.toFixed(1)}, the alternative (e) ${alternative.toFixed(1)}`,
+    );
+  } finally {
+    cleanupTempDirs();
+  }
+}
