@@ -7,8 +7,13 @@ import { checkRowBytes } from "./row-limit";
 import { EVENTS_SEQ_KEY } from "./schema";
 import { sqlLimit } from "./sql-limit";
 
-/** A task's floor in the log (SQL, the task id bound as ?1); NULL when the task is gone. */
+/**
+ * Where a task's events lie in the log (SQL, the task id bound as ?1): from its floor to
+ * its ceiling (its final event; the log's end while it runs). NULL when the task is gone,
+ * which matches nothing.
+ */
 const FLOOR_OF_TASK = "(SELECT event_floor FROM tasks WHERE id = ?1)";
+const CEILING_OF_TASK = `(SELECT COALESCE(event_ceiling, ${Number.MAX_SAFE_INTEGER}) FROM tasks WHERE id = ?1)`;
 
 /**
  * Names each event's seq itself (past every seq ever used) and gathers the rows of the open
@@ -36,9 +41,10 @@ export class EventLog {
   }
 
   /**
-   * The seq the next event will take: a new task's `event_floor`. Every event of the task
-   * comes after it, so its reads walk the log's own key from there (the log keeps no index
-   * by task: each event would pay a page for it, and reads are few and recent).
+   * The seq the next event will take: a new task's `event_floor`, an ending task's
+   * `event_ceiling` (counted on by its final events). A task's reads walk the log's own key
+   * between the two: the log keeps no index by task (each event would pay a page for it,
+   * and reads by task are few).
    */
   floor(): number {
     return this.nextSeq();
@@ -118,12 +124,14 @@ export class EventLog {
 
   /**
    * Events of a task logged after `afterSeq`, oldest first, at most `limit`: the log read
-   * from the later of `afterSeq` and the task's floor (none when the task is gone).
+   * from the later of `afterSeq` and the task's floor up to its ceiling (none when the
+   * task is gone).
    */
   after(taskId: string, afterSeq: number, limit = -1): { seq: number; event: TaskEvent }[] {
     return this.sql
       .exec<{ seq: number; body: string }>(
-        `SELECT seq, body FROM events WHERE seq > MAX(?2, ${FLOOR_OF_TASK} - 1) AND task_id = ?1
+        `SELECT seq, body FROM events
+         WHERE seq > MAX(?2, ${FLOOR_OF_TASK} - 1) AND seq <= ${CEILING_OF_TASK} AND task_id = ?1
          ORDER BY seq LIMIT ${sqlLimit(limit)}`,
         taskId,
         afterSeq,
@@ -132,11 +140,12 @@ export class EventLog {
       .map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as TaskEvent }));
   }
 
-  /** Seq of the newest logged event of a task (0 if none): the log read back to its floor. */
+  /** Seq of the newest logged event of a task (0 if none): the log read back from its ceiling. */
   lastSeq(taskId: string): number {
     const [row] = this.sql
       .exec<{ seq: number }>(
-        `SELECT seq FROM events WHERE seq >= ${FLOOR_OF_TASK} AND task_id = ?1 ORDER BY seq DESC LIMIT 1`,
+        `SELECT seq FROM events WHERE seq >= ${FLOOR_OF_TASK} AND seq <= ${CEILING_OF_TASK}
+         AND task_id = ?1 ORDER BY seq DESC LIMIT 1`,
         taskId,
       )
       .toArray();

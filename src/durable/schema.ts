@@ -52,8 +52,8 @@ function listing(table: string, id: string): string[] {
  * index); `artifacts` (the first parts inline in `parts` when small, the rest one row each
  * in `artifact_parts`, so a streamed chunk is one small insert); the append-only `events`
  * log, whose `seq` is the SSE event id (no AUTOINCREMENT: TaskStore names each seq and
- * keeps the high-water mark in `meta` under EVENTS_SEQ_KEY; read by task from the task's
- * `event_floor`, since version 2); the conversation history,
+ * keeps the high-water mark in `meta` under EVENTS_SEQ_KEY; read by task between the
+ * task's `event_floor` and `event_ceiling`, since version 2); the conversation history,
  * one row per item at a REAL position (so an item can go between two others), an item
  * too big for a row split into `history_chunks`; webhook configs and their delivery
  * outbox (a frozen snapshot too big for its row in `push_snapshot_chunks`, which a
@@ -156,11 +156,13 @@ export const CONTEXT_SCHEMA: Schema = {
   ],
   migrations: [
     // No index of the event log by task: an event, the most written row, paid a B-tree
-    // page for it in every commit. A task's events are read along `seq` from the task's
-    // `event_floor` (the seq the log had reached when the task was made). Rows made before
-    // keep 0, and their reads walk the log from its start: as correct, and slower.
+    // page for it in every commit. A task's events are read along `seq` between the task's
+    // `event_floor` (the seq the log had reached when the task was made) and, once it has
+    // ended, its `event_ceiling` (its final event's seq): the events of its lifetime. Rows
+    // made before keep 0 and NULL, and their reads walk the whole log: correct, slower.
     [
       "ALTER TABLE tasks ADD COLUMN event_floor INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE tasks ADD COLUMN event_ceiling INTEGER",
       "DROP INDEX events_by_task",
     ],
   ],

@@ -242,7 +242,9 @@ export class TaskStore {
       });
       const last = statuses.at(-1) as TaskStatus;
       if (options.metadata) task.metadata = mergePatch(task.metadata, options.metadata);
-      this.setStatus(task, last, options.metadata !== undefined);
+      // An ending task's reads of the log stop at its final event, logged below.
+      const ceiling = isTerminal(last.state) ? this.events.floor() + statuses.length - 1 : null;
+      this.setStatus(task, last, options.metadata !== undefined, ceiling);
       if (last.message) this.appendMessage(taskId, last.message);
       for (const status of statuses) logged.push(this.statusEvent(task, status));
       return logged;
@@ -387,9 +389,14 @@ export class TaskStore {
   /**
    * Writes a task's new status. Only what changed is bound (each bound value costs the
    * statement a fixed amount of work): metadata only when `metadataChanged`, no status
-   * message when there is none.
+   * message when there is none, the event ceiling only as the task ends.
    */
-  private setStatus(task: Task, status: TaskStatus, metadataChanged = false): void {
+  private setStatus(
+    task: Task,
+    status: TaskStatus,
+    metadataChanged = false,
+    eventCeiling: number | null = null,
+  ): void {
     const message = status.message ? JSON.stringify(status.message) : null;
     const metadata = JSON.stringify(task.metadata);
     const stateHistory = JSON.stringify(task.stateHistory);
@@ -406,6 +413,10 @@ export class TaskStore {
     if (metadataChanged) {
       args.push(metadata);
       set += `, metadata = ?${args.length}`;
+    }
+    if (eventCeiling !== null) {
+      args.push(eventCeiling);
+      set += `, event_ceiling = ?${args.length}`;
     }
     this.sql.exec(
       `UPDATE tasks SET state = ?2, status_timestamp = ?3, updated_at = ?3, state_history = ?4,

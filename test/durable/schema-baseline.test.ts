@@ -53,7 +53,7 @@ function scratch(): DurableObjectStub {
 /**
  * What this release's schema holds: 0.x's, plus the column added to the baseline before
  * it was released (`trace`), then a conversation's migration to version 2 (the tasks'
- * `event_floor` instead of the event log's index by task).
+ * `event_floor` and `event_ceiling` instead of the event log's index by task).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
   if (kind !== "conversation") return SCHEMA_0X[kind];
@@ -63,7 +63,7 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
       row.type === "table" && row.name === "tasks" && row.sql
         ? {
             ...row,
-            sql: row.sql.replace(/\)$/, ", trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0)"),
+            sql: row.sql.replace(/\)$/, ", trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0, event_ceiling INTEGER)"),
           }
         : row,
     );
