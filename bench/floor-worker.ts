@@ -11,12 +11,22 @@
  * (it parses the body and builds the same answer), to show what the Worker alone costs.
  *
  * A new object (scenario a') first creates its one table.
+ *
+ * Scenario (ar), POST /rows: the floor writing what Edgelink writes for a follow-up
+ * message, in Edgelink's own schema (CONTEXT_SCHEMA, its indexes included): the task row
+ * inserted working with its state history, the user's message in the history, its event;
+ * then the artifact, the task completed, two events; two transactions, ids as long as
+ * Edgelink's sealed ones, event bodies of the same shape. No zod, no models, no index
+ * object, a hand-built answer. (b)/(ar) is what Edgelink's code costs beyond its rows.
  */
 import { DurableObject } from "cloudflare:workers";
 import { Hono } from "hono";
+import { CONTEXT_SCHEMA } from "../src/durable/schema";
+import { ensureSchema } from "../src/durable/schema-version";
 
 interface Env {
   FLOOR_CONTEXT: DurableObjectNamespace<FloorContext>;
+  FLOOR_ROWS: DurableObjectNamespace<FloorRowsContext>;
 }
 
 /** One conversation's object: three statements per message. */
@@ -58,6 +68,116 @@ export class FloorContext extends DurableObject<Env> {
   }
 }
 
+/** (ar): Edgelink's rows for a follow-up message, written by hand. */
+export class FloorRowsContext extends DurableObject<Env> {
+  private seq = 0;
+  private position = 0;
+  private rowSeq = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ensureSchema(ctx.storage, CONTEXT_SCHEMA);
+    // Like Edgelink, the counters are known in memory after one read at start.
+    const sql = ctx.storage.sql;
+    this.seq = sql.exec<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM events").one().n;
+    this.position = sql
+      .exec<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM history_items")
+      .one().n;
+    this.rowSeq = sql
+      .exec<{ n: number }>("SELECT COALESCE(MAX(row_seq), 0) AS n FROM tasks")
+      .one().n;
+  }
+
+  async send(contextId: string, message: Record<string, unknown>): Promise<string> {
+    const storage = this.ctx.storage;
+    const sql = storage.sql;
+    // As long as a sealed task id (nonce, the context id encrypted, tag; base64url).
+    const taskId = base64url(crypto.getRandomValues(new Uint8Array(28 + contextId.length)));
+    message.contextId = contextId;
+    message.taskId = taskId;
+    const text = `echo: ${textOf(message)}`;
+    const at = new Date().toISOString();
+    const history = [{ previousState: "submitted", newState: "working", timestamp: at }];
+    const status = (state: string, timestamp: string) =>
+      JSON.stringify({
+        kind: "status-update",
+        taskId,
+        contextId,
+        status: { state, message: null, timestamp },
+        final: state === "completed",
+      });
+    storage.transactionSync(() => {
+      sql.exec(
+        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq, event_floor)
+         VALUES (?1, ?2, 'working', NULL, ?3, '{}', ?4, ?3, ?3, 1, ?5, ?6)`,
+        taskId,
+        contextId,
+        at,
+        JSON.stringify(history),
+        ++this.rowSeq,
+        this.seq + 1,
+      );
+      sql.exec(
+        "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, 'message', ?, 0)",
+        `msg_a2a_${message.messageId}`,
+        ++this.position,
+        taskId,
+        JSON.stringify({ type: "message", ...message }),
+      );
+      sql.exec(
+        "INSERT INTO events (seq, task_id, body) VALUES (?1, ?2, ?3)",
+        ++this.seq,
+        taskId,
+        status("working", at),
+      );
+    });
+    const done = new Date().toISOString();
+    const artifactId = crypto.randomUUID();
+    const part = JSON.stringify({ text });
+    history.push({ previousState: "working", newState: "completed", timestamp: done });
+    storage.transactionSync(() => {
+      sql.exec(
+        `INSERT INTO artifacts (task_id, artifact_id, seq, header, parts) VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_id = ?1), ?3, ?4)`,
+        taskId,
+        artifactId,
+        JSON.stringify({ artifactId, name: "result" }),
+        `[${part}]`,
+      );
+      sql.exec(
+        `UPDATE tasks SET state = 'completed', status_timestamp = ?2, updated_at = ?2, state_history = ?3, row_seq = ?4, index_pending = 1, status_message = NULL, event_ceiling = ?5 WHERE id = ?1`,
+        taskId,
+        done,
+        JSON.stringify(history),
+        ++this.rowSeq,
+        this.seq + 2,
+      );
+      sql.exec(
+        "INSERT INTO events (seq, task_id, body) VALUES (?1, ?2, ?3), (?1 + 1, ?2, ?4)",
+        this.seq + 1,
+        taskId,
+        JSON.stringify({
+          kind: "artifact-update",
+          taskId,
+          contextId,
+          artifact: { artifactId, name: "result", parts: [{ text }] },
+          append: false,
+          lastChunk: true,
+        }),
+        status("completed", done),
+      );
+      this.seq += 2;
+    });
+    return `{"id":"${taskId}","contextId":"${contextId}","status":{"state":"TASK_STATE_COMPLETED","timestamp":"${done}"},"artifacts":[{"artifactId":"${artifactId}","name":"result","parts":[{"text":${JSON.stringify(text)}}]}],"history":[${JSON.stringify(message)}]}`;
+  }
+}
+
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+}
+
 function textOf(message: Record<string, unknown>): string {
   const parts = message.parts as { text?: string }[];
   return parts.map((p) => p.text ?? "").join("");
@@ -75,6 +195,16 @@ app.post("/", async (c) => {
   const message = rpc.params.message;
   const contextId = (message.contextId as string | undefined) ?? crypto.randomUUID();
   const ns = c.env.FLOOR_CONTEXT;
+  const task = await ns.get(ns.idFromName(`/${contextId}`)).send(contextId, message);
+  return c.body(reply(rpc.id, task), 200, { "Content-Type": "application/json" });
+});
+
+/** (ar): the same route, the object writing Edgelink's rows. */
+app.post("/rows", async (c) => {
+  const rpc = await c.req.json<Rpc>();
+  const message = rpc.params.message;
+  const contextId = (message.contextId as string | undefined) ?? crypto.randomUUID();
+  const ns = c.env.FLOOR_ROWS;
   const task = await ns.get(ns.idFromName(`/${contextId}`)).send(contextId, message);
   return c.body(reply(rpc.id, task), 200, { "Content-Type": "application/json" });
 });

@@ -4,7 +4,7 @@
  * through the inspector. Prints self time per source module and per function, in ms per
  * request, and writes the .cpuprofile (open it in Chrome DevTools > Performance).
  *
- *   node bench/profile.mjs [edgelink|floor|sdk] [seconds]
+ *   node bench/profile.mjs [edgelink|floor|rows|sdk] [seconds]
  *   node bench/profile.mjs stream [seconds] [input]
  *   node bench/profile.mjs store [seconds]
  *
@@ -32,7 +32,8 @@ const entries = {
     "echo-worker.ts",
     { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
   ],
-  floor: ["floor-worker.ts", { FLOOR_CONTEXT: "FloorContext" }],
+  floor: ["floor-worker.ts", { FLOOR_CONTEXT: "FloorContext", FLOOR_ROWS: "FloorRowsContext" }],
+  rows: ["floor-worker.ts", { FLOOR_CONTEXT: "FloorContext", FLOOR_ROWS: "FloorRowsContext" }],
   sdk: ["sdk-do-worker.ts", { SDK_CONTEXT: "SdkContext" }],
   store: ["sql-cost-worker.ts", { SQL_COST: "SqlCost" }],
   stream: [
@@ -43,7 +44,7 @@ const entries = {
 const streamInput = process.argv[4] ?? "recorded";
 if (!entries[target] || !(seconds > 0 && seconds <= 60)) {
   console.error(
-    "usage: node bench/profile.mjs [edgelink|floor|sdk|store] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
+    "usage: node bench/profile.mjs [edgelink|floor|rows|sdk|store] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
   );
   process.exit(2);
 }
@@ -247,7 +248,7 @@ async function profileLoad(server) {
   // Edgelink refuses client-chosen context ids by default: follow up in issued ones.
   const ids = target === "edgelink" ? await openContexts(server.url, headers, 16, 10_000) : null;
   const load = createLoad({
-    url: server.url,
+    url: server.url + (target === "rows" ? "rows" : ""),
     headers,
     contextFor: (client) => (ids ? ids[client] : `profile-${client}`),
     concurrency: 16,
