@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { transformSync } from "esbuild";
+import { buildSync, transformSync } from "esbuild";
 import { defineConfig, type Options } from "tsup";
 import ts from "typescript";
 
@@ -64,23 +64,31 @@ const editSources: Plugin = {
 };
 
 /**
- * The inspector's browser script is a string in the source (readable, with its comments)
+ * The inspector's browser script is strings in the source (readable, with their comments)
  * that no bundler minifies: minified here, it costs every Worker about 0.9 KiB gzipped
- * less (the package test holds the demo Worker to its gzipped budget). The script has no `${}`, so
- * the source's String.raw template is the script itself.
+ * less (the package test holds the demo Worker to its gzipped budget). The script is
+ * written in parts (src/server/inspector-script*.ts) that share one function's scope, so
+ * it is minified whole: its module is bundled and run here for the script it puts
+ * together, and the minified script replaces that module and its parts.
  */
 const minifyInspectorScript: Plugin = {
   name: "minify-inspector-script",
   setup(build) {
     build.onLoad({ filter: /inspector-script\.ts$/ }, (args) => {
-      const source = readFileSync(args.path, "utf8");
-      const match = /String\.raw`([\s\S]*)`;\s*$/.exec(source);
-      if (!match?.[1] || match[1].includes("${")) {
-        throw new Error(
-          "inspector-script.ts: expected one String.raw template without placeholders",
-        );
+      const bundled = buildSync({
+        entryPoints: [args.path],
+        bundle: true,
+        format: "cjs",
+        platform: "neutral",
+        write: false,
+      });
+      const module = { exports: {} as { INSPECTOR_SCRIPT?: unknown } };
+      new Function("module", "exports", bundled.outputFiles[0]?.text ?? "")(module, module.exports);
+      const script = module.exports.INSPECTOR_SCRIPT;
+      if (typeof script !== "string") {
+        throw new Error("inspector-script.ts: expected a string export INSPECTOR_SCRIPT");
       }
-      const { code } = transformSync(match[1], { minify: true, target: "es2020" });
+      const { code } = transformSync(script, { minify: true, target: "es2020" });
       return { contents: `export const INSPECTOR_SCRIPT = ${JSON.stringify(code)};`, loader: "ts" };
     });
   },

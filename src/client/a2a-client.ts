@@ -1,21 +1,26 @@
 import * as z from "zod";
 import type { CompactionRequestInput, CompactionResult } from "../history/compaction";
-import { Item } from "../history/items";
 import { PROFILE_EXTENSION } from "../models/agent-card";
-import type { TaskEvent } from "../models/events";
 import type { JsonObject, JsonValue } from "../models/json";
 import type { PeerCard, PeerInterface } from "../models/peer-card";
 import { parsePeerCard } from "../models/peer-card";
-import type { Task } from "../models/task";
-import { isInterrupted, isTerminal } from "../models/task-state";
-import { messageToV1, stateToV1, taskFromV1, V1Task } from "../models/wire-v1";
-import { messageToV03, taskFromV03, V03Task } from "../models/wire-v03";
-import { eventFromV03, V03StreamEvent } from "../models/wire-v03-events";
-import { streamResponseToEvent, taskIdOf, V1StreamResponse } from "../push/stream-response";
-import { compactConfig, isObj, pushToV1, pushToV03, read, toMessage } from "./convert";
-import { A2AConnectionError, invalidResponse, UnsupportedOperationError } from "./errors";
+import { stateToV1 } from "../models/wire-v1";
+import {
+  CompactionAnswer,
+  DeadLettersAnswer,
+  HistoryPageAnswer,
+  pushConfigOf,
+  pushConfigPageOf,
+  sendResultOf,
+  TaskListPage,
+  taskOf,
+} from "./answers";
+import { pushToV1, pushToV03, read } from "./convert";
+import { invalidResponse, UnsupportedOperationError } from "./errors";
 import { MemoryClient } from "./memory";
-import type { Binding, StreamItem, Transport, Version } from "./transport";
+import { paged, pushConfigRef, sendParams } from "./requests";
+import { followStream, type StreamSource } from "./resume";
+import type { Binding, Transport, Version } from "./transport";
 import type {
   AgentEvent,
   HistoryPage,
@@ -31,55 +36,7 @@ import type {
   TaskPage,
 } from "./types";
 
-export const DEFAULT_RESUME = { retries: 5, delayMs: 250, maxDelayMs: 4000 };
 const CALL = { signal: undefined as AbortSignal | undefined };
-
-const V1PushConfig = z.object({
-  id: z.string().default(""),
-  taskId: z.string().default(""),
-  url: z.string(),
-  token: z.string().optional(),
-  authentication: z.object({ scheme: z.string(), credentials: z.string().optional() }).optional(),
-});
-const V03PushConfig = z.object({
-  taskId: z.string(),
-  pushNotificationConfig: z.object({
-    id: z.string().default(""),
-    url: z.string(),
-    token: z.string().optional(),
-    authentication: z
-      .object({ schemes: z.array(z.string()), credentials: z.string().optional() })
-      .optional(),
-  }),
-});
-
-/** Whether an event ends a stream (terminal or interrupted task, or a direct message). */
-function isFinal(event: TaskEvent): boolean {
-  switch (event.kind) {
-    case "message":
-      return true;
-    case "task":
-      return isTerminal(event.task.status.state) || isInterrupted(event.task.status.state);
-    case "status-update":
-      return event.final || isTerminal(event.status.state) || isInterrupted(event.status.state);
-    case "artifact-update":
-      return false;
-  }
-}
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
 
 /**
  * A connection to one A2A agent, made by `connect`. Speaks the binding and version chosen
@@ -129,12 +86,8 @@ export class A2AClient {
    * if (result.kind === "task") console.log(result.task.status.state, answerOf(result));
    */
   async send(input: MessageLike, options: SendOptions = {}): Promise<SendResult> {
-    const result = await this.transport.call(
-      "send",
-      this.sendParams(input, options, options.returnImmediately ?? false),
-      options.signal,
-    );
-    return this.sendResult(result);
+    const params = sendParams(this.version, input, options, options.returnImmediately ?? false);
+    return sendResultOf(this.version, await this.transport.call("send", params, options.signal));
   }
 
   /**
@@ -146,14 +99,15 @@ export class A2AClient {
    * }
    */
   stream(input: MessageLike, options: StreamOptions = {}): AsyncGenerator<AgentEvent> {
-    const params = this.sendParams(input, options, false);
-    return this.follow(
-      (lastEventId) =>
-        lastEventId === undefined
-          ? this.transport.open("stream", params, { signal: options.signal })
-          : undefined,
-      { taskId: undefined, lastEventId: undefined, resume: options.resume, signal: options.signal },
-    );
+    const params = sendParams(this.version, input, options, false);
+    const { resume, signal } = options;
+    const first = this.transport.open("stream", params, { signal });
+    return followStream(this.streamSource(), first, {
+      taskId: undefined,
+      lastEventId: undefined,
+      resume,
+      signal,
+    });
   }
 
   /**
@@ -163,13 +117,8 @@ export class A2AClient {
    * for await (const event of agent.subscribe(taskId)) console.log(event.kind);
    */
   subscribe(taskId: string, options: SubscribeOptions = {}): AsyncGenerator<AgentEvent> {
-    return this.follow(() => undefined, {
-      taskId,
-      lastEventId: options.lastEventId,
-      resume: options.resume,
-      signal: options.signal,
-      resumeFirst: true,
-    });
+    const { lastEventId, resume, signal } = options;
+    return followStream(this.streamSource(), undefined, { taskId, lastEventId, resume, signal });
   }
 
   // ---- tasks ----------------------------------------------------------------------
@@ -178,14 +127,14 @@ export class A2AClient {
   async getTask(id: string, options: { historyLength?: number; signal?: AbortSignal } = {}) {
     const params: JsonObject = { id };
     if (options.historyLength !== undefined) params.historyLength = options.historyLength;
-    return this.taskOf(await this.transport.call("get", params, options.signal));
+    return taskOf(this.version, await this.transport.call("get", params, options.signal));
   }
 
   /** CancelTask; answers the task as it is after the cancel. */
   async cancel(id: string, options: { metadata?: JsonObject; signal?: AbortSignal } = {}) {
     const params: JsonObject = { id };
     if (options.metadata) params.metadata = options.metadata;
-    return this.taskOf(await this.transport.call("cancel", params, options.signal));
+    return taskOf(this.version, await this.transport.call("cancel", params, options.signal));
   }
 
   /**
@@ -202,24 +151,14 @@ export class A2AClient {
       const params: JsonObject = {};
       if (options.contextId) params.contextId = options.contextId;
       if (options.state) params.status = stateToV1(options.state);
-      if (options.pageSize !== undefined) params.pageSize = options.pageSize;
-      if (pageToken) params.pageToken = pageToken;
+      paged(params, options.pageSize, pageToken);
       if (options.historyLength !== undefined) params.historyLength = options.historyLength;
       if (options.statusTimestampAfter) params.statusTimestampAfter = options.statusTimestampAfter;
       if (options.includeArtifacts !== undefined)
         params.includeArtifacts = options.includeArtifacts;
       const raw = await this.transport.call("list", params, options.signal);
-      const page = read(
-        z.object({
-          tasks: z.array(z.unknown()).default([]),
-          nextPageToken: z.string().default(""),
-          pageSize: z.number().optional(),
-          totalSize: z.number().optional(),
-        }),
-        raw,
-        "task list",
-      );
-      yield { ...page, tasks: page.tasks.map((t) => this.taskOf(t as JsonValue)) };
+      const page = read(TaskListPage, raw, "task list");
+      yield { ...page, tasks: page.tasks.map((t) => taskOf(this.version, t as JsonValue)) };
       if (!page.nextPageToken || page.nextPageToken === pageToken) return;
       pageToken = page.nextPageToken;
     }
@@ -241,13 +180,13 @@ export class A2AClient {
       this.version === "1.0"
         ? { ...pushToV1(config), taskId }
         : { taskId, pushNotificationConfig: pushToV03(config) };
-    return this.pushConfigOf(await this.transport.call("pushCreate", params, options.signal));
+    const raw = await this.transport.call("pushCreate", params, options.signal);
+    return pushConfigOf(this.version, raw);
   }
 
   async getPushConfig(taskId: string, id: string, options = CALL): Promise<PushNotificationConfig> {
-    const params: JsonObject =
-      this.version === "1.0" ? { taskId, id } : { id: taskId, pushNotificationConfigId: id };
-    return this.pushConfigOf(await this.transport.call("pushGet", params, options.signal));
+    const params = pushConfigRef(this.version, taskId, id);
+    return pushConfigOf(this.version, await this.transport.call("pushGet", params, options.signal));
   }
 
   /** One page of a task's webhook configs (v0.3 agents answer all at once). */
@@ -255,33 +194,17 @@ export class A2AClient {
     taskId: string,
     options: { pageSize?: number; pageToken?: string; signal?: AbortSignal } = {},
   ): Promise<{ configs: PushNotificationConfig[]; nextPageToken: string }> {
-    if (this.version === "0.3") {
-      const raw = await this.transport.call("pushList", { id: taskId }, options.signal);
-      const list = read(z.array(z.unknown()), raw, "push config list");
-      return { configs: list.map((c) => this.pushConfigOf(c as JsonValue)), nextPageToken: "" };
-    }
-    const params: JsonObject = { taskId };
-    if (options.pageSize !== undefined) params.pageSize = options.pageSize;
-    if (options.pageToken) params.pageToken = options.pageToken;
+    const params =
+      this.version === "1.0"
+        ? paged({ taskId }, options.pageSize, options.pageToken)
+        : { id: taskId };
     const raw = await this.transport.call("pushList", params, options.signal);
-    const page = read(
-      z.object({
-        configs: z.array(z.unknown()).default([]),
-        nextPageToken: z.string().default(""),
-      }),
-      raw,
-      "push config list",
-    );
-    return {
-      configs: page.configs.map((c) => this.pushConfigOf(c as JsonValue)),
-      nextPageToken: page.nextPageToken,
-    };
+    return pushConfigPageOf(this.version, raw);
   }
 
   /** DeleteTaskPushNotificationConfig (deleting twice is fine). */
   async deletePushConfig(taskId: string, id: string, options = CALL): Promise<void> {
-    const params: JsonObject =
-      this.version === "1.0" ? { taskId, id } : { id: taskId, pushNotificationConfigId: id };
+    const params = pushConfigRef(this.version, taskId, id);
     await this.transport.call("pushDelete", params, options.signal);
   }
 
@@ -311,19 +234,9 @@ export class A2AClient {
     this.requireEdgelink("history");
     let pageToken = options.pageToken;
     for (;;) {
-      const params: JsonObject = { contextId };
-      if (options.pageSize !== undefined) params.pageSize = options.pageSize;
-      if (pageToken) params.pageToken = pageToken;
+      const params = paged({ contextId }, options.pageSize, pageToken);
       const raw = await this.transport.call("history", params, options.signal);
-      const page = read(
-        z.object({
-          items: z.array(Item),
-          nextPageToken: z.string().default(""),
-          totalSize: z.number().optional(),
-        }),
-        raw,
-        "history page",
-      );
+      const page = read(HistoryPageAnswer, raw, "history page");
       yield page;
       if (!page.nextPageToken || page.nextPageToken === pageToken) return;
       pageToken = page.nextPageToken;
@@ -346,30 +259,14 @@ export class A2AClient {
       { ...(request as JsonObject), contextId },
       options.signal,
     );
-    return read(
-      z.object({
-        strategy: z.enum(["recent", "tokens", "summary"]),
-        beforeMessages: z.number(),
-        afterMessages: z.number(),
-        removed: z.number(),
-        beforeTokens: z.number(),
-        afterTokens: z.number(),
-        summaryCreated: z.boolean(),
-      }),
-      raw,
-      "compaction result",
-    );
+    return read(CompactionAnswer, raw, "compaction result");
   }
 
   /** Webhook deliveries of a task that were given up on (Edgelink agents only). */
   async deadLetters(taskId: string, options = CALL): Promise<JsonObject[]> {
     this.requireEdgelink("deadLetters");
     const raw = await this.transport.call("deadLetters", { id: taskId }, options.signal);
-    return read(
-      z.object({ deliveries: z.array(z.record(z.string(), z.unknown())) }),
-      raw,
-      "dead letters",
-    ).deliveries as JsonObject[];
+    return read(DeadLettersAnswer, raw, "dead letters").deliveries as JsonObject[];
   }
 
   /** Queues a task's dead-lettered deliveries again; answers how many (Edgelink agents only). */
@@ -390,147 +287,12 @@ export class A2AClient {
     });
   }
 
-  private sendParams(
-    input: MessageLike,
-    options: SendOptions,
-    returnImmediately: boolean,
-  ): JsonObject {
-    const message = toMessage(input, options);
-    const configuration: JsonObject = {};
-    if (options.acceptedOutputModes)
-      configuration.acceptedOutputModes = options.acceptedOutputModes;
-    if (options.historyLength !== undefined) configuration.historyLength = options.historyLength;
-    if (this.version === "1.0") {
-      if (returnImmediately) configuration.returnImmediately = true;
-      if (options.pushConfig)
-        configuration.taskPushNotificationConfig = pushToV1(options.pushConfig);
-    } else {
-      configuration.blocking = !returnImmediately;
-      if (options.pushConfig) configuration.pushNotificationConfig = pushToV03(options.pushConfig);
-    }
-    const params: JsonObject = {
-      message: this.version === "1.0" ? messageToV1(message) : messageToV03(message),
+  private streamSource(): StreamSource {
+    return {
+      transport: this.transport,
+      url: this.endpoint.url,
+      resume: this.resume,
+      getTask: (id, signal) => this.getTask(id, { signal }),
     };
-    if (Object.keys(configuration).length) params.configuration = configuration;
-    if (options.metadata) params.metadata = options.metadata;
-    return params;
-  }
-
-  private sendResult(raw: JsonValue): SendResult {
-    if (this.version === "1.0") {
-      if (isObj(raw) && raw.message !== undefined && raw.task === undefined) {
-        const event = this.eventOf(raw);
-        if (event.kind === "message") return { kind: "message", message: event.message };
-      }
-      const body = isObj(raw) && raw.task !== undefined ? raw.task : raw;
-      return { kind: "task", task: this.taskOf(body) };
-    }
-    const event = this.eventOf(raw);
-    if (event.kind === "message") return event;
-    if (event.kind === "task") return event;
-    throw invalidResponse(
-      `SendMessage answered a ${event.kind} event instead of a task or message`,
-    );
-  }
-
-  private taskOf(raw: JsonValue | undefined): Task {
-    return this.version === "1.0"
-      ? taskFromV1(read(V1Task, raw, "task"))
-      : taskFromV03(read(V03Task, raw, "task"));
-  }
-
-  private eventOf(raw: JsonValue): TaskEvent {
-    return this.version === "1.0"
-      ? streamResponseToEvent(read(V1StreamResponse, raw, "stream event"))
-      : eventFromV03(read(V03StreamEvent, raw, "stream event"));
-  }
-
-  private pushConfigOf(raw: JsonValue | undefined): PushNotificationConfig {
-    if (this.version === "1.0") {
-      const c = read(V1PushConfig, raw, "push config");
-      return compactConfig({ ...c });
-    }
-    const c = read(V03PushConfig, raw, "push config");
-    const p = c.pushNotificationConfig;
-    return compactConfig({
-      id: p.id,
-      taskId: c.taskId,
-      url: p.url,
-      token: p.token,
-      authentication: p.authentication && {
-        scheme: p.authentication.schemes[0] ?? "",
-        ...(p.authentication.credentials ? { credentials: p.authentication.credentials } : {}),
-      },
-    });
-  }
-
-  /**
-   * The resume loop shared by `stream` and `subscribe`. `first` opens the initial
-   * connection (undefined: start with SubscribeToTask). After a drop (an
-   * `A2AConnectionError`, or a body that ends before a final event) it resubscribes with
-   * the last event id, up to `retries` times in a row; each new event resets the count.
-   */
-  private async *follow(
-    first: (lastEventId: string | undefined) => AsyncGenerator<StreamItem> | undefined,
-    state: {
-      taskId: string | undefined;
-      lastEventId: string | undefined;
-      resume: ResumeOptions | false | undefined;
-      signal: AbortSignal | undefined;
-      resumeFirst?: boolean;
-    },
-  ): AsyncGenerator<AgentEvent> {
-    const resume = state.resume ?? this.resume;
-    const limits = resume === false ? null : { ...DEFAULT_RESUME, ...resume };
-    let { taskId, lastEventId } = state;
-    let failures = 0;
-    let opened = first(lastEventId);
-    for (;;) {
-      let lost: unknown;
-      try {
-        const items =
-          opened ??
-          this.transport.open(
-            "subscribe",
-            { id: taskId ?? "" },
-            {
-              lastEventId,
-              signal: state.signal,
-            },
-          );
-        opened = undefined;
-        for await (const item of items) {
-          // An event seen already (a peer replaying after a reconnection) is no progress.
-          if (item.id !== undefined && item.id === lastEventId) continue;
-          const event = this.eventOf(item.payload);
-          if (item.id !== undefined) lastEventId = item.id;
-          taskId ??= taskIdOf(event);
-          // New events reset the retry count; a bare snapshot after a reconnection does
-          // not, so a peer that drops every connection after its snapshot is given up on.
-          if (event.kind !== "task") failures = 0;
-          yield item.id === undefined ? event : { ...event, eventId: item.id };
-          if (isFinal(event)) return;
-        }
-        lost = new A2AConnectionError(
-          `the stream of ${taskId ? `task ${taskId}` : "the message"} ended before the task finished`,
-          this.endpoint.url,
-        );
-      } catch (error) {
-        if (!(error instanceof A2AConnectionError) || state.signal?.aborted) {
-          // A resubscription refused because the task finished meanwhile (servers that
-          // keep no event log): its final state is what the caller missed.
-          if (error instanceof UnsupportedOperationError && failures > 0 && taskId) {
-            yield { kind: "task", task: await this.getTask(taskId, { signal: state.signal }) };
-            return;
-          }
-          throw error;
-        }
-        lost = error;
-      }
-      if (!limits || !taskId || failures >= limits.retries) throw lost;
-      failures++;
-      limits.onRetry?.(failures, lost);
-      await sleep(Math.min(limits.maxDelayMs, limits.delayMs * 2 ** (failures - 1)), state.signal);
-    }
   }
 }

@@ -7,7 +7,7 @@ import {
   type PeerInterface,
   parsePeerCard,
 } from "../models/peer-card";
-import { A2AClient, DEFAULT_RESUME } from "./a2a-client";
+import { A2AClient } from "./a2a-client";
 import { type ApiKeyPlacement, type Auth, applyAuth } from "./auth";
 import { verifyAgentCard } from "./card-verify";
 import { isObj } from "./convert";
@@ -24,6 +24,7 @@ import {
   redirectTarget,
   requireTrusted,
 } from "./origins";
+import { DEFAULT_RESUME } from "./resume";
 import { type Binding, messageOf, readText, Transport, type Version } from "./transport";
 import type { ConnectOptions } from "./types";
 

@@ -1,7 +1,8 @@
 /**
  * The webhook configs of a conversation's tasks and their health (failed attempts in a
  * row, unhealthy, events skipped), with what is known in memory of which tasks have none
- * and which have an unhealthy one. The delivery outbox (push-store.ts) builds on it.
+ * and which have an unhealthy one. The deliveries (push-deliveries.ts) and their outbox
+ * (push-store.ts) build on it.
  */
 import type { PushConfig } from "../push/config";
 import { sqlLimit } from "./sql-limit";

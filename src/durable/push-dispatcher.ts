@@ -18,8 +18,10 @@ import { buildDelivery, type DeliveryOutcome, deliver } from "../push/delivery";
 import type { SigningKey } from "../push/signing";
 import { logEvent } from "../telemetry/log";
 import { inContext } from "../telemetry/otel";
+import type { DeliveryRow } from "./push-deliveries";
 import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
-import { type DeliveryRow, MAX_SNAPSHOT_CHARS, type PushStore } from "./push-store";
+import { MAX_SNAPSHOT_CHARS } from "./push-snapshots";
+import type { PushStore } from "./push-store";
 import { endPushAttempt, tracePushAttempt } from "./push-trace";
 import type { TaskStore } from "./task-store";
 

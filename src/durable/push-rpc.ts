@@ -7,7 +7,9 @@ import { A2AError } from "../models/errors";
 import type { Task } from "../models/task";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../push/config";
 import type { ObjectAlarm } from "./alarm";
-import { type DeliveryRow, MAX_SNAPSHOT_CHARS, type PushStore } from "./push-store";
+import type { DeliveryRow } from "./push-deliveries";
+import { MAX_SNAPSHOT_CHARS } from "./push-snapshots";
+import type { PushStore } from "./push-store";
 import type { TaskStore } from "./task-store";
 
 /** Refuses a push call on an agent that has push off. */

@@ -1,39 +1,18 @@
 /**
  * The push delivery outbox of a conversation: each webhook delivery queued in the
- * transaction of its event, coalesced while a config is unhealthy or chunks stream,
- * attempted, retried, delivered or dead-lettered. Built on its task's configs.
+ * transaction of its event, coalesced while a config is unhealthy or chunks stream, its
+ * body fixed at its first attempt. Built on the deliveries' states (push-deliveries.ts)
+ * and its task's configs.
  */
 import type { PushOptions } from "../agent/definition";
 import type { TaskEvent } from "../models/events";
 import { CHUNK_HOLD_MS, waitsForChunks } from "../push/chunks";
-import { PushConfigs } from "./push-configs";
+import { type DeliveryRow, PushDeliveries } from "./push-deliveries";
+import { readSnapshot, storeRest } from "./push-snapshots";
 import { CHUNK_CHARS } from "./row-limit";
-import { sqlLimit } from "./sql-limit";
 
-/**
- * Largest task snapshot a webhook delivery freezes (8 Mi characters of JSON, 32 chunk
- * rows): the first part in the delivery row, the rest in chunk rows beside it.
- */
-export const MAX_SNAPSHOT_CHARS = 32 * CHUNK_CHARS;
-
-/** One pending or finished webhook delivery: an event (or the task snapshot) for a config. */
-export interface DeliveryRow {
-  seq: number;
-  taskId: string;
-  configId: string;
-  /** The logged event to send; null sends the task as it is then (a config's first POST). */
-  eventSeq: number | null;
-  state: "pending" | "delivered" | "dead";
-  attempts: number;
-  firstAttemptAt: number | null;
-  nextAt: number;
-  lastError: string | null;
-  /**
-   * Events this delivery stands for when it is a coalesced snapshot (the config was
-   * unhealthy): the task as it is at its first attempt replaces them. 0 otherwise.
-   */
-  skipped: number;
-}
+// context-object.ts names the row type from here.
+export type { DeliveryRow } from "./push-deliveries";
 
 /** How the outbox queues artifact chunks (see `PushOptions.artifactChunks`). */
 export interface PushStoreOptions {
@@ -42,46 +21,11 @@ export interface PushStoreOptions {
   holdMs?: number;
 }
 
-/** A delivery queued behind another for the same config, and whether it may still change. */
-export interface FollowingRow {
-  seq: number;
-  eventSeq: number | null;
-  /** Never attempted and not a snapshot: its body is not fixed yet. */
-  fresh: boolean;
-}
-
-interface Row {
-  seq: number;
-  task_id: string;
-  config_id: string;
-  event_seq: number | null;
-  state: string;
-  attempts: number;
-  first_attempt_at: number | null;
-  next_at: number;
-  last_error: string | null;
-  skipped: number;
-  [key: string]: SqlStorageValue;
-}
-
-const toDelivery = (r: Row): DeliveryRow => ({
-  seq: r.seq,
-  taskId: r.task_id,
-  configId: r.config_id,
-  eventSeq: r.event_seq,
-  state: r.state as DeliveryRow["state"],
-  attempts: r.attempts,
-  firstAttemptAt: r.first_attempt_at,
-  nextAt: r.next_at,
-  lastError: r.last_error,
-  skipped: r.skipped,
-});
-
 /**
  * Push configs and the delivery outbox of one conversation. Enqueueing is synchronous
  * SQLite work, so it joins the transaction of the event it delivers.
  */
-export class PushStore extends PushConfigs {
+export class PushStore extends PushDeliveries {
   /** Whether artifact chunks to a webhook are coalesced (the default) rather than sent each. */
   readonly coalesces: boolean;
   private readonly holdMs: number;
@@ -181,39 +125,7 @@ export class PushStore extends PushConfigs {
       body.slice(0, CHUNK_CHARS),
       seq,
     );
-    this.storeRest(seq, body);
-  }
-
-  /** Puts what follows a snapshot's first chunk in chunk rows (nothing when it fits). */
-  private storeRest(seq: number, body: string): void {
-    if (body.length > MAX_SNAPSHOT_CHARS) {
-      throw new RangeError(`snapshot of ${body.length} characters over ${MAX_SNAPSHOT_CHARS}`);
-    }
-    const chunks = Math.ceil(body.length / CHUNK_CHARS);
-    if (chunks <= 1) return;
-    for (let i = 1; i < chunks; i++) {
-      this.sql.exec(
-        "INSERT INTO push_snapshot_chunks (seq, idx, data) VALUES (?, ?, ?)",
-        seq,
-        i,
-        body.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS),
-      );
-    }
-    this.sql.exec("UPDATE push_deliveries SET snapshot_chunks = ? WHERE seq = ?", chunks - 1, seq);
-  }
-
-  /** Deletes a config and its undelivered events; true when it existed. */
-  deleteConfig(taskId: string, id: string): boolean {
-    this.sql.exec(
-      "DELETE FROM push_deliveries WHERE task_id = ? AND config_id = ? AND state = 'pending'",
-      taskId,
-      id,
-    );
-    const existed =
-      this.sql.exec("DELETE FROM push_configs WHERE task_id = ? AND id = ?", taskId, id)
-        .rowsWritten > 0;
-    this.recheck(taskId);
-    return existed;
+    storeRest(this.sql, seq, body);
   }
 
   /** Queues an event (or, with eventSeq null, a task snapshot) for every config of the task. */
@@ -244,7 +156,7 @@ export class PushStore extends PushConfigs {
         onlyConfig ?? null,
       )
       .toArray();
-    if (snapshot !== undefined) for (const r of rows) this.storeRest(r.seq, snapshot);
+    if (snapshot !== undefined) for (const r of rows) storeRest(this.sql, r.seq, snapshot);
     const queued = rows.length;
     if (queued + coalesced === 0 && onlyConfig === undefined) this.noConfigs(taskId);
     return queued + coalesced;
@@ -284,22 +196,6 @@ export class PushStore extends PushConfigs {
     return queued;
   }
 
-  /** Pending deliveries queued behind `row` for its config, oldest first, at most `limit`. */
-  following(row: DeliveryRow, limit: number): FollowingRow[] {
-    return this.sql
-      .exec<{ seq: number; event_seq: number | null; fresh: number }>(
-        `SELECT seq, event_seq, (attempts = 0 AND last_error IS NULL AND skipped = 0
-           AND snapshot IS NULL) AS fresh
-         FROM push_deliveries WHERE state = 'pending' AND task_id = ? AND config_id = ? AND seq > ?
-         ORDER BY seq LIMIT ${sqlLimit(limit)}`,
-        row.taskId,
-        row.configId,
-        row.seq,
-      )
-      .toArray()
-      .map((r) => ({ seq: r.seq, eventSeq: r.event_seq, fresh: r.fresh === 1 }));
-  }
-
   /**
    * Fixes a delivery's body before its first attempt (every retry sends the same bytes
    * under the same event id) and removes the rows it took along: those of its config
@@ -318,114 +214,8 @@ export class PushStore extends PushConfigs {
     );
   }
 
-  /** The next pending delivery of each config: later events wait for earlier ones. */
-  heads(): DeliveryRow[] {
-    return this.sql
-      .exec<Row>(
-        `SELECT d.* FROM push_deliveries d
-         JOIN (SELECT task_id, config_id, MIN(seq) AS seq FROM push_deliveries
-               WHERE state = 'pending' GROUP BY task_id, config_id) h ON h.seq = d.seq`,
-      )
-      .toArray()
-      .map(toDelivery);
-  }
-
-  /** When the alarm should next fire, or null when nothing is pending. */
-  nextDue(): number | null {
-    const heads = this.heads();
-    return heads.length ? Math.min(...heads.map((d) => d.nextAt)) : null;
-  }
-
-  /** A delivered row has done its job: it goes (retention of delivered rows is zero). */
-  markDelivered(seq: number): void {
-    this.sql.exec("DELETE FROM push_deliveries WHERE seq = ?", seq);
-  }
-
-  /**
-   * A receiver that answered 410 Gone: its config is removed and what was still queued for
-   * it is dead-lettered with the reason, so nothing is retried against it again.
-   */
-  disableConfig(taskId: string, configId: string, reason: string): void {
-    this.sql.exec(
-      "UPDATE push_deliveries SET state = 'dead', last_error = ? WHERE task_id = ? AND config_id = ? AND state = 'pending'",
-      reason,
-      taskId,
-      configId,
-    );
-    this.sql.exec("DELETE FROM push_configs WHERE task_id = ? AND id = ?", taskId, configId);
-    this.recheck(taskId);
-  }
-
   /** The frozen body of a snapshot delivery (the task when its config was registered). */
   snapshotOf(seq: number): string | null {
-    const row = this.sql
-      .exec<{ snapshot: string | null; snapshot_chunks: number }>(
-        "SELECT snapshot, snapshot_chunks FROM push_deliveries WHERE seq = ?",
-        seq,
-      )
-      .toArray()[0];
-    if (!row || row.snapshot === null) return null;
-    if (row.snapshot_chunks === 0) return row.snapshot;
-    const rest = this.sql
-      .exec<{ data: string }>(
-        "SELECT data FROM push_snapshot_chunks WHERE seq = ? ORDER BY idx",
-        seq,
-      )
-      .toArray();
-    return row.snapshot + rest.map((r) => r.data).join("");
-  }
-
-  reschedule(seq: number, attempts: number, firstAttemptAt: number, nextAt: number, error: string) {
-    this.sql.exec(
-      "UPDATE push_deliveries SET attempts = ?, first_attempt_at = ?, next_at = ?, last_error = ? WHERE seq = ?",
-      attempts,
-      firstAttemptAt,
-      nextAt,
-      error,
-      seq,
-    );
-  }
-
-  markDead(seq: number, attempts: number, error: string): void {
-    this.sql.exec(
-      "UPDATE push_deliveries SET state = 'dead', attempts = ?, last_error = ? WHERE seq = ?",
-      attempts,
-      error,
-      seq,
-    );
-  }
-
-  /** Dead-lettered deliveries of a task, oldest first, a page at a time (default 100). */
-  dead(taskId: string, page: { after?: number; limit?: number } = {}): DeliveryRow[] {
-    return this.sql
-      .exec<Row>(
-        `SELECT * FROM push_deliveries WHERE task_id = ? AND state = 'dead' AND seq > ? ORDER BY seq LIMIT ${sqlLimit(Math.min(Math.max(page.limit ?? 100, 1), 1000))}`,
-        taskId,
-        page.after ?? 0,
-      )
-      .toArray()
-      .map(toDelivery);
-  }
-
-  /** How many deliveries of a task are dead-lettered. */
-  deadCount(taskId: string): number {
-    return this.sql
-      .exec<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM push_deliveries WHERE task_id = ? AND state = 'dead'",
-        taskId,
-      )
-      .one().n;
-  }
-
-  /** Puts a task's dead-lettered deliveries back in the queue; returns how many. */
-  redeliver(taskId: string, now: number): number {
-    return this.sql
-      .exec(
-        `UPDATE push_deliveries SET state = 'pending', attempts = 0, first_attempt_at = NULL, next_at = ?
-         WHERE task_id = ? AND state = 'dead' RETURNING seq`,
-        now,
-        taskId,
-      )
-      .toArray().length;
+    return readSnapshot(this.sql, seq);
   }
 }

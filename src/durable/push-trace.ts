@@ -16,7 +16,7 @@ import {
   startSpan,
   type Traced,
 } from "../telemetry";
-import type { DeliveryRow } from "./push-store";
+import type { DeliveryRow } from "./push-deliveries";
 
 /**
  * A CLIENT span for one webhook delivery attempt, in the trace of the run that queued it

@@ -1,4 +1,4 @@
-import { compact, type JsonObject, type JsonValue, nowIso } from "../models/json";
+import { compact } from "../models/json";
 import {
   type CompactionRequestInput,
   type CompactionResult,
@@ -12,6 +12,18 @@ import {
   type ContextWindowResult,
   fitContextWindow,
 } from "./context-window";
+import { insertByTime, itemsOf, withLeadingSystem } from "./conversation-edits";
+import {
+  type ConfigUpdateInput,
+  type ConversationInit,
+  type FunctionCallInput,
+  type FunctionOutputInput,
+  functionCallItem,
+  functionOutputItem,
+  type HandoffInput,
+  type MessageOptions,
+  messageItem,
+} from "./conversation-inputs";
 import {
   type CopyFilters,
   copyItems,
@@ -20,22 +32,22 @@ import {
   lastAssistantCopy,
   mergeItems,
 } from "./fork-merge";
+import { ItemList } from "./item-list";
 import {
   assertUniqueIds,
   ConfigUpdateItem,
   type ContentPartInput,
   type ConversationJson,
   cloneItems,
-  FunctionCallItem,
-  FunctionOutputItem,
+  type FunctionCallItem,
+  type FunctionOutputItem,
   HandoffItem,
   Item,
   type ItemInput,
   type ItemRole,
   isUserMessage,
-  MessageItem,
+  type MessageItem,
   parseItems,
-  timeOf,
 } from "./items";
 import {
   fromLlmMessages,
@@ -45,7 +57,6 @@ import {
 } from "./llm-message";
 import { type ReadonlyConversation, ReadonlyConversationError } from "./readonly";
 import {
-  type ItemHost,
   mergeSummaryHost,
   type SummarizeOptions,
   type SummarizeResult,
@@ -54,108 +65,6 @@ import {
 } from "./summarize";
 import { estimateTokens } from "./tokens";
 import { type TruncateLimits, truncateItems } from "./truncate";
-
-/**
- * Fields every `add*` method accepts besides the item's own.
- * @example
- * conversation.addHandoff({ toAgent: "b", id: "handoff_1", createdAt: new Date().toISOString() });
- */
-export interface AddOptions {
-  /** Defaults to a fresh prefixed id; must not be in use. */
-  id?: string;
-  /** ISO-8601; defaults to now. */
-  createdAt?: string;
-  agentId?: string;
-}
-
-/**
- * Options of `addMessage`: the message extras (F24) and `replace` (F3).
- * @example
- * conversation.addMessage("user", "hi", { agentId: "voice", confidence: 0.92 });
- */
-export interface MessageOptions extends AddOptions {
-  /** With role "system": remove every system message (not developer ones) first. */
-  replace?: boolean;
-  name?: string;
-  interrupted?: boolean;
-  extra?: JsonObject;
-  confidence?: number;
-  metrics?: JsonObject;
-  audioInstructions?: string;
-  textInstructions?: string;
-}
-
-/**
- * What `addFunctionCall` takes (F4).
- * @example
- * conversation.addFunctionCall({ name: "search", arguments: { q: "x" }, callId: "call_1" });
- */
-export interface FunctionCallInput extends AddOptions {
-  name: string;
-  /** A JSON string kept verbatim; an object is serialized. Defaults to "{}". */
-  arguments?: string | JsonObject;
-  /** Defaults to a fresh "call_" id. */
-  callId?: string;
-  /** Provider data to keep with the call, e.g. `{ thoughtSignature }` for Gemini. */
-  metadata?: JsonObject;
-}
-
-/**
- * What `addFunctionOutput` takes (F4).
- * @example
- * conversation.addFunctionOutput({ name: "search", callId: "call_1", output: "3 hits" });
- */
-export interface FunctionOutputInput extends AddOptions {
-  name: string;
-  callId: string;
-  /** Kept verbatim when a string; anything else is serialized to JSON. */
-  output: string | JsonValue;
-  isError?: boolean;
-  metadata?: JsonObject;
-}
-
-/**
- * What `addHandoff` takes (F20).
- * @example
- * conversation.addHandoff({ toAgent: "billing" });
- */
-export interface HandoffInput extends AddOptions {
-  toAgent: string;
-  fromAgent?: string;
-  reason?: string;
-}
-
-/**
- * What `addConfigUpdate` takes; an absent field is left as it was (F19).
- * @example
- * conversation.addConfigUpdate({ tools: [] }); // no tools from here on
- */
-export interface ConfigUpdateInput extends AddOptions {
-  instructions?: string;
-  tools?: string[];
-}
-
-/**
- * Construction options of a conversation.
- * @example
- * new Conversation({ systemPrompt: "Be kind.", items: stored.items });
- */
-export interface ConversationInit {
-  /** Initial items, validated (unknown types are an error here, unlike `fromJSON`). */
-  items?: readonly ItemInput[];
-  /** Sets the leading system message, like `setSystem`; empty adds nothing (E2). */
-  systemPrompt?: string;
-}
-
-/**
- * Shared by a conversation and its read-only views, so a view sees every change. The list
- * is only ever appended to in place or swapped whole, and items are never edited in place,
- * which lets a store diff snapshots by id (see `diffItems`).
- */
-interface State {
-  items: Item[];
-  byId: Map<string, Item> | null;
-}
 
 /**
  * An ordered conversation history: messages, tool calls and outputs, handoffs and config
@@ -172,13 +81,13 @@ interface State {
  * await store.save(conversation.toJSON());
  */
 export class Conversation {
-  #state: State;
+  #list: ItemList;
   #readonly = false;
 
   constructor(init: ConversationInit = {}) {
     const items = (init.items ?? []).map((item) => Item.parse(item));
     assertUniqueIds(items);
-    this.#state = { items, byId: null };
+    this.#list = new ItemList(items);
     if (init.systemPrompt) this.setSystem(init.systemPrompt);
   }
 
@@ -196,7 +105,7 @@ export class Conversation {
   /** Wraps items that are already valid and owned by nobody else. */
   static #wrap(items: Item[]): Conversation {
     const conversation = new Conversation();
-    conversation.#state.items = items;
+    conversation.#list = new ItemList(items);
     return conversation;
   }
 
@@ -228,11 +137,11 @@ export class Conversation {
    * to keep a snapshot, e.g. as the `before` of `diffItems`.
    */
   get items(): readonly Item[] {
-    return this.#state.items;
+    return this.#list.items;
   }
 
   get length(): number {
-    return this.#state.items.length;
+    return this.#list.items.length;
   }
 
   /** True for a view from `readonly()`. */
@@ -246,7 +155,7 @@ export class Conversation {
    * conversation.messages().filter((m) => m.role === "assistant");
    */
   messages(): MessageItem[] {
-    return this.#state.items.filter((item): item is MessageItem => item.type === "message");
+    return this.#list.items.filter((item): item is MessageItem => item.type === "message");
   }
 
   /**
@@ -256,7 +165,7 @@ export class Conversation {
    */
   turnCount(): number {
     let turns = 0;
-    for (const item of this.#state.items) if (isUserMessage(item)) turns++;
+    for (const item of this.#list.items) if (isUserMessage(item)) turns++;
     return turns;
   }
 
@@ -266,7 +175,7 @@ export class Conversation {
    * const call = conversation.getById(output.id);
    */
   getById(id: string): Item | null {
-    return this.#index().get(id) ?? null;
+    return this.#list.index().get(id) ?? null;
   }
 
   /**
@@ -275,7 +184,7 @@ export class Conversation {
    * if (conversation.estimatedTokens() > 8000) conversation.truncate({ maxTokens: 8000 });
    */
   estimatedTokens(): number {
-    return estimateTokens(this.#state.items);
+    return estimateTokens(this.#list.items);
   }
 
   /**
@@ -285,7 +194,7 @@ export class Conversation {
    * conversation.activeConfigAt(); // { instructions: "…", tools: ["search"] }
    */
   activeConfigAt(target: ConfigTarget = null): ActiveConfig {
-    return activeConfigAt(this.#state.items, target);
+    return activeConfigAt(this.#list.items, target);
   }
 
   /**
@@ -295,7 +204,7 @@ export class Conversation {
    * const forModel = conversation.providerItems();
    */
   providerItems(): Item[] {
-    return providerItems(this.#state.items);
+    return providerItems(this.#list.items);
   }
 
   /**
@@ -304,7 +213,7 @@ export class Conversation {
    * const stored = JSON.stringify(conversation); // calls toJSON
    */
   toJSON(): ConversationJson {
-    return { items: cloneItems(this.#state.items) };
+    return { items: cloneItems(this.#list.items) };
   }
 
   /**
@@ -313,7 +222,7 @@ export class Conversation {
    * const messages = conversation.toLlmMessages();
    */
   toLlmMessages(): LlmMessage[] {
-    return toLlmMessages(this.#state.items);
+    return toLlmMessages(this.#list.items);
   }
 
   /**
@@ -322,7 +231,7 @@ export class Conversation {
    * conversation.copy({ excludeInstructions: true, tools: [] }); // chat only
    */
   copy(filters: CopyFilters = {}): Conversation {
-    return Conversation.#wrap(copyItems(this.#state.items, filters));
+    return Conversation.#wrap(copyItems(this.#list.items, filters));
   }
 
   /**
@@ -331,7 +240,7 @@ export class Conversation {
    * const sub = conversation.fork();
    */
   fork(): Conversation {
-    return Conversation.#wrap(cloneItems(this.#state.items));
+    return Conversation.#wrap(cloneItems(this.#list.items));
   }
 
   /**
@@ -343,7 +252,7 @@ export class Conversation {
   forkFiltered(
     options: { recentTurns?: number; tools?: readonly string[] | null } = {},
   ): Conversation {
-    return Conversation.#wrap(forkFilteredItems(this.#state.items, options));
+    return Conversation.#wrap(forkFilteredItems(this.#list.items, options));
   }
 
   /**
@@ -367,7 +276,7 @@ export class Conversation {
    */
   readonly(): ReadonlyConversation {
     const view = new Conversation();
-    view.#state = this.#state;
+    view.#list = this.#list;
     view.#readonly = true;
     return view;
   }
@@ -387,24 +296,17 @@ export class Conversation {
   ): MessageItem {
     this.#writable("addMessage");
     const { replace, ...fields } = options;
-    const message = MessageItem.parse(
-      compact({
-        type: "message",
-        role,
-        content: typeof content === "string" ? content : [...content],
-        ...fields,
-      }),
-    );
+    const message = messageItem(role, content, fields);
     if (replace && role === "system") {
-      this.#checkFree(message.id);
-      const kept = this.#state.items.filter(
+      this.#list.checkFree(message.id);
+      const kept = this.#list.items.filter(
         (item) => !(item.type === "message" && item.role === "system"),
       );
       kept.push(message);
-      this.#commit(kept);
+      this.#list.replaceItems(kept);
       return message;
     }
-    return this.#append(message);
+    return this.#list.append(message);
   }
 
   /**
@@ -425,32 +327,10 @@ export class Conversation {
    */
   setSystem(text: string): MessageItem | null {
     this.#writable("setSystem");
-    const items = this.#state.items;
-    const first = items[0];
-    const leading = first?.type === "message" && first.role === "system" ? first : null;
-    if (!text) {
-      if (leading) this.#commit(items.slice(1));
-      return null;
-    }
-    if (leading) {
-      const replaced: MessageItem = { ...leading, content: [text] };
-      // Variants of the old prompt would otherwise win over the new one (F24).
-      delete replaced.audioInstructions;
-      delete replaced.textInstructions;
-      this.#commit([replaced, ...items.slice(1)]);
-      return replaced;
-    }
-    // Never newer than what follows, so inserts and merges keep it first.
-    const now = nowIso();
-    const createdAt = first && timeOf(first) < Date.parse(now) ? first.createdAt : now;
-    const message = MessageItem.parse({
-      type: "message",
-      role: "system",
-      content: text,
-      createdAt,
-    });
-    this.#commit([message, ...items]);
-    return message;
+    const edit = withLeadingSystem(this.#list.items, text);
+    if (!edit) return null;
+    this.#list.replaceItems(edit.items);
+    return edit.message;
   }
 
   /**
@@ -460,7 +340,7 @@ export class Conversation {
    */
   resetToSystem(text: string): MessageItem | null {
     this.#writable("resetToSystem");
-    this.#commit([]);
+    this.#list.replaceItems([]);
     return this.addSystem(text);
   }
 
@@ -471,16 +351,7 @@ export class Conversation {
    */
   addFunctionCall(input: FunctionCallInput): FunctionCallItem {
     this.#writable("addFunctionCall");
-    const args = input.arguments;
-    return this.#append(
-      FunctionCallItem.parse(
-        compact({
-          ...input,
-          type: "function_call",
-          arguments: args === undefined || typeof args === "string" ? args : JSON.stringify(args),
-        }),
-      ),
-    );
+    return this.#list.append(functionCallItem(input));
   }
 
   /**
@@ -490,10 +361,7 @@ export class Conversation {
    */
   addFunctionOutput(input: FunctionOutputInput): FunctionOutputItem {
     this.#writable("addFunctionOutput");
-    const output = typeof input.output === "string" ? input.output : JSON.stringify(input.output);
-    return this.#append(
-      FunctionOutputItem.parse(compact({ ...input, type: "function_call_output", output })),
-    );
+    return this.#list.append(functionOutputItem(input));
   }
 
   /**
@@ -503,7 +371,7 @@ export class Conversation {
    */
   addHandoff(input: HandoffInput): HandoffItem {
     this.#writable("addHandoff");
-    return this.#append(HandoffItem.parse(compact({ ...input, type: "agent_handoff" })));
+    return this.#list.append(HandoffItem.parse(compact({ ...input, type: "agent_handoff" })));
   }
 
   /**
@@ -513,7 +381,9 @@ export class Conversation {
    */
   addConfigUpdate(input: ConfigUpdateInput = {}): ConfigUpdateItem {
     this.#writable("addConfigUpdate");
-    return this.#append(ConfigUpdateItem.parse(compact({ ...input, type: "agent_config_update" })));
+    return this.#list.append(
+      ConfigUpdateItem.parse(compact({ ...input, type: "agent_config_update" })),
+    );
   }
 
   /**
@@ -536,25 +406,9 @@ export class Conversation {
   insertMany(inputs: readonly ItemInput[]): Item[] {
     this.#writable("insertMany");
     const incoming = inputs.map((input) => Item.parse(input));
-    for (const item of incoming) this.#checkFree(item.id);
+    for (const item of incoming) this.#list.checkFree(item.id);
     assertUniqueIds(incoming);
-    const sorted = incoming
-      .map((item, index) => ({ item, index, time: timeOf(item) }))
-      .sort((a, b) => a.time - b.time || a.index - b.index);
-    const existing = this.#state.items;
-    const out: Item[] = [];
-    // The first strictly later position only moves forward as the inserted time grows,
-    // even when the existing list is not sorted, so one forward scan serves all.
-    let at = 0;
-    for (const { item, time } of sorted) {
-      while (at < existing.length && timeOf(existing[at] as Item) <= time) {
-        out.push(existing[at] as Item);
-        at++;
-      }
-      out.push(item);
-    }
-    for (; at < existing.length; at++) out.push(existing[at] as Item);
-    this.#commit(out);
+    this.#list.replaceItems(insertByTime(this.#list.items, incoming));
     return incoming;
   }
 
@@ -566,7 +420,7 @@ export class Conversation {
    */
   replace(json: ConversationJson | { items: readonly unknown[] } | readonly unknown[]): void {
     this.#writable("replace");
-    this.#commit(parseItems(itemsOf(json)));
+    this.#list.replaceItems(parseItems(itemsOf(json)));
   }
 
   /**
@@ -576,7 +430,7 @@ export class Conversation {
    */
   clear(): void {
     this.#writable("clear");
-    this.#commit([]);
+    this.#list.replaceItems([]);
   }
 
   // ---------------------------------------------------------------- shrinking
@@ -592,8 +446,8 @@ export class Conversation {
    */
   truncate(limits: TruncateLimits = {}): Item[] {
     this.#writable("truncate");
-    const { kept, removed } = truncateItems(this.#state.items, limits);
-    if (removed.length > 0) this.#commit(kept);
+    const { kept, removed } = truncateItems(this.#list.items, limits);
+    if (removed.length > 0) this.#list.replaceItems(kept);
     return removed;
   }
 
@@ -605,8 +459,8 @@ export class Conversation {
    */
   keepRecent(maxMessages: number, options: { boundary?: CutBoundary } = {}): Item[] {
     this.#writable("keepRecent");
-    const { kept, removed } = keepRecentItems(this.#state.items, maxMessages, options);
-    if (removed.length > 0) this.#commit(kept);
+    const { kept, removed } = keepRecentItems(this.#list.items, maxMessages, options);
+    if (removed.length > 0) this.#list.replaceItems(kept);
     return removed;
   }
 
@@ -622,7 +476,7 @@ export class Conversation {
     options: SummarizeOptions = {},
   ): Promise<SummarizeResult> {
     this.#writable("summarize");
-    return summarizeHost(this.#host(), summarizer, options);
+    return summarizeHost(this.#list, summarizer, options);
   }
 
   /**
@@ -636,7 +490,7 @@ export class Conversation {
     options: { summarizer?: Summarizer; signal?: AbortSignal } = {},
   ): Promise<CompactionResult> {
     this.#writable("compact");
-    return compactHost(this.#host(), request, options);
+    return compactHost(this.#list, request, options);
   }
 
   /**
@@ -660,11 +514,11 @@ export class Conversation {
    */
   merge(other: { readonly items: readonly Item[] }): Item[] {
     this.#writable("merge");
-    const before = this.#state.items;
+    const before = this.#list.items;
     const merged = mergeItems(before, other.items);
     if (merged.length === before.length && merged.every((item, i) => item === before[i])) return [];
-    const known = this.#index();
-    this.#commit(merged);
+    const known = this.#list.index();
+    this.#list.replaceItems(merged);
     return merged.filter((item) => !known.has(item.id));
   }
 
@@ -680,9 +534,9 @@ export class Conversation {
     options: { agentId?: string } = {},
   ): MessageItem | null {
     this.#writable("mergeResult");
-    const index = this.#index();
+    const index = this.#list.index();
     const copy = lastAssistantCopy(other.items, (id) => index.has(id), options.agentId);
-    return copy ? this.#append(copy) : null;
+    return copy ? this.#list.append(copy) : null;
   }
 
   /**
@@ -697,7 +551,7 @@ export class Conversation {
   ): Promise<MessageItem | null> {
     this.#writable("mergeWithSummary");
     const { summarizer, ...rest } = options;
-    return mergeSummaryHost(this.#host(), other.items, summarizer, rest);
+    return mergeSummaryHost(this.#list, other.items, summarizer, rest);
   }
 
   // ---------------------------------------------------------------- internals
@@ -705,45 +559,4 @@ export class Conversation {
   #writable(method: string): void {
     if (this.#readonly) throw new ReadonlyConversationError(method);
   }
-
-  #index(): Map<string, Item> {
-    if (!this.#state.byId) {
-      this.#state.byId = new Map(this.#state.items.map((item) => [item.id, item]));
-    }
-    return this.#state.byId;
-  }
-
-  #checkFree(id: string): void {
-    if (this.#index().has(id)) throw new Error(`conversation item id "${id}" is already used`);
-  }
-
-  #append<T extends Item>(item: T): T {
-    this.#checkFree(item.id);
-    this.#state.items.push(item);
-    this.#index().set(item.id, item);
-    return item;
-  }
-
-  /** Swaps in a new list; never edits the old one, so snapshots of it stay valid. */
-  #commit(items: Item[]): void {
-    this.#state.items = items;
-    this.#state.byId = null;
-  }
-
-  #host(): ItemHost {
-    const state = this.#state;
-    return {
-      get items() {
-        return state.items;
-      },
-      replaceItems: (items) => this.#commit(items),
-    };
-  }
-}
-
-function itemsOf(json: unknown): readonly unknown[] {
-  if (Array.isArray(json)) return json;
-  const items = (json as { items?: unknown } | null)?.items;
-  if (!Array.isArray(items)) throw new TypeError("a conversation is { items: [...] }");
-  return items;
 }

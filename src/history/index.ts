@@ -11,16 +11,16 @@
  * @packageDocumentation
  */
 export type { CompactionRequestInput, CompactionResult, CutBoundary } from "./compaction";
-export {
-  type AddOptions,
-  type ConfigUpdateInput,
-  Conversation,
-  type ConversationInit,
-  type FunctionCallInput,
-  type FunctionOutputInput,
-  type HandoffInput,
-  type MessageOptions,
-} from "./conversation";
+export { Conversation } from "./conversation";
+export type {
+  AddOptions,
+  ConfigUpdateInput,
+  ConversationInit,
+  FunctionCallInput,
+  FunctionOutputInput,
+  HandoffInput,
+  MessageOptions,
+} from "./conversation-inputs";
 export type {
   ConfigUpdateItem,
   ContentPartInput,

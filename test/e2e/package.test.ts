@@ -101,6 +101,14 @@ const MEMORY_AGENT_COST_BYTES = 1_420;
  * 170,597 bytes before, 170,604 after.
  */
 const TOOL_ERROR_CONTENT_COST_BYTES = 7;
+/**
+ * The conversation, the A2A client and the push outbox split by concern into small files:
+ * the functions and the two classes their parts became, each given its name back by
+ * wrangler's keepNames (nothing new at run time; the inspector's split script is built to
+ * the same minified bytes). Measured on the demo built from the package: 204,869 bytes
+ * before, 205,068 after.
+ */
+const FILE_SPLITS_COST_BYTES = 199;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -114,7 +122,8 @@ const BUNDLE_GOAL_BYTES =
   TRACING_COST_BYTES +
   MEMORY_ERRORS_COST_BYTES +
   MEMORY_AGENT_COST_BYTES +
-  TOOL_ERROR_CONTENT_COST_BYTES;
+  TOOL_ERROR_CONTENT_COST_BYTES +
+  FILE_SPLITS_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {
