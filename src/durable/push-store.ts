@@ -11,9 +11,6 @@ import { type DeliveryRow, PushDeliveries } from "./push-deliveries";
 import { readSnapshot, storeRest } from "./push-snapshots";
 import { CHUNK_CHARS } from "./row-limit";
 
-// context-object.ts names the row type from here.
-export type { DeliveryRow } from "./push-deliveries";
-
 /** How the outbox queues artifact chunks (see `PushOptions.artifactChunks`). */
 export interface PushStoreOptions {
   artifactChunks?: PushOptions["artifactChunks"];
