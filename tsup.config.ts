@@ -1,5 +1,6 @@
-import { readFileSync, writeFileSync } from "node:fs";
-import { transformSync } from "esbuild";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import { build as esbuild, transformSync } from "esbuild";
 import { defineConfig, type Options } from "tsup";
 import ts from "typescript";
 
@@ -126,6 +127,128 @@ async function writeReexports(): Promise<void> {
   }
 }
 
+/**
+ * `edgelink/memory` is built on its own (below), but it must not carry copies of the core
+ * modules it imports: a copied class (A2AError) is another class, so an error thrown by
+ * memory code would fail `instanceof` with the class from `edgelink`, and a copied module's
+ * state (the tracer, the log settings) would be another's. So memory imports them from
+ * `dist/bundle.js`, the module behind `edgelink`:
+ *
+ * - a first pass of esbuild over both graphs finds the core modules that memory's own
+ *   modules import (the links); another lists each link's value exports;
+ * - the core build adds an export of each of those names to bundle.js under an alias
+ *   (`__core_<module>$<name>`; no entry's .d.ts lists them), which a Worker's bundler drops
+ *   when nothing imports it;
+ * - the memory build resolves each link to a module re-exporting its names from
+ *   "./bundle.js" under those aliases, so the core's modules are not in memory.js at all.
+ */
+interface CoreLink {
+  /** The link's path from the repository's root, `src/telemetry/log.ts`. */
+  path: string;
+  alias: string;
+  names: string[];
+}
+
+const bareImportsExternal: Plugin = {
+  name: "bare-imports-external",
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.kind === "entry-point" ? undefined : { path: args.path, external: true },
+    );
+  },
+};
+
+async function findCoreLinks(): Promise<Map<string, CoreLink>> {
+  const pass = {
+    bundle: true,
+    write: false,
+    metafile: true,
+    format: "esm",
+    platform: "neutral",
+    logLevel: "silent",
+    plugins: [bareImportsExternal],
+  } as const;
+  const inputsOf = async (entry: string) => {
+    const { metafile } = await esbuild({ ...pass, entryPoints: [entry] });
+    return metafile.inputs;
+  };
+  const [core, memory] = await Promise.all([
+    inputsOf("src/bundle.ts"),
+    inputsOf("src/memory/index.ts"),
+  ]);
+  const paths = new Set<string>();
+  for (const [path, input] of Object.entries(memory)) {
+    if (core[path]) continue;
+    for (const imported of input.imports) {
+      if (!imported.external && core[imported.path] && imported.path.startsWith("src/")) {
+        paths.add(imported.path);
+      }
+    }
+  }
+  const { metafile } = await esbuild({
+    ...pass,
+    entryPoints: [...paths],
+    outdir: "links",
+    splitting: true,
+  });
+  const links = new Map<string, CoreLink>();
+  for (const output of Object.values(metafile.outputs)) {
+    if (!output.entryPoint) continue;
+    const path = output.entryPoint;
+    const slug = path
+      .replace(/^src\//, "")
+      .replace(/\.ts$/, "")
+      .replace(/[^\w]/g, "_");
+    links.set(path, { path, alias: `__core_${slug}$`, names: [...output.exports].sort() });
+  }
+  return links;
+}
+
+let coreLinks: Promise<Map<string, CoreLink>> | null = null;
+const linksOnce = () => {
+  coreLinks ??= findCoreLinks();
+  return coreLinks;
+};
+
+/** The core build: bundle.js also exports each link's names under their aliases. */
+const exportCoreLinks: Plugin = {
+  name: "export-core-links",
+  setup(build) {
+    build.onLoad({ filter: /src[\\/]bundle\.ts$/ }, async (args) => {
+      const lines = [...(await linksOnce()).values()].map((link) => {
+        const from = `./${relative("src", link.path).replace(/\.ts$/, "")}`;
+        const names = link.names.map((name) => `${name} as ${link.alias}${name}`);
+        return `export { ${names.join(", ")} } from ${JSON.stringify(from)};`;
+      });
+      return {
+        contents: `${readFileSync(args.path, "utf8")}\n${lines.join("\n")}\n`,
+        loader: "ts",
+      };
+    });
+  },
+};
+
+/** The memory build: each link becomes its names imported from "./bundle.js". */
+const importCoreLinks: Plugin = {
+  name: "import-core-links",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\// }, async (args) => {
+      if (args.namespace === "core-link") return { path: "./bundle.js", external: true };
+      const base = resolve(args.resolveDir, args.path);
+      const file = [`${base}.ts`, `${base}/index.ts`, base].find((f) => existsSync(f));
+      if (!file) return undefined;
+      const path = relative(process.cwd(), file).replaceAll("\\", "/");
+      return (await linksOnce()).has(path) ? { path, namespace: "core-link" } : undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: "core-link" }, async (args) => {
+      const link = (await linksOnce()).get(args.path);
+      if (!link) throw new Error(`import-core-links: no link ${args.path}`);
+      const names = link.names.map((name) => `${link.alias}${name} as ${name}`);
+      return { contents: `export { ${names.join(", ")} } from "./bundle.js";`, loader: "js" };
+    });
+  },
+};
+
 const shared = {
   format: ["esm"],
   target: "es2023",
@@ -152,6 +275,7 @@ const shared = {
 export default defineConfig([
   {
     ...shared,
+    esbuildPlugins: [exportCoreLinks, ...shared.esbuildPlugins],
     entry: {
       bundle: "src/bundle.ts",
       client: "src/client/index.ts",
@@ -180,7 +304,9 @@ export default defineConfig([
     // Long-term memory is opt-in (only Workers importing `edgelink/memory` bundle it) and
     // built on its own: in the split build above its modules moved the chunk boundaries and
     // cost every agent's Worker 2.0 KiB gzipped (the demo: 195,080 against 193,067 bytes).
+    // The core modules it uses it imports from bundle.js (see findCoreLinks).
     ...shared,
+    esbuildPlugins: [importCoreLinks, ...shared.esbuildPlugins],
     entry: { memory: "src/memory/index.ts" },
     dts: { entry: { memory: "src/memory/index.ts" } },
     splitting: false,

@@ -104,10 +104,10 @@ export interface MemorySource {
     scope: MemoryTurnScope,
   ): Promise<MemoryTurn | null>;
   /**
-   * The memory a handler run reaches as `ctx.memory`; null when this caller has none
-   * (anonymous, or no scope key). Opens nothing until the handler calls it.
+   * The agent as a run of its own handler sees it: the handler finds the memory of the
+   * caller `scope` names in `ctx.memory` (absent for a caller without one).
    */
-  openHandler<Env>(ctx: TaskContext<Env>, scope: MemoryTurnScope): HandlerMemory | null;
+  handlerAgent<Env>(agent: Agent<Env>, scope: () => MemoryTurnScope): Agent<Env>;
   /**
    * Adds the memory routes to the agent's app (after authentication), when served, each
    * behind `guards.any` (rate limits) or, with a body, `guards.body` (and the body limit).
@@ -149,31 +149,21 @@ export function checkMemorySource(memory: MemorySource | undefined): MemorySourc
 }
 
 /**
- * The agent as its handler runs see it: with memory on, a handler of its own finds the
- * caller's memory in `ctx.memory` (absent for a caller without one). Model turns get theirs
- * through `openTurn`. Made once per agent.
+ * The agent its handler runs see in one conversation's object: with memory on, a handler
+ * of its own gets `ctx.memory` for the object's caller (see `MemorySource.handlerAgent`);
+ * model turns get theirs through `openTurn`. Made once per object and agent.
  */
 export function withHandlerMemory<Env>(
   agent: () => Agent<Env>,
   scope: () => MemoryTurnScope,
 ): () => Agent<Env> {
-  const made = new WeakMap<Agent<Env>, Agent<Env>>();
+  let seen: Agent<Env> | null = null;
+  let made: Agent<Env> | null = null;
   return () => {
-    const plain = agent();
-    const { memory, handler } = plain;
-    if (!memory || !handler) return plain;
-    let wrapped = made.get(plain);
-    if (!wrapped) {
-      wrapped = {
-        ...plain,
-        handler: (ctx) => {
-          const opened = memory.openHandler(ctx, scope());
-          if (opened) Object.assign(ctx, { memory: opened });
-          return handler(ctx);
-        },
-      };
-      made.set(plain, wrapped);
-    }
-    return wrapped;
+    const current = agent();
+    if (!current.handler || !current.memory) return current;
+    if (seen !== current || !made) made = current.memory.handlerAgent(current, scope);
+    seen = current;
+    return made;
   };
 }

@@ -1,4 +1,5 @@
 import type { TaskContext } from "../agent/context";
+import type { Agent } from "../agent/definition";
 import type { HandlerMemory, MemoryTurnScope } from "../agent/memory-source";
 import { DEFAULT_TOKEN_BUDGET, type MemoryOp } from "../models/memory";
 import { traceContextOf, traceMemory } from "../telemetry";
@@ -45,6 +46,28 @@ export function openHandlerMemory<Env>(
       const ops: MemoryOp[] =
         typeof what === "string" ? [{ op: "add_fact", claim: what, source: "user_stated" }] : what;
       return stub.apply(ops, origin);
+    },
+  };
+}
+
+/**
+ * The agent as a run of its own handler sees it: before the handler runs, the memory of
+ * the caller `scope` names (read at each run) is put in `ctx.memory`, left absent when the
+ * caller has none.
+ */
+export function handlerAgentOf<Env>(
+  options: ResolvedMemoryOptions,
+  agent: Agent<Env>,
+  scope: () => MemoryTurnScope,
+): Agent<Env> {
+  const handler = agent.handler;
+  if (!handler) return agent;
+  return {
+    ...agent,
+    handler: (ctx) => {
+      const memory = openHandlerMemory(options, ctx, scope());
+      if (memory) Object.assign(ctx, { memory });
+      return handler(ctx);
     },
   };
 }

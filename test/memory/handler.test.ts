@@ -2,10 +2,11 @@
  * A handler-written agent's deliberate memory (`ctx.memory`, test/memory/handler-worker.ts):
  * the caller's memory with the same scope, limits and isolation as a model turn's.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { TaskContext } from "../../src/agent/context";
 import type { Agent } from "../../src/agent/definition";
 import { withHandlerMemory } from "../../src/agent/memory-source";
-import { TRACE_CONTEXT } from "../../src/telemetry";
 import { rpc, userMessage } from "../helpers";
 import { handlerAgent } from "./handler-worker";
 import { type Caller, claims, headersOf, memoryApi, newCaller } from "./support";
@@ -126,31 +127,35 @@ describe("a handler's own memory (ctx.memory)", () => {
     expect(bundle.facts.length).toBeLessThan(12);
   });
 
-  it("K8 no memory for a caller without a scope, and none for an agent without memory", () => {
-    const source = handlerAgent.agent.memory;
-    if (!source) throw new Error("the handler agent has memory on");
-    const ctx = {
-      taskId: "t",
-      contextId: "c",
-      env: {},
-      [TRACE_CONTEXT]: undefined,
-    } as unknown as Parameters<typeof source.openHandler>[0];
-    const scope = { tenant: "", owner: "", background: () => {}, mergeMetadata: () => {} };
-    expect(source.openHandler(ctx, scope)).toBeNull();
+  it("K8 no memory for a caller without a scope, and none for an agent without memory", async () => {
+    const anonymous = { tenant: "", owner: "", background: () => {}, mergeMetadata: () => {} };
+    const ctx = () =>
+      ({
+        taskId: "t",
+        contextId: "c",
+        env,
+        message: { parts: [{ type: "text", content: "has memory?" }] },
+      }) as unknown as TaskContext;
+    // The handler agent with memory on: an anonymous caller's run has no ctx.memory.
+    const withMemory = withHandlerMemory(
+      () => handlerAgent.agent as Agent<unknown>,
+      () => anonymous,
+    );
+    expect(withMemory()).toBe(withMemory());
+    expect(await withMemory().handler?.(ctx())).toBe(JSON.stringify({ memory: false }));
+    const signedIn = withHandlerMemory(
+      () => handlerAgent.agent as Agent<unknown>,
+      () => ({ ...anonymous, owner: "someone" }),
+    );
+    expect(await signedIn().handler?.(ctx())).toBe(JSON.stringify({ memory: true }));
 
     // An agent without memory runs its handler as given: nothing is added to its context.
     const plain = { ...handlerAgent.agent, memory: null } as Agent<unknown>;
-    const seen = withHandlerMemory(
-      () => plain,
-      () => scope,
-    );
-    expect(seen()).toBe(plain);
-    // With memory, one wrapped agent per agent, the same each run.
-    const withMemory = withHandlerMemory(
-      () => handlerAgent.agent as Agent<unknown>,
-      () => scope,
-    );
-    expect(withMemory()).toBe(withMemory());
-    expect(withMemory().handler).not.toBe(handlerAgent.agent.handler);
+    expect(
+      withHandlerMemory(
+        () => plain,
+        () => anonymous,
+      )(),
+    ).toBe(plain);
   });
 });
