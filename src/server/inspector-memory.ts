@@ -88,13 +88,14 @@ export const INSPECTOR_MEMORY_SCRIPT = String.raw`"use strict";
     load();
   }
   kind.addEventListener("change", load);
-  search.addEventListener("keydown", (event) => { if (event.key === "Enter") load(); });
   main.append(el("section", { "aria-labelledby": "memory-title" },
     el("h2", { id: "memory-title" }, "Memory"),
     el("div", { class: "row" }, kind,
-      el("label", { for: "memory-search" }, "Search memory"), search,
       el("button", { type: "button", id: "memory-refresh", onclick: load }, "Refresh"),
       el("button", { type: "button", id: "memory-erase", onclick: erase }, "Erase all")),
+    el("form", { id: "memory-find", class: "row", onsubmit: (event) => { event.preventDefault(); load(); } },
+      el("div", {}, el("label", { for: "memory-search" }, "Search memory"), search),
+      el("button", { type: "submit" }, "Search")),
     note,
     el("table", {}, el("tbody", {}), rows),
     el("form", { id: "memory-add", class: "row", onsubmit: add },

@@ -84,6 +84,8 @@ async function facts(key: string, includeSuperseded = false): Promise<Fact[]> {
   return body.items as Fact[];
 }
 
+/** The panel's status line. */
+const note = (page: Page) => page.locator("#memory-title ~ p[role=status]");
 const shown = (page: Page) => page.locator("#memory-items tr td:first-child").allTextContents();
 const sorted = (list: string[]) => [...list].sort();
 
@@ -104,9 +106,7 @@ describe.skipIf(!hasBrowser)("the inspector's memory panel in chromium", () => {
     await page.goto(`${agent.baseUrl}/inspector`);
     await expect.poll(() => page.locator("#agent-name").textContent()).not.toBe("");
     // Signed out, the panel says why it shows nothing.
-    await expect
-      .poll(() => page.locator("#memory-title + .row + p").textContent(), { timeout: 15_000 })
-      .toMatch(/^Memory: /);
+    await expect.poll(() => note(page).textContent(), { timeout: 15_000 }).toMatch(/^Memory: /);
     await page.getByLabel("Credential", { exact: true }).fill(USER_KEY);
     await page.getByRole("button", { name: "Use" }).click();
 
@@ -126,9 +126,7 @@ describe.skipIf(!hasBrowser)("the inspector's memory panel in chromium", () => {
     await page.getByLabel("Search memory").fill("boat");
     await page.getByLabel("Search memory").press("Enter");
     await expect.poll(() => shown(page)).toEqual([]);
-    expect(await page.locator("#memory-title + .row + p").textContent()).toBe(
-      "Nothing remembered matches.",
-    );
+    expect(await note(page).textContent()).toBe("Nothing remembered matches.");
 
     // Correct a fact: the correction is listed, the old fact superseded and linked to it.
     await page.getByLabel("Search memory").fill("window");
@@ -179,9 +177,7 @@ describe.skipIf(!hasBrowser)("the inspector's memory panel in chromium", () => {
     });
     await page.getByRole("button", { name: "Erase all" }).click();
     await expect.poll(() => shown(page)).toEqual([]);
-    await expect
-      .poll(() => page.locator("#memory-title + .row + p").textContent())
-      .toBe("Nothing remembered.");
+    await expect.poll(() => note(page).textContent()).toBe("Nothing remembered.");
     expect(await facts(USER_KEY, true)).toEqual([]);
     const recalled = await memoryApi(USER_KEY, "POST", "/memory/search", {
       text: "seats tea Lyon",
