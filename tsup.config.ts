@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { relative, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import { build as esbuild, transformSync } from "esbuild";
 import { defineConfig, type Options } from "tsup";
 import ts from "typescript";
@@ -135,7 +135,8 @@ async function writeReexports(): Promise<void> {
  * `dist/bundle.js`, the module behind `edgelink`:
  *
  * - a first pass of esbuild over both graphs finds the core modules that memory's own
- *   modules import (the links); another lists each link's value exports;
+ *   modules import (the links), and the TypeScript parser the names they import from
+ *   each; another pass keeps those that are value exports;
  * - the core build adds an export of each of those names to bundle.js under an alias
  *   (`__core_<module>$<name>`; no entry's .d.ts lists them), which a Worker's bundler drops
  *   when nothing imports it;
@@ -176,18 +177,25 @@ async function findCoreLinks(): Promise<Map<string, CoreLink>> {
     inputsOf("src/bundle.ts"),
     inputsOf("src/memory/index.ts"),
   ]);
-  const paths = new Set<string>();
+  // The names memory's own modules import from each link ("*": all of them).
+  const wanted = new Map<string, Set<string>>();
   for (const [path, input] of Object.entries(memory)) {
     if (core[path]) continue;
-    for (const imported of input.imports) {
-      if (!imported.external && core[imported.path] && imported.path.startsWith("src/")) {
-        paths.add(imported.path);
-      }
+    const links = input.imports.filter(
+      (i) => !i.external && core[i.path] && i.path.startsWith("src/"),
+    );
+    if (links.length === 0) continue;
+    for (const [link, names] of importedNames(path)) {
+      if (!links.some((i) => i.path === link)) continue;
+      const set = wanted.get(link) ?? new Set<string>();
+      for (const name of names) set.add(name);
+      wanted.set(link, set);
     }
+    for (const link of links) if (!wanted.has(link.path)) wanted.set(link.path, new Set(["*"]));
   }
   const { metafile } = await esbuild({
     ...pass,
-    entryPoints: [...paths],
+    entryPoints: [...wanted.keys()],
     outdir: "links",
     splitting: true,
   });
@@ -195,13 +203,58 @@ async function findCoreLinks(): Promise<Map<string, CoreLink>> {
   for (const output of Object.values(metafile.outputs)) {
     if (!output.entryPoint) continue;
     const path = output.entryPoint;
+    const want = wanted.get(path) ?? new Set(["*"]);
+    // A name imported for its type only is no value export: esbuild drops that import.
+    const names = want.has("*") ? output.exports : output.exports.filter((n) => want.has(n));
     const slug = path
       .replace(/^src\//, "")
       .replace(/\.ts$/, "")
       .replace(/[^\w]/g, "_");
-    links.set(path, { path, alias: `__core_${slug}$`, names: [...output.exports].sort() });
+    links.set(path, { path, alias: `__core_${slug}$`, names: [...names].sort() });
   }
   return links;
+}
+
+/** Resolves a relative import of `from` to a source file's path from the root, or null. */
+function sourceOf(from: string, specifier: string): string | null {
+  if (!specifier.startsWith(".")) return null;
+  const base = resolve(dirname(from), specifier);
+  const file = [`${base}.ts`, `${base}/index.ts`, base].find((f) => existsSync(f));
+  return file ? relative(process.cwd(), file).replaceAll("\\", "/") : null;
+}
+
+/** The value names a module imports or re-exports from each module ("*" for all). */
+function importedNames(path: string): Map<string, string[]> {
+  const file = ts.createSourceFile(path, readFileSync(path, "utf8"), ts.ScriptTarget.Latest);
+  const out = new Map<string, string[]>();
+  const add = (specifier: ts.Expression | undefined, names: string[]) => {
+    if (!specifier || !ts.isStringLiteral(specifier)) return;
+    const source = sourceOf(path, specifier.text);
+    if (source) out.set(source, [...(out.get(source) ?? []), ...names]);
+  };
+  for (const statement of file.statements) {
+    if (ts.isImportDeclaration(statement)) {
+      const clause = statement.importClause;
+      if (!clause || clause.isTypeOnly) continue;
+      const bindings = clause.namedBindings;
+      if (clause.name || (bindings && ts.isNamespaceImport(bindings))) {
+        add(statement.moduleSpecifier, ["*"]);
+      } else if (bindings) {
+        const names = bindings.elements
+          .filter((e) => !e.isTypeOnly)
+          .map((e) => (e.propertyName ?? e.name).text);
+        add(statement.moduleSpecifier, names);
+      }
+    } else if (ts.isExportDeclaration(statement) && !statement.isTypeOnly) {
+      const clause = statement.exportClause;
+      const names =
+        clause && ts.isNamedExports(clause)
+          ? clause.elements.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text)
+          : ["*"];
+      add(statement.moduleSpecifier, names);
+    }
+  }
+  return out;
 }
 
 let coreLinks: Promise<Map<string, CoreLink>> | null = null;
@@ -234,10 +287,8 @@ const importCoreLinks: Plugin = {
   setup(build) {
     build.onResolve({ filter: /^\.\.?\// }, async (args) => {
       if (args.namespace === "core-link") return { path: "./bundle.js", external: true };
-      const base = resolve(args.resolveDir, args.path);
-      const file = [`${base}.ts`, `${base}/index.ts`, base].find((f) => existsSync(f));
-      if (!file) return undefined;
-      const path = relative(process.cwd(), file).replaceAll("\\", "/");
+      const path = sourceOf(args.importer, args.path);
+      if (!path) return undefined;
       return (await linksOnce()).has(path) ? { path, namespace: "core-link" } : undefined;
     });
     build.onLoad({ filter: /.*/, namespace: "core-link" }, async (args) => {

@@ -101,13 +101,6 @@ const MEMORY_AGENT_COST_BYTES = 1_420;
  * 170,597 bytes before, 170,604 after.
  */
 const TOOL_ERROR_CONTENT_COST_BYTES = 7;
-/**
- * A handler of its own reaching memory (`ctx.memory`): the conversation's object asks the
- * memory source for the agent its handler runs see (the rest is in `edgelink/memory`), and
- * `edgelink/memory` importing the core's modules from the module behind `edgelink`: the
- * demo built from the package with wrangler, gzipped, 204,947 bytes before, 205,014 after.
- */
-const HANDLER_MEMORY_COST_BYTES = 67;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -121,8 +114,7 @@ const BUNDLE_GOAL_BYTES =
   TRACING_COST_BYTES +
   MEMORY_ERRORS_COST_BYTES +
   MEMORY_AGENT_COST_BYTES +
-  TOOL_ERROR_CONTENT_COST_BYTES +
-  HANDLER_MEMORY_COST_BYTES;
+  TOOL_ERROR_CONTENT_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {
