@@ -44,7 +44,7 @@ export interface MemoryTurn {
 }
 
 /** What `ctx.memory.recall` answers: the bundle and its rendering as a prompt section. */
-export interface RecalledMemory {
+export interface MemoryRecall {
   /** The facts, entities, active goals and strategies recalled, within the token budget. */
   bundle: MemoryBundle;
   /** The bundle rendered as the section a model turn gets after its instructions ("" for none). */
@@ -80,7 +80,7 @@ export interface HandlerMemory {
   recall(
     query: string,
     options?: { tokenBudget?: number; channel?: string },
-  ): Promise<RecalledMemory>;
+  ): Promise<MemoryRecall>;
   /**
    * Writes to the memory: a claim is stored as a fact the user stated (a duplicate claim
    * answers `duplicate`); operations (`add_fact`, `supersede_fact`, `delete_fact`,
