@@ -46,7 +46,7 @@ export type { AgentResult } from "./agent/result";
 export { type Tool, type Tools, tool } from "./agent/tools";
 export type { AgentCardInput } from "./models/agent-card";
 export type { Artifact } from "./models/artifact";
-export { UserFacingError } from "./models/errors";
+export { A2AError, UserFacingError } from "./models/errors";
 export type { Message } from "./models/message";
 export {
   type DataPart,

@@ -6,6 +6,7 @@ import type { Message, MessageInput } from "../models/message";
 import type { Part } from "../models/part";
 import type { Task } from "../models/task";
 import type { ChildTask, DelegateOptions, DelegateTarget } from "./delegation";
+import type { HandlerMemory } from "./memory-source";
 
 /** What an artifact update carries; `append` adds parts to an artifact already sent (D4). */
 export interface ArtifactUpdate {
@@ -64,6 +65,14 @@ export interface TaskContext<Env = unknown> {
   readonly signal: AbortSignal;
   /** The worker's bindings and secrets. */
   readonly env: Env;
+  /**
+   * The caller's long-term memory, for a handler of its own when the agent has
+   * `memory({...})` (`edgelink/memory`): recall and write it deliberately. Absent when memory
+   * is off or the caller has none (anonymous). Model turns recall on their own.
+   * @example
+   * const recalled = await ctx.memory?.recall("What does the user drink?");
+   */
+  readonly memory?: HandlerMemory;
   /**
    * A progress message; the task stays working. `transient` ones are only streamed (and
    * pushed), not kept as the task's status or in its history.

@@ -1,5 +1,6 @@
 import type { Hono, MiddlewareHandler } from "hono";
 import type { JsonObject } from "../models/json";
+import type { MemoryApplyResult, MemoryBundle, MemoryOp } from "../models/memory";
 import type { Principal } from "./auth";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
@@ -42,6 +43,52 @@ export interface MemoryTurn {
   finished(outcome: MemoryTurnOutcome): void;
 }
 
+/** What `ctx.memory.recall` answers: the bundle and its rendering as a prompt section. */
+export interface MemoryRecall {
+  /** The facts, entities, active goals and strategies recalled, within the token budget. */
+  bundle: MemoryBundle;
+  /** The bundle rendered as the section a model turn gets after its instructions ("" for none). */
+  section: string;
+}
+
+/**
+ * Long-term memory as a handler of its own reaches it (`ctx.memory`): the caller's memory,
+ * the same scope, limits and isolation as a model turn's. Nothing is recalled or written
+ * unless the handler asks; errors of the store (a full memory, an item too large) are
+ * thrown as `A2AError` (`kind` `MemoryFull`, `InvalidParams`, ...).
+ * @example
+ * ```ts
+ * defineAgent({
+ *   card,
+ *   auth: { apiKeys: { secret: "API_KEYS" } },
+ *   memory: memory(),
+ *   handler: async (ctx) => {
+ *     if (!ctx.memory) return "I remember nothing for anonymous callers.";
+ *     const { section } = await ctx.memory.recall(textOf(ctx.message.parts));
+ *     await ctx.memory.remember("The user asked about their trip.");
+ *     return section || "Nothing remembered yet.";
+ *   },
+ * });
+ * ```
+ */
+export interface HandlerMemory {
+  /**
+   * Recalls what is relevant to `query`, as a model turn would: a bundle within the token
+   * budget (by default `memory({ recall: { tokenBudget } })`, else 1,000) and its rendering.
+   * Recalled facts and entities count an access.
+   */
+  recall(
+    query: string,
+    options?: { tokenBudget?: number; channel?: string },
+  ): Promise<MemoryRecall>;
+  /**
+   * Writes to the memory: a claim is stored as a fact the user stated (a duplicate claim
+   * answers `duplicate`); operations (`add_fact`, `supersede_fact`, `delete_fact`,
+   * `set_goal`, ...) are applied all or none. Each is checked by the store.
+   */
+  remember(what: string | MemoryOp[]): Promise<MemoryApplyResult>;
+}
+
 /**
  * Long-term memory as the core sees it. The store, recall, extraction, tools and API live
  * in `edgelink/memory` (`memory({...})` returns one of these), so a Worker without memory
@@ -56,6 +103,11 @@ export interface MemorySource {
     ctx: TaskContext<Env>,
     scope: MemoryTurnScope,
   ): Promise<MemoryTurn | null>;
+  /**
+   * The agent as a run of its own handler sees it: the handler finds the memory of the
+   * caller `scope` names in `ctx.memory` (absent for a caller without one).
+   */
+  handlerAgent<Env>(agent: Agent<Env>, scope: () => MemoryTurnScope): Agent<Env>;
   /**
    * Adds the memory routes to the agent's app (after authentication), when served, each
    * behind `guards.any` (rate limits) or, with a body, `guards.body` (and the body limit).
@@ -94,4 +146,24 @@ export function checkMemorySource(memory: MemorySource | undefined): MemorySourc
     );
   }
   return memory;
+}
+
+/**
+ * The agent its handler runs see in one conversation's object: with memory on, a handler
+ * of its own gets `ctx.memory` for the object's caller (see `MemorySource.handlerAgent`);
+ * model turns get theirs through `openTurn`. Made once per object and agent.
+ */
+export function withHandlerMemory<Env>(
+  agent: () => Agent<Env>,
+  scope: () => MemoryTurnScope,
+): () => Agent<Env> {
+  let seen: Agent<Env> | null = null;
+  let made: Agent<Env> | null = null;
+  return () => {
+    const current = agent();
+    if (!current.handler || !current.memory) return current;
+    if (seen !== current || !made) made = current.memory.handlerAgent(current, scope);
+    seen = current;
+    return made;
+  };
 }

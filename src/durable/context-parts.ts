@@ -4,7 +4,7 @@
  */
 
 import type { Agent } from "../agent/definition";
-import type { MemoryTurnScope } from "../agent/memory-source";
+import { type MemoryTurnScope, withHandlerMemory } from "../agent/memory-source";
 import type { Item } from "../history/items";
 import type { Task } from "../models/task";
 import { logEvent } from "../telemetry/log";
@@ -112,28 +112,29 @@ export function buildParts<Env>(
   const pushRpc = pushStore
     ? new PushRpc(ctx.storage, pushStore, store, alarms, limits, read)
     : null;
+  const memoryScope = (): MemoryTurnScope => {
+    const held = identity.held();
+    return {
+      tenant: held?.tenant ?? "",
+      owner: held?.owner ?? "",
+      background: (work) => ctx.waitUntil(work),
+      mergeMetadata: (taskId, patch) => {
+        const task = store.read(taskId);
+        if (task) store.mergeMetadata(taskId, patch(task.metadata ?? {}));
+      },
+    };
+  };
   const runs = new HandlerRuns(
     store,
     hub,
     alarms,
     children,
     env,
-    current,
+    withHandlerMemory(current, memoryScope),
     (work) => ctx.waitUntil(work),
     (taskId) => identity.logIds(taskId),
     ctx.storage.sql,
-    (): MemoryTurnScope => {
-      const held = identity.held();
-      return {
-        tenant: held?.tenant ?? "",
-        owner: held?.owner ?? "",
-        background: (work) => ctx.waitUntil(work),
-        mergeMetadata: (taskId, patch) => {
-          const task = store.read(taskId);
-          if (task) store.mergeMetadata(taskId, patch(task.metadata ?? {}));
-        },
-      };
-    },
+    memoryScope,
   );
   const parts: ContextParts<Env> = {
     store,

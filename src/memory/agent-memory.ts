@@ -2,6 +2,7 @@ import type { MemorySource } from "../agent/memory-source";
 import { MemoryObject } from "../durable/memory-object";
 import { INSPECTOR_MEMORY_SCRIPT } from "../server/inspector-memory";
 import { mountMemoryApi } from "../server/memory-api";
+import { handlerAgentOf } from "./handler-memory";
 import { type MemoryOptions, resolveMemoryOptions } from "./options";
 import { openMemoryTurn } from "./recall-turn";
 import { MEMORY_TOOL_NAMES } from "./tools";
@@ -40,6 +41,7 @@ export function memory(options: MemoryOptions = {}): MemorySource {
     toolNames: resolved.tools ? MEMORY_TOOL_NAMES : [],
     inspectorScript: resolved.api ? INSPECTOR_MEMORY_SCRIPT : "",
     openTurn: (agent, ctx, scope) => openMemoryTurn(resolved, agent, ctx, scope),
+    handlerAgent: (agent, scope) => handlerAgentOf(resolved, agent, scope),
     mount: (app, _agent, guards) => mountMemoryApi(app as never, resolved, guards as never),
     objectClass() {
       // One class per memory(), made once: its options come from a prototype getter, as

@@ -2,6 +2,7 @@
  * What `edgelink/memory` exports of the store: the shapes, limits, embedders and the
  * rendering of a bundle (re-exported by src/memory/index.ts).
  */
+export type { HandlerMemory, MemoryRecall } from "../agent/memory-source";
 export type { MemoryObjectOptions } from "../durable/memory-object";
 export { type MemoryHandle, openMemory } from "../durable/memory-stub";
 export type {

@@ -205,18 +205,23 @@ export interface ErrorData {
 export class A2AError extends Error {
   override readonly name = "A2AError";
   constructor(
+    /** The error's row in the table (`TaskNotFound`, `InvalidParams`, `MemoryFull`, ...). */
     readonly kind: ErrorKind,
     message: string,
+    /** Sent in the error's details (google.rpc.ErrorInfo metadata). */
     readonly metadata: Record<string, string> = {},
+    /** The fields at fault, each named as the client sent it. */
     readonly fieldViolations: FieldViolation[] = [],
   ) {
     super(message);
   }
 
+  /** The JSON-RPC code of its kind. */
   get code(): number {
     return ERROR_TABLE[this.kind].code;
   }
 
+  /** The HTTP status of its kind. */
   get httpStatus(): number {
     return ERROR_TABLE[this.kind].http;
   }

@@ -1,8 +1,8 @@
 /**
  * The inspector's memory panel, served as `inspector/memory.js` when the agent serves its
  * memory routes (it comes with `memory()`, so other Workers do not bundle it). It adds a
- * section to the page: the signed-in user's memory by kind, a fact to add, one item to
- * delete, and erasure. Plain browser JavaScript; values are written with `textContent`.
+ * section to the page: the signed-in user's memory by kind, searched by words, a fact to add,
+ * a fact to correct, one item to delete, and erasure. Plain browser JavaScript; values are written with `textContent`.
  */
 export const INSPECTOR_MEMORY_SCRIPT = String.raw`"use strict";
 (() => {
@@ -39,6 +39,7 @@ export const INSPECTOR_MEMORY_SCRIPT = String.raw`"use strict";
   const kind = el("select", { id: "memory-kind", "aria-label": "Kind of memory" }, ...KINDS.map((k) => el("option", { value: k }, k)));
   const note = el("p", { class: "muted", role: "status", "aria-live": "polite" });
   const rows = el("tbody", { id: "memory-items" });
+  const search = el("input", { id: "memory-search", type: "search", placeholder: "words to find" });
   const claim = el("input", { id: "memory-claim", placeholder: "The user prefers window seats." });
   const describe = (item) =>
     item.kind === "fact" ? item.claim + (item.supersededBy ? " (superseded)" : "")
@@ -48,11 +49,16 @@ export const INSPECTOR_MEMORY_SCRIPT = String.raw`"use strict";
     : item.role + ": " + item.text;
   async function load() {
     try {
-      const page = await api("GET", "/memory?kind=" + kind.value);
+      const words = search.value.trim();
+      const page = await api("GET", "/memory?kind=" + kind.value + (words ? "&query=" + encodeURIComponent(words) : ""));
       rows.replaceChildren(...page.items.map((item) => el("tr", {},
         el("td", {}, describe(item)),
-        el("td", {}, el("button", { type: "button", "aria-label": "Delete " + item.id, onclick: () => remove(item) }, "Delete")))));
-      note.textContent = page.items.length ? "" : "Nothing remembered.";
+        el("td", {},
+          ...(item.kind === "fact" && !item.supersededBy
+            ? [el("button", { type: "button", "aria-label": "Correct " + item.id, onclick: () => correct(item) }, "Correct")]
+            : []),
+          el("button", { type: "button", "aria-label": "Delete " + item.id, onclick: () => remove(item) }, "Delete")))));
+      note.textContent = page.items.length ? "" : words ? "Nothing remembered matches." : "Nothing remembered.";
     } catch (error) {
       rows.replaceChildren();
       note.textContent = "Memory: " + error.message;
@@ -60,6 +66,12 @@ export const INSPECTOR_MEMORY_SCRIPT = String.raw`"use strict";
   }
   async function remove(item) {
     try { await api("DELETE", "/memory/" + item.kind + "/" + encodeURIComponent(item.id)); } catch (error) { note.textContent = error.message; }
+    load();
+  }
+  async function correct(item) {
+    const text = (prompt("Correct this fact", item.claim) || "").trim();
+    if (!text || text === item.claim) return;
+    try { await api("PUT", "/memory/facts/" + encodeURIComponent(item.id), { claim: text }); } catch (error) { note.textContent = error.message; }
     load();
   }
   async function add(event) {
@@ -81,6 +93,9 @@ export const INSPECTOR_MEMORY_SCRIPT = String.raw`"use strict";
     el("div", { class: "row" }, kind,
       el("button", { type: "button", id: "memory-refresh", onclick: load }, "Refresh"),
       el("button", { type: "button", id: "memory-erase", onclick: erase }, "Erase all")),
+    el("form", { id: "memory-find", class: "row", onsubmit: (event) => { event.preventDefault(); load(); } },
+      el("div", {}, el("label", { for: "memory-search" }, "Search memory"), search),
+      el("button", { type: "submit" }, "Search")),
     note,
     el("table", {}, el("tbody", {}), rows),
     el("form", { id: "memory-add", class: "row", onsubmit: add },

@@ -174,6 +174,7 @@ let tarball: string;
 let agent: DemoAgent | undefined;
 let mcpAgent: DemoAgent | undefined;
 let registry: DemoAgent | undefined;
+let memoryAgent: DemoAgent | undefined;
 
 beforeAll(async () => {
   project = mkdtempSync(join(tmpdir(), "edgelink-user-"));
@@ -263,6 +264,7 @@ afterAll(async () => {
   await agent?.stop();
   await mcpAgent?.stop();
   await registry?.stop();
+  await memoryAgent?.stop();
   if (project) rmSync(project, { recursive: true, force: true });
 });
 
@@ -309,6 +311,47 @@ describe("the packed package in a new Worker project (issue 13)", () => {
       project,
     );
     expect(out.trim()).toBe("function true docs");
+  });
+
+  it("edgelink/memory shares the core's modules: an error its code throws is an A2AError of edgelink", async () => {
+    const dist = join(project, "node_modules/edgelink/dist");
+    const memoryJs = readFileSync(join(dist, "memory.js"), "utf8");
+    // No class of its own for the core's errors (each Error class names itself in a static
+    // block, see tsup.config.ts): it imports them from the module behind `edgelink`.
+    expect(memoryJs).not.toContain('value:"A2AError"');
+    expect(memoryJs).toMatch(/from ?["']\.\/bundle\.js["']/);
+    // Both entries import `cloudflare:workers`, which Node lacks: a loader hook stands in.
+    const stub = `data:text/javascript,${encodeURIComponent(
+      "export class DurableObject {} export class WorkerEntrypoint {} export const env = {};",
+    )}`;
+    const hooks = `export async function resolve(s, c, next) {
+      return s === "cloudflare:workers" ? { url: ${JSON.stringify(stub)}, shortCircuit: true } : next(s, c);
+    }`;
+    writeFileSync(
+      join(project, "workers-stub.mjs"),
+      `import { register } from "node:module";\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});\n`,
+    );
+    const out = await run(
+      "node",
+      [
+        "--import",
+        "./workers-stub.mjs",
+        "--input-type=module",
+        "-e",
+        `const { A2AError, UserFacingError } = await import("edgelink");
+         const { openMemory } = await import("edgelink/memory");
+         // A memory whose object answers "full", as a real one at its maxItems does.
+         const full = { ok: false, error: { kind: "MemoryFull", message: "This memory is full" } };
+         const ns = { idFromName: (n) => n, get: () => ({ apply: async () => full }) };
+         try {
+           await openMemory(ns, "acme", "user-1").apply([{ op: "add_fact", claim: "x" }]);
+         } catch (error) {
+           console.log(error instanceof A2AError, error.kind, error instanceof UserFacingError);
+         }`,
+      ],
+      project,
+    );
+    expect(out.trim()).toBe("true MemoryFull false");
   });
 
   it("installs the edgelink command (the CLI of wt/client), which runs in Node", async () => {
@@ -362,8 +405,9 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     const twice = all.filter((name, i) => all.indexOf(name) !== i);
     expect([...new Set(twice)].sort()).toEqual([...shared].sort());
     // The root is what a handler's author needs; api/edgelink.api.md lists it. It grows
-    // only with a feature (ownerOf and RateLimitOptions took it from 49 to 51).
-    expect(names.edgelink.length).toBeLessThanOrEqual(51);
+    // only with a feature (ownerOf and RateLimitOptions took it from 49 to 51; A2AError, the
+    // class of the errors a handler's memory calls throw, to 52).
+    expect(names.edgelink.length).toBeLessThanOrEqual(52);
   });
 
   it("the user's worker type-checks against the published types", async () => {
@@ -401,7 +445,7 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     const bytes = bundle.reduce((sum, f) => sum + readFileSync(join(out, f)).length, 0);
     const gzipped = bundle.reduce((sum, f) => sum + gzipSync(readFileSync(join(out, f))).length, 0);
     console.log(
-      `demo worker from the package: ${(bytes / 1024).toFixed(1)} KiB, ${(gzipped / 1024).toFixed(1)} KiB gzipped`,
+      `demo worker from the package: ${(bytes / 1024).toFixed(1)} KiB, ${(gzipped / 1024).toFixed(1)} KiB gzipped (${gzipped} bytes, goal ${BUNDLE_GOAL_BYTES})`,
     );
     expect(gzipped).toBeLessThanOrEqual(BUNDLE_GOAL_BYTES);
 
@@ -477,5 +521,94 @@ describe("the packed package in a new Worker project (issue 13)", () => {
       await fetch(`${mcpAgent.baseUrl}/.well-known/agent-card.json`)
     ).json()) as Record<string, unknown>;
     expect(card.name).toBe("Edgelink assistant");
+  });
+
+  it("K8 a Worker with edgelink/memory builds with one copy of the core, and a handler's memory errors reach the client", async () => {
+    // A handler that remembers what it is told: a claim past maxItemBytes makes the memory
+    // (edgelink/memory's code) throw an A2AError, which the handler lets through; the run
+    // (edgelink's code) tells it from any other error by its class.
+    writeFileSync(
+      join(project, "memory-worker.ts"),
+      [
+        'import { defineAgent, textOf } from "edgelink";',
+        'import { memory } from "edgelink/memory";',
+        "const worker = defineAgent({",
+        '  card: { name: "Packed memory agent", description: "Remembers" },',
+        '  auth: { apiKeys: { secret: "AGENT_API_KEYS" } },',
+        "  memory: memory({ api: true }),",
+        "  handler: async (ctx) => {",
+        '    if (!ctx.memory) return "no memory";',
+        "    const text = textOf(ctx.message.parts);",
+        '    if (text.startsWith("remember ")) {',
+        '      const { results } = await ctx.memory.remember(text.slice("remember ".length));',
+        '      return results[0]?.status ?? "none";',
+        "    }",
+        "    return (await ctx.memory.recall(text)).section;",
+        "  },",
+        "});",
+        "export const { EdgelinkContext, EdgelinkIndex, EdgelinkMemory } = worker;",
+        "export default worker;",
+      ].join("\n"),
+    );
+    writeFileSync(
+      join(project, "memory.wrangler.toml"),
+      readFileSync(join(project, "wrangler.toml"), "utf8")
+        .replace('name = "my-agent"', 'name = "my-memory-agent"')
+        .replace('main = "worker.ts"', 'main = "memory-worker.ts"')
+        .replace(
+          "[[migrations]]",
+          '[[durable_objects.bindings]]\nname = "EDGELINK_MEMORY"\nclass_name = "EdgelinkMemory"\n[[migrations]]',
+        )
+        .replace('"EdgelinkIndex"]', '"EdgelinkIndex", "EdgelinkMemory"]'),
+    );
+    const out = join(project, "out-memory");
+    await run(
+      BIN("wrangler"),
+      ["deploy", "--dry-run", "-c", "memory.wrangler.toml", "--outdir", out],
+      project,
+    );
+    const code = readdirSync(out)
+      .filter((f) => f.endsWith(".js"))
+      .map((f) => readFileSync(join(out, f), "utf8"))
+      .join("\n");
+    // Each Error class names itself once (tsup.config.ts): one A2AError class in the Worker.
+    expect(code.match(/value: ?"A2AError"/g)).toHaveLength(1);
+
+    const key = "packed-memory-key-0123456789";
+    memoryAgent = await startWorker(join(project, "memory.wrangler.toml"), { AGENT_API_KEYS: key });
+    const send = async (text: string) => {
+      const response = await fetch(`${memoryAgent?.baseUrl}/message:send`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "A2A-Version": "1.0", "X-API-Key": key },
+        body: JSON.stringify({
+          message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] },
+        }),
+      });
+      const task = ((await response.json()) as { task: Record<string, unknown> }).task;
+      const status = task.status as { state: string; message?: { parts: { text?: string }[] } };
+      const artifacts = (task.artifacts ?? []) as { parts: { text?: string }[] }[];
+      return {
+        state: status.state,
+        said: [...artifacts, ...(status.message ? [status.message] : [])]
+          .flatMap((a) => a.parts.map((p) => p.text ?? ""))
+          .join(""),
+      };
+    };
+    expect(await send("remember The user likes figs")).toEqual({
+      state: "TASK_STATE_COMPLETED",
+      said: "added",
+    });
+    expect((await send("what fruit does the user like")).said).toContain("- The user likes figs");
+    // The store's refusal, named, not an internal error with a reference.
+    const refused = await send(`remember ${"x".repeat(5_000)}`);
+    expect(refused.state).toBe("TASK_STATE_FAILED");
+    expect(refused.said).toMatch(/ops\.0\.claim/);
+    expect(refused.said).not.toMatch(/reference/);
+    // The memory routes of the packed entry: the user's facts.
+    const listed = await fetch(`${memoryAgent.baseUrl}/memory?kind=fact`, {
+      headers: { "X-API-Key": key },
+    });
+    const items = ((await listed.json()) as { items: { claim: string }[] }).items;
+    expect(items.map((i) => i.claim)).toEqual(["The user likes figs"]);
   });
 });

@@ -8,6 +8,7 @@ import { defineAgent, tool } from "../../src/index";
 import { memory } from "../../src/memory/index";
 import { openai } from "../../src/providers/openai-chat";
 import type { CallOptions, Model, ModelRequest } from "../../src/providers/types";
+import { handlerAgent } from "./handler-worker";
 
 export const harness: {
   /** Answers every provider call; set by each test. */
@@ -62,6 +63,13 @@ const worker = defineAgent({
 });
 
 export const { EdgelinkContext, EdgelinkIndex, EdgelinkMemory } = worker;
-export default worker;
+/** Requests with `X-Agent: handler` go to the handler-written agent (handler-worker.ts). */
+export default {
+  fetch: (request: Request, env: object, ctx: ExecutionContext) =>
+    request.headers.get("X-Agent") === "handler"
+      ? handlerAgent.fetch(request, env as never, ctx)
+      : worker.fetch(request, env as never, ctx),
+};
+export { HandlerContext, HandlerIndex } from "./handler-worker";
 // The store's own tests configure their objects through a harness (test/memory/store-worker.ts).
 export { StoreTestMemory } from "./store-worker";
