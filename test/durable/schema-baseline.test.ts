@@ -50,27 +50,60 @@ function scratch(): DurableObjectStub {
   return ns.get(ns.idFromName(`schema-baseline-${crypto.randomUUID()}`));
 }
 
+/** The inspector's task steps (version 3): their table and the trigger that drops a task's row. */
+const TASK_STEPS: MasterRow[] = [
+  {
+    type: "index",
+    name: "sqlite_autoindex_task_steps_1",
+    tbl_name: "task_steps",
+    sql: null,
+  },
+  {
+    type: "table",
+    name: "task_steps",
+    tbl_name: "task_steps",
+    sql: normalizedSql(`CREATE TABLE task_steps (
+        task_id TEXT PRIMARY KEY,
+        delegations TEXT NOT NULL DEFAULT '[]',
+        push_attempts TEXT NOT NULL DEFAULT '[]'
+      )`),
+  },
+  {
+    type: "trigger",
+    name: "task_steps_gone",
+    tbl_name: "tasks",
+    sql: normalizedSql(`CREATE TRIGGER task_steps_gone AFTER DELETE ON tasks
+         BEGIN DELETE FROM task_steps WHERE task_id = old.id; END`),
+  },
+];
+
 /**
  * What this release's schema holds: 0.x's, plus the column added to the baseline before
  * it was released (`trace`), then a conversation's migration to version 2 (the tasks'
- * `event_floor` and `event_ceiling` instead of the event log's index by task).
+ * `event_floor` and `event_ceiling` instead of the event log's index by task), and to
+ * version 3 (the inspector's task steps).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
   if (kind !== "conversation") return SCHEMA_0X[kind];
-  return SCHEMA_0X.conversation
+  const rows = SCHEMA_0X.conversation
     .filter((row) => row.name !== "events_by_task")
     .map((row) =>
       row.type === "table" && row.name === "tasks" && row.sql
         ? {
             ...row,
-            sql: row.sql.replace(/\)$/, ", trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0, event_ceiling INTEGER)"),
+            sql: row.sql.replace(
+              /\)$/,
+              ", trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0, event_ceiling INTEGER)",
+            ),
           }
         : row,
     );
+  const order = (r: MasterRow) => `${r.type}\u0000${r.name}`;
+  return [...rows, ...TASK_STEPS].sort((a, b) => (order(a) < order(b) ? -1 : 1));
 }
 
 /** The version each kind's schema reaches. */
-const VERSIONS = { conversation: "2", index: "1", registry: "1" } as const;
+const VERSIONS = { conversation: "3", index: "1", registry: "1" } as const;
 
 const built = (schema: Schema) =>
   runInDurableObject(scratch(), (_i, state) => {
@@ -79,7 +112,7 @@ const built = (schema: Schema) =>
   });
 
 describe("one baseline schema per object kind, versioned", () => {
-  it("the baseline and its migrations build exactly the schema 0.x built for a new object (sqlite_master), plus the task's trace column, the task's event floor instead of the log's index by task (conversation, version 2)", async () => {
+  it("the baseline and its migrations build exactly the schema 0.x built for a new object (sqlite_master), plus the task's trace column, the task's event floor instead of the log's index by task (conversation, version 2) and the inspector's task steps (version 3)", async () => {
     for (const [kind, schema] of [
       ["conversation", CONTEXT_SCHEMA],
       ["index", INDEX_SCHEMA],
@@ -103,7 +136,7 @@ describe("one baseline schema per object kind, versioned", () => {
         .toArray(),
     }));
     expect(made.master).toEqual(expected("conversation"));
-    expect(made.version).toEqual([{ key: "storage_version", value: "2" }]);
+    expect(made.version).toEqual([{ key: "storage_version", value: VERSIONS.conversation }]);
   });
 
   it("a future migration on top of the baseline applies once, keeps the rows, and equals a new object's schema", async () => {
