@@ -154,7 +154,8 @@ describe("one baseline schema per object kind, versioned", () => {
         ],
       ],
     };
-    expect(schemaVersion(future)).toBe(4);
+    const next = String(schemaVersion(CONTEXT_SCHEMA) + 2);
+    expect(schemaVersion(future)).toBe(Number(next));
     const log = vi.spyOn(console, "error").mockImplementation(() => {});
     const migrated = await runInDurableObject(scratch(), (_i, state) => {
       const sql = state.storage.sql;
@@ -178,19 +179,51 @@ describe("one baseline schema per object kind, versioned", () => {
     expect(migrated.opened).toEqual([false, null, false, null]);
     expect(ran).toBe(1);
     expect(migrated.rows).toEqual([{ id: "t", priority: 0 }]);
-    expect(migrated.meta).toEqual([{ key: "storage_version", value: "4" }]);
-    expect(migrated.found).toEqual({ state: "current", version: 4, behind: false });
+    expect(migrated.meta).toEqual([{ key: "storage_version", value: next }]);
+    expect(migrated.found).toEqual({ state: "current", version: Number(next), behind: false });
     expect(migrated.older).toMatchObject({
       kind: "StorageOutdated",
-      metadata: { object: "conversation", found: "version 4" },
+      metadata: { object: "conversation", found: `version ${next}` },
     });
-    expect(migrated.older?.message).toContain("newer than this Edgelink knows (2)");
+    expect(migrated.older?.message).toContain(
+      `newer than this Edgelink knows (${VERSIONS.conversation})`,
+    );
     // A new object gets the baseline and then the same migrations.
     const fresh = await built(future);
     expect(ran).toBe(2);
     expect(fresh.master).toEqual(migrated.master);
     expect(fresh.master.map((o) => o.name)).toContain("tasks_by_priority");
     log.mockRestore();
+  });
+
+  it("a version 2 conversation migrates to the inspector's task steps; its tasks stay as they were, old step metadata included", async () => {
+    const v2: Schema = { ...CONTEXT_SCHEMA, migrations: CONTEXT_SCHEMA.migrations.slice(0, 1) };
+    const migrated = await runInDurableObject(scratch(), (_i, state) => {
+      const sql = state.storage.sql;
+      createSchema(state.storage, v2);
+      const metadata = JSON.stringify({ delegations: [{ key: "1", at: 1 }], pushAttempts: [] });
+      sql.exec(
+        `INSERT INTO tasks (id, context_id, state, status_timestamp, created_at, updated_at, metadata)
+         VALUES ('t', 'c', 'completed', 'x', 'x', 'x', ?)`,
+        metadata,
+      );
+      const opened = openSchema(state.storage, CONTEXT_SCHEMA);
+      return {
+        opened: [opened.vacant, opened.refused],
+        master: master(sql),
+        meta: meta(sql),
+        metadata: sql.exec<{ m: string }>("SELECT metadata AS m FROM tasks").one().m,
+        steps: sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM task_steps").one().n,
+      };
+    });
+    expect(migrated.opened).toEqual([false, null]);
+    expect(migrated.master).toEqual(expected("conversation"));
+    expect(migrated.meta).toEqual([{ key: "storage_version", value: VERSIONS.conversation }]);
+    expect(JSON.parse(migrated.metadata)).toEqual({
+      delegations: [{ key: "1", at: 1 }],
+      pushAttempts: [],
+    });
+    expect(migrated.steps).toBe(0);
   });
 
   it("a read on objects never written creates nothing: conversation, index shard, their storage reports", async () => {
