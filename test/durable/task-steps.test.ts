@@ -1,5 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { ContextRpc } from "../../src/durable/context-object";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
 import { CONTEXT_SCHEMA } from "../../src/durable/schema";
@@ -154,6 +155,29 @@ describe("a task's steps stay out of the task: only the owner's inspector reads 
     });
     expect((await stepsOf(worker, `${taskId}x`)).status).toBe(404);
     expect((await stepsOf(worker, "x".repeat(5000))).status).toBe(404);
+    // The object itself: a task it does not hold, or an object never written, is not found
+    // (and the read makes no storage).
+    const scope = { tenant: "acme", contextId, owner: ALICE_OWNER };
+    const rpcOf = (stub: DurableObjectStub) => stub as unknown as ContextRpc;
+    expect(await rpcOf(stubOf(contextId)).getTaskSteps(scope, "t-unknown")).toMatchObject({
+      ok: false,
+      error: { kind: "TaskNotFound" },
+    });
+    const never = stubOf(`never-${crypto.randomUUID()}`);
+    expect(await rpcOf(never).getTaskSteps(scope, taskId)).toMatchObject({
+      ok: false,
+      error: { kind: "TaskNotFound" },
+    });
+    const tables = await runInDurableObject(
+      never,
+      (_i, state) =>
+        state.storage.sql
+          .exec<{ n: number }>(
+            "SELECT COUNT(*) AS n FROM sqlite_master WHERE name NOT GLOB '_cf_*'",
+          )
+          .one().n,
+    );
+    expect(tables).toBe(0);
     // No credential: refused before anything is read.
     expect((await stepsOf(worker, taskId, {})).status).toBe(401);
   });
