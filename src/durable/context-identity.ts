@@ -19,6 +19,8 @@ export interface Scope {
   newTaskId?: string;
   /** The caller's trace context (a `TraceCarrier`), when tracing is on. */
   trace?: string;
+  /** Set when the inspector is on for this request: the object then records task steps. */
+  inspector?: true;
 }
 
 export class ContextIdentity {

@@ -32,7 +32,7 @@ import type { PushStore } from "./push-store";
 import { attempt, type Result } from "./result";
 import { CONTEXT_SCHEMA } from "./schema";
 import { createSchema, openSchema, type StorageReport, storageReport } from "./schema-version";
-import { noteDelegation } from "./task-steps";
+import { inspectorSetting, TaskSteps, type TaskStepsRecord } from "./task-steps";
 import type { ListBudget, ReadOptions, TaskStore } from "./task-store";
 import type { TaskStreams } from "./task-stream";
 
@@ -69,6 +69,7 @@ export type ContextRpc = Pick<
   | "deadDeliveries"
   | "redeliver"
   | "sendIndexRows"
+  | "getTaskSteps"
 >;
 
 const taskNotFound = (taskId: string) =>
@@ -100,6 +101,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly admission: Admission<Env>;
   private readonly streams: TaskStreams;
   private readonly compaction: HistoryCompaction<Env>;
+  /** Delegations and webhook attempts of its tasks, for the inspector only. */
+  private readonly steps: TaskSteps;
   /** True until the first write: the object holds nothing and has no schema. */
   private empty: boolean;
   /** Why this object's storage cannot be used (made by 0.x or a later release), if so. */
@@ -120,8 +123,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     const opened = openSchema(ctx.storage, CONTEXT_SCHEMA);
     this.empty = opened.vacant;
     this.refused = opened.refused;
+    this.steps = new TaskSteps(ctx.storage.sql, () =>
+      inspectorSetting(this.agent as Agent<unknown>, env),
+    );
     this.children = new ChildStore(ctx.storage.sql, (taskId, change) =>
-      noteDelegation(this.store, taskId, change),
+      this.steps.noteDelegation(taskId, change),
     );
     // The subclass supplies `agent` as a prototype getter, so it is readable here.
     const agent = (this as unknown as { agent: Agent<Env> }).agent;
@@ -143,6 +149,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.admission = parts.admission;
     this.streams = parts.streams;
     this.compaction = parts.compaction;
+    if (this.dispatcher) this.dispatcher.steps = this.steps;
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
 
@@ -179,6 +186,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     version: ProtocolVersion,
     push?: InlinePush,
   ): Promise<Result<string>> {
+    this.steps.seen(scope);
     return attempt("context object", async () => {
       // A retry gets its task back without asking the reply hook again (see `admit`).
       const checked = this.admission.checkBeforeReply(scope, params.message);
@@ -210,6 +218,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     format: StreamFormat,
     push?: InlinePush,
   ): Promise<Result<ReadableStream<Uint8Array>>> {
+    this.steps.seen(scope);
     return attempt("context object", async () => {
       // Refused before the message is written, not after.
       if (params.message.taskId) this.streams.checkSubscribers(params.message.taskId);
@@ -239,6 +248,16 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       if (this.vacant) throw taskNotFound(taskId);
       this.identity.claim(scope);
       return this.read(taskId, options);
+    });
+  }
+
+  /** A task's steps, for the inspector's waterfall (the Worker serves them only while it is on). */
+  getTaskSteps(scope: Scope, taskId: string): Promise<Result<TaskStepsRecord>> {
+    return attempt("context object", () => {
+      if (this.vacant) throw taskNotFound(taskId);
+      this.identity.claim(scope);
+      this.read(taskId, { historyLength: 0 });
+      return this.steps.read(taskId);
     });
   }
 

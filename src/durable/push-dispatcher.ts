@@ -23,13 +23,11 @@ import { PUSH_KEYS_SECRET, signingKeys } from "./push-keys";
 import { MAX_SNAPSHOT_CHARS } from "./push-snapshots";
 import type { PushStore } from "./push-store";
 import { endPushAttempt, tracePushAttempt } from "./push-trace";
+import type { TaskSteps } from "./task-steps";
 import type { TaskStore } from "./task-store";
 
 /** Failed attempts in a row after which a config is unhealthy (`PushOptions.unhealthyAfter`). */
 export const DEFAULT_UNHEALTHY_AFTER = 5;
-
-/** How many of a task's latest delivery attempts its metadata shows (`pushAttempts`). */
-export const MAX_PUSH_ATTEMPTS_SHOWN = 20;
 
 /** Most queued chunks one coalesced delivery looks at behind its first. */
 const MAX_CHUNKS_TAKEN = 1000;
@@ -50,6 +48,9 @@ export class PushDispatcher {
     private readonly snapshot: (taskId: string) => Task,
     private readonly fetchFn: typeof fetch = (input, init) => fetch(input, init),
   ) {}
+
+  /** Where each attempt is recorded for the inspector (its steps write only while it is on). */
+  steps: Pick<TaskSteps, "noteAttempt"> | null = null;
 
   /** The stored trace context of a task's run (read only while tracing is on). */
   traceOf: (taskId: string) => string | null = () => null;
@@ -139,23 +140,20 @@ export class PushDispatcher {
   }
 
   /**
-   * Each attempt's time, duration and outcome, in the task's metadata (`pushAttempts`, the
-   * latest {@link MAX_PUSH_ATTEMPTS_SHOWN}) for the inspector's waterfall; a failed one is
-   * logged too, without the receiver's answer (its status and Edgelink's reason only).
+   * Each attempt's time, duration and outcome, in the task's steps for the inspector's
+   * waterfall (not in the task, which every receiver gets); a failed one is logged too,
+   * without the receiver's answer (its status and Edgelink's reason only).
    */
   private noteAttempt(row: DeliveryRow, at: number, result: DeliveryOutcome): void {
     const ms = Date.now() - at;
     const failed = result.outcome !== "delivered";
-    const shown = this.store.read(row.taskId, { historyLength: 0 })?.metadata?.pushAttempts;
-    const earlier = Array.isArray(shown) ? shown.slice(-(MAX_PUSH_ATTEMPTS_SHOWN - 1)) : [];
-    const attempt = compact({
+    this.steps?.noteAttempt(row.taskId, {
       config: row.configId,
       at,
       ms,
-      status: result.status ?? undefined,
+      status: result.status,
       ok: !failed,
     });
-    this.store.mergeMetadata(row.taskId, { pushAttempts: [...earlier, attempt] });
     if (failed) {
       logEvent("warn", "edgelink: push delivery attempt failed", {
         taskId: row.taskId,

@@ -165,6 +165,18 @@ export const CONTEXT_SCHEMA: Schema = {
       "ALTER TABLE tasks ADD COLUMN event_ceiling INTEGER",
       "DROP INDEX events_by_task",
     ],
+    // A task's operational steps for the inspector (TaskSteps): out of the task's metadata,
+    // which every reader and webhook receiver gets. Written only while the inspector is on;
+    // a row goes with its task.
+    [
+      `CREATE TABLE task_steps (
+        task_id TEXT PRIMARY KEY,
+        delegations TEXT NOT NULL DEFAULT '[]',
+        push_attempts TEXT NOT NULL DEFAULT '[]'
+      )`,
+      `CREATE TRIGGER task_steps_gone AFTER DELETE ON tasks
+         BEGIN DELETE FROM task_steps WHERE task_id = old.id; END`,
+    ],
   ],
 };
 

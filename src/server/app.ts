@@ -17,7 +17,7 @@ import { cardSigningKeys, mergeJwks } from "./card-signing";
 import { registerChat } from "./chat";
 import { useCors } from "./cors";
 import { jsonRpcError, restError, toA2AError } from "./errors";
-import { mountInspector } from "./inspector";
+import { mountInspector, serveTaskSteps, TASK_STEPS_PATH } from "./inspector";
 import { handleJsonRpc } from "./jsonrpc";
 import { warnWhenOpen } from "./open-warning";
 import { REST_ROUTES } from "./operation-table";
@@ -156,6 +156,16 @@ export function createApp<Env extends object>(
   const restLimit: MiddlewareHandler<Vars> = bodyLimit({
     maxSize: agent.maxBodyBytes,
     onError: () => restError(tooLarge()),
+  });
+
+  // The inspector's task steps, found as GetTask finds the task (off: see mountInspector).
+  app.get(TASK_STEPS_PATH, limited, (c: Context<Vars>) => {
+    const url = new URL(c.req.url);
+    checkPathEncoding(url.pathname);
+    const principal = c.get("principal");
+    const owner = ownerOf(principal);
+    const ops = new Operations(agent, c.env, tenantFor(principal, ""), url.origin, owner);
+    return serveTaskSteps(ops as Operations<unknown>, c.req.param("id") ?? "");
   });
 
   // The chat endpoint (N1–N7): a streaming view of the same tasks for front ends.

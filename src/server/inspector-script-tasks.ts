@@ -49,11 +49,12 @@ export const INSPECTOR_TASKS = String.raw`
     if (event.message) return ["message", describeParts(event.message.parts)];
     return ["event", JSON.stringify(event)];
   }
-  // ---- Waterfall: the task's model calls, tool calls, delegations and webhook attempts,
-  // placed in time from what the agent recorded in the task's metadata (no tracing needed).
-  function steps(task) {
-    const m = task.metadata || {};
-    const r = m.result || {};
+  // ---- Waterfall: the task's model calls and tool calls (from its result's metadata), its
+  // delegations and webhook attempts (from its steps, which only the inspector serves: they
+  // stay out of the task), placed in time (no tracing needed).
+  function steps(task, recorded) {
+    const r = (task.metadata || {}).result || {};
+    const m = recorded || {};
     const t0 = r.startedAt;
     const out = [];
     if (typeof t0 === "number") {
@@ -77,8 +78,8 @@ export const INSPECTOR_TASKS = String.raw`
     const end = (s) => s.at + (s.ms || 0);
     return out.filter((s) => typeof s.at === "number").sort((a, b) => a.at - b.at || end(a) - end(b));
   }
-  function waterfall(task) {
-    const list = steps(task);
+  function waterfall(task, recorded) {
+    const list = steps(task, recorded);
     if (!list.length) return el("p", { class: "muted" }, "No model calls, tool calls, delegations or webhook attempts recorded.");
     const start = list[0].at;
     const end = Math.max(...list.map((s) => s.at + (s.ms || 0)), start + 1);
@@ -98,12 +99,13 @@ export const INSPECTOR_TASKS = String.raw`
     if (timelineAbort) timelineAbort.abort();
     timelineAbort = new AbortController();
     try {
-      const task = await api("/tasks/" + encodeURIComponent(id) + "?historyLength=20");
+      const stepsOf = () => api("/inspector/tasks/" + encodeURIComponent(id) + "/steps").catch(() => null);
+      const [task, recorded] = await Promise.all([api("/tasks/" + encodeURIComponent(id) + "?historyLength=20"), stepsOf()]);
       const timeline = el("ol", { class: "timeline", "aria-label": "Event timeline" });
       const note = el("span", { role: "status" });
       const stop = el("button", { type: "button", onclick: () => cancel(id, stop, note) }, "Cancel task");
       let badge = stateBadge(task.status.state);
-      let fall = waterfall(task);
+      let fall = waterfall(task, recorded);
       const setState = (state) => {
         const next = stateBadge(state);
         badge.replaceWith(next);
@@ -140,7 +142,7 @@ export const INSPECTOR_TASKS = String.raw`
         if (event.statusUpdate) setState(event.statusUpdate.status.state);
         // A run that ends while watched: its calls are recorded with its end, so draw again.
         if (event.statusUpdate && isTerminal(event.statusUpdate.status.state) && !isTerminal(task.status.state)) {
-          api("/tasks/" + encodeURIComponent(id) + "?historyLength=0").then((t) => fall.replaceWith((fall = waterfall(t)))).catch(() => {});
+          Promise.all([api("/tasks/" + encodeURIComponent(id) + "?historyLength=0"), stepsOf()]).then(([t, r]) => fall.replaceWith((fall = waterfall(t, r)))).catch(() => {});
         }
         timeline.append(el("li", { value: eventId || "" }, el("strong", {}, label), text ? " " + text : ""));
       });

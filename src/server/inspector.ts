@@ -1,12 +1,13 @@
 import type { Context, Hono } from "hono";
 import type { Agent } from "../agent/definition";
+import { INSPECTOR_VAR, inspectorSetting } from "../durable/task-steps";
 import { A2AError } from "../models/errors";
 import { restError } from "./errors";
 import { INSPECTOR_HTML } from "./inspector-page";
 import { INSPECTOR_SCRIPT } from "./inspector-script";
+import type { Operations } from "./operations";
 
-/** The variable that turns the inspector on or off without changing code. */
-export const INSPECTOR_VAR = "EDGELINK_INSPECTOR";
+export { INSPECTOR_VAR } from "../durable/task-steps";
 
 /**
  * Whether to serve the inspector for this request: the agent's `inspector` option when
@@ -14,11 +15,13 @@ export const INSPECTOR_VAR = "EDGELINK_INSPECTOR";
  * is served from localhost, which is what `wrangler dev` does (a deployed Worker never is).
  */
 export function inspectorEnabled(agent: Agent<unknown>, env: unknown, url: string): boolean {
-  if (agent.inspector !== null) return agent.inspector;
-  const value = (env as Record<string, unknown> | undefined)?.[INSPECTOR_VAR];
-  if (value === "true" || value === "1") return true;
-  if (value === "false" || value === "0") return false;
-  return ["localhost", "127.0.0.1", "[::1]"].includes(new URL(url).hostname);
+  const set = inspectorSetting(agent, env);
+  if (set !== null) return set;
+  try {
+    return ["localhost", "127.0.0.1", "[::1]"].includes(new URL(url).hostname);
+  } catch {
+    return false;
+  }
 }
 
 // Only this page's own script and requests: nothing from elsewhere, no inline script.
@@ -29,6 +32,22 @@ const SECURITY_HEADERS = {
   "Referrer-Policy": "no-referrer",
   "Cache-Control": "no-store",
 };
+
+const STEPS_PREFIX = "/inspector/tasks/";
+/** Where the inspector reads a task's steps (delegations, webhook attempts). */
+export const TASK_STEPS_PATH = `${STEPS_PREFIX}:id/steps`;
+
+/**
+ * A task's steps for the inspector's waterfall, as JSON: `{taskId, delegations,
+ * pushAttempts}`. Behind authentication and found as GetTask finds the task (another
+ * owner's task is not found); `mountInspector` answers not found while the inspector is off.
+ */
+export async function serveTaskSteps(
+  ops: Pick<Operations<unknown>, "taskSteps">,
+  taskId: string,
+): Promise<Response> {
+  return Response.json(await ops.taskSteps(taskId), { headers: { "Cache-Control": "no-store" } });
+}
 
 /** Serves the inspector page at `/inspector` and its script at `/inspector/app.js`. */
 export function mountInspector<E extends { Bindings: object }>(
@@ -46,6 +65,12 @@ export function mountInspector<E extends { Bindings: object }>(
     }
     return new Response(body, { headers: { "Content-Type": type, ...SECURITY_HEADERS } });
   };
+  // The task steps route (`serveTaskSteps`, after authentication) is not there while off.
+  app.use(`${STEPS_PREFIX}*`, async (c, next) =>
+    inspectorEnabled(agent as Agent<unknown>, c.env, c.req.url)
+      ? next()
+      : restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)),
+  );
   app.get("/inspector", (c) => serve(c, INSPECTOR_HTML, "text/html; charset=utf-8"));
   app.get("/inspector/app.js", (c) => serve(c, INSPECTOR_SCRIPT, "text/javascript; charset=utf-8"));
   // The memory panel comes with `memory()`; without it the page loads an empty script.

@@ -14,6 +14,7 @@ import {
 } from "../durable/ids";
 import { listIndex } from "../durable/index-shards";
 import { unwrap } from "../durable/result";
+import type { TaskStepsRecord } from "../durable/task-steps";
 import { A2AError } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import type { TaskList } from "../models/render";
@@ -36,6 +37,7 @@ import {
   GEN_AI_CONVERSATION_ID,
   type Traced,
 } from "../telemetry";
+import { inspectorEnabled } from "./inspector";
 import { requireAcceptedParts, requireInputFormats } from "./negotiation";
 import { stateOfRendered } from "./tracing";
 
@@ -78,6 +80,10 @@ export class Operations<Env> {
     const id = ns.idFromName(contextObjectName(this.tenant, contextId, this.owner));
     const stub = ns.get(id) as unknown as ContextRpc;
     const scope: Scope = { tenant: this.tenant, contextId, owner: this.owner };
+    // The object records task steps for the inspector only while it is on (see TaskSteps).
+    if (inspectorEnabled(this.agent as Agent<unknown>, this.env, this.origin)) {
+      scope.inspector = true;
+    }
     if (this.trace) {
       // The platform carries no trace context over RPC: the span goes with the scope.
       scope.trace = carrierOf(this.trace.ctx);
@@ -224,6 +230,12 @@ export class Operations<Env> {
     );
     this.trace?.span.setAttribute(A2A_TASK_STATE, task.status.state);
     return task;
+  }
+
+  /** A task's steps for the inspector's waterfall: found as GetTask finds the task. */
+  async taskSteps(taskId: string): Promise<TaskStepsRecord> {
+    const { stub, scope } = await this.contextOfTask(taskId);
+    return unwrap(await stub.getTaskSteps(scope, taskId));
   }
 
   async cancelTask(params: TaskIdParams): Promise<Task> {

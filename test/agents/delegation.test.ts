@@ -112,7 +112,7 @@ describe("ctx.delegate to another Worker through a service binding", () => {
     expect(child.contextId).toBe(row?.child_context_id);
   });
 
-  it("the parent's metadata shows each delegation for the waterfall: target, child task id, state, start and duration", async () => {
+  it("the parent's steps (the inspector's, not its metadata) show each delegation for the waterfall: target, child task id, state, start and duration", async () => {
     harness.parent = async (ctx) => {
       const first = ctx.delegate(ctx.env.DEMO, "one");
       await first.answer();
@@ -122,8 +122,12 @@ describe("ctx.delegate to another Worker through a service binding", () => {
     const before = Date.now();
     const task = await sendToParent("go twice");
     expect((task.status as Json).state).toBe("TASK_STATE_COMPLETED");
-    const delegations = ((await parentTask(task.id as string)).metadata as Json)
-      .delegations as Json[];
+    // The task a client reads names no other agent.
+    const metadata = ((await parentTask(task.id as string)).metadata ?? {}) as Json;
+    expect(metadata.delegations).toBeUndefined();
+    const steps = await SELF.fetch(`${PARENT}/inspector/tasks/${task.id}/steps`);
+    expect(steps.status).toBe(200);
+    const delegations = ((await steps.json()) as Json).delegations as Json[];
     const rows = await childRows(task.contextId as string);
     expect(delegations).toEqual(
       rows.map((row) => ({

@@ -79,6 +79,8 @@ export const parentAgent = defineAgent<Env>({
     return harness.parent(ctx);
   },
   bindings: { context: "PARENT_CONTEXT", index: "PARENT_INDEX" },
+  // Its delegations' steps are recorded, and read through the inspector's steps route.
+  inspector: true,
 });
 
 export const { EdgelinkContext: ParentContext, EdgelinkIndex: ParentIndex } = parentAgent;

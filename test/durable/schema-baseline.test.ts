@@ -50,27 +50,60 @@ function scratch(): DurableObjectStub {
   return ns.get(ns.idFromName(`schema-baseline-${crypto.randomUUID()}`));
 }
 
+/** The inspector's task steps (version 3): their table and the trigger that drops a task's row. */
+const TASK_STEPS: MasterRow[] = [
+  {
+    type: "index",
+    name: "sqlite_autoindex_task_steps_1",
+    tbl_name: "task_steps",
+    sql: null,
+  },
+  {
+    type: "table",
+    name: "task_steps",
+    tbl_name: "task_steps",
+    sql: normalizedSql(`CREATE TABLE task_steps (
+        task_id TEXT PRIMARY KEY,
+        delegations TEXT NOT NULL DEFAULT '[]',
+        push_attempts TEXT NOT NULL DEFAULT '[]'
+      )`),
+  },
+  {
+    type: "trigger",
+    name: "task_steps_gone",
+    tbl_name: "tasks",
+    sql: normalizedSql(`CREATE TRIGGER task_steps_gone AFTER DELETE ON tasks
+         BEGIN DELETE FROM task_steps WHERE task_id = old.id; END`),
+  },
+];
+
 /**
  * What this release's schema holds: 0.x's, plus the column added to the baseline before
  * it was released (`trace`), then a conversation's migration to version 2 (the tasks'
- * `event_floor` and `event_ceiling` instead of the event log's index by task).
+ * `event_floor` and `event_ceiling` instead of the event log's index by task), and to
+ * version 3 (the inspector's task steps).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
   if (kind !== "conversation") return SCHEMA_0X[kind];
-  return SCHEMA_0X.conversation
+  const rows = SCHEMA_0X.conversation
     .filter((row) => row.name !== "events_by_task")
     .map((row) =>
       row.type === "table" && row.name === "tasks" && row.sql
         ? {
             ...row,
-            sql: row.sql.replace(/\)$/, ", trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0, event_ceiling INTEGER)"),
+            sql: row.sql.replace(
+              /\)$/,
+              ", trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0, event_ceiling INTEGER)",
+            ),
           }
         : row,
     );
+  const order = (r: MasterRow) => `${r.type}\u0000${r.name}`;
+  return [...rows, ...TASK_STEPS].sort((a, b) => (order(a) < order(b) ? -1 : 1));
 }
 
 /** The version each kind's schema reaches. */
-const VERSIONS = { conversation: "2", index: "1", registry: "1" } as const;
+const VERSIONS = { conversation: "3", index: "1", registry: "1" } as const;
 
 const built = (schema: Schema) =>
   runInDurableObject(scratch(), (_i, state) => {
@@ -79,7 +112,7 @@ const built = (schema: Schema) =>
   });
 
 describe("one baseline schema per object kind, versioned", () => {
-  it("the baseline and its migrations build exactly the schema 0.x built for a new object (sqlite_master), plus the task's trace column, the task's event floor instead of the log's index by task (conversation, version 2)", async () => {
+  it("the baseline and its migrations build exactly the schema 0.x built for a new object (sqlite_master), plus the task's trace column, the task's event floor instead of the log's index by task (conversation, version 2) and the inspector's task steps (version 3)", async () => {
     for (const [kind, schema] of [
       ["conversation", CONTEXT_SCHEMA],
       ["index", INDEX_SCHEMA],
@@ -103,7 +136,7 @@ describe("one baseline schema per object kind, versioned", () => {
         .toArray(),
     }));
     expect(made.master).toEqual(expected("conversation"));
-    expect(made.version).toEqual([{ key: "storage_version", value: "2" }]);
+    expect(made.version).toEqual([{ key: "storage_version", value: VERSIONS.conversation }]);
   });
 
   it("a future migration on top of the baseline applies once, keeps the rows, and equals a new object's schema", async () => {
@@ -121,7 +154,8 @@ describe("one baseline schema per object kind, versioned", () => {
         ],
       ],
     };
-    expect(schemaVersion(future)).toBe(4);
+    const next = String(schemaVersion(CONTEXT_SCHEMA) + 2);
+    expect(schemaVersion(future)).toBe(Number(next));
     const log = vi.spyOn(console, "error").mockImplementation(() => {});
     const migrated = await runInDurableObject(scratch(), (_i, state) => {
       const sql = state.storage.sql;
@@ -145,19 +179,51 @@ describe("one baseline schema per object kind, versioned", () => {
     expect(migrated.opened).toEqual([false, null, false, null]);
     expect(ran).toBe(1);
     expect(migrated.rows).toEqual([{ id: "t", priority: 0 }]);
-    expect(migrated.meta).toEqual([{ key: "storage_version", value: "4" }]);
-    expect(migrated.found).toEqual({ state: "current", version: 4, behind: false });
+    expect(migrated.meta).toEqual([{ key: "storage_version", value: next }]);
+    expect(migrated.found).toEqual({ state: "current", version: Number(next), behind: false });
     expect(migrated.older).toMatchObject({
       kind: "StorageOutdated",
-      metadata: { object: "conversation", found: "version 4" },
+      metadata: { object: "conversation", found: `version ${next}` },
     });
-    expect(migrated.older?.message).toContain("newer than this Edgelink knows (2)");
+    expect(migrated.older?.message).toContain(
+      `newer than this Edgelink knows (${VERSIONS.conversation})`,
+    );
     // A new object gets the baseline and then the same migrations.
     const fresh = await built(future);
     expect(ran).toBe(2);
     expect(fresh.master).toEqual(migrated.master);
     expect(fresh.master.map((o) => o.name)).toContain("tasks_by_priority");
     log.mockRestore();
+  });
+
+  it("a version 2 conversation migrates to the inspector's task steps; its tasks stay as they were, old step metadata included", async () => {
+    const v2: Schema = { ...CONTEXT_SCHEMA, migrations: CONTEXT_SCHEMA.migrations.slice(0, 1) };
+    const migrated = await runInDurableObject(scratch(), (_i, state) => {
+      const sql = state.storage.sql;
+      createSchema(state.storage, v2);
+      const metadata = JSON.stringify({ delegations: [{ key: "1", at: 1 }], pushAttempts: [] });
+      sql.exec(
+        `INSERT INTO tasks (id, context_id, state, status_timestamp, created_at, updated_at, metadata)
+         VALUES ('t', 'c', 'completed', 'x', 'x', 'x', ?)`,
+        metadata,
+      );
+      const opened = openSchema(state.storage, CONTEXT_SCHEMA);
+      return {
+        opened: [opened.vacant, opened.refused],
+        master: master(sql),
+        meta: meta(sql),
+        metadata: sql.exec<{ m: string }>("SELECT metadata AS m FROM tasks").one().m,
+        steps: sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM task_steps").one().n,
+      };
+    });
+    expect(migrated.opened).toEqual([false, null]);
+    expect(migrated.master).toEqual(expected("conversation"));
+    expect(migrated.meta).toEqual([{ key: "storage_version", value: VERSIONS.conversation }]);
+    expect(JSON.parse(migrated.metadata)).toEqual({
+      delegations: [{ key: "1", at: 1 }],
+      pushAttempts: [],
+    });
+    expect(migrated.steps).toBe(0);
   });
 
   it("a read on objects never written creates nothing: conversation, index shard, their storage reports", async () => {

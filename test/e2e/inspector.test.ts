@@ -7,6 +7,8 @@
  * it is missing this test is skipped with a loud message, never silently.
  */
 import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeProviderServer, startFakeProvider } from "./support/fake-provider-server";
@@ -61,6 +63,28 @@ afterAll(async () => {
   await Promise.all([demo?.stop(), guarded?.stop(), thinker?.stop()]);
   await provider?.close();
 });
+
+/** A webhook receiver on loopback (the demo, served from localhost, may push there). */
+async function startReceiver(): Promise<{ url: string; bodies: string[]; close(): Promise<void> }> {
+  const bodies: string[] = [];
+  const server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      bodies.push(body);
+      response.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    bodies,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
 
 /** A fresh page on `agent`'s inspector, its card loaded; page errors are collected. */
 async function openInspector(agent: DemoAgent): Promise<{ page: Page; errors: string[] }> {
@@ -260,6 +284,61 @@ describe.skipIf(!hasBrowser)("the inspector in chromium (issue 13)", () => {
     expect(errors).toEqual([]);
   });
 
+  it("draws a task's webhook attempts from its steps, which the task itself does not carry", async () => {
+    const hook = await startReceiver();
+    try {
+      const sent = await fetch(`${demo.baseUrl}/`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "SendMessage",
+          params: {
+            message: {
+              messageId: crypto.randomUUID(),
+              role: "ROLE_USER",
+              parts: [{ text: "hooked" }],
+            },
+            configuration: { taskPushNotificationConfig: { id: "hook-1", url: hook.url } },
+          },
+        }),
+      });
+      const task = ((await sent.json()) as { result: { task: { id: string } } }).result.task;
+      await expect
+        .poll(() => hook.bodies.some((b) => b.includes("TASK_STATE_COMPLETED")), {
+          timeout: 15_000,
+        })
+        .toBe(true);
+      // Neither the receiver nor a client reading the task learns of the attempts.
+      for (const body of hook.bodies) expect(body).not.toContain("pushAttempts");
+      const read = await fetch(`${demo.baseUrl}/tasks/${task.id}`, {
+        headers: { "A2A-Version": "1.0" },
+      });
+      expect(JSON.stringify(await read.json())).not.toContain("pushAttempts");
+
+      const { page, errors } = await openInspector(demo);
+      const row = page.locator(`#tasks tr[data-task="${task.id}"] button`);
+      await expect.poll(() => row.count(), { timeout: 15_000 }).toBe(1);
+      await row.click();
+      const push = page.locator("#task .waterfall .step.push");
+      await expect.poll(() => push.count(), { timeout: 15_000 }).toBeGreaterThan(0);
+      const texts = await push.allTextContents();
+      expect(texts.length).toBe(hook.bodies.length);
+      for (const text of texts) expect(text).toMatch(/^push webhook hook-1.*\d+ ms · HTTP 200$/);
+      const bar = await push
+        .first()
+        .evaluate(
+          (node) => (node.querySelector(".bar") as HTMLElement).getBoundingClientRect().width,
+        );
+      expect(bar).toBeGreaterThan(0);
+      await screenshot(page, "inspector-webhook-steps");
+      expect(errors).toEqual([]);
+    } finally {
+      await hook.close();
+    }
+  });
+
   it("sends the API key named by the card's scheme on every request, never in a URL", async () => {
     const { page, errors } = await openInspector(guarded);
     // Without a credential the agent refuses the task list, and the page says what to do.
@@ -290,6 +369,10 @@ describe.skipIf(!hasBrowser)("the inspector in chromium (issue 13)", () => {
       .poll(() => page.locator("#task ol.timeline li").last().textContent(), { timeout: 15_000 })
       .toBe("completed");
 
+    // The task's steps (the waterfall's delegations and webhook attempts) carry it too.
+    const steps = sent.filter((r) => /\/inspector\/tasks\/[^/]+\/steps$/.test(r.url));
+    expect(steps.length).toBeGreaterThan(0);
+    for (const request of steps) expect(request.key, request.url).toBe(API_KEY);
     const api = sent.filter((r) => !r.url.includes("/inspector"));
     expect(api.map((r) => new URL(r.url).pathname)).toEqual(
       expect.arrayContaining(["/message:stream", "/tasks", expect.stringMatching(/:subscribe$/)]),

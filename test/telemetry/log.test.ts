@@ -3,10 +3,11 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
 import { HistoryStore } from "../../src/durable/history-store";
 import { contextObjectName } from "../../src/durable/ids";
-import { MAX_PUSH_ATTEMPTS_SHOWN, PushDispatcher } from "../../src/durable/push-dispatcher";
+import { PushDispatcher } from "../../src/durable/push-dispatcher";
 import { PushStore } from "../../src/durable/push-store";
 import { CONTEXT_SCHEMA } from "../../src/durable/schema";
 import { ensureSchema } from "../../src/durable/schema-version";
+import { MAX_PUSH_ATTEMPTS_SHOWN, TaskSteps } from "../../src/durable/task-steps";
 import { TaskStore } from "../../src/durable/task-store";
 import { Messages } from "../../src/models/message";
 import { ProviderError } from "../../src/providers/errors";
@@ -126,7 +127,7 @@ describe("structured log lines", () => {
   });
 });
 
-describe("a failing webhook, as the operator's log and the task's metadata see it", () => {
+describe("a failing webhook, as the operator's log and the inspector's task steps see it", () => {
   const HOOK = "https://hooks.example.com/a2a";
   const TOKEN = "push-token-must-not-leak-0123";
   const CREDENTIALS = "webhook-bearer-must-not-leak-4567";
@@ -177,6 +178,9 @@ describe("a failing webhook, as the operator's log and the task's metadata see i
         (id) => store.read(id) ?? (undefined as never),
         fetchFn,
       );
+      // The inspector on: its steps keep the attempts (never the task's metadata).
+      const steps = new TaskSteps(state.storage.sql, () => true);
+      dispatcher.steps = steps;
       const logged = await captured(async () => {
         for (let i = 0; i < MAX_PUSH_ATTEMPTS_SHOWN + 3; i++) {
           // White-box: due again at once, past the backoff.
@@ -186,7 +190,12 @@ describe("a failing webhook, as the operator's log and the task's metadata see i
           await dispatcher.run();
         }
       });
-      return { logged, sent: seen.length, metadata: store.read("t1")?.metadata as Json };
+      return {
+        logged,
+        sent: seen.length,
+        metadata: store.read("t1")?.metadata as Json,
+        steps: steps.read("t1"),
+      };
     });
     expect(result.sent).toBe(MAX_PUSH_ATTEMPTS_SHOWN + 3);
     const { raw, lines } = result.logged;
@@ -205,7 +214,8 @@ describe("a failing webhook, as the operator's log and the task's metadata see i
       expect(line).not.toContain(CREDENTIALS);
       expect(line).not.toContain("secret recipe");
     }
-    const attempts = result.metadata.pushAttempts as Json[];
+    expect(result.metadata.pushAttempts).toBeUndefined();
+    const attempts = result.steps.pushAttempts as Json[];
     expect(attempts).toHaveLength(MAX_PUSH_ATTEMPTS_SHOWN);
     for (const attempt of attempts) {
       expect(attempt).toEqual({
