@@ -5,6 +5,7 @@ import { A2AError } from "../models/errors";
 import { restError } from "./errors";
 import { INSPECTOR_HTML } from "./inspector-page";
 import { INSPECTOR_SCRIPT } from "./inspector-script";
+import { isLocalUrl } from "./open-warning";
 import type { Operations } from "./operations";
 
 export { INSPECTOR_VAR } from "../durable/task-steps";
@@ -18,7 +19,8 @@ export function inspectorEnabled(agent: Agent<unknown>, env: unknown, url: strin
   const set = inspectorSetting(agent, env);
   if (set !== null) return set;
   try {
-    return ["localhost", "127.0.0.1", "[::1]"].includes(new URL(url).hostname);
+    // Remembered per origin: asked on every call to an object, it parses no URL per request.
+    return isLocalUrl(url);
   } catch {
     return false;
   }
