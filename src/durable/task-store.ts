@@ -2,7 +2,7 @@
  * The task store: the one writer of a conversation's tasks. Each change and the event
  * announcing it are written in one transaction; the rows of each concern are kept by the
  * parts it owns (the event log, the listing clock, the index outbox, retention, the task
- * cache, the artifact rows).
+ * cache, the artifact rows); a task's status changes are written by task-status.ts.
  */
 import type { Limits } from "../agent/limits";
 import type { Item } from "../history/items";
@@ -11,8 +11,8 @@ import { A2AError } from "../models/errors";
 import type { TaskEvent } from "../models/events";
 import { type JsonObject, nowIso } from "../models/json";
 import type { Message } from "../models/message";
-import type { Task, TaskStatus } from "../models/task";
-import { isInterrupted, isTerminal, planTransition, type TaskState } from "../models/task-state";
+import type { Task } from "../models/task";
+import { isTerminal, type TaskState } from "../models/task-state";
 import { inlineParts, writeArtifact } from "./artifact-rows";
 import { itemFromMessage, messageFromItem } from "./conversation-bridge";
 import { EventLog } from "./event-log";
@@ -25,6 +25,14 @@ import type { PushStore } from "./push-store";
 import { Retention } from "./retention";
 import { checkRowBytes } from "./row-limit";
 import { type ReadOptions, type StoreBound, TaskCache } from "./task-cache";
+import {
+  announceStatus,
+  type LoggedEvent,
+  setStatusMessage,
+  statusEvent,
+  type TransitionOptions,
+  transitionTask,
+} from "./task-status";
 
 export { INLINE_PARTS_CHARS } from "./artifact-rows";
 export type { IndexEntry } from "./index-outbox";
@@ -80,7 +88,8 @@ export class TaskStore {
 
   private depth = 0;
 
-  private get sql(): SqlStorage {
+  /** The object's SQL, for the task's writers here and in task-status.ts. */
+  get sql(): SqlStorage {
     return this.storage.sql;
   }
 
@@ -133,12 +142,7 @@ export class TaskStore {
    * `withPush`: a webhook config was registered for it first. `itemId` names the row of
    * its first message (a client's message: see `sentItemId`).
    */
-  create(
-    task: Task,
-    start = false,
-    withPush = false,
-    itemId?: string,
-  ): { seq: number; event: TaskEvent }[] {
+  create(task: Task, start = false, withPush = false, itemId?: string): LoggedEvent[] {
     const live: Task = {
       ...task,
       history: [],
@@ -179,7 +183,7 @@ export class TaskStore {
       for (const [i, m] of task.history.entries()) {
         this.appendMessage(live.id, m, i === 0 ? itemId : undefined);
       }
-      return start ? [this.statusEvent(live)] : [];
+      return start ? [statusEvent(this, live)] : [];
     });
   }
 
@@ -213,71 +217,21 @@ export class TaskStore {
   }
 
   /**
-   * Moves a task through the lifecycle, recording each step in its state history and
-   * the event log. Throws InvalidTransitionError before writing anything if illegal.
-   * Returns the logged events.
+   * Moves a task through the lifecycle, each step in its state history and the event log
+   * (see `transitionTask`). Throws before writing anything if illegal.
    */
-  transition(
-    taskId: string,
-    to: TaskState,
-    options: {
-      viaWorking?: boolean;
-      message?: Message | null;
-      metadata?: JsonObject;
-    } = {},
-  ): { seq: number; event: TaskEvent }[] {
-    const task = this.cache.use(taskId);
-    const steps = planTransition(task.status.state, to, { viaWorking: options.viaWorking });
-    if (steps.length === 0) return [];
-    return this.atomic(() => {
-      const logged: { seq: number; event: TaskEvent }[] = [];
-      const statuses: TaskStatus[] = [];
-      let previous = task.status.state;
-      steps.forEach((next, i) => {
-        const timestamp = nowIso();
-        const message = i === steps.length - 1 ? (options.message ?? null) : null;
-        task.stateHistory.push({ previousState: previous, newState: next, timestamp });
-        statuses.push({ state: next, message, timestamp });
-        previous = next;
-      });
-      const last = statuses.at(-1) as TaskStatus;
-      if (options.metadata) task.metadata = mergePatch(task.metadata, options.metadata);
-      // An ending task's reads of the log stop at its final event, logged below.
-      const ceiling = isTerminal(last.state) ? this.events.floor() + statuses.length - 1 : null;
-      this.setStatus(task, last, options.metadata !== undefined, ceiling);
-      if (last.message) this.appendMessage(taskId, last.message);
-      for (const status of statuses) logged.push(this.statusEvent(task, status));
-      return logged;
-    });
+  transition(taskId: string, to: TaskState, options: TransitionOptions = {}): LoggedEvent[] {
+    return transitionTask(this, taskId, to, options);
   }
 
   /** A progress message: the state stays, the status message changes, history grows. */
-  statusMessage(taskId: string, message: Message): { seq: number; event: TaskEvent } {
-    const task = this.cache.use(taskId);
-    const status: TaskStatus = {
-      state: task.status.state,
-      message,
-      timestamp: nowIso(),
-    };
-    return this.atomic(() => {
-      this.setStatus(task, status);
-      this.appendMessage(taskId, message);
-      return this.statusEvent(task);
-    });
+  statusMessage(taskId: string, message: Message): LoggedEvent {
+    return setStatusMessage(this, taskId, message);
   }
 
-  /**
-   * A transient progress message: logged and streamed as a status update, but neither the
-   * task's status nor its history changes (tool work and reasoning for watching clients).
-   */
-  announce(taskId: string, message: Message): { seq: number; event: TaskEvent } {
-    const task = this.cache.use(taskId);
-    const status: TaskStatus = {
-      state: task.status.state,
-      message,
-      timestamp: nowIso(),
-    };
-    return this.atomic(() => this.statusEvent(task, status));
+  /** A transient progress message, logged and streamed; the task does not change. */
+  announce(taskId: string, message: Message): LoggedEvent {
+    return announceStatus(this, taskId, message);
   }
 
   /**
@@ -289,7 +243,7 @@ export class TaskStore {
     taskId: string,
     artifact: Artifact,
     chunk: { append: boolean; lastChunk: boolean },
-  ): { seq: number; event: TaskEvent } {
+  ): LoggedEvent {
     const task = this.cache.use(taskId);
     const known = task.artifacts.find((a) => a.artifactId === artifact.artifactId);
     if (chunk.append && !known) {
@@ -386,51 +340,6 @@ export class TaskStore {
     return this.retention.prune(keep, olderThan, batch);
   }
 
-  /**
-   * Writes a task's new status. Only what changed is bound (each bound value costs the
-   * statement a fixed amount of work): metadata only when `metadataChanged`, no status
-   * message when there is none, the event ceiling only as the task ends.
-   */
-  private setStatus(
-    task: Task,
-    status: TaskStatus,
-    metadataChanged = false,
-    eventCeiling: number | null = null,
-  ): void {
-    const message = status.message ? JSON.stringify(status.message) : null;
-    const metadata = JSON.stringify(task.metadata);
-    const stateHistory = JSON.stringify(task.stateHistory);
-    // The whole row must fit, unchanged columns included.
-    checkRowBytes("task status", message, metadata, stateHistory);
-    // `updated_at` is the status timestamp: when it changes the task moves in the listing.
-    const rowSeq = this.listing.rowSeqFor(task, status.timestamp);
-    const args: SqlStorageValue[] = [task.id, status.state, status.timestamp, stateHistory, rowSeq];
-    let set = "status_message = NULL";
-    if (message !== null) {
-      args.push(message);
-      set = `status_message = ?${args.length}`;
-    }
-    if (metadataChanged) {
-      args.push(metadata);
-      set += `, metadata = ?${args.length}`;
-    }
-    if (eventCeiling !== null) {
-      args.push(eventCeiling);
-      set += `, event_ceiling = ?${args.length}`;
-    }
-    this.sql.exec(
-      `UPDATE tasks SET state = ?2, status_timestamp = ?3, updated_at = ?3, state_history = ?4,
-       row_seq = ?5, index_pending = 1, ${set} WHERE id = ?1`,
-      ...args,
-    );
-    this.listing.setRowSeq(task, rowSeq);
-    if (isTerminal(status.state) && !isTerminal(task.status.state)) {
-      this.retention.noteFinished(status.timestamp);
-    }
-    task.status = status;
-    this.index.touch(task);
-  }
-
   /** Merges keys into a task's metadata (JSON merge patch; null removes a key). */
   mergeMetadata(taskId: string, patch: JsonObject): void {
     const task = this.cache.use(taskId);
@@ -443,19 +352,11 @@ export class TaskStore {
     });
   }
 
-  private statusEvent(task: Task, status = task.status): { seq: number; event: TaskEvent } {
-    const final = isTerminal(status.state) || isInterrupted(status.state);
-    return this.log(task.id, {
-      kind: "status-update",
-      taskId: task.id,
-      contextId: task.contextId,
-      status,
-      final,
-    });
-  }
-
-  /** Logs an event; its row is written as the transaction ends (see `EventLog.write`). */
-  private log(taskId: string, event: TaskEvent): { seq: number; event: TaskEvent } {
+  /**
+   * Logs an event; its row is written as the transaction ends (see `EventLog.write`).
+   * For the task's writers here and in task-status.ts.
+   */
+  log(taskId: string, event: TaskEvent): LoggedEvent {
     const seq = this.events.add(taskId, event);
     if (this.depth === 0) this.events.write();
     // Same transaction as the event: a delivery can never be lost or exist without it.
