@@ -4,6 +4,7 @@
  * when the shard count changed).
  */
 import type { Agent } from "../agent/definition";
+import { A2AError } from "../models/errors";
 import type { LogFields } from "../telemetry/log";
 import type { IndexRpc } from "./index-object";
 import { indexShardFor } from "./index-shards";
@@ -57,6 +58,23 @@ export class ContextIdentity {
       scope.owner ?? "",
       ...shards,
     );
+  }
+
+  /**
+   * Claims this conversation for the caller (see `claim`) once it exists: it does once it
+   * has a task or a history item; ContextNotFound when it does not (or `vacant`).
+   */
+  requireContext(scope: Scope, vacant: boolean): void {
+    const known =
+      !vacant &&
+      (this.storage.sql.exec("SELECT 1 FROM tasks LIMIT 1").toArray().length > 0 ||
+        this.store.history.count() > 0);
+    if (!known) {
+      throw new A2AError("ContextNotFound", `Context ${scope.contextId} not found`, {
+        contextId: scope.contextId,
+      });
+    }
+    this.claim(scope);
   }
 
   /** A value of the object's `meta` table, or null. */

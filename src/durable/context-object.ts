@@ -1,38 +1,37 @@
 /**
  * The conversation object's RPC surface: each A2A operation on one conversation, checked
- * and answered here, the work done by the parts it owns (the task store, the handler runs,
- * the index outbox, push, the alarm).
+ * and answered here or by the calls of its parts (the task calls, the push calls), the
+ * work done by the parts it owns (the task store, the handler runs, the index outbox,
+ * push, the alarm).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Agent } from "../agent/definition";
 import type { CompactionResult } from "../history/compaction";
 import type { Item } from "../history/items";
-import { A2AError } from "../models/errors";
+import type { A2AError } from "../models/errors";
 import type { JsonObject } from "../models/json";
 import { renderReplyResult, renderSendResult } from "../models/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../models/requests";
 import { replyStream, type StreamFormat } from "../models/stream";
 import type { Task } from "../models/task";
-import { isTerminal, type TaskState } from "../models/task-state";
+import type { TaskState } from "../models/task-state";
 import type { PushConfig, PushConfigInput } from "../push/config";
 import type { Admission, InlinePush } from "./admission";
 import type { ObjectAlarm } from "./alarm";
-import { ChildStore, cancelChildren } from "./children";
 import type { ContextIdentity, Scope } from "./context-identity";
 import { buildParts } from "./context-parts";
-import type { EventHub } from "./event-hub";
 import type { HandlerRuns } from "./handler-runs";
 import type { HistoryCompaction } from "./history-compaction";
 import type { HistoryPage } from "./history-store";
 import type { IndexOutbox } from "./index-outbox";
 import type { DeliveryRow } from "./push-deliveries";
 import type { PushDispatcher } from "./push-dispatcher";
-import { type PushRpc, pushNotSupported } from "./push-rpc";
 import type { PushStore } from "./push-store";
 import { attempt, type Result } from "./result";
 import { CONTEXT_SCHEMA } from "./schema";
 import { createSchema, openSchema, type StorageReport, storageReport } from "./schema-version";
-import { inspectorSetting, TaskSteps, type TaskStepsRecord } from "./task-steps";
+import { type TaskPage, type TaskRpc, taskNotFound } from "./task-rpc";
+import type { TaskSteps, TaskStepsRecord } from "./task-steps";
 import type { ListBudget, ReadOptions, TaskStore } from "./task-store";
 import type { TaskStreams } from "./task-stream";
 
@@ -40,12 +39,7 @@ export type { InlinePush } from "./admission";
 export type { Scope } from "./context-identity";
 export { RESTART_REASON } from "./handler-runs";
 export type { Result } from "./result";
-
-export interface TaskPage {
-  tasks: Task[];
-  totalSize: number;
-  nextPageToken: string;
-}
+export type { TaskPage } from "./task-rpc";
 
 /**
  * The object's RPC surface as the Worker calls it. (The generated stub types recurse
@@ -72,9 +66,6 @@ export type ContextRpc = Pick<
   | "getTaskSteps"
 >;
 
-const taskNotFound = (taskId: string) =>
-  new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-
 /**
  * One conversation (A2A context) of one tenant: its tasks, their messages, artifacts,
  * state history and event log as SQLite rows, and the runs of its agent's handler.
@@ -85,21 +76,18 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   protected abstract get agent(): Agent<Env>;
 
   private readonly store: TaskStore;
-  private readonly hub: EventHub;
   private readonly outbox: IndexOutbox;
   private readonly pushStore: PushStore | null;
-  /** Delegations of this context's tasks to other agents. */
-  private readonly children: ChildStore;
   private readonly dispatcher: PushDispatcher | null;
   /** The one alarm: index backstop and retries, push delivery, retention. */
   private readonly alarms: ObjectAlarm;
   /** Which tenant and conversation this is, and where its index rows go. */
   private readonly identity: ContextIdentity;
   private readonly runs: HandlerRuns<Env>;
-  /** The push calls; null when the agent has push off. */
-  private readonly pushRpc: PushRpc | null;
   private readonly admission: Admission<Env>;
   private readonly streams: TaskStreams;
+  /** The task calls: get, list, cancel, subscribe, a task's steps. */
+  private readonly tasks: TaskRpc<Env>;
   private readonly compaction: HistoryCompaction<Env>;
   /** Delegations and webhook attempts of its tasks, for the inspector only. */
   private readonly steps: TaskSteps;
@@ -123,33 +111,26 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     const opened = openSchema(ctx.storage, CONTEXT_SCHEMA);
     this.empty = opened.vacant;
     this.refused = opened.refused;
-    this.steps = new TaskSteps(ctx.storage.sql, () =>
-      inspectorSetting(this.agent as Agent<unknown>, env),
-    );
-    this.children = new ChildStore(ctx.storage.sql, (taskId, change) =>
-      this.steps.noteDelegation(taskId, change),
-    );
     // The subclass supplies `agent` as a prototype getter, so it is readable here.
     const agent = (this as unknown as { agent: Agent<Env> }).agent;
-    const parts = buildParts(ctx, env, agent, this.children, {
+    const parts = buildParts(ctx, env, agent, {
       agent: () => this.agent,
       vacant: () => this.vacant,
       create: () => this.create(),
-      read: (taskId) => this.read(taskId),
+      read: (taskId, options) => this.read(taskId, options),
     });
     this.store = parts.store;
-    this.hub = parts.hub;
     this.outbox = parts.outbox;
     this.pushStore = parts.pushStore;
     this.dispatcher = parts.dispatcher;
     this.alarms = parts.alarms;
     this.identity = parts.identity;
     this.runs = parts.runs;
-    this.pushRpc = parts.pushRpc;
     this.admission = parts.admission;
     this.streams = parts.streams;
+    this.tasks = parts.tasks;
     this.compaction = parts.compaction;
-    if (this.dispatcher) this.dispatcher.steps = this.steps;
+    this.steps = parts.steps;
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
 
@@ -244,21 +225,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   getTask(scope: Scope, taskId: string, options: ReadOptions = {}): Promise<Result<Task>> {
-    return attempt("context object", () => {
-      if (this.vacant) throw taskNotFound(taskId);
-      this.identity.claim(scope);
-      return this.read(taskId, options);
-    });
+    return attempt("context object", () => this.tasks.get(scope, taskId, options));
   }
 
   /** A task's steps, for the inspector's waterfall (the Worker serves them only while it is on). */
   getTaskSteps(scope: Scope, taskId: string): Promise<Result<TaskStepsRecord>> {
-    return attempt("context object", () => {
-      if (this.vacant) throw taskNotFound(taskId);
-      this.identity.claim(scope);
-      this.read(taskId, { historyLength: 0 });
-      return this.steps.read(taskId);
-    });
+    return attempt("context object", () => this.tasks.steps(scope, taskId));
   }
 
   /**
@@ -275,72 +247,17 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     filter: { state?: TaskState } = {},
     within?: ListBudget,
   ): Promise<{ tasks: Task[]; read: number }> {
-    if (this.vacant) return { tasks: [], read: taskIds.length };
-    this.identity.claim(scope);
-    return this.store.cache.readPage(
-      taskIds,
-      options,
-      (task) => !filter.state || task.status.state === filter.state,
-      within,
-    );
+    return this.tasks.getTasks(scope, taskIds, options, filter, within);
   }
 
   /** ListTasks for this conversation alone (a contextId filter needs no index). */
   listTasks(scope: Scope, params: ListTasksParams): Promise<Result<TaskPage>> {
-    return attempt("context object", () => {
-      if (this.vacant) return { tasks: [], totalSize: 0, nextPageToken: "" };
-      this.identity.claim(scope);
-      const page = this.store.page({
-        state: params.state,
-        statusTimestampAfter: params.statusTimestampAfter,
-        pageSize: params.pageSize,
-        pageToken: params.pageToken,
-      });
-      const options = {
-        historyLength: params.historyLength,
-        includeArtifacts: params.includeArtifacts,
-      };
-      const chars = this.agent.limits.listArtifactChars;
-      const { tasks, read } = this.store.cache.readPage(
-        page.rows.map((r) => r.id),
-        options,
-        undefined,
-        params.includeArtifacts ? { chars, atLeastOne: true } : undefined,
-      );
-      return {
-        tasks,
-        totalSize: page.totalSize,
-        nextPageToken: read < page.rows.length ? page.tokenAfter(read - 1) : page.nextPageToken,
-      };
-    });
+    return attempt("context object", () => this.tasks.list(scope, params));
   }
 
   /** CancelTask: records the cancellation, then interrupts the running handler (B9). */
   cancelTask(scope: Scope, taskId: string, metadata?: JsonObject): Promise<Result<Task>> {
-    return attempt("context object", async () => {
-      if (this.vacant) throw taskNotFound(taskId);
-      this.identity.claim(scope);
-      const state = this.store.state(taskId);
-      if (state === null)
-        throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-      if (isTerminal(state)) {
-        throw new A2AError(
-          "TaskNotCancelable",
-          `Task ${taskId} is ${state} and can no longer be canceled`,
-          { taskId, state },
-        );
-      }
-      const reason = typeof metadata?.reason === "string" ? metadata.reason : "";
-      this.runs.publish(
-        taskId,
-        this.store.transition(taskId, "canceled", {
-          metadata: reason ? { cancelReason: reason } : undefined,
-        }),
-      );
-      this.runs.abort(taskId, reason);
-      this.ctx.waitUntil(cancelChildren(this.children.open(taskId), this.env));
-      return this.read(taskId);
-    });
+    return attempt("context object", async () => this.tasks.cancel(scope, taskId, metadata));
   }
 
   /**
@@ -353,23 +270,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     format: StreamFormat,
     lastEventId?: number,
   ): Promise<Result<ReadableStream<Uint8Array>>> {
-    return attempt("context object", () => {
-      if (this.vacant) throw taskNotFound(taskId);
-      this.identity.claim(scope);
-      const state = this.store.state(taskId);
-      if (state === null)
-        throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-      if (lastEventId === undefined && isTerminal(state)) {
-        throw new A2AError(
-          "UnsupportedOperation",
-          `Task ${taskId} is ${state}; a finished task has no updates to subscribe to`,
-          { taskId, state },
-        );
-      }
-      return lastEventId === undefined
-        ? this.streams.open(taskId, format, { snapshot: true })
-        : this.streams.open(taskId, format, { snapshot: false, afterSeq: lastEventId });
-    });
+    return attempt("context object", () =>
+      this.tasks.subscribe(scope, taskId, format, lastEventId),
+    );
   }
 
   /** A listing found this conversation marked in its index shard: its rows go now. */
@@ -383,7 +286,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     page: { after?: number; limit: number },
   ): Promise<Result<HistoryPage<Item>>> {
     return attempt("context object", () => {
-      this.requireContext(scope);
+      this.identity.requireContext(scope, this.vacant);
       return this.store.history.page(page);
     });
   }
@@ -393,7 +296,11 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * bad request, an unknown context or a failing summarizer changes nothing.
    */
   compactHistory(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {
-    return this.compaction.compact(input, () => this.requireContext(scope), scope.trace);
+    return this.compaction.compact(
+      input,
+      () => this.identity.requireContext(scope, this.vacant),
+      scope.trace,
+    );
   }
 
   /** Retries index updates that could not be delivered; delivers push; prunes. */
@@ -413,12 +320,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     issuer: string,
   ): Promise<Result<PushConfig>> {
     return attempt("context object", () =>
-      this.requirePush(scope, taskId).create(taskId, input, issuer),
+      this.tasks.push(scope, taskId).create(taskId, input, issuer),
     );
   }
 
   getPushConfig(scope: Scope, taskId: string, id: string): Promise<Result<PushConfig>> {
-    return attempt("context object", () => this.requirePush(scope, taskId).get(taskId, id));
+    return attempt("context object", () => this.tasks.push(scope, taskId).get(taskId, id));
   }
 
   listPushConfigs(
@@ -426,12 +333,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     taskId: string,
     page: { pageSize: number; pageToken?: string },
   ): Promise<Result<{ configs: PushConfig[]; nextPageToken: string }>> {
-    return attempt("context object", () => this.requirePush(scope, taskId).list(taskId, page));
+    return attempt("context object", () => this.tasks.push(scope, taskId).list(taskId, page));
   }
 
   /** Idempotent: deleting a config that is not there succeeds. */
   deletePushConfig(scope: Scope, taskId: string, id: string): Promise<Result<null>> {
-    return attempt("context object", () => this.requirePush(scope, taskId).delete(taskId, id));
+    return attempt("context object", () => this.tasks.push(scope, taskId).delete(taskId, id));
   }
 
   /** A task's dead-lettered webhook deliveries, a page at a time (`after`: last seq seen). */
@@ -440,22 +347,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     taskId: string,
     page: { after?: number; limit?: number } = {},
   ): Promise<Result<DeliveryRow[]>> {
-    return attempt("context object", () => this.requirePush(scope, taskId).dead(taskId, page));
+    return attempt("context object", () => this.tasks.push(scope, taskId).dead(taskId, page));
   }
 
   /** Queues a task's dead-lettered deliveries again; answers how many. */
   redeliver(scope: Scope, taskId: string): Promise<Result<number>> {
-    return attempt("context object", () => this.requirePush(scope, taskId).redeliver(taskId));
-  }
-
-  private requirePush(scope: Scope, taskId: string): PushRpc {
-    if (this.vacant) throw taskNotFound(taskId);
-    this.identity.claim(scope);
-    if (!this.pushRpc) throw pushNotSupported();
-    if (this.store.state(taskId) === null) {
-      throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-    }
-    return this.pushRpc;
+    return attempt("context object", () => this.tasks.push(scope, taskId).redeliver(taskId));
   }
 
   // ---- tasks and runs ----------------------------------------------------------------
@@ -473,23 +370,9 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.ctx.waitUntil(this.outbox.flush());
   }
 
-  /** A conversation exists once it has a task or a history item. */
-  private requireContext(scope: Scope): void {
-    const known =
-      !this.vacant &&
-      (this.ctx.storage.sql.exec("SELECT 1 FROM tasks LIMIT 1").toArray().length > 0 ||
-        this.store.history.count() > 0);
-    if (!known) {
-      throw new A2AError("ContextNotFound", `Context ${scope.contextId} not found`, {
-        contextId: scope.contextId,
-      });
-    }
-    this.identity.claim(scope);
-  }
-
   private read(taskId: string, options: ReadOptions = {}): Task {
     const task = this.store.read(taskId, options);
-    if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+    if (!task) throw taskNotFound(taskId);
     return task;
   }
 }

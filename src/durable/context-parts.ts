@@ -1,6 +1,7 @@
 /**
  * Builds the parts a conversation object owns and wires them to each other: the task
- * store, the index outbox, push, the alarm, handler runs, admission, streams, compaction.
+ * store, the index outbox, push, the alarm, handler runs, admission, streams, the task
+ * calls, compaction, the task steps and the delegations.
  */
 
 import type { Agent } from "../agent/definition";
@@ -10,7 +11,7 @@ import type { Task } from "../models/task";
 import { logEvent } from "../telemetry/log";
 import { Admission } from "./admission";
 import { ObjectAlarm } from "./alarm";
-import type { ChildStore } from "./children";
+import { ChildStore } from "./children";
 import { ContextIdentity } from "./context-identity";
 import { EventHub } from "./event-hub";
 import { HandlerRuns } from "./handler-runs";
@@ -21,7 +22,9 @@ import { PushDispatcher } from "./push-dispatcher";
 import { PushRpc } from "./push-rpc";
 import { PushStore } from "./push-store";
 import { storedTrace } from "./run-trace";
-import { TaskStore } from "./task-store";
+import { TaskRpc } from "./task-rpc";
+import { inspectorSetting, TaskSteps } from "./task-steps";
+import { type ReadOptions, TaskStore } from "./task-store";
 import { TaskStreams } from "./task-stream";
 
 /** What the parts ask of their object, at call time. */
@@ -33,7 +36,7 @@ export interface PartsHost<Env> {
   /** Makes a vacant object a new conversation (its schema), before its first message. */
   create(): void;
   /** A task as it is now (TaskNotFound when it is not there). */
-  read(taskId: string): Task;
+  read(taskId: string, options?: ReadOptions): Task;
 }
 
 /** A conversation object's parts. */
@@ -49,20 +52,29 @@ export interface ContextParts<Env> {
   runs: HandlerRuns<Env>;
   admission: Admission<Env>;
   streams: TaskStreams;
+  tasks: TaskRpc<Env>;
   compaction: HistoryCompaction<Env>;
+  steps: TaskSteps;
 }
 
 /**
- * The parts of a conversation object serving `agent` (as it is when the object starts);
- * `children` is built by the object once its schema is there (it reads it).
+ * The parts of a conversation object serving `agent` (as it is when the object starts),
+ * built once its schema is opened (some read it).
  */
 export function buildParts<Env>(
   ctx: DurableObjectState,
   env: Env,
   agent: Agent<Env>,
-  children: ChildStore,
   host: PartsHost<Env>,
 ): ContextParts<Env> {
+  // Delegations and webhook attempts of its tasks, for the inspector only.
+  const steps = new TaskSteps(ctx.storage.sql, () =>
+    inspectorSetting(host.agent() as Agent<unknown>, env),
+  );
+  // Delegations of this context's tasks to other agents.
+  const children = new ChildStore(ctx.storage.sql, (taskId, change) =>
+    steps.noteDelegation(taskId, change),
+  );
   const current = () => host.agent();
   const limits = () => host.agent().limits;
   const read = (taskId: string) => host.read(taskId);
@@ -108,6 +120,7 @@ export function buildParts<Env>(
     : null;
   // Deliveries join the trace of the run that queued them, however late they go.
   if (dispatcher) dispatcher.traceOf = (id) => storedTrace(ctx.storage.sql, id);
+  if (dispatcher) dispatcher.steps = steps;
   const alarms = new ObjectAlarm(ctx.storage, { store, outbox, dispatcher, limits });
   const pushRpc = pushStore
     ? new PushRpc(ctx.storage, pushStore, store, alarms, limits, read)
@@ -136,6 +149,7 @@ export function buildParts<Env>(
     ctx.storage.sql,
     memoryScope,
   );
+  const streams = new TaskStreams(store, hub, current, read);
   const parts: ContextParts<Env> = {
     store,
     hub,
@@ -157,8 +171,21 @@ export function buildParts<Env>(
       create: () => host.create(),
       read,
     }),
-    streams: new TaskStreams(store, hub, current, read),
+    streams,
+    tasks: new TaskRpc<Env>(
+      store,
+      identity,
+      runs,
+      streams,
+      children,
+      steps,
+      pushRpc,
+      ctx,
+      env,
+      host,
+    ),
     compaction: new HistoryCompaction(store, current),
+    steps,
   };
   return parts;
 }
