@@ -124,6 +124,14 @@ const TASK_STEPS_COST_BYTES = 565;
  * bytes before, 205,126 after.
  */
 const EVENT_FLOOR_COST_BYTES = 257;
+/**
+ * The task store and the conversation object split further by concern: a task's status
+ * writes as functions the store calls, and the task calls as a part of their own whose
+ * methods the object's RPC methods call (each new function and class named by wrangler's
+ * keepNames; nothing new at run time). Measured on the demo built from the package:
+ * 205,990 bytes before, 206,229 after.
+ */
+const DURABLE_SPLITS_COST_BYTES = 239;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -140,7 +148,8 @@ const BUNDLE_GOAL_BYTES =
   TOOL_ERROR_CONTENT_COST_BYTES +
   FILE_SPLITS_COST_BYTES +
   TASK_STEPS_COST_BYTES +
-  EVENT_FLOOR_COST_BYTES;
+  EVENT_FLOOR_COST_BYTES +
+  DURABLE_SPLITS_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {
