@@ -547,6 +547,31 @@ describe("durable core: bounded push", () => {
 });
 
 describe("durable core: retention", () => {
+  it("retention's next due time follows tasks as they finish, without reading the table again", async () => {
+    const due = await runInDurableObject(stubOf("retention-due"), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      const day = 86_400_000;
+      const before = store.retention.due(2, day); // read once: nothing finished
+      for (const id of ["r1", "r2", "r3"]) {
+        store.create(taskFixture(id), true);
+        store.transition(id, "completed");
+      }
+      const now = Date.now();
+      return {
+        before,
+        overLimit: store.retention.due(2, day),
+        underLimit: store.retention.due(5, day),
+        now,
+      };
+    });
+    expect(due.before).toBeNull();
+    // Three finished, two kept: due now.
+    expect(due.overLimit).toBeLessThanOrEqual(due.now);
+    // Under the limit: due when the oldest finished task is a day old.
+    expect(due.underLimit).toBeGreaterThan(due.now + 86_400_000 - 60_000);
+  });
+
   it("the alarm prunes finished tasks beyond the limit; storage shrinks, recent tasks stay whole", async () => {
     const first = await send("task 0");
     const contextId = first.contextId as string;
