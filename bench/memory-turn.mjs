@@ -23,7 +23,8 @@ const USER = { "X-User": "bench-user", "Content-Type": "application/json", "A2A-
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : "-");
 
-async function turn(base, which, i) {
+/** One blocking SendMessage to `which` agent ("plain" or "memory"), in a new conversation: its wall ms. */
+export async function memoryTurn(base, which, i) {
   const body = {
     jsonrpc: "2.0",
     id: i,
@@ -50,9 +51,9 @@ async function turn(base, which, i) {
   return ms;
 }
 
-export async function runMemoryTurnBench() {
-  console.log("\nA model turn with long-term memory on (bench/memory-turn.mjs)");
-  const server = await startWorkerd(
+/** The bench worker on workerd (`extraOptions` go to Miniflare, e.g. an inspector port). */
+export function startMemoryTurnServer(extraOptions = {}) {
+  return startWorkerd(
     "memory-turn-worker.ts",
     {
       PLAIN_CONTEXT: "PlainContext",
@@ -61,24 +62,34 @@ export async function runMemoryTurnBench() {
       MEMORY_INDEX: "MemoryIndex",
       EDGELINK_MEMORY: "EdgelinkMemory",
     },
-    { bindings: { EDGELINK_ID_KEY: agentBindings().EDGELINK_ID_KEY } },
+    { ...extraOptions, bindings: { EDGELINK_ID_KEY: agentBindings().EDGELINK_ID_KEY } },
   );
+}
+
+/** Fills the bench user's memory with FACTS facts through the memory API. */
+export async function fillMemory(base) {
+  for (let i = 0; i < FACTS; i++) {
+    const response = await fetch(`${base}memory/memory/facts`, {
+      method: "POST",
+      headers: USER,
+      body: JSON.stringify({
+        claim: `The user likes window seats on flight ${i} to city ${i % 50}.`,
+      }),
+    });
+    if (!response.ok) throw new Error(`fill: ${response.status} ${await response.text()}`);
+  }
+}
+
+export async function runMemoryTurnBench() {
+  console.log("\nA model turn with long-term memory on (bench/memory-turn.mjs)");
+  const server = await startMemoryTurnServer();
   try {
     const base = server.url;
-    for (let i = 0; i < FACTS; i++) {
-      const response = await fetch(`${base}memory/memory/facts`, {
-        method: "POST",
-        headers: USER,
-        body: JSON.stringify({
-          claim: `The user likes window seats on flight ${i} to city ${i % 50}.`,
-        }),
-      });
-      if (!response.ok) throw new Error(`fill: ${response.status} ${await response.text()}`);
-    }
+    await fillMemory(base);
     // Warm-up: both agents' objects and code paths.
     for (let i = 0; i < 10; i++) {
-      await turn(base, "plain", i);
-      await turn(base, "memory", i);
+      await memoryTurn(base, "plain", i);
+      await memoryTurn(base, "memory", i);
     }
     const wall = { plain: [], memory: [] };
     const cpu = { plain: [], memory: [] };
@@ -87,7 +98,8 @@ export async function runMemoryTurnBench() {
       for (const which of order) {
         const c0 = processCpuSeconds(server.pid);
         const times = [];
-        for (let i = 0; i < TURNS; i++) times.push(await turn(base, which, round * TURNS + i));
+        for (let i = 0; i < TURNS; i++)
+          times.push(await memoryTurn(base, which, round * TURNS + i));
         cpu[which].push(((processCpuSeconds(server.pid) - c0) * 1000) / TURNS);
         wall[which].push(median(times));
         // The memory agent's extractions (300 ms each, off the answer's path) finish
