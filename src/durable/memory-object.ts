@@ -18,6 +18,7 @@ import {
   MemoryOrigin,
   type MemoryPage,
   type MemoryStats,
+  type RecalledMemory,
   RememberQuery,
 } from "../models/memory";
 import { AccessLog } from "./memory-access";
@@ -48,6 +49,7 @@ export type MemoryRpc = Pick<
   MemoryObject,
   | "apply"
   | "remember"
+  | "recall"
   | "neighbours"
   | "list"
   | "get"
@@ -149,6 +151,8 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   private resolved: { from: Partial<MemoryLimits> | undefined; limits: MemoryLimits } | null = null;
   /** Live facts with vectors, once counted; forgotten at every write. */
   private vectorCount: number | null = null;
+  /** The kinds of item the memory holds, once read; forgotten at every write. */
+  private heldKinds: Set<MemoryKind> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -230,7 +234,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const prepared = await this.prepare(checked);
       this.ensureSchema();
       const writer = new MemoryWriter(this.ctx.storage.sql, limits, nowIso(), from, prepared);
-      this.vectorCount = null;
+      this.forgetCounts();
       const result = this.ctx.storage.transactionSync(() => {
         this.access.flush();
         return writer.applyAll(checked);
@@ -245,16 +249,21 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return attempt("memory object", async () => {
       const q = parse(RememberQuery, query);
       if (this.vacant) return emptyBundle(q.text);
-      const [hits] = await this.vectorHits([q.text], channelsOf(q.channel));
-      const bundle = this.reader.bundle(
-        q.text,
-        q.channel,
-        q.tokenBudget ?? DEFAULT_TOKEN_BUDGET,
-        hits ?? new Map(),
-        Date.now(),
-      );
-      this.access.record(bundle, nowIso());
-      return bundle;
+      return (await this.recallFor(q)).bundle;
+    });
+  }
+
+  /**
+   * What a model turn needs of `remember`: the same memories, counted the same way, as
+   * the rendered prompt section only. Rendered here as the budget is filled, so the
+   * bundle never crosses the boundary and the caller renders nothing.
+   */
+  recall(query: RememberQuery): Promise<Result<RecalledMemory>> {
+    return attempt("memory object", async () => {
+      const q = parse(RememberQuery, query);
+      if (this.vacant) return { section: "", tokens: 0, truncated: false };
+      const { bundle, fitted } = await this.recallFor(q);
+      return { section: fitted.text(), tokens: bundle.tokens, truncated: bundle.truncated };
     });
   }
 
@@ -294,7 +303,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       if (this.vacant) return false;
       this.access.flush();
       const sql = this.ctx.storage.sql;
-      this.vectorCount = null;
+      this.forgetCounts();
       const removed = this.ctx.storage.transactionSync(() => {
         switch (ref.kind) {
           case "fact": {
@@ -346,7 +355,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       }
       await this.ctx.storage.deleteAll();
       this.empty = true;
-      this.vectorCount = null;
+      this.forgetCounts();
       return { erased };
     });
   }
@@ -407,6 +416,37 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       total: rows.reduce((sum, r) => sum + r.n, 0),
       byKind: Object.fromEntries(rows.map((r) => [r.kind, { n: r.n, bytes: r.bytes }])),
     };
+  }
+
+  /** The bundle of a checked query, its access counted (written shortly after). */
+  private async recallFor(q: RememberQuery) {
+    const [hits] = await this.vectorHits([q.text], channelsOf(q.channel));
+    const recalled = this.reader.bundle(
+      q.text,
+      q.channel,
+      q.tokenBudget ?? DEFAULT_TOKEN_BUDGET,
+      hits ?? new Map(),
+      Date.now(),
+      this.held(),
+    );
+    this.access.record(recalled.bundle, nowIso());
+    return recalled;
+  }
+
+  /** The kinds the memory holds items of (read once, until the next write). */
+  private held(): ReadonlySet<MemoryKind> {
+    this.heldKinds ??= new Set(
+      Object.entries(this.counts().byKind)
+        .filter(([, row]) => (row?.n ?? 0) > 0)
+        .map(([kind]) => kind as MemoryKind),
+    );
+    return this.heldKinds;
+  }
+
+  /** What the object knows of its counts is stale after a write. */
+  private forgetCounts(): void {
+    this.vectorCount = null;
+    this.heldKinds = null;
   }
 
   private prepare(ops: readonly MemoryOp[]): Promise<Prepared> {

@@ -21,6 +21,7 @@ export type {
   MemoryStats,
   MemoryStrategy,
   MemoryTurn,
+  RecalledMemory,
   RememberQuery,
   TurnRole,
 } from "../models/memory";
