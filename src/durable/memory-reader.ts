@@ -20,9 +20,11 @@ import {
 import {
   type EntityRow,
   entityOf,
+  FACT_COLUMN_COUNT,
   FACT_COLUMNS,
   type FactRow,
   factOf,
+  factRowOf,
   type GoalRow,
   goalOf,
   type StrategyRow,
@@ -105,33 +107,38 @@ export class MemoryReader {
     terms: string[],
     channels: Channels,
     limit: number,
-  ): Array<FactRow & { bm: number }> {
+  ): Array<{ row: FactRow; bm: number }> {
     if (terms.length === 0) return [];
-    return this.sql
-      .exec<FactRow & { bm: number }>(
-        // The newest matches first, in the index's rowid order, so FTS5 stops after
-        // TEXT_SCAN of them however many facts match; bm25 ranks those.
-        `SELECT ${FACT_COLUMNS}, m.bm FROM (
+    const cursor = this.sql.exec(
+      // The newest matches first, in the index's rowid order, so FTS5 stops after
+      // TEXT_SCAN of them however many facts match; bm25 ranks those.
+      `SELECT ${FACT_COLUMNS}, m.bm FROM (
            SELECT rowid, bm25(facts_fts) AS bm FROM facts_fts WHERE facts_fts MATCH ?1
            ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
          ) m JOIN facts f ON f.rid = m.rowid
          WHERE f.superseded_by IS NULL AND ${inChannels(2)}
          ORDER BY m.bm LIMIT ${limit}`,
-        ftsQuery(terms),
-        channels,
-      )
-      .toArray();
+      ftsQuery(terms),
+      channels,
+    );
+    return Array.from(cursor.raw(), (r) => ({
+      row: factRowOf(r),
+      bm: r[FACT_COLUMN_COUNT] as number,
+    }));
+  }
+
+  /** Facts read by a query selecting FACT_COLUMNS. */
+  private facts(query: string, ...bindings: SqlStorageValue[]): FactRow[] {
+    return Array.from(this.sql.exec(query, ...bindings).raw(), factRowOf);
   }
 
   private factsById(ids: string[]): FactRow[] {
     if (ids.length === 0) return [];
-    return this.sql
-      .exec<FactRow>(
-        `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.id IN (SELECT value FROM json_each(?))
-           AND f.superseded_by IS NULL`,
-        JSON.stringify(ids),
-      )
-      .toArray();
+    return this.facts(
+      `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.id IN (SELECT value FROM json_each(?))
+         AND f.superseded_by IS NULL`,
+      JSON.stringify(ids),
+    );
   }
 
   private salienceOf(ids: string[]): Map<string, number> {
@@ -160,7 +167,7 @@ export class MemoryReader {
     const matches = this.textMatches(queryTerms(text), channels, TEXT_CANDIDATES);
     const best = matches[0]?.bm;
     const rows = new Map<string, { row: FactRow; bm?: number }>();
-    for (const row of matches) rows.set(row.id, { row, bm: row.bm });
+    for (const match of matches) rows.set(match.row.id, match);
     const missing = [...hits.keys()].filter((id) => !rows.has(id));
     for (const row of this.factsById(missing)) {
       if (channels === null || (JSON.parse(channels) as string[]).includes(row.channel)) {
@@ -168,13 +175,11 @@ export class MemoryReader {
       }
     }
     if (withRecent) {
-      const recent = this.sql
-        .exec<FactRow>(
-          `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.superseded_by IS NULL AND ${inChannels(1)}
-           ORDER BY f.created_at DESC LIMIT ${RECENT_CANDIDATES}`,
-          channels,
-        )
-        .toArray();
+      const recent = this.facts(
+        `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.superseded_by IS NULL AND ${inChannels(1)}
+         ORDER BY f.created_at DESC LIMIT ${RECENT_CANDIDATES}`,
+        channels,
+      );
       for (const row of recent) if (!rows.has(row.id)) rows.set(row.id, { row });
     }
     const salience = withEntities ? this.salienceOf([...rows.keys()]) : new Map<string, number>();
