@@ -101,6 +101,12 @@ const MEMORY_AGENT_COST_BYTES = 1_420;
  * 170,597 bytes before, 170,604 after.
  */
 const TOOL_ERROR_CONTENT_COST_BYTES = 7;
+/**
+ * A model turn starts recall first and reads its window while recall runs, the window's
+ * budget keeping the memory section's room: the demo built from source with wrangler
+ * --minify, gzipped, 170,628 bytes before, 170,645 after.
+ */
+const MEMORY_RECALL_FIRST_COST_BYTES = 17;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -114,7 +120,8 @@ const BUNDLE_GOAL_BYTES =
   TRACING_COST_BYTES +
   MEMORY_ERRORS_COST_BYTES +
   MEMORY_AGENT_COST_BYTES +
-  TOOL_ERROR_CONTENT_COST_BYTES;
+  TOOL_ERROR_CONTENT_COST_BYTES +
+  MEMORY_RECALL_FIRST_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {
