@@ -18,8 +18,9 @@
  * sql-cost-worker.ts, kind `store`), 8 calls at a time over 16 objects.
  *
  * `memory-turn` profiles the memory-turn bench's agent (bench/memory-turn-worker.ts):
- * blocking turns one at a time, first with memory on, then the same agent without it, each
- * profiled alone, so the two summaries' difference is what memory costs a turn. Its
+ * blocking turns back to back, with memory on (recall and extraction), with recall alone,
+ * then without memory, each profiled alone, so the summaries' differences are what memory
+ * costs. Its
  * summaries add the isolate's idle time per turn (waits: storage, the other object).
  *
  * Profiling slows the isolate down, so compare shares and modules, not absolute rps.
@@ -287,10 +288,9 @@ async function profileMemoryTurn(server) {
   await fillMemory(base);
   let seq = 0;
   for (let i = 0; i < 40; i++) {
-    await memoryTurn(base, "plain", seq++);
-    await memoryTurn(base, "memory", seq++);
+    for (const which of ["plain", "recall", "memory"]) await memoryTurn(base, which, seq++);
   }
-  for (const which of ["memory", "plain"]) {
+  for (const which of ["memory", "recall", "plain"]) {
     const stop = await startProfiler();
     const cpu0 = processCpuSeconds(server.pid);
     const end = performance.now() + seconds * 1000;
@@ -300,10 +300,10 @@ async function profileMemoryTurn(server) {
     const profile = await stop();
     times.sort((a, b) => a - b);
     console.log(
-      `\n==== memory ${which === "memory" ? "on" : "off"}: ${times.length} turns, median ${times[times.length >> 1].toFixed(2)} ms, ${((cpu * 1000) / times.length).toFixed(2)} ms workerd CPU per turn`,
+      `\n==== ${which}: ${times.length} turns, median ${times[times.length >> 1].toFixed(2)} ms, ${((cpu * 1000) / times.length).toFixed(2)} ms workerd CPU per turn`,
     );
     save(profile, server, times.length);
-    // Extraction's timers (300 ms after each memory turn) end before the next profile.
+    // Extraction's timers (after each memory turn) end before the next profile.
     await new Promise((resolve) => setTimeout(resolve, 600));
   }
 }
