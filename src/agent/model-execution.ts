@@ -111,6 +111,11 @@ export async function runModelAgent<Env>(
       status,
       reason === null ? outcome : { ...outcome, error: reason },
     );
+    memory?.finished({
+      answer: result.answer,
+      success: reason === null,
+      toolSequence: result.toolsUsed.map((t) => t.name),
+    });
     const metadata = {
       ...turnMetadata(recorder),
       ...extra,
@@ -118,12 +123,6 @@ export async function runModelAgent<Env>(
     };
     if (reason === null) ctx.complete(undefined, { metadata });
     else ctx.fail(reason, { metadata });
-    // What memory learns starts once the task's end is recorded, behind the answer.
-    memory?.finished({
-      answer: result.answer,
-      success: reason === null,
-      toolSequence: result.toolsUsed.map((t) => t.name),
-    });
   };
   try {
     await modelLoop(

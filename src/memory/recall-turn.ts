@@ -64,7 +64,10 @@ export function openMemoryTurn<Env>(
     finished(outcome: MemoryTurnOutcome) {
       if (done) return;
       done = true;
-      scope.background(learn(options, agent, ctx, scope, stub, query, outcome));
+      // Started a microtask later: after the turn has recorded its end, behind the answer.
+      scope.background(
+        Promise.resolve().then(() => learn(options, agent, ctx, scope, stub, query, outcome)),
+      );
     },
   };
 }
