@@ -9,9 +9,10 @@
  * right only when its request is right; extraction takes EXTRACTION_MS. One user; the memory holds FACTS facts, so recall fills
  * its section. Turns are blocking SendMessages, each in a new conversation, one every
  * PACE_MS: each starts on an idle server, after the last one's extraction, so its time is
- * the answer's path alone, and workerd's CPU per turn counts everything the turn caused
- * (extraction included). Batches of turns alternate between the agents round after round,
- * so load on a shared machine falls on both; medians over the rounds are compared.
+ * the answer's path alone, and workerd's CPU over its PACE_MS counts everything the turn
+ * caused (extraction included). The series take turns one turn at a time, the order
+ * rotating, so load on a shared machine falls on all of them alike; medians over the
+ * rounds are compared.
  * With BENCH_BASE (a checkout with node_modules), the same worker over that checkout's
  * src/ runs too, interleaved: an A/B of a change.
  *
@@ -147,38 +148,49 @@ function instructions(pid, zero) {
   return Number(/^(?:summary|totals): (\d+)/m.exec(text)?.[1]);
 }
 
+/** TURNS turns of one series in a row, counted in millions of instructions (callgrind). */
+async function countedBatch(series, seq) {
+  instructions(series.vg, true);
+  const times = [];
+  for (let i = 0; i < TURNS; i++)
+    times.push(await memoryTurn(series.server.url, series.which, seq + i));
+  // Its last extraction lands first.
+  await sleep(1000);
+  return { wall: median(times), cpu: instructions(series.vg, false) / TURNS / 1e6, other: 0 };
+}
+
 /**
- * TURNS paced turns of one series: median wall ms, workerd CPU ms per turn (or millions
- * of instructions under callgrind), other CPU %.
+ * One round: TURNS turns of every series, interleaved turn by turn (the order rotating),
+ * each given PACE_MS. A turn's CPU is its server's over its pace window, which holds its
+ * background work (extraction) too. Per series: median wall ms and CPU ms per turn; the
+ * machine's other CPU % over the round.
  */
-async function batch(series, seq, pids) {
-  if (series.vg) instructions(series.vg, true);
-  const c0 = processCpuSeconds(series.server.pid);
+async function interleavedRound(series, seq, pids) {
   const all0 = pids.map(processCpuSeconds);
   const own0 = process.cpuUsage();
   const m0 = machineCpuSeconds();
   const t0 = performance.now();
-  const times = [];
+  const times = series.map(() => []);
+  const cpu = series.map(() => 0);
   for (let i = 0; i < TURNS; i++) {
-    const started = performance.now();
-    times.push(await memoryTurn(series.server.url, series.which, seq + i));
-    // The next turn starts after this one's extraction and its background writes.
-    await sleep(Math.max(0, PACE_MS - (performance.now() - started)));
-  }
-  if (series.vg) {
-    await sleep(1000);
-    const count = instructions(series.vg, false);
-    return { wall: median(times), cpu: count / TURNS / 1e6, other: 0 };
+    for (let k = 0; k < series.length; k++) {
+      const j = (k + i) % series.length;
+      const s = series[j];
+      const c0 = processCpuSeconds(s.server.pid);
+      const started = performance.now();
+      times[j].push(await memoryTurn(s.server.url, s.which, seq++));
+      // The next turn starts after this one's extraction and its background writes.
+      await sleep(Math.max(0, PACE_MS - (performance.now() - started)));
+      cpu[j] += processCpuSeconds(s.server.pid) - c0;
+    }
   }
   const seconds = (performance.now() - t0) / 1000;
   const servers = pids.reduce((sum, pid, i) => sum + (processCpuSeconds(pid) - all0[i]), 0);
   const own = process.cpuUsage(own0);
-  const other = machineCpuSeconds() - m0 - servers - (own.user + own.system) / 1e6;
-  return {
-    wall: median(times),
-    cpu: ((processCpuSeconds(series.server.pid) - c0) * 1000) / TURNS,
-    other: (Math.max(0, other) / seconds) * 100,
-  };
+  const other =
+    (Math.max(0, machineCpuSeconds() - m0 - servers - (own.user + own.system) / 1e6) / seconds) *
+    100;
+  return series.map((_, j) => ({ wall: median(times[j]), cpu: (cpu[j] * 1000) / TURNS, other }));
 }
 
 /** Runs the section and prints it; true when the target was met. Throws on a wrong answer. */
@@ -209,11 +221,17 @@ export async function runMemoryTurnBench() {
     await sleep(PACE_MS);
     process.stdout.write(`  ${ROUNDS} rounds of ${TURNS} turns per series `);
     for (let round = 0; round < ROUNDS; round++) {
-      // Each round starts with a different series, so none always follows the same one.
-      const order = series.map((_, i) => series[(i + round) % series.length]);
-      for (const s of order) {
-        s.rounds.push(await batch(s, seq, pids));
-        seq += TURNS;
+      if (callgrind.dir) {
+        // Each round starts with a different series, so none always follows the same one.
+        for (let k = 0; k < series.length; k++) {
+          const s = series[(k + round) % series.length];
+          s.rounds.push(await countedBatch(s, seq));
+          seq += TURNS;
+        }
+      } else {
+        const results = await interleavedRound(series, seq, pids);
+        seq += TURNS * series.length;
+        for (const [j, s] of series.entries()) s.rounds.push(results[j]);
       }
       process.stdout.write(".");
     }

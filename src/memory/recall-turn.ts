@@ -64,9 +64,13 @@ export function openMemoryTurn<Env>(
     finished(outcome: MemoryTurnOutcome) {
       if (done) return;
       done = true;
-      // Started a microtask later: after the turn has recorded its end, behind the answer.
+      // Started by a timer, so the turn records its end and its answer leaves first: on a
+      // shared thread (a local workerd) extraction's first calls would otherwise run
+      // between the answer's hops.
       scope.background(
-        Promise.resolve().then(() => learn(options, agent, ctx, scope, stub, query, outcome)),
+        new Promise((resolve) => setTimeout(resolve, 0)).then(() =>
+          learn(options, agent, ctx, scope, stub, query, outcome),
+        ),
       );
     },
   };
