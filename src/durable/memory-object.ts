@@ -1,17 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
-import * as z from "zod";
 import type { Embedder, VectorIndex } from "../memory/embedder";
 import { type MemoryLimits, resolveMemoryLimits } from "../memory/limits";
-import { A2AError, invalidParams } from "../models/errors";
+import { A2AError } from "../models/errors";
 import { nowIso } from "../models/json";
 import {
   DEFAULT_TOKEN_BUDGET,
-  MEMORY_INPUT,
   type MemoryApplyResult,
   type MemoryBundle,
   type MemoryFact,
   type MemoryItem,
-  MemoryKind,
+  type MemoryKind,
   MemoryListQuery,
   type MemoryOp,
   MemoryOps,
@@ -22,9 +20,17 @@ import {
   RememberQuery,
 } from "../models/memory";
 import { AccessLog } from "./memory-access";
+import {
+  CHANGES_ONLY,
+  checkItemSizes,
+  emptyBundle,
+  ItemRef,
+  NeighboursQuery,
+  nothingChanged,
+  parse,
+} from "./memory-input";
 import { MemoryListing } from "./memory-listing";
 import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
-import { textBytes } from "./memory-rows";
 import { MEMORY_SCHEMA } from "./memory-schema";
 import { mirrorVectors, prepareOps, searchVectors, VECTOR_BATCH } from "./memory-vectors";
 import { deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
@@ -65,61 +71,6 @@ export type MemoryRpc = Pick<
  * recall is by text alone when none is.
  */
 export const LOCAL_VECTOR_LIMIT = 5_000;
-/** Most claims one `neighbours` call looks up, and most neighbours per claim. */
-export const NEIGHBOUR_CLAIMS = 32;
-export const MAX_NEIGHBOURS = 20;
-
-const NeighboursQuery = z.strictObject({
-  claims: z.array(z.string().max(MEMORY_INPUT.text)).max(NEIGHBOUR_CLAIMS),
-  k: z.number().int().min(1).max(MAX_NEIGHBOURS),
-});
-const ItemRef = z.strictObject({ kind: MemoryKind, id: z.string().min(1).max(MEMORY_INPUT.id) });
-
-/** Operations that only change what exists: on an empty memory they change nothing. */
-const CHANGES_ONLY = new Set<MemoryOp["op"]>([
-  "supersede_fact",
-  "delete_fact",
-  "update_goal",
-  "strategy_outcome",
-]);
-
-function parse<T>(schema: z.ZodType<T>, value: unknown, prefix = ""): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw invalidParams(parsed.error.issues, prefix);
-  return parsed.data;
-}
-
-/** The text an item-size check names for each kind of operation, with its bytes. */
-function itemText(op: MemoryOp): { field: string; bytes: number } | null {
-  switch (op.op) {
-    case "add_fact":
-    case "supersede_fact":
-      return { field: "claim", bytes: textBytes(op.claim, ...(op.entities ?? [])) };
-    case "upsert_entity":
-      return { field: "name", bytes: textBytes(op.name, op.type, ...(op.aliases ?? [])) };
-    case "set_goal":
-      return { field: "title", bytes: textBytes(op.title, op.description) };
-    case "update_goal":
-      return { field: "title", bytes: textBytes(op.title, op.description) };
-    case "add_strategy":
-      return { field: "contextPattern", bytes: textBytes(op.contextPattern, ...op.toolSequence) };
-    case "add_turn":
-      return { field: "text", bytes: textBytes(op.text) };
-    default:
-      return null;
-  }
-}
-
-const emptyBundle = (query: string): MemoryBundle => ({
-  query,
-  facts: [],
-  entities: [],
-  goals: [],
-  strategies: [],
-  tokens: 0,
-  truncated: false,
-});
-
 /**
  * One memory (a user's, by default, within a tenant): facts, entities, goals, strategies
  * and turns as SQLite rows with full-text indexes. A read on a memory never written
@@ -211,25 +162,9 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const checked = parse(MemoryOps, ops, "ops");
       const from = parse(MemoryOrigin, origin ?? {}, "origin");
       const limits = this.limits;
-      checked.forEach((op, i) => {
-        const text = itemText(op);
-        if (text && text.bytes > limits.maxItemBytes) {
-          throw invalidParams([
-            {
-              path: ["ops", i, text.field],
-              message: `the item is ${text.bytes} bytes, over memory.limits.maxItemBytes (${limits.maxItemBytes})`,
-            },
-          ]);
-        }
-      });
+      checkItemSizes(checked, limits.maxItemBytes);
       if (this.vacant && checked.every((op) => CHANGES_ONLY.has(op.op))) {
-        return {
-          results: checked.map((op) => ({
-            op: op.op,
-            status: op.op === "strategy_outcome" ? ("unchanged" as const) : ("refused" as const),
-            ...("id" in op ? { id: op.id, reason: `no such item ${op.id}` } : {}),
-          })),
-        };
+        return nothingChanged(checked);
       }
       const prepared = await this.prepare(checked);
       this.ensureSchema();
