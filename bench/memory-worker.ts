@@ -80,7 +80,7 @@ export class MemoryBench extends MemoryObject<Env> {
    * `reps` rounds of the queries: each a `remember` (ranked bundle within `budget`), its
    * rendering and the write of its access counts. Median ms per recall, and what the last bundles held.
    */
-  async recall(queries: string[], budget: number, reps: number) {
+  async recallRounds(queries: string[], budget: number, reps: number) {
     const times: number[] = [];
     let facts = 0;
     let tokens = 0;
@@ -131,7 +131,7 @@ export default {
         const queries = benchQueries(Number(url.searchParams.get("queries") ?? "20"));
         const budget = Number(url.searchParams.get("budget") ?? "1000");
         const reps = Number(url.searchParams.get("reps") ?? "5");
-        return Response.json(await stub.recall(queries, budget, reps));
+        return Response.json(await stub.recallRounds(queries, budget, reps));
       }
       return Response.json({ error: "unknown path" }, { status: 404 });
     } catch (error) {

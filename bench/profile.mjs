@@ -7,6 +7,7 @@
  *   node bench/profile.mjs [edgelink|floor|rows|sdk] [seconds]
  *   node bench/profile.mjs stream [seconds] [input]
  *   node bench/profile.mjs store [seconds]
+ *   node bench/profile.mjs memory-turn [seconds]
  *
  * `stream` profiles the streaming bench's agent (bench/stream-worker.ts, pipeline (2)):
  * SendStreamingMessage turns replaying `input` ("recorded", the default, or
@@ -16,12 +17,19 @@
  * `store` profiles Edgelink's TaskStore alone writing one echo message per call (bench/
  * sql-cost-worker.ts, kind `store`), 8 calls at a time over 16 objects.
  *
+ * `memory-turn` profiles the memory-turn bench's agent (bench/memory-turn-worker.ts):
+ * blocking turns back to back, with memory on (recall and extraction), with recall alone,
+ * then without memory, each profiled alone, so the summaries' differences are what memory
+ * costs. Its
+ * summaries add the isolate's idle time per turn (waits: storage, the other object).
+ *
  * Profiling slows the isolate down, so compare shares and modules, not absolute rps.
  */
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLoad, openContexts, processCpuSeconds } from "./load.mjs";
+import { fillMemory, memoryTurn, startMemoryTurnServer } from "./memory-turn.mjs";
 import { agentBindings, benchRun, cleanupTempDirs, startWorkerd } from "./servers.mjs";
 
 const target = process.argv[2] ?? "edgelink";
@@ -40,11 +48,12 @@ const entries = {
     "stream-worker.ts",
     { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
   ],
+  "memory-turn": ["memory-turn-worker.ts", {}],
 };
 const streamInput = process.argv[4] ?? "recorded";
 if (!entries[target] || !(seconds > 0 && seconds <= 60)) {
   console.error(
-    "usage: node bench/profile.mjs [edgelink|floor|rows|sdk|store] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
+    "usage: node bench/profile.mjs [edgelink|floor|rows|sdk|store|memory-turn] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
   );
   process.exit(2);
 }
@@ -103,10 +112,14 @@ function summarize(profile, moduleOf, requests) {
   const byModule = new Map();
   const byFunction = new Map();
   let busy = 0;
+  let idle = 0;
   const add = (map, key, t) => map.set(key, (map.get(key) ?? 0) + t);
   for (const [id, t] of time) {
     const frame = nodes.get(id).callFrame;
-    if (frame.functionName === "(idle)") continue;
+    if (frame.functionName === "(idle)") {
+      idle += t;
+      continue;
+    }
     busy += t;
     let where;
     if (frame.url) where = moduleOf(frame);
@@ -134,7 +147,7 @@ function summarize(profile, moduleOf, requests) {
     }
   };
   console.log(
-    `\nbusy (non-idle) isolate time: ${ms(busy)} ms per request over ${requests} requests`,
+    `\nbusy (non-idle) isolate time: ${ms(busy)} ms per request over ${requests} requests; idle ${ms(idle)} ms`,
   );
   print("self time by source module (native calls charged to their caller's module)", byModule, 25);
   print("self time by function", byFunction, 30);
@@ -267,16 +280,48 @@ async function profileLoad(server) {
   save(profile, server, r.requests);
 }
 
-const server = await startWorkerd(entry, durableObjects, {
-  inspectorPort: INSPECTOR_PORT,
-  ...(target === "stream"
-    ? {
-        bindings: agentBindings(),
-      }
-    : {}),
-});
+/**
+ * Profiles blocking turns of the memory-turn agent one at a time: memory on, then off.
+ * The server handles nothing else meanwhile, so idle time is the turn's waits.
+ */
+async function profileMemoryTurn(server) {
+  const base = server.url;
+  await fillMemory(base);
+  let seq = 0;
+  for (let i = 0; i < 40; i++) {
+    for (const which of ["plain", "recall", "memory"]) await memoryTurn(base, which, seq++);
+  }
+  for (const which of ["memory", "recall", "plain"]) {
+    const stop = await startProfiler();
+    const cpu0 = processCpuSeconds(server.pid);
+    const end = performance.now() + seconds * 1000;
+    const times = [];
+    while (performance.now() < end) times.push(await memoryTurn(base, which, seq++));
+    const cpu = processCpuSeconds(server.pid) - cpu0;
+    const profile = await stop();
+    times.sort((a, b) => a - b);
+    console.log(
+      `\n==== ${which}: ${times.length} turns, median ${times[times.length >> 1].toFixed(2)} ms, ${((cpu * 1000) / times.length).toFixed(2)} ms workerd CPU per turn`,
+    );
+    save(profile, server, times.length);
+    // Extraction's timers (after each memory turn) end before the next profile.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+  }
+}
+
+const server = await (target === "memory-turn"
+  ? startMemoryTurnServer({ inspectorPort: INSPECTOR_PORT })
+  : startWorkerd(entry, durableObjects, {
+      inspectorPort: INSPECTOR_PORT,
+      ...(target === "stream"
+        ? {
+            bindings: agentBindings(),
+          }
+        : {}),
+    }));
 try {
   if (target === "stream") await profileStream(server);
+  else if (target === "memory-turn") await profileMemoryTurn(server);
   else if (target === "store") await profileStore(server);
   else await profileLoad(server);
 } finally {

@@ -6,8 +6,9 @@
  * conversation-history benchmark (bench/history.mjs, scenario key `history`), a
  * model turn's window (bench/window.mjs, scenario key `window`), the
  * webhook push benchmark (bench/push.mjs, scenario key `push`), the provider streaming
- * benchmark (bench/stream.mjs, scenario key `stream`) and long-term memory recall
- * (bench/memory.mjs, scenario key `memory`).
+ * benchmark (bench/stream.mjs, scenario key `stream`), long-term memory recall
+ * (bench/memory.mjs, scenario key `memory`) and a model turn with memory on against one
+ * without (bench/memory-turn.mjs, scenario key `memory-turn`).
  *
  * Env: BENCH_SECONDS (measured window per scenario, default 8), BENCH_WARMUP (default 2),
  * BENCH_CONCURRENCY (default 16), BENCH_SCENARIOS (e.g. "a,b", "history", "push" or "stream";
@@ -26,6 +27,7 @@ import { cleanupHistoryTemp, runHistoryBench } from "./history.mjs";
 import { runIndexBench } from "./index.mjs";
 import { checkResponse, createLoad, openContexts, sendMessageBody } from "./load.mjs";
 import { runMemoryBench } from "./memory.mjs";
+import { runMemoryTurnBench } from "./memory-turn.mjs";
 import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
 import { cleanupStreamTemp, runStreamBench } from "./stream.mjs";
@@ -296,6 +298,7 @@ async function main() {
     "push",
     "stream",
     "memory",
+    "memory-turn",
   ];
   const unknown = wanted.filter((key) => !keys.includes(key));
   if (unknown.length) {
@@ -310,6 +313,7 @@ async function main() {
   const push = wanted.length === 0 || wanted.includes("push");
   const stream = wanted.length === 0 || wanted.includes("stream");
   const memory = wanted.length === 0 || wanted.includes("memory");
+  const memoryTurn = wanted.length === 0 || wanted.includes("memory-turn");
 
   const cpu = cpus();
   console.log("Edgelink benchmark");
@@ -379,6 +383,16 @@ async function main() {
       await runMemoryBench();
     } catch (error) {
       console.error("\nmemory benchmark failed:", error);
+      process.exitCode = 1;
+    }
+  }
+  if (memoryTurn) {
+    try {
+      // Unmet targets are printed; a wrong answer (the model's request without the
+      // recalled memory, or with it where there is none) or a failure to measure fails the run.
+      await runMemoryTurnBench();
+    } catch (error) {
+      console.error("\nmemory-turn benchmark failed:", error);
       process.exitCode = 1;
     }
   }

@@ -23,11 +23,30 @@ export function cleanupTempDirs() {
   tempDirs.clear();
 }
 
-/** Bundles a TS worker entry (relative to bench/, or absolute) into one ESM module in `dir`. */
-async function bundle(entry, dir) {
+/**
+ * An esbuild plugin that resolves a bench worker's `../src/...` imports in another
+ * checkout: the same worker over that checkout's code, for A/B runs.
+ */
+const sourcesFrom = (checkout) => ({
+  name: "sources-from",
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/src\// }, (args) =>
+      args.importer.startsWith(here)
+        ? b.resolve(`./${args.path.slice(3)}`, { resolveDir: checkout, kind: args.kind })
+        : undefined,
+    );
+  },
+});
+
+/**
+ * Bundles a TS worker entry (relative to bench/, or absolute) into one ESM module in `dir`;
+ * with `srcFrom`, the entry's own `../src/` imports come from that checkout.
+ */
+async function bundle(entry, dir, srcFrom) {
   const outfile = join(dir, "worker.mjs");
   await build({
     entryPoints: [isAbsolute(entry) ? entry : join(here, entry)],
+    plugins: srcFrom ? [sourcesFrom(srcFrom)] : [],
     outfile,
     bundle: true,
     format: "esm",
@@ -45,12 +64,14 @@ async function bundle(entry, dir) {
 /**
  * Runs `entry` on workerd with SQLite-backed Durable Objects persisted to a fresh temp
  * dir (on disk, as `wrangler dev` keeps them). Returns { url, pid, stop, ... }.
- * `durableObjects` maps binding name -> exported class name.
+ * `durableObjects` maps binding name -> exported class name; `options.srcFrom` (a
+ * checkout) bundles the entry over that checkout's src/; other options go to Miniflare.
  */
-export async function startWorkerd(entry, durableObjects, extraOptions = {}) {
+export async function startWorkerd(entry, durableObjects, options = {}) {
+  const { srcFrom, ...extraOptions } = options;
   const dir = mkdtempSync(join(process.env.BENCH_TMPDIR || tmpdir(), "edgelink-bench-"));
   tempDirs.add(dir);
-  const scriptPath = await bundle(entry, dir);
+  const scriptPath = await bundle(entry, dir, srcFrom);
   const before = new Set(childPids("workerd"));
   const mf = new Miniflare(
     convertV4MiniflareOptions({

@@ -33,10 +33,19 @@ export interface MemoryTurnOutcome {
   toolSequence: string[];
 }
 
-/** One model turn's view of memory: opened before the first model call. */
+/** One model turn's view of memory: opened when the turn starts. */
 export interface MemoryTurn {
-  /** The prompt section of what is remembered for this turn's input ("" for none). */
-  readonly section: string;
+  /**
+   * The prompt section of what is remembered for this turn's input ("" for none; never
+   * rejects). Recall starts when the turn opens, so the turn prepares the rest of its
+   * request meanwhile and waits for it only before the first model call.
+   */
+  readonly recalled: Promise<string>;
+  /**
+   * Most estimated tokens the section adds to the system prompt: the history's budget
+   * keeps them free, so the window is read without waiting for recall.
+   */
+  readonly reservedTokens: number;
   /** Memory tools the model may call this turn (empty unless the agent turned them on). */
   readonly tools: Tools;
   /** Called once when the turn ended; learns from it off the answer's path, never throws. */
@@ -97,12 +106,15 @@ export interface HandlerMemory {
 export interface MemorySource {
   /** The Durable Object binding of the memory objects (default `EDGELINK_MEMORY`). */
   readonly binding: string;
-  /** Opens one turn's memory; null when this caller has none (anonymous, or no scope). */
+  /**
+   * Opens one turn's memory, its recall started; null when this caller has none
+   * (anonymous, or no scope).
+   */
   openTurn<Env>(
     agent: Agent<Env>,
     ctx: TaskContext<Env>,
     scope: MemoryTurnScope,
-  ): Promise<MemoryTurn | null>;
+  ): MemoryTurn | null;
   /**
    * The agent as a run of its own handler sees it: the handler finds the memory of the
    * caller `scope` names in `ctx.memory` (absent for a caller without one).

@@ -99,9 +99,10 @@ export async function runModelAgent<Env>(
     return runDefaultExecution(ctx, agent);
   }
   const recorder = new ResultRecorder(agent.trace);
-  // Recall happens before the turn's clock starts: it is part of preparing the request.
+  // Recall starts first, from the turn's input alone, and runs while the rest of the
+  // request is prepared (instructions, tools, the window); the first model call waits for it.
   const memory =
-    agent.memory && memoryScope ? await agent.memory.openTurn(agent, ctx, memoryScope) : null;
+    agent.memory && memoryScope ? agent.memory.openTurn(agent, ctx, memoryScope) : null;
   const turn = turnSignal(ctx.signal, agent.turnTimeoutMs);
   const end: End = (reason, extra = {}, outcome = {}) => {
     const status = reason === null ? "complete" : "failed";
@@ -165,15 +166,18 @@ async function modelLoop<Env>(
           }
         : turn?.tools;
     const tools: Tools = extra ? { ...agent.tools, ...extra } : agent.tools;
-    const settings = withMemory(withTools(requestSettings(agent, system), extra), memory);
+    const prepared = withTools(requestSettings(agent, system), extra);
     // The window of the conversation, not all of it (F25); a turn cut by a restart first
     // finishes its agents-as-tools calls (re-attaching), whose results join the window.
+    // Its budget keeps the memory section's room, so it is read while recall runs.
     const signal = callOptions.signal as AbortSignal;
-    let window = await turnWindow(ctx, agent, model, settings, signal);
+    const reserved = memory?.reservedTokens ?? 0;
+    let window = await turnWindow(ctx, agent, model, prepared, signal, reserved);
     if (await resumeAgentCalls(ctx, agent, tools, toolOptions(agent, signal), window)) {
-      window = await turnWindow(ctx, agent, model, settings, signal);
+      window = await turnWindow(ctx, agent, model, prepared, signal, reserved);
     }
     const items: Item[] = answerOrphanCalls(window);
+    const settings = withMemory(prepared, memory ? await memory.recalled : "");
     await toolLoop({ ctx, agent, model, items, settings, tools, callOptions, recorder, end });
   } finally {
     await turn?.close();
@@ -203,9 +207,9 @@ function withTools(settings: RequestSettings, extra: Tools | undefined): Request
  * The settings with what memory recalled for this turn after the instructions. Applied
  * to the cached settings, so per-turn sections never grow the cache.
  */
-function withMemory(settings: RequestSettings, memory: MemoryTurn | null): RequestSettings {
-  if (!memory?.section) return settings;
-  const system = settings.system ? `${settings.system}\n\n${memory.section}` : memory.section;
+function withMemory(settings: RequestSettings, section: string): RequestSettings {
+  if (!section) return settings;
+  const system = settings.system ? `${settings.system}\n\n${section}` : section;
   return { ...settings, system };
 }
 

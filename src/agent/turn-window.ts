@@ -88,6 +88,8 @@ export function historyBudget(
   model: Model,
   request: Pick<ModelRequest, "system" | "tools" | "maxTokens">,
   settings: ContextWindowSettings,
+  /** Tokens the system prompt will grow by (a memory section not yet recalled). */
+  reservedTokens = 0,
 ): number {
   if (settings.maxTokens !== null) return settings.maxTokens;
   const window = model.capabilities.contextWindow ?? settings.fallbackContextWindow;
@@ -97,7 +99,8 @@ export function historyBudget(
     Math.min(model.capabilities.maxOutputTokens ?? DEFAULT_RESERVED_OUTPUT, Math.floor(window / 4));
   const fixed =
     Math.ceil((request.system?.length ?? 0) / 4) +
-    Math.ceil(JSON.stringify(request.tools ?? []).length / 4);
+    Math.ceil(JSON.stringify(request.tools ?? []).length / 4) +
+    reservedTokens;
   return Math.max(0, window - output - fixed);
 }
 
@@ -107,10 +110,11 @@ export function windowPolicy<Env>(
   model: Model,
   request: Pick<ModelRequest, "system" | "tools" | "maxTokens">,
   signal: AbortSignal,
+  reservedTokens = 0,
 ): WindowPolicy {
   const settings = agent.contextWindow;
   return {
-    maxTokens: historyBudget(model, request, settings),
+    maxTokens: historyBudget(model, request, settings, reservedTokens),
     ...(settings.maxItems === null ? {} : { maxItems: settings.maxItems }),
     keepRecentTurns: settings.keepRecentTurns,
     summarizer: settings.summarize ? agent.summarizer : null,
@@ -127,8 +131,12 @@ export async function turnWindow<Env>(
   model: Model,
   request: Pick<ModelRequest, "system" | "tools" | "maxTokens">,
   signal: AbortSignal,
+  /** Tokens the system prompt will grow by before the call (see `historyBudget`). */
+  reservedTokens = 0,
 ): Promise<Item[]> {
-  const window = await ctx.conversationWindow(windowPolicy(agent, model, request, signal));
+  const window = await ctx.conversationWindow(
+    windowPolicy(agent, model, request, signal, reservedTokens),
+  );
   if (window.summaryError !== undefined) {
     // The turn goes on truncated; the operator needs to know their summarizer fails.
     logEvent("error", "edgelink: summarizing the conversation failed", {

@@ -57,14 +57,14 @@ export class AccessLog {
       ["facts", this.facts],
       ["entities", this.entities],
     ] as const) {
-      for (const [id, n] of counts) {
-        this.sql.exec(
-          `UPDATE ${table} SET access_count = access_count + ?, last_accessed_at = ? WHERE id = ?`,
-          n,
-          this.at,
-          id,
-        );
-      }
+      if (counts.size === 0) continue;
+      // One statement per table, the counts as a JSON object of id -> recalls.
+      this.sql.exec(
+        `UPDATE ${table} SET access_count = access_count + c.value, last_accessed_at = ?2
+         FROM json_each(?1) AS c WHERE ${table}.id = c.key`,
+        JSON.stringify(Object.fromEntries(counts)),
+        this.at,
+      );
       counts.clear();
     }
   }

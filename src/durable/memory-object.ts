@@ -1,29 +1,36 @@
 import { DurableObject } from "cloudflare:workers";
-import * as z from "zod";
 import type { Embedder, VectorIndex } from "../memory/embedder";
 import { type MemoryLimits, resolveMemoryLimits } from "../memory/limits";
-import { A2AError, invalidParams } from "../models/errors";
+import { A2AError } from "../models/errors";
 import { nowIso } from "../models/json";
 import {
   DEFAULT_TOKEN_BUDGET,
-  MEMORY_INPUT,
   type MemoryApplyResult,
   type MemoryBundle,
   type MemoryFact,
   type MemoryItem,
-  MemoryKind,
+  type MemoryKind,
   MemoryListQuery,
   type MemoryOp,
   MemoryOps,
   MemoryOrigin,
   type MemoryPage,
   type MemoryStats,
+  type RecalledMemory,
   RememberQuery,
 } from "../models/memory";
 import { AccessLog } from "./memory-access";
+import {
+  CHANGES_ONLY,
+  checkItemSizes,
+  emptyBundle,
+  ItemRef,
+  NeighboursQuery,
+  nothingChanged,
+  parse,
+} from "./memory-input";
 import { MemoryListing } from "./memory-listing";
 import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
-import { textBytes } from "./memory-rows";
 import { MEMORY_SCHEMA } from "./memory-schema";
 import { mirrorVectors, prepareOps, searchVectors, VECTOR_BATCH } from "./memory-vectors";
 import { deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
@@ -48,6 +55,7 @@ export type MemoryRpc = Pick<
   MemoryObject,
   | "apply"
   | "remember"
+  | "recall"
   | "neighbours"
   | "list"
   | "get"
@@ -63,61 +71,6 @@ export type MemoryRpc = Pick<
  * recall is by text alone when none is.
  */
 export const LOCAL_VECTOR_LIMIT = 5_000;
-/** Most claims one `neighbours` call looks up, and most neighbours per claim. */
-export const NEIGHBOUR_CLAIMS = 32;
-export const MAX_NEIGHBOURS = 20;
-
-const NeighboursQuery = z.strictObject({
-  claims: z.array(z.string().max(MEMORY_INPUT.text)).max(NEIGHBOUR_CLAIMS),
-  k: z.number().int().min(1).max(MAX_NEIGHBOURS),
-});
-const ItemRef = z.strictObject({ kind: MemoryKind, id: z.string().min(1).max(MEMORY_INPUT.id) });
-
-/** Operations that only change what exists: on an empty memory they change nothing. */
-const CHANGES_ONLY = new Set<MemoryOp["op"]>([
-  "supersede_fact",
-  "delete_fact",
-  "update_goal",
-  "strategy_outcome",
-]);
-
-function parse<T>(schema: z.ZodType<T>, value: unknown, prefix = ""): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw invalidParams(parsed.error.issues, prefix);
-  return parsed.data;
-}
-
-/** The text an item-size check names for each kind of operation, with its bytes. */
-function itemText(op: MemoryOp): { field: string; bytes: number } | null {
-  switch (op.op) {
-    case "add_fact":
-    case "supersede_fact":
-      return { field: "claim", bytes: textBytes(op.claim, ...(op.entities ?? [])) };
-    case "upsert_entity":
-      return { field: "name", bytes: textBytes(op.name, op.type, ...(op.aliases ?? [])) };
-    case "set_goal":
-      return { field: "title", bytes: textBytes(op.title, op.description) };
-    case "update_goal":
-      return { field: "title", bytes: textBytes(op.title, op.description) };
-    case "add_strategy":
-      return { field: "contextPattern", bytes: textBytes(op.contextPattern, ...op.toolSequence) };
-    case "add_turn":
-      return { field: "text", bytes: textBytes(op.text) };
-    default:
-      return null;
-  }
-}
-
-const emptyBundle = (query: string): MemoryBundle => ({
-  query,
-  facts: [],
-  entities: [],
-  goals: [],
-  strategies: [],
-  tokens: 0,
-  truncated: false,
-});
-
 /**
  * One memory (a user's, by default, within a tenant): facts, entities, goals, strategies
  * and turns as SQLite rows with full-text indexes. A read on a memory never written
@@ -149,6 +102,8 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   private resolved: { from: Partial<MemoryLimits> | undefined; limits: MemoryLimits } | null = null;
   /** Live facts with vectors, once counted; forgotten at every write. */
   private vectorCount: number | null = null;
+  /** The kinds of item the memory holds, once read; forgotten at every write. */
+  private heldKinds: Set<MemoryKind> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -207,30 +162,14 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const checked = parse(MemoryOps, ops, "ops");
       const from = parse(MemoryOrigin, origin ?? {}, "origin");
       const limits = this.limits;
-      checked.forEach((op, i) => {
-        const text = itemText(op);
-        if (text && text.bytes > limits.maxItemBytes) {
-          throw invalidParams([
-            {
-              path: ["ops", i, text.field],
-              message: `the item is ${text.bytes} bytes, over memory.limits.maxItemBytes (${limits.maxItemBytes})`,
-            },
-          ]);
-        }
-      });
+      checkItemSizes(checked, limits.maxItemBytes);
       if (this.vacant && checked.every((op) => CHANGES_ONLY.has(op.op))) {
-        return {
-          results: checked.map((op) => ({
-            op: op.op,
-            status: op.op === "strategy_outcome" ? ("unchanged" as const) : ("refused" as const),
-            ...("id" in op ? { id: op.id, reason: `no such item ${op.id}` } : {}),
-          })),
-        };
+        return nothingChanged(checked);
       }
       const prepared = await this.prepare(checked);
       this.ensureSchema();
       const writer = new MemoryWriter(this.ctx.storage.sql, limits, nowIso(), from, prepared);
-      this.vectorCount = null;
+      this.forgetCounts();
       const result = this.ctx.storage.transactionSync(() => {
         this.access.flush();
         return writer.applyAll(checked);
@@ -245,16 +184,21 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return attempt("memory object", async () => {
       const q = parse(RememberQuery, query);
       if (this.vacant) return emptyBundle(q.text);
-      const [hits] = await this.vectorHits([q.text], channelsOf(q.channel));
-      const bundle = this.reader.bundle(
-        q.text,
-        q.channel,
-        q.tokenBudget ?? DEFAULT_TOKEN_BUDGET,
-        hits ?? new Map(),
-        Date.now(),
-      );
-      this.access.record(bundle, nowIso());
-      return bundle;
+      return (await this.recallFor(q)).bundle;
+    });
+  }
+
+  /**
+   * What a model turn needs of `remember`: the same memories, counted the same way, as
+   * the rendered prompt section only. Rendered here as the budget is filled, so the
+   * bundle never crosses the boundary and the caller renders nothing.
+   */
+  recall(query: RememberQuery): Promise<Result<RecalledMemory>> {
+    return attempt("memory object", async () => {
+      const q = parse(RememberQuery, query);
+      if (this.vacant) return { section: "", tokens: 0, truncated: false };
+      const { bundle, fitted } = await this.recallFor(q);
+      return { section: fitted.text(), tokens: bundle.tokens, truncated: bundle.truncated };
     });
   }
 
@@ -294,7 +238,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       if (this.vacant) return false;
       this.access.flush();
       const sql = this.ctx.storage.sql;
-      this.vectorCount = null;
+      this.forgetCounts();
       const removed = this.ctx.storage.transactionSync(() => {
         switch (ref.kind) {
           case "fact": {
@@ -346,7 +290,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       }
       await this.ctx.storage.deleteAll();
       this.empty = true;
-      this.vectorCount = null;
+      this.forgetCounts();
       return { erased };
     });
   }
@@ -407,6 +351,37 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       total: rows.reduce((sum, r) => sum + r.n, 0),
       byKind: Object.fromEntries(rows.map((r) => [r.kind, { n: r.n, bytes: r.bytes }])),
     };
+  }
+
+  /** The bundle of a checked query, its access counted (written shortly after). */
+  private async recallFor(q: RememberQuery) {
+    const [hits] = await this.vectorHits([q.text], channelsOf(q.channel));
+    const recalled = this.reader.bundle(
+      q.text,
+      q.channel,
+      q.tokenBudget ?? DEFAULT_TOKEN_BUDGET,
+      hits ?? new Map(),
+      Date.now(),
+      this.held(),
+    );
+    this.access.record(recalled.bundle, nowIso());
+    return recalled;
+  }
+
+  /** The kinds the memory holds items of (read once, until the next write). */
+  private held(): ReadonlySet<MemoryKind> {
+    this.heldKinds ??= new Set(
+      Object.entries(this.counts().byKind)
+        .filter(([, row]) => (row?.n ?? 0) > 0)
+        .map(([kind]) => kind as MemoryKind),
+    );
+    return this.heldKinds;
+  }
+
+  /** What the object knows of its counts is stale after a write. */
+  private forgetCounts(): void {
+    this.vectorCount = null;
+    this.heldKinds = null;
   }
 
   private prepare(ops: readonly MemoryOp[]): Promise<Prepared> {

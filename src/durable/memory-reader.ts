@@ -8,20 +8,23 @@ import {
   relevance,
   strategyScore,
 } from "../memory/rank";
-import { BUNDLE_HEADING, entityLine, factLine, goalLine, strategyLine } from "../memory/render";
+import { entityLine, factLine, goalLine, SectionFitter, strategyLine } from "../memory/render";
 import {
   GLOBAL_CHANNEL,
   type MemoryBundle,
   type MemoryEntity,
   type MemoryFact,
+  type MemoryKind,
   type MemoryStrategy,
 } from "../models/memory";
 import {
   type EntityRow,
   entityOf,
+  FACT_COLUMN_COUNT,
   FACT_COLUMNS,
   type FactRow,
   factOf,
+  factRowOf,
   type GoalRow,
   goalOf,
   type StrategyRow,
@@ -104,33 +107,38 @@ export class MemoryReader {
     terms: string[],
     channels: Channels,
     limit: number,
-  ): Array<FactRow & { bm: number }> {
+  ): Array<{ row: FactRow; bm: number }> {
     if (terms.length === 0) return [];
-    return this.sql
-      .exec<FactRow & { bm: number }>(
-        // The newest matches first, in the index's rowid order, so FTS5 stops after
-        // TEXT_SCAN of them however many facts match; bm25 ranks those.
-        `SELECT ${FACT_COLUMNS}, m.bm FROM (
+    const cursor = this.sql.exec(
+      // The newest matches first, in the index's rowid order, so FTS5 stops after
+      // TEXT_SCAN of them however many facts match; bm25 ranks those.
+      `SELECT ${FACT_COLUMNS}, m.bm FROM (
            SELECT rowid, bm25(facts_fts) AS bm FROM facts_fts WHERE facts_fts MATCH ?1
            ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
          ) m JOIN facts f ON f.rid = m.rowid
          WHERE f.superseded_by IS NULL AND ${inChannels(2)}
          ORDER BY m.bm LIMIT ${limit}`,
-        ftsQuery(terms),
-        channels,
-      )
-      .toArray();
+      ftsQuery(terms),
+      channels,
+    );
+    return Array.from(cursor.raw(), (r) => ({
+      row: factRowOf(r),
+      bm: r[FACT_COLUMN_COUNT] as number,
+    }));
+  }
+
+  /** Facts read by a query selecting FACT_COLUMNS. */
+  private facts(query: string, ...bindings: SqlStorageValue[]): FactRow[] {
+    return Array.from(this.sql.exec(query, ...bindings).raw(), factRowOf);
   }
 
   private factsById(ids: string[]): FactRow[] {
     if (ids.length === 0) return [];
-    return this.sql
-      .exec<FactRow>(
-        `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.id IN (SELECT value FROM json_each(?))
-           AND f.superseded_by IS NULL`,
-        JSON.stringify(ids),
-      )
-      .toArray();
+    return this.facts(
+      `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.id IN (SELECT value FROM json_each(?))
+         AND f.superseded_by IS NULL`,
+      JSON.stringify(ids),
+    );
   }
 
   private salienceOf(ids: string[]): Map<string, number> {
@@ -144,18 +152,22 @@ export class MemoryReader {
     return new Map(rows.map((r) => [r.fact_id, r.s]));
   }
 
-  /** Live facts ranked for a query: text matches, vector hits and the newest, scored. */
+  /**
+   * Live facts ranked for a query: text matches, vector hits and the newest, scored.
+   * `withEntities` false (the memory holds none) skips looking up their salience.
+   */
   rankFacts(
     text: string,
     channels: Channels,
     hits: VectorHits,
     now: number,
     withRecent = true,
+    withEntities = true,
   ): Scored[] {
     const matches = this.textMatches(queryTerms(text), channels, TEXT_CANDIDATES);
     const best = matches[0]?.bm;
     const rows = new Map<string, { row: FactRow; bm?: number }>();
-    for (const row of matches) rows.set(row.id, { row, bm: row.bm });
+    for (const match of matches) rows.set(match.row.id, match);
     const missing = [...hits.keys()].filter((id) => !rows.has(id));
     for (const row of this.factsById(missing)) {
       if (channels === null || (JSON.parse(channels) as string[]).includes(row.channel)) {
@@ -163,16 +175,14 @@ export class MemoryReader {
       }
     }
     if (withRecent) {
-      const recent = this.sql
-        .exec<FactRow>(
-          `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.superseded_by IS NULL AND ${inChannels(1)}
-           ORDER BY f.created_at DESC LIMIT ${RECENT_CANDIDATES}`,
-          channels,
-        )
-        .toArray();
+      const recent = this.facts(
+        `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.superseded_by IS NULL AND ${inChannels(1)}
+         ORDER BY f.created_at DESC LIMIT ${RECENT_CANDIDATES}`,
+        channels,
+      );
       for (const row of recent) if (!rows.has(row.id)) rows.set(row.id, { row });
     }
-    const salience = this.salienceOf([...rows.keys()]);
+    const salience = withEntities ? this.salienceOf([...rows.keys()]) : new Map<string, number>();
     const scored = [...rows.values()].map(({ row, bm }) => {
       const fact = factOf(row);
       const score = factScore({
@@ -199,27 +209,38 @@ export class MemoryReader {
     );
   }
 
-  /** Builds the bundle for a query within its budget; the caller counts the access. */
+  /**
+   * Builds the bundle for a query within its budget, and its section as it is filled
+   * (`fitted.text()` is `renderMemoryBundle(bundle)`); the caller counts the access.
+   * Kinds the memory does not hold (`held`) are not queried: each full-text query costs
+   * about as much on an empty table as on a small one.
+   */
   bundle(
     text: string,
     channel: string | undefined,
     budget: number,
     hits: VectorHits,
     now: number,
-  ): MemoryBundle {
+    held: ReadonlySet<MemoryKind>,
+  ): { bundle: MemoryBundle; fitted: SectionFitter } {
     const channels = channelsOf(channel);
-    const facts = this.rankFacts(text, channels, hits, now);
+    const withEntities = held.has("entity");
+    const facts = held.has("fact")
+      ? this.rankFacts(text, channels, hits, now, true, withEntities)
+      : [];
     const terms = queryTerms(text);
-    const goals = this.sql
-      .exec<GoalRow>(
-        `SELECT * FROM goals WHERE status = 'active' AND channel IN (SELECT value FROM json_each(?))
-         ORDER BY priority, created_at LIMIT ${BUNDLE_GOALS}`,
-        channels,
-      )
-      .toArray()
-      .map(goalOf);
-    const strategies = this.strategiesFor(terms, channels);
-    const fit = new Fitter(budget * 4);
+    const goals = held.has("goal")
+      ? this.sql
+          .exec<GoalRow>(
+            `SELECT * FROM goals WHERE status = 'active' AND channel IN (SELECT value FROM json_each(?))
+             ORDER BY priority, created_at LIMIT ${BUNDLE_GOALS}`,
+            channels,
+          )
+          .toArray()
+          .map(goalOf)
+      : [];
+    const strategies = held.has("strategy") ? this.strategiesFor(terms, channels) : [];
+    const fit = new SectionFitter(budget * 4);
     const bundle: MemoryBundle = {
       query: text,
       facts: [],
@@ -230,26 +251,26 @@ export class MemoryReader {
       truncated: false,
     };
     for (const { fact, score } of facts) {
-      if (fit.take("facts", "Facts:", factLine({ ...fact, score }))) {
+      if (fit.take("facts", factLine(fact))) {
         bundle.facts.push({ ...fact, score: Math.round(score * 1e4) / 1e4 });
       } else bundle.truncated = true;
     }
     for (const goal of goals) {
-      if (fit.take("goals", "Active goals:", goalLine(goal))) bundle.goals.push(goal);
+      if (fit.take("goals", goalLine(goal))) bundle.goals.push(goal);
       else bundle.truncated = true;
     }
-    for (const entity of this.entitiesFor(terms, bundle.facts, channels)) {
-      if (fit.take("entities", "People and things:", entityLine(entity)))
-        bundle.entities.push(entity);
+    const entities = withEntities ? this.entitiesFor(terms, bundle.facts, channels) : [];
+    for (const entity of entities) {
+      if (fit.take("entities", entityLine(entity))) bundle.entities.push(entity);
       else bundle.truncated = true;
     }
     for (const strategy of strategies) {
-      if (fit.take("strategies", "Approaches that worked before:", strategyLine(strategy))) {
+      if (fit.take("strategies", strategyLine(strategy))) {
         bundle.strategies.push(strategy);
       } else bundle.truncated = true;
     }
     bundle.tokens = fit.tokens();
-    return bundle;
+    return { bundle, fitted: fit };
   }
 
   /** Entities the query names (in its channels) first, then those of the recalled facts. */
@@ -312,30 +333,5 @@ export class MemoryReader {
       .sort((a, b) => b.score - a.score)
       .slice(0, BUNDLE_STRATEGIES)
       .map(({ s }) => s);
-  }
-}
-
-/**
- * Fills a bundle's rendering within a budget of characters, counting exactly what
- * `renderMemoryBundle` writes: the heading, each section's title and its lines.
- */
-class Fitter {
-  private used = BUNDLE_HEADING.length;
-  private readonly open = new Set<string>();
-  private any = false;
-
-  constructor(private readonly budget: number) {}
-
-  take(section: string, title: string, line: string): boolean {
-    const cost = this.open.has(section) ? 1 + line.length : 2 + title.length + 1 + line.length;
-    if (this.used + cost > this.budget) return false;
-    this.used += cost;
-    this.open.add(section);
-    this.any = true;
-    return true;
-  }
-
-  tokens(): number {
-    return this.any ? Math.ceil(this.used / 4) : 0;
   }
 }

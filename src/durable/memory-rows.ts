@@ -42,14 +42,47 @@ export const FACT_COLUMNS = `f.rid, f.id, f.claim, f.claim_hash, f.confidence, f
   f.updated_at, f.access_count, f.last_accessed_at, f.task_id, f.context_id,
   (SELECT json_group_array(entity_id) FROM fact_entities WHERE fact_id = f.id) AS entity_ids`;
 
+/**
+ * A fact row read as an array (`cursor.raw()`, FACT_COLUMNS' order, then `extra` more
+ * columns), named here: the cursor's own row objects are built a column at a time through
+ * the engine's slow path, and recall reads dozens of facts each time.
+ */
+export function factRowOf(r: SqlStorageValue[]): FactRow {
+  return {
+    rid: r[0] as number,
+    id: r[1] as string,
+    claim: r[2] as string,
+    claim_hash: r[3] as string,
+    confidence: r[4] as number,
+    source: r[5] as string,
+    channel: r[6] as string,
+    valid_from: r[7] as string | null,
+    valid_to: r[8] as string | null,
+    supersedes: r[9] as string | null,
+    superseded_by: r[10] as string | null,
+    superseded_at: r[11] as string | null,
+    created_at: r[12] as string,
+    updated_at: r[13] as string,
+    access_count: r[14] as number,
+    last_accessed_at: r[15] as string | null,
+    task_id: r[16] as string | null,
+    context_id: r[17] as string | null,
+    entity_ids: r[18] as string,
+  };
+}
+/** Columns of FACT_COLUMNS (the index of the first column a query adds after them). */
+export const FACT_COLUMN_COUNT = 19;
+
 const opt = <T>(value: T | null): T | undefined => (value === null ? undefined : value);
 
-/** Drops undefined fields, so a shape crosses RPC and JSON the same way. */
+/**
+ * The fields that are not undefined, in order, so a shape crosses RPC and JSON the same
+ * way. Copied, not deleted: a deleted field turns an object into a slow dictionary.
+ */
 function defined<T extends object>(value: T): T {
-  for (const key of Object.keys(value) as (keyof T)[]) {
-    if (value[key] === undefined) delete value[key];
-  }
-  return value;
+  const out = {} as T;
+  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
+  return out;
 }
 
 export function factOf(row: FactRow): MemoryFact {

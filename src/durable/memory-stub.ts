@@ -10,6 +10,7 @@ import type {
   MemoryOrigin,
   MemoryPage,
   MemoryStats,
+  RecalledMemory,
   RememberQuery,
 } from "../models/memory";
 import type { MemoryRpc } from "./memory-object";
@@ -19,6 +20,11 @@ import { unwrap } from "./result";
 export interface MemoryHandle {
   apply(ops: MemoryOp[], origin?: MemoryOrigin): Promise<MemoryApplyResult>;
   remember(query: RememberQuery): Promise<MemoryBundle>;
+  /**
+   * The same recall as `remember` (access counted alike), answered as the rendered prompt
+   * section only: what a model turn sends, without the bundle crossing the boundary.
+   */
+  recall(query: RememberQuery): Promise<RecalledMemory>;
   neighbours(claims: string[], k: number): Promise<MemoryFact[][]>;
   list(query: MemoryListQuery): Promise<MemoryPage>;
   get(kind: MemoryKind, id: string): Promise<MemoryItem | null>;
@@ -45,6 +51,7 @@ export function openMemory(
   return {
     apply: async (ops, origin) => unwrap(await stub.apply(ops, origin)),
     remember: async (query) => unwrap(await stub.remember(query)),
+    recall: async (query) => unwrap(await stub.recall(query)),
     neighbours: async (claims, k) => unwrap(await stub.neighbours(claims, k)),
     list: async (query) => unwrap(await stub.list(query)),
     get: async (kind, id) => unwrap(await stub.get(kind, id)),

@@ -22,6 +22,7 @@ export type {
   MemoryStats,
   MemoryStrategy,
   MemoryTurn,
+  RecalledMemory,
   RememberQuery,
   TurnRole,
 } from "../models/memory";

@@ -6,7 +6,6 @@ import { traceContextOf, traceMemory } from "../telemetry";
 import { logEvent } from "../telemetry/log";
 import { extractAfterTurn } from "./extract";
 import type { ResolvedMemoryOptions } from "./options";
-import { renderMemoryBundle } from "./render";
 import { scopeKeyOf } from "./scope-key";
 import { type MemoryStore, memoryStore } from "./stub";
 import { memoryTools } from "./tools";
@@ -27,16 +26,17 @@ export function messageText(message: Message): string {
 }
 
 /**
- * Opens one model turn's memory: whose it is (null for a caller without a scope), what it
- * recalls for the turn's input as a prompt section, the memory tools, and what runs when
- * the turn ends (extraction, the strategy's outcome), in the background.
+ * Opens one model turn's memory: whose it is (null for a caller without a scope), the
+ * recall of what it remembers for the turn's input as a prompt section (started now, so
+ * it runs while the turn prepares the rest of its request), the memory tools, and what
+ * runs when the turn ends (extraction, the strategy's outcome), in the background.
  */
-export async function openMemoryTurn<Env>(
+export function openMemoryTurn<Env>(
   options: ResolvedMemoryOptions,
   agent: Agent<Env>,
   ctx: TaskContext<Env>,
   scope: MemoryTurnScope,
-): Promise<MemoryTurn | null> {
+): MemoryTurn | null {
   let key: string;
   try {
     key = scopeKeyOf(options.scope, { ...scope, contextId: ctx.contextId });
@@ -47,41 +47,54 @@ export async function openMemoryTurn<Env>(
   if (typeof key !== "string" || key === "") return null;
   const stub = memoryStore(ctx.env as object, options.binding, scope.tenant, key);
   const query = messageText(ctx.message);
-  const section =
+  const tokenBudget = options.recall?.tokenBudget ?? 0;
+  const recalled =
     options.recall && query
-      ? await traceMemory("recall", traceContextOf(ctx), ctx.contextId, () =>
-          recall(stub, query, options.recall?.tokenBudget ?? 0),
-        )
-      : "";
+      ? traceMemory("recall", traceContextOf(ctx), ctx.contextId, () =>
+          recall(stub, query, tokenBudget),
+        ).catch(() => "")
+      : Promise.resolve("");
   const origin = { taskId: ctx.taskId, contextId: ctx.contextId };
   let done = false;
   return {
-    section,
+    recalled,
+    // The section and the blank line joining it to the instructions.
+    reservedTokens: options.recall && query ? tokenBudget + 1 : 0,
     tools: options.tools ? memoryTools(stub, origin) : {},
     finished(outcome: MemoryTurnOutcome) {
       if (done) return;
       done = true;
-      scope.background(learn(options, agent, ctx, scope, stub, query, outcome));
+      // Started by a timer, so the turn records its end and its answer leaves first: on a
+      // shared thread (a local workerd) extraction's first calls would otherwise run
+      // between the answer's hops.
+      scope.background(
+        new Promise((resolve) => setTimeout(resolve, 0)).then(() =>
+          learn(options, agent, ctx, scope, stub, query, outcome),
+        ),
+      );
     },
   };
 }
 
-/** The recalled section, or "" when recall fails or takes too long (logged). */
+/**
+ * The recalled section, rendered by the memory object within the budget, or "" when recall
+ * fails or takes too long (logged).
+ */
 async function recall(stub: MemoryStore, text: string, tokenBudget: number): Promise<string> {
   let timer: ReturnType<typeof setTimeout> | null = null;
   const late = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), RECALL_TIMEOUT_MS);
   });
   try {
-    const bundle = await Promise.race([stub.remember({ text, tokenBudget }), late]);
-    if (bundle === null) {
+    const recalled = await Promise.race([stub.recall({ text, tokenBudget }), late]);
+    if (recalled === null) {
       logEvent(
         "error",
         `edgelink: memory recall took over ${RECALL_TIMEOUT_MS} ms; turn without it`,
       );
       return "";
     }
-    return renderMemoryBundle(bundle);
+    return recalled.section;
   } catch (error) {
     logEvent("error", "edgelink: memory recall failed; turn without it", { error });
     return "";

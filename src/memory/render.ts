@@ -1,4 +1,4 @@
-import type { MemoryBundle } from "../models/memory";
+import type { MemoryBundle, MemoryFact } from "../models/memory";
 
 /** Estimated tokens of a text: about four characters each, rounded up. */
 export function estimateTokens(text: string): number {
@@ -7,6 +7,24 @@ export function estimateTokens(text: string): number {
 
 export const BUNDLE_HEADING = "## What you remember about this user";
 
+/** The parts of a rendered bundle, in the order they are written, with their titles. */
+const SECTIONS = {
+  facts: "Facts:",
+  entities: "People and things:",
+  goals: "Active goals:",
+  strategies: "Approaches that worked before:",
+} as const;
+export type BundleSection = keyof typeof SECTIONS;
+type SectionLines = Record<BundleSection, string[]>;
+
+/** The heading, then each non-empty part under its title; "" when every part is empty. */
+function assemble(lines: SectionLines): string {
+  const parts = (Object.keys(SECTIONS) as BundleSection[])
+    .filter((key) => lines[key].length)
+    .map((key) => [SECTIONS[key], ...lines[key]].join("\n"));
+  return parts.length ? [BUNDLE_HEADING, ...parts].join("\n\n") : "";
+}
+
 /**
  * The bundle as a prompt section the agent puts after its instructions: "" when there is
  * nothing to remember.
@@ -14,30 +32,49 @@ export const BUNDLE_HEADING = "## What you remember about this user";
  * const section = renderMemoryBundle(await memory.remember({ text: "What tea do I like?" }));
  */
 export function renderMemoryBundle(bundle: MemoryBundle): string {
-  const sections = renderSections(bundle);
-  return sections.length ? [BUNDLE_HEADING, ...sections].join("\n\n") : "";
+  return assemble({
+    facts: bundle.facts.map(factLine),
+    entities: bundle.entities.map(entityLine),
+    goals: bundle.goals.map(goalLine),
+    strategies: bundle.strategies.map(strategyLine),
+  });
 }
 
-function renderSections(bundle: MemoryBundle): string[] {
-  const sections: string[] = [];
-  if (bundle.facts.length) {
-    sections.push(["Facts:", ...bundle.facts.map(factLine)].join("\n"));
+/**
+ * Fills a section within a budget of characters, line by line in ranking order, counting
+ * exactly what it writes (the heading, each part's title and its lines): the memory
+ * object renders recall's section with it as it chooses what fits, so the section is
+ * written once, where the memories are, and equals `renderMemoryBundle` of the bundle.
+ */
+export class SectionFitter {
+  private used = BUNDLE_HEADING.length;
+  private readonly lines: SectionLines = { facts: [], entities: [], goals: [], strategies: [] };
+  private any = false;
+
+  constructor(private readonly budget: number) {}
+
+  /** Adds the line if it fits; false (nothing added) if it does not. */
+  take(section: BundleSection, line: string): boolean {
+    const taken = this.lines[section];
+    const cost = taken.length ? 1 + line.length : 2 + SECTIONS[section].length + 1 + line.length;
+    if (this.used + cost > this.budget) return false;
+    this.used += cost;
+    taken.push(line);
+    this.any = true;
+    return true;
   }
-  if (bundle.entities.length) {
-    sections.push(["People and things:", ...bundle.entities.map(entityLine)].join("\n"));
+
+  /** Estimated tokens of the section (0 when it is empty). */
+  tokens(): number {
+    return this.any ? Math.ceil(this.used / 4) : 0;
   }
-  if (bundle.goals.length) {
-    sections.push(["Active goals:", ...bundle.goals.map(goalLine)].join("\n"));
+
+  text(): string {
+    return assemble(this.lines);
   }
-  if (bundle.strategies.length) {
-    sections.push(
-      ["Approaches that worked before:", ...bundle.strategies.map(strategyLine)].join("\n"),
-    );
-  }
-  return sections;
 }
 
-export function factLine(fact: MemoryBundle["facts"][number]): string {
+export function factLine(fact: Pick<MemoryFact, "claim" | "validFrom" | "validTo">): string {
   const when = [
     fact.validFrom ? `from ${fact.validFrom.slice(0, 10)}` : "",
     fact.validTo ? `until ${fact.validTo.slice(0, 10)}` : "",

@@ -151,6 +151,19 @@ export interface MemoryBundle {
   truncated: boolean;
 }
 
+/**
+ * What `recall` answers: the same memories as `remember`'s bundle, already rendered as the
+ * prompt section (`renderMemoryBundle`), so a model turn receives only the text it sends.
+ */
+export interface RecalledMemory {
+  /** The prompt section ("" when nothing is remembered). */
+  section: string;
+  /** Estimated tokens of `section`, at most the query's budget. */
+  tokens: number;
+  /** True when relevant memories were left out to stay within the budget. */
+  truncated: boolean;
+}
+
 const factFields = {
   claim: text,
   confidence: unit.optional(),

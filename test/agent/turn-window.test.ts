@@ -40,6 +40,16 @@ describe("the history budget of a model turn (F25, issue 10)", () => {
     expect(historyBudget(modelWith(100, null), { system, tools: [] }, settings)).toBe(0);
   });
 
+  it("F25: tokens reserved for a prompt section not yet known (recalled memory) come off the budget", () => {
+    const settings = resolveContextWindow();
+    const model = modelWith(128_000, 16_384);
+    const without = historyBudget(model, { tools: [] }, settings);
+    expect(historyBudget(model, { tools: [] }, settings, 1_001)).toBe(without - 1_001);
+    // An explicit budget is the history's alone: nothing else counts against it.
+    const explicit = resolveContextWindow({ maxTokens: 777 });
+    expect(historyBudget(model, { tools: [] }, explicit, 1_001)).toBe(777);
+  });
+
   it("documented defaults, and a bad contextWindow is a definition error naming the field", () => {
     expect(resolveContextWindow()).toEqual({
       maxTokens: null,

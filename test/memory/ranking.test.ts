@@ -130,6 +130,50 @@ describe("recall ranking", () => {
     ).toBe("");
     expect(text.startsWith("## What you remember about this user\n\nFacts:\n- ")).toBe(true);
   });
+
+  it("K7 recall answers a model turn's section: remember's bundle rendered in the object, the same budget, the access counted alike", async () => {
+    const memory = storeMemory();
+    expect(await memory.recall({ text: "camping trip" })).toEqual({
+      section: "",
+      tokens: 0,
+      truncated: false,
+    });
+    await memory.apply([
+      { op: "add_fact", claim: "Goes camping in the Alps", entities: ["Alps"] },
+      { op: "add_fact", claim: "Plans a camping trip with Maria", entities: ["Maria"] },
+      { op: "set_goal", title: "Book the camping trip", priority: 2 },
+      { op: "add_strategy", contextPattern: "camping trip", toolSequence: ["weather", "book"] },
+    ]);
+    for (const tokenBudget of [1_000, 40]) {
+      const query = { text: "Where does my camping trip go?", tokenBudget };
+      const bundle = await memory.remember(query);
+      const recalled = await memory.recall(query);
+      expect(recalled).toEqual({
+        section: renderMemoryBundle(bundle),
+        tokens: bundle.tokens,
+        truncated: bundle.truncated,
+      });
+      expect(recalled.tokens).toBeLessThanOrEqual(tokenBudget);
+    }
+    const full = (await memory.recall({ text: "Where does my camping trip go?" })).section;
+    for (const title of ["Facts:", "People and things:", "Active goals:", "Approaches that"]) {
+      expect(full).toContain(`\n\n${title}`);
+    }
+    // Two remembers and three recalls named each fact (the small budget left none out).
+    const facts = (await memory.list({ kind: "fact" })).items as Array<{ accessCount: number }>;
+    expect(facts.map((f) => f.accessCount)).toEqual([5, 5]);
+  });
+
+  it("K7 recall skips the kinds a memory holds none of, and sees them once written", async () => {
+    const memory = storeMemory();
+    await memory.apply([{ op: "add_fact", claim: "Sails on Lake Geneva" }]);
+    const query = { text: "Who sails with me on Lake Geneva?" };
+    expect((await memory.recall(query)).section).not.toContain("People and things:");
+    await memory.apply([{ op: "upsert_entity", name: "Geneva", aliases: ["Lake Geneva"] }]);
+    expect((await memory.recall(query)).section).toContain("People and things:\n- Geneva");
+    await memory.apply([{ op: "set_goal", title: "Sail across the lake", priority: 1 }]);
+    expect((await memory.recall(query)).section).toContain("Active goals:\n- Sail across");
+  });
 });
 
 /**
