@@ -12,6 +12,14 @@ import { memoryTools } from "./tools";
 
 /** Longest recall may hold up a turn; past it the turn goes on without memory. */
 export const RECALL_TIMEOUT_MS = 2_000;
+
+/**
+ * How long after a turn ends what memory learns from it starts: long enough that the
+ * answer's remaining hops (the object's reply, the Worker's response) finish first even
+ * where the Worker and the object share one thread (a local workerd); extraction is
+ * background work, so a few milliseconds cost nobody anything.
+ */
+export const EXTRACTION_DELAY_MS = 10;
 /** Most characters of a request kept as a new strategy's context pattern. */
 const STRATEGY_PATTERN_CHARS = 200;
 /** Most characters of a message used as the recall query and extraction input. */
@@ -64,11 +72,11 @@ export function openMemoryTurn<Env>(
     finished(outcome: MemoryTurnOutcome) {
       if (done) return;
       done = true;
-      // Started by a timer, so the turn records its end and its answer leaves first: on a
-      // shared thread (a local workerd) extraction's first calls would otherwise run
-      // between the answer's hops.
+      // Started by a timer (EXTRACTION_DELAY_MS), so the turn records its end and its
+      // answer leaves first: on a shared thread (a local workerd) extraction's first calls
+      // would otherwise run between the answer's hops.
       scope.background(
-        new Promise((resolve) => setTimeout(resolve, 0)).then(() =>
+        new Promise((resolve) => setTimeout(resolve, EXTRACTION_DELAY_MS)).then(() =>
           learn(options, agent, ctx, scope, stub, query, outcome),
         ),
       );
