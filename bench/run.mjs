@@ -179,7 +179,10 @@ const packageVersion = (name) => {
  * answer is checked like the load's.
  */
 async function countStatements() {
-  const server = await startWorkerd("count-worker.ts", { ...EDGELINK_DOS, ...FLOOR_DOS });
+  const server = await startWorkerd("count-worker.ts", {
+    ...EDGELINK_DOS,
+    FLOOR_CONTEXT: "FloorContext",
+  });
   try {
     const result = {};
     for (const [path, prefix] of [
