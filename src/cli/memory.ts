@@ -1,7 +1,7 @@
 import type { MemoryClient } from "../client/index";
 import type { MemoryItem, MemoryKind } from "../models/memory";
+import { agentOf } from "./agent";
 import { flag, intOption, onlyOptions, option, UsageError } from "./args";
-import { agentOf } from "./commands";
 import { type Context, GLOBAL, need, print, printJson } from "./common";
 import { EXIT } from "./events";
 import { proc } from "./node";
