@@ -138,6 +138,12 @@ const DURABLE_SPLITS_COST_BYTES = 239;
  * --minify, gzipped, 170,628 bytes before, 170,645 after.
  */
 const MEMORY_RECALL_FIRST_COST_BYTES = 17;
+/**
+ * The operations' id and context routing moved to a class of its own that `Operations`
+ * extends (its name kept by wrangler's keepNames, and the `extends`; nothing new at run
+ * time). Measured on the demo built from the package: 206,242 bytes before, 206,255 after.
+ */
+const CONTEXT_ROUTING_SPLIT_COST_BYTES = 13;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -156,7 +162,8 @@ const BUNDLE_GOAL_BYTES =
   TASK_STEPS_COST_BYTES +
   EVENT_FLOOR_COST_BYTES +
   DURABLE_SPLITS_COST_BYTES +
-  MEMORY_RECALL_FIRST_COST_BYTES;
+  MEMORY_RECALL_FIRST_COST_BYTES +
+  CONTEXT_ROUTING_SPLIT_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {
