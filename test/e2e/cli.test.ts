@@ -97,6 +97,17 @@ describe("edgelink CLI against the demo worker", () => {
     expect(JSON.parse(json.stdout).name).toBe("Edgelink demo agent");
   });
 
+  it("--binding picks the interface the CLI talks to; a wrong value is a usage error", async () => {
+    const rest = await cli(["card", agent.baseUrl, "--binding", "rest"]);
+    expect(rest.code).toBe(0);
+    expect(rest.stdout).toMatch(/endpoint .*\(HTTP\+JSON, A2A /);
+    const rpc = await cli(["card", agent.baseUrl, "--binding", "jsonrpc"]);
+    expect(rpc.stdout).toMatch(/endpoint .*\(JSONRPC, A2A /);
+    const wrong = await cli(["card", agent.baseUrl, "--binding", "grpc"]);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toContain('--binding must be jsonrpc or rest, got "grpc"');
+  });
+
   it("send prints the answer; the exit code follows the final state", async () => {
     const done = await cli(["send", agent.baseUrl, "hi there"]);
     expect(done).toMatchObject({ code: 5 }); // "hi" asks for a name: input-required
