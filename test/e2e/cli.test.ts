@@ -348,3 +348,59 @@ describe("edgelink CLI against the demo worker", () => {
     expect(help.stdout).toContain("push listen");
   });
 });
+
+describe("edgelink memory against an agent with long-term memory (K8)", () => {
+  const USER = "cli-memory-user-key-0123456789";
+  const OTHER = "cli-memory-other-key-0123456789";
+  let memoryAgent: DemoAgent;
+  beforeAll(async () => {
+    memoryAgent = await startWorker("test/e2e/support/memory.wrangler.toml", {
+      AGENT_API_KEYS: `${USER},${OTHER}`,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await memoryAgent?.stop();
+  });
+  const memory = (key: string, ...args: string[]) =>
+    cli(["memory", args[0], memoryAgent.baseUrl, ...args.slice(1), "--api-key", key]);
+
+  it("add, list, search, correct, delete and erase a user's own memory, and no one else's", async () => {
+    const added = await memory(USER, "add", "I live in Lyon", "--json");
+    expect(added.code).toBe(0);
+    const lyon = JSON.parse(added.stdout).results[0].id as string;
+    expect(lyon).toBeTruthy();
+    expect((await memory(USER, "add", "My cat is called Miso")).code).toBe(0);
+
+    const listed = await memory(USER, "list");
+    expect(listed.stdout).toContain("I live in Lyon");
+    expect(listed.stdout).toContain("My cat is called Miso");
+    expect((await memory(OTHER, "list")).stdout).toContain("nothing remembered");
+
+    const found = await memory(USER, "search", "where do I live", "--json");
+    expect(JSON.parse(found.stdout).facts.map((f: { claim: string }) => f.claim)).toContain(
+      "I live in Lyon",
+    );
+
+    const corrected = await memory(USER, "correct", lyon, "I live in Paris");
+    expect(corrected.code).toBe(0);
+    const now = (await memory(USER, "list")).stdout;
+    expect(now).toContain("I live in Paris");
+    expect(now).not.toContain("I live in Lyon");
+    expect((await memory(USER, "list", "--superseded")).stdout).toContain("(superseded)");
+
+    const cat = JSON.parse((await memory(USER, "list", "--json")).stdout).items.find(
+      (i: { claim: string }) => i.claim === "My cat is called Miso",
+    ).id as string;
+    expect((await memory(USER, "delete", cat)).stdout.trim()).toBe("deleted");
+    expect((await memory(USER, "list")).stdout).not.toContain("Miso");
+
+    // Erasure is asked for explicitly; then nothing is left to list or recall.
+    const unasked = await memory(USER, "erase");
+    expect(unasked.code).toBe(2);
+    expect(unasked.stderr).toContain("--yes");
+    const erased = await memory(USER, "erase", "--yes");
+    expect(erased.stdout).toMatch(/^erased [1-9]\d* items?$/m);
+    expect((await memory(USER, "list")).stdout).toContain("nothing remembered");
+    expect((await memory(USER, "search", "where do I live")).stdout).toContain("nothing recalled");
+  });
+});
