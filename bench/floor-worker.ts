@@ -12,8 +12,9 @@
  *
  * A new object (scenario a') first creates its one table.
  *
- * Scenario (ar), POST /rows: the floor writing what Edgelink writes for a follow-up
- * message, in Edgelink's own schema (CONTEXT_SCHEMA, its indexes included): the task row
+ * Scenario (ar), POST /rows, a diagnostic and not a floor (it copies Edgelink's own
+ * schema, so no target is set against it): the same route, the object writing what
+ * Edgelink writes for a follow-up message in CONTEXT_SCHEMA (its indexes included): the task row
  * inserted working with its state history, the user's message in the history, its event;
  * then the artifact, the task completed, two events; two transactions, ids as long as
  * Edgelink's sealed ones, event bodies of the same shape. No zod, no models, no index

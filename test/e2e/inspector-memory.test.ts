@@ -6,20 +6,13 @@
  * checked on the page and in what the memory API then holds. Without chromium the test is
  * skipped with a loud message.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hasBrowser as hasBrowserFor, launchChromium } from "./support/chromium";
 import { type DemoAgent, startWorker } from "./support/worker";
 
-declare const process: { env: Record<string, string | undefined> };
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const hasBrowser = existsSync(CHROMIUM);
-if (!hasBrowser) {
-  console.warn(
-    `\n!!! SKIPPING the inspector's memory panel test: no chromium at ${CHROMIUM}.\n!!! Install it (apt-get install -y chromium) or set CHROMIUM_PATH.\n`,
-  );
-}
+const hasBrowser = hasBrowserFor("the inspector's memory panel test");
 const OUTPUT = decodeURIComponent(new URL("./output/", import.meta.url).pathname);
 /** Two users: the one signed in to the page, and another whose memory it must not show. */
 const USER_KEY = "memory-e2e-user-key-0123456789";
@@ -41,18 +34,7 @@ beforeAll(async () => {
   agent = await startWorker("test/e2e/support/memory.wrangler.toml", {
     AGENT_API_KEYS: `${USER_KEY},${OTHER_KEY}`,
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {

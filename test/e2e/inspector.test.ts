@@ -6,23 +6,16 @@
  * Anthropic turn). Screenshots go to test/e2e/output/. `.ci/run` installs chromium; where
  * it is missing this test is skipped with a loud message, never silently.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hasBrowser as hasBrowserFor, launchChromium } from "./support/chromium";
 import { type FakeProviderServer, startFakeProvider } from "./support/fake-provider-server";
 import { type DemoAgent, startDemoAgent, startWorker } from "./support/worker";
 
-declare const process: { env: Record<string, string | undefined> };
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const hasBrowser = existsSync(CHROMIUM);
-if (!hasBrowser) {
-  console.warn(
-    `\n!!! SKIPPING the inspector browser test: no chromium at ${CHROMIUM}.\n!!! Install it (apt-get install -y chromium) or set CHROMIUM_PATH.\n`,
-  );
-}
+const hasBrowser = hasBrowserFor("the inspector browser test");
 const OUTPUT = decodeURIComponent(new URL("./output/", import.meta.url).pathname);
 const API_KEY = "inspector-e2e-key-0123456789";
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
@@ -44,18 +37,7 @@ beforeAll(async () => {
       ANTHROPIC_BASE_URL: provider.origin,
     }),
   ]);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
