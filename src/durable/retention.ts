@@ -119,15 +119,15 @@ export class Retention {
 
   /** Deletes the rows of up to PRUNE_CHUNK tasks: artifacts, events, webhook rows, tasks. */
   private deleteRows(chunk: readonly string[]): void {
-    const marks = chunk.map(() => "?").join(", ");
+    // Numbered, so one statement can name the chunk twice.
+    const marks = chunk.map((_, i) => `?${i + 1}`).join(", ");
     for (const table of ["artifacts", "artifact_parts"]) {
       this.sql.exec(`DELETE FROM ${table} WHERE task_id IN (${marks})`, ...chunk);
     }
     // The log has no index by task: it is read from the chunk's lowest floor on.
-    const numbered = chunk.map((_, i) => `?${i + 1}`).join(", ");
     this.sql.exec(
-      `DELETE FROM events WHERE seq >= (SELECT MIN(event_floor) FROM tasks WHERE id IN (${numbered}))
-       AND task_id IN (${numbered})`,
+      `DELETE FROM events WHERE seq >= (SELECT MIN(event_floor) FROM tasks WHERE id IN (${marks}))
+       AND task_id IN (${marks})`,
       ...chunk,
     );
     if (this.parts.withPush) {
