@@ -1,12 +1,14 @@
-import { OWN_TABLES, STORAGE_VERSION_KEY } from "../models/storage-version";
+import { OLD_VERSION_KEY, OWN_TABLES, STORAGE_VERSION_KEY } from "../models/storage-version";
 import { errorCode, type FsModule } from "./node";
 
 /** What the doctor reads of one Durable Object database. */
 export interface LocalDatabase {
   /** The object's own tables (not the platform's). */
   tables: string[];
-  /** Its recorded storage version; null when it has none (0.x recorded another key). */
+  /** Its recorded storage version; null when it has none. */
   version: string | null;
+  /** The count an unversioned development build recorded instead (`schema_version`), if any. */
+  oldVersion?: string | null;
 }
 
 /** wrangler dev's Durable Object databases, as the doctor reads them. */
@@ -22,9 +24,22 @@ export const LOCAL_OBJECTS_DIR = [".wrangler", "state", "v3", "do"];
 /** Databases read at most: the doctor answers in moments even for a big local state. */
 const MAX_DATABASES = 2_000;
 
+/** Why a database that has tables cannot be used, in the words the doctor prints. */
+export function unusableBecause(db: LocalDatabase): string | null {
+  if (db.tables.length === 0 || db.version !== null) return null;
+  if (db.oldVersion != null) {
+    return `an unversioned development build's schema (its schema_version ${db.oldVersion})`;
+  }
+  return `tables without a storage version (${db.tables.slice(0, 5).join(", ")}${db.tables.length > 5 ? ", ..." : ""})`;
+}
+
+/** Files named in a finding at most; the count says how many there are. */
+const FILES_NAMED = 5;
+
 /**
- * Local databases of the Edgelink classes made by Edgelink 0.x, which this release refuses
- * (their objects answer StorageOutdated) and does not migrate.
+ * Local databases of the Edgelink classes that this release refuses (their objects answer
+ * StorageOutdated): each named with the table or version that made it unusable, so the fix
+ * removes those files only, never the whole local state.
  */
 export async function localStorageFindings(
   storage: LocalStorage,
@@ -36,29 +51,35 @@ export async function localStorageFindings(
   const folders = (await storage.list(root)).filter((name) =>
     classes.some((c) => name.endsWith(`-${c}`)),
   );
-  let old = 0;
+  const refused: { file: string; why: string }[] = [];
   let unreadable = 0;
   let read = 0;
-  const where = new Set<string>();
   for (const folder of folders) {
     for (const file of await storage.list(join(root, folder))) {
       if (!file.endsWith(".sqlite") || file === "metadata.sqlite") continue;
       if (read === MAX_DATABASES) break;
       read += 1;
       const db = await storage.read(join(root, folder, file));
-      if (db === null) unreadable += 1;
-      else if (db.tables.length > 0 && db.version === null) {
-        old += 1;
-        where.add(folder);
+      if (db === null) {
+        unreadable += 1;
+        continue;
       }
+      const why = unusableBecause(db);
+      if (why) refused.push({ file: `${folder}/${file}`, why });
     }
   }
   const problems: string[] = [];
   const notes: string[] = [];
   const local = LOCAL_OBJECTS_DIR.join("/");
-  if (old > 0) {
+  if (refused.length > 0) {
+    const n = refused.length;
+    const named = refused
+      .slice(0, FILES_NAMED)
+      .map((r) => `${r.file}: ${r.why}`)
+      .join("; ");
     problems.push(
-      `${old} local Durable Object${old === 1 ? "" : "s"} in ${local} (${[...where].join(", ")}) hold${old === 1 ? "s" : ""} storage made by Edgelink 0.x, which this release does not migrate (every call answers StorageOutdated): delete ${local} to start wrangler dev afresh`,
+      `${n} local Durable Object${n === 1 ? "" : "s"} in ${local} hold${n === 1 ? "s" : ""} storage this release cannot read, and every call to ${n === 1 ? "it" : "them"} answers StorageOutdated (${named}${n > FILES_NAMED ? `; and ${n - FILES_NAMED} more` : ""}): ` +
+        `remove ${n === 1 ? "that file" : "those files"} (their tasks are lost; the rest of ${local} is kept)`,
     );
   }
   if (unreadable > 0) {
@@ -110,8 +131,18 @@ export function nodeLocalStorage(fs: FsModule): LocalStorage {
             .all()
             .map((r) => String(r.name));
           if (!tables.includes("meta")) return { tables, version: null };
-          const [row] = db.prepare("SELECT value FROM meta WHERE key = ?").all(STORAGE_VERSION_KEY);
-          return { tables, version: row ? String(row.value) : null };
+          const rows = db
+            .prepare("SELECT key, value FROM meta WHERE key IN (?, ?)")
+            .all(STORAGE_VERSION_KEY, OLD_VERSION_KEY);
+          const value = (key: string) => {
+            const row = rows.find((r) => r.key === key);
+            return row ? String(row.value) : null;
+          };
+          return {
+            tables,
+            version: value(STORAGE_VERSION_KEY),
+            oldVersion: value(OLD_VERSION_KEY),
+          };
         } finally {
           db.close();
         }

@@ -85,29 +85,70 @@ export function isLocal(origin: string): boolean {
   return checkedLocal;
 }
 
+/** Where a local run keeps the secret it generated: the object that answers `localIdSecret`. */
+export interface LocalSecretSource {
+  localIdSecret(): Promise<string>;
+}
+
+/** What finds that object (the request's routing), asked only when a local run needs it. */
+export interface LocalSecretHolder {
+  localSecretSource(): LocalSecretSource;
+}
+
+/** The name of the index namespace's object that keeps a local run's generated secret. */
+export const LOCAL_ID_SECRET_OBJECT = "local-dev/id-secret";
+
 /**
- * The keys ids are made with: from the `EDGELINK_ID_KEY` secret; under `wrangler dev`
- * (served from localhost) ephemeral ones when it is not set; deployed without it, a
- * clear error.
+ * The keys ids are made with: from the `EDGELINK_ID_KEY` secret; deployed without it, a
+ * clear error. Under `wrangler dev` (served from localhost) without it, from a secret
+ * generated once and kept with the local state (`local`, the index namespace's object that
+ * keeps it), so ids made before a restart or a reload still open afterwards.
  */
-export function idKeys(env: unknown, origin: string): Promise<IdKeys> {
+export function idKeys(env: unknown, origin: string, local?: LocalSecretHolder): Promise<IdKeys> {
   const secret = (env as Record<string, unknown>)[ID_KEY_BINDING];
-  if (typeof secret === "string" && secret.length >= 32) {
-    let keys = cache.get(secret);
-    if (!keys) {
-      keys = deriveKeys(encoder.encode(secret));
-      cache.set(secret, keys);
-    }
-    return keys;
-  }
+  if (typeof secret === "string" && secret.length >= 32) return keysOf(secret);
   if (!isLocal(origin)) {
     throw new A2AError(
       "Internal",
       `${ID_KEY_BINDING} is not set (or shorter than 32 characters): ids are made with it. ${ID_KEY_FIX}`,
     );
   }
-  ephemeral ??= deriveKeys(crypto.getRandomValues(new Uint8Array(32)));
-  return ephemeral;
+  if (!local) {
+    // Nowhere to keep one: ids live as long as this isolate.
+    ephemeral ??= deriveKeys(crypto.getRandomValues(new Uint8Array(32)));
+    return ephemeral;
+  }
+  localKeys ??= local
+    .localSecretSource()
+    .localIdSecret()
+    .then(keysOf)
+    .catch((error: unknown) => {
+      localKeys = null;
+      throw error;
+    });
+  return localKeys;
+}
+
+let localKeys: Promise<IdKeys> | null = null;
+
+function keysOf(secret: string): Promise<IdKeys> {
+  let keys = cache.get(secret);
+  if (!keys) {
+    keys = deriveKeys(encoder.encode(secret));
+    cache.set(secret, keys);
+  }
+  return keys;
+}
+
+/** Forgets the local run's keys, as a restarted isolate would (tests). */
+export function forgetLocalIdKeys(): void {
+  localKeys = null;
+  ephemeral = null;
+}
+
+/** A new secret for a local run: 48 random bytes, base64url (64 characters). */
+export function newLocalIdSecret(): string {
+  return base64url.encode(crypto.getRandomValues(new Uint8Array(48)));
 }
 
 /** Whose ids these are: an id is valid only for the tenant and owner it was made for. */

@@ -1,8 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { A2AError, type ErrorData } from "../models/errors";
+import { newLocalIdSecret } from "./ids";
 import { type ListPosition, listSnapshot, type PageQuery } from "./paging";
 import { INDEX_LISTING_KEEP, INDEX_SCHEMA } from "./schema";
 import { createSchema, openSchema, type StorageReport, storageReport } from "./schema-version";
+
+/** The key-value key under which a local run's generated id secret is kept. */
+const LOCAL_ID_SECRET_KEY = "edgelink:local-id-secret";
 
 /** A flush's rows (INDEX_BATCH_ROWS) in one JSON value, well under a value's 2 MB. */
 const ROWS_PER_STATEMENT = 500;
@@ -81,6 +85,21 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
     const opened = openSchema(ctx.storage, INDEX_SCHEMA);
     this.vacant = opened.vacant;
     this.refused = opened.refused;
+  }
+
+  /**
+   * The secret a local run without `EDGELINK_ID_KEY` makes its ids with: generated at the
+   * first call and kept in this object's storage (wrangler dev's `.wrangler/state`), so a
+   * restart or a reload opens the ids made before it. Only the object named
+   * `LOCAL_ID_SECRET_OBJECT` is asked, and only from localhost (see `idKeys`); it is kept
+   * in the key-value API, so the index's SQL schema never sees it.
+   */
+  async localIdSecret(): Promise<string> {
+    const stored = await this.ctx.storage.get<string>(LOCAL_ID_SECRET_KEY);
+    if (typeof stored === "string" && stored.length >= 32) return stored;
+    const secret = newLocalIdSecret();
+    await this.ctx.storage.put(LOCAL_ID_SECRET_KEY, secret);
+    return secret;
   }
 
   private ready(): void {

@@ -10,6 +10,8 @@ import {
   type IdScope,
   idKeys,
   issuedContextId,
+  LOCAL_ID_SECRET_OBJECT,
+  type LocalSecretSource,
   looksIssued,
   MAX_CONTEXT_ID_LENGTH,
   sealedTaskId,
@@ -54,6 +56,12 @@ export class ContextRouting<Env> {
     return ns as DurableObjectNamespace;
   }
 
+  /** Under wrangler dev without EDGELINK_ID_KEY: the object that keeps the generated secret. */
+  localSecretSource(): LocalSecretSource {
+    const ns = this.namespace(this.agent.bindings.index);
+    return ns.get(ns.idFromName(LOCAL_ID_SECRET_OBJECT)) as unknown as LocalSecretSource;
+  }
+
   protected get ids(): IdScope {
     return { tenant: this.tenant, owner: this.owner };
   }
@@ -77,7 +85,7 @@ export class ContextRouting<Env> {
 
   /** The context of a task id issued to this caller; not found for any other id. */
   protected async verifiedContext(taskId: string): Promise<string> {
-    const keys = await idKeys(this.env, this.origin);
+    const keys = await idKeys(this.env, this.origin, this);
     const contextId = await verifiedContextOf(keys, this.ids, taskId);
     if (contextId === null)
       throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
@@ -108,7 +116,7 @@ export class ContextRouting<Env> {
       }
       return this.context(owner);
     }
-    const keys = await idKeys(this.env, this.origin);
+    const keys = await idKeys(this.env, this.origin, this);
     const named =
       contextId === undefined
         ? await issuedContextId(keys, this.ids)
@@ -145,7 +153,7 @@ export class ContextRouting<Env> {
       ]);
     }
     if (looksIssued(contextId)) {
-      const keys = await idKeys(this.env, this.origin);
+      const keys = await idKeys(this.env, this.origin, this);
       return (await verifyContextId(keys, this.ids, contextId)) ? contextId : null;
     }
     if (!this.agent.clientContextIds) {

@@ -136,11 +136,11 @@ function idKeyProblems(
   const fix = ID_KEY_FIX;
   if (key === undefined) {
     const missing = `${ID_KEY_BINDING} is not set: ids are made with it.`;
-    // Under wrangler dev the ids get a key for this run only: they die with the process.
+    // Under wrangler dev the ids get a generated key kept in the local state (see idKeys).
     if (local)
       return {
         problems: [],
-        warning: `${missing} Under wrangler dev a key for this run is used, so ids from an earlier run answer "not found". ${fix}`,
+        warning: `${missing} Under wrangler dev a key generated once and kept in .wrangler/state is used, so ids outlive a restart (deleting .wrangler/state forgets them). ${fix}`,
       };
     return { problems: [`${missing} ${fix}`], warning: null };
   }

@@ -256,6 +256,33 @@ describe("one baseline schema per object kind, versioned", () => {
   });
 });
 
+describe("the runtime's own tables are not the object's (restarts)", () => {
+  it("B1: an object only read before a restart (wrangler dev's __miniflare_do_name and the platform's _cf_KV its only tables) stays vacant, and a written one answers after it", async () => {
+    const task = await send("before the restart");
+    const contextId = String(task.contextId);
+    const stub = env.EDGELINK_CONTEXT.get(
+      env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)),
+    );
+    // What wrangler 4.164 adds to every named object's SQLite, as a restart finds it.
+    await runInDurableObject(stub, (_i, state) => {
+      state.storage.sql.exec("CREATE TABLE __miniflare_do_name (name TEXT PRIMARY KEY)");
+      state.storage.sql.exec("INSERT INTO __miniflare_do_name VALUES ('x')");
+    });
+    await evictDurableObject(stub);
+    const got = await rest("GET", `/tasks/${String(task.id)}`);
+    expect(got.status).toBe(200);
+    expect(got.body.id).toBe(task.id);
+    expect((await send("after the restart", { contextId })).contextId).toBe(contextId);
+
+    const found = await runInDurableObject(scratch(), async (_i, state) => {
+      state.storage.sql.exec("CREATE TABLE __miniflare_do_name (name TEXT PRIMARY KEY)");
+      await state.storage.put("platform", "kv"); // the platform's _cf_KV
+      return openSchema(state.storage, CONTEXT_SCHEMA);
+    });
+    expect(found).toEqual({ vacant: true, refused: null });
+  });
+});
+
 /**
  * A conversation database as Edgelink 0.x left it (its last migration, 14), written out
  * here with 0.x's own statements: not derived from today's code.

@@ -34,7 +34,7 @@ function database(file: string, statements: string[]): void {
 }
 
 describe("edgelink doctor: wrangler dev's local storage", () => {
-  it("names local objects made by Edgelink 0.x, not those of this release or other classes", async () => {
+  it("B1: names local objects this release cannot read, with the cause, not those of this release, those holding only the runtime's tables, or other classes", async () => {
     const dir = mkdtempSync(join(tmpdir(), "edgelink-doctor-"));
     try {
       for (const f of projectFiles("p", "echo", VERSIONS, "k".repeat(64))) {
@@ -59,16 +59,32 @@ describe("edgelink doctor: wrangler dev's local storage", () => {
         "CREATE TABLE _cf_KV (key TEXT PRIMARY KEY, value BLOB)",
       ]);
       database(join(objects, "p-EdgelinkIndex", "metadata.sqlite"), ["CREATE TABLE x (y)"]);
+      // Only read in an earlier wrangler dev run: the local runtime's own table, nothing else.
+      database(join(objects, "p-EdgelinkIndex", "8c9d.sqlite"), [
+        "CREATE TABLE __miniflare_do_name (name TEXT PRIMARY KEY)",
+      ]);
+      // Written by this release, then restarted: the runtime's table beside Edgelink's.
+      database(join(objects, "p-EdgelinkContext", "9e0f.sqlite"), [
+        "CREATE TABLE __miniflare_do_name (name TEXT PRIMARY KEY)",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "INSERT INTO meta VALUES ('storage_version', '3')",
+      ]);
       database(join(objects, "p-Other", "6a7b.sqlite"), ["CREATE TABLE x (y)"]);
 
       const files = fs as unknown as FsModule;
       const found = await diagnose(files, join, dir, nodeLocalStorage(files));
       expect(found.problems).toEqual([
         expect.stringContaining(
-          "1 local Durable Object in .wrangler/state/v3/do (p-EdgelinkContext) holds storage made by Edgelink 0.x",
+          "1 local Durable Object in .wrangler/state/v3/do holds storage this release cannot read",
         ),
       ]);
-      expect(found.problems[0]).toContain("delete .wrangler/state/v3/do");
+      // The true cause, the one file, and a fix that keeps every other object's tasks.
+      expect(found.problems[0]).toContain(
+        "p-EdgelinkContext/0a1b.sqlite: an unversioned development build's schema (its schema_version 14)",
+      );
+      expect(found.problems[0]).toContain("remove that file");
+      expect(found.problems[0]).not.toContain("8c9d");
+      expect(found.problems[0]).not.toContain("9e0f");
       rmSync(old);
       expect((await diagnose(files, join, dir, nodeLocalStorage(files))).problems).toEqual([]);
     } finally {

@@ -9,7 +9,7 @@
  * most of this file's time.
  */
 // @ts-nocheck -- Node-only test (the repository has no @types/node).
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import {
   cpSync,
   mkdirSync,
@@ -20,10 +20,10 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DevServer, startDev } from "./support/dev-server";
 import { packedTarball } from "./support/packed";
 import { asTask, sdkClient, textOf, textRequest } from "./support/sdk";
 
@@ -58,77 +58,9 @@ async function ok(cmd: string, args: string[], cwd: string): Promise<string> {
   return ran.stdout;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-interface DevServer {
-  baseUrl: string;
-  /** Everything wrangler dev printed so far. */
-  output(): string;
-  stop(): Promise<void>;
-}
-
 /** `npm run dev` of a project (wrangler dev, on Node 22 from its `node` dev dependency). */
-async function dev(project: string): Promise<DevServer> {
-  const port = await freePort();
-  // Its own inspector port too: wrangler's default (9229) is taken by whichever of the
-  // dev servers started at once binds it first, and the others fail to start.
-  const inspectorPort = await freePort();
-  const args = [
-    "--port",
-    String(port),
-    "--ip",
-    "127.0.0.1",
-    "--inspector-port",
-    String(inspectorPort),
-  ];
-  const child = spawn("npm", ["run", "dev", "--", ...args], {
-    cwd: project,
-    // WRANGLER_LOG at info, whatever this process has (the e2e files share one process, and
-    // startWorker sets it to warn): "Ready on" is an info line.
-    env: {
-      ...process.env,
-      CI: "1",
-      NO_COLOR: "1",
-      WRANGLER_SEND_METRICS: "false",
-      WRANGLER_LOG: "info",
-    },
-    // Its own process group: stop() ends npm, wrangler and workerd together, and no other.
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once("exit", () => resolve());
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {
-        resolve();
-      }
-    });
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`wrangler dev exited:\n${output}`);
-    }
-    if (output.includes("Ready on")) return { baseUrl, output: () => output, stop };
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  await stop();
-  throw new Error(`wrangler dev did not start:\n${output}`);
+function dev(project: string, port?: number): Promise<DevServer> {
+  return startDev({ cwd: project, command: ["npm", "run", "dev", "--"], port });
 }
 
 /** Waits up to 10 s for `condition`. */
@@ -388,16 +320,36 @@ describe.concurrent("mistakes caught at start: one clear error naming what to fi
     120_000,
   );
 
-  it("a missing EDGELINK_ID_KEY under wrangler dev is served with ephemeral ids, and the log says so", async () => {
+  it("B1: a missing EDGELINK_ID_KEY under wrangler dev is served with a generated key kept in .wrangler/state: the log says so, and tasks outlive a restart and a kill", async () => {
     const dir = copyWith("no-id-key", (d) => writeFileSync(join(d, ".dev.vars"), "# nothing\n"));
     const diagnosed = await run(edgelinkBin, ["doctor", dir], root);
     expect(diagnosed.code).toBe(1);
     expect(diagnosed.stdout).toContain(".dev.vars has no EDGELINK_ID_KEY");
-    const server = await dev(dir);
+    let server = await dev(dir);
     servers.push(server);
     expect((await fetch(`${server.baseUrl}/.well-known/agent-card.json`)).status).toBe(200);
     await until(() => server.output().includes("EDGELINK_ID_KEY is not set"));
-    expect(server.output()).toContain("Under wrangler dev a key for this run is used");
+    expect(server.output()).toContain(
+      "Under wrangler dev a key generated once and kept in .wrangler/state is used",
+    );
+    const client = await sdkClient(server.baseUrl, "JSONRPC");
+    const task = asTask(await client.sendMessage(textRequest("before the restart")));
+    const port = Number(new URL(server.baseUrl).port);
+    for (const end of ["stop", "kill"] as const) {
+      await server[end]();
+      server = await dev(dir, port);
+      servers.push(server);
+      const again = await sdkClient(server.baseUrl, "JSONRPC");
+      const found = await again.getTask({ tenant: "", id: task.id, historyLength: 0 });
+      expect(found.id, end).toBe(task.id);
+      const more = asTask(
+        await again.sendMessage(textRequest(`after ${end}`, { contextId: task.contextId })),
+      );
+      expect(more.contextId).toBe(task.contextId);
+    }
+    // The project's own doctor finds nothing wrong with the state wrangler dev left.
     await server.stop();
-  }, 120_000);
+    const after = await run(edgelinkBin, ["doctor", dir], root);
+    expect(after.stdout).not.toContain("cannot read");
+  }, 180_000);
 });
