@@ -9,16 +9,19 @@ type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 /**
  * Two edits of the sources before esbuild reads them, each found with the TypeScript parser:
  *
- * - The SQL of the Durable Objects and the inspector's page are template literals indented
- *   to read well in the source; a minifier keeps a string's every space. In those files the
- *   indentation after each line break inside a template literal is dropped (SQL and HTML
- *   mean the same without it): about 0.3 KiB gzipped less in every Worker.
+ * - The SQL of the Durable Objects (every file of src/conversation, src/index, src/storage
+ *   but storage-version.ts, src/memory/object, and src/registry/registry-object.ts) and the
+ *   inspector's page are template literals indented to read well in the source; a minifier
+ *   keeps a string's every space. In those files the indentation after each line break
+ *   inside a template literal is dropped (SQL and HTML mean the same without it): about
+ *   0.3 KiB gzipped less in every Worker.
  * - Minified, `class TaskNotFoundError` becomes `class ke`, and Node prints a thrown one as
  *   `ke [TaskNotFoundError]`. Every class named `...Error` gets a static block that gives it
  *   back its name. esbuild's `keepNames` would do it for every function and class, at 33 KiB
  *   gzipped in the demo Worker; this costs well under 1 KiB.
  */
-const UNINDENTED = /src[\\/](durable[\\/][^\\/]+|server[\\/]inspector-page)\.ts$/;
+const UNINDENTED =
+  /src[\\/](conversation[\\/].+|index[\\/][^\\/]+|storage[\\/](?!storage-version\.ts)[^\\/]+|memory[\\/]object[\\/][^\\/]+|registry[\\/]registry-object|worker[\\/]inspector[\\/]inspector-page)\.ts$/;
 
 const editSources: Plugin = {
   name: "edit-sources",
@@ -68,8 +71,8 @@ const editSources: Plugin = {
  * The inspector's browser script is strings in the source (readable, with their comments)
  * that no bundler minifies: minified here, it costs every Worker about 0.9 KiB gzipped
  * less (the package test holds the demo Worker to its gzipped budget). The script is
- * written in parts (src/server/inspector-script*.ts) that share one function's scope, so
- * it is minified whole: its module is bundled and run here for the script it puts
+ * written in parts (src/worker/inspector/inspector-script*.ts) that share one function's
+ * scope, so it is minified whole: its module is bundled and run here for the script it puts
  * together, and the minified script replaces that module and its parts.
  */
 const minifyInspectorScript: Plugin = {
@@ -202,8 +205,8 @@ export default defineConfig([
     // entries above cut their modules at other places and cost an agent's Worker 1.3 KiB
     // gzipped, though it never imports the registry.
     ...shared,
-    entry: { registry: "src/registry.ts" },
-    dts: { entry: { registry: "src/registry.ts" } },
+    entry: { registry: "src/registry/index.ts" },
+    dts: { entry: { registry: "src/registry/index.ts" } },
     splitting: false,
   },
 ]);

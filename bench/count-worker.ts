@@ -7,7 +7,7 @@
  * statements one SendMessage costs (a diagnostic; the floor is measured, not mirrored).
  */
 import { DEFAULT_LIMITS } from "../src/agent/limits";
-import { indexObjectName, indexShardOf } from "../src/durable/ids";
+import { indexObjectName, indexShardOf } from "../src/storage/ids";
 import echo from "./echo-worker";
 import floor, { FloorContext as FloorContextBase } from "./floor-worker";
 

@@ -22,8 +22,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { Hono } from "hono";
-import { CONTEXT_SCHEMA } from "../src/durable/schema";
-import { ensureSchema } from "../src/durable/schema-version";
+import { CONTEXT_SCHEMA } from "../src/storage/schema";
+import { ensureSchema } from "../src/storage/schema-version";
 
 interface Env {
   FLOOR_CONTEXT: DurableObjectNamespace<FloorContext>;

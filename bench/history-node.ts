@@ -6,7 +6,7 @@
  *   cpu PLAN R  history-work.ts's runPlan(PLAN, R): Edgelink's truncate and compaction and
  *               the naive truncate, the same code the Durable Object runs in workerd
  *   heap N      (needs --expose-gc) the live heap of loading an N-item history the way a
- *               task run does (src/durable/task-run.ts): HistoryStore.read parses each
+ *               task run does (src/conversation/runs/task-run.ts): HistoryStore.read parses each
  *               SQLite row as the cursor yields it (so only one raw row is alive at a
  *               time) -> Conversation.fromStored (the store's own rows, not re-validated),
  *               with two full collections before each reading

@@ -1,20 +1,20 @@
 /**
  * The history benchmark's worker (bench/history.mjs serves it on workerd): one SQLite
  * Durable Object holding a conversation in Edgelink's HistoryStore
- * (src/durable/history-store.ts) over `ctx.storage`, with the conversation's real schema
- * (src/durable/schema.ts). Its RPC methods fill the history, append
+ * (src/conversation/history/history-store.ts) over `ctx.storage`, with the conversation's real schema
+ * (src/storage/schema.ts). Its RPC methods fill the history, append
  * one item and report SQLite's rowsWritten, read a page, and run the CPU part of the
  * benchmark (history-work.ts) inside workerd. The worker's fetch handler maps
  * `GET /<method>?name=…&…` to those methods and answers JSON; loopback only.
  */
 import { DurableObject } from "cloudflare:workers";
-import { HistoryStore } from "../src/durable/history-store";
-import { windowSource } from "../src/durable/history-window";
-import { CONTEXT_SCHEMA } from "../src/durable/schema";
-import { ensureSchema, schemaVersion } from "../src/durable/schema-version";
+import { HistoryStore } from "../src/conversation/history/history-store";
+import { windowSource } from "../src/conversation/history/history-window";
 import { Conversation } from "../src/history/conversation";
 import type { Item } from "../src/history/items";
 import { readWindow } from "../src/history/window";
+import { CONTEXT_SCHEMA } from "../src/storage/schema";
+import { ensureSchema, schemaVersion } from "../src/storage/schema-version";
 import { makeItems } from "./history-items";
 import { clearItems, type PlanEntry, runPlan } from "./history-work";
 
@@ -25,7 +25,7 @@ interface Env {
 /** Creates the conversation's schema (the tables HistoryStore uses among them); says which. */
 function createTables(storage: DurableObjectStorage): string {
   ensureSchema(storage, CONTEXT_SCHEMA);
-  return `src/durable/schema.ts CONTEXT_SCHEMA (version ${schemaVersion(CONTEXT_SCHEMA)})`;
+  return `src/storage/schema.ts CONTEXT_SCHEMA (version ${schemaVersion(CONTEXT_SCHEMA)})`;
 }
 
 /** Task ids the appended items belong to: a new task every 10 items. */
@@ -129,7 +129,7 @@ export class HistoryBench extends DurableObject<Env> {
   }
 
   /**
-   * What a task run does to give its handler the conversation (src/durable/task-run.ts):
+   * What a task run does to give its handler the conversation (src/conversation/runs/task-run.ts):
    * every row read and parsed, then validated into a Conversation; then dropped.
    */
   load() {

@@ -334,7 +334,7 @@ export async function runHistoryBench() {
     `\n(3) memory of loading a ${int(PAGE_ITEMS)}-item history (target: well inside ${HEAP_TARGET_MB} MB)`,
   );
   say(
-    `Node, --expose-gc, live heap after two full GCs, as src/durable/task-run.ts loads a history (${fmt(h.bodyMB, 1)} MB of JSON bodies):`,
+    `Node, --expose-gc, live heap after two full GCs, as src/conversation/runs/task-run.ts loads a history (${fmt(h.bodyMB, 1)} MB of JSON bodies):`,
     "  ",
     "  ",
   );

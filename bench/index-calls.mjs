@@ -24,7 +24,7 @@ if (checkouts.length === 0) checkouts.push(resolve("."));
 const WARM = 150;
 
 const WORKER = `
-import { IndexObject, type IndexRow } from "../src/durable/index-object";
+import { IndexObject, type IndexRow } from "../src/index/index-object";
 export class BenchIndex extends IndexObject<unknown> {}
 interface Env { EDGELINK_INDEX: DurableObjectNamespace }
 type Rpc = { upsert(rows: IndexRow[]): Promise<void> };

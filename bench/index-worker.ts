@@ -1,6 +1,6 @@
 /**
  * The tenant index's ceiling (bench/index.mjs): a Worker that sends batches of index rows
- * straight to Edgelink's `IndexObject` (src/durable/index-object.ts), as conversation
+ * straight to Edgelink's `IndexObject` (src/index/index-object.ts), as conversation
  * objects do when their outbox flushes. `POST /upsert?rows=N&tx=0|1`: one RPC carrying N
  * new rows (unique task ids, each then moved to a later state in the next call's rows is
  * not needed: a row's cost is its upsert), answered 200 with the count the index holds.
@@ -14,9 +14,9 @@
  * listing (every shard asked in parallel, merged), answering the ids listed.
  */
 
-import { indexObjectName } from "../src/durable/ids";
-import { IndexObject, type IndexRow } from "../src/durable/index-object";
-import { indexShardFor, listIndex } from "../src/durable/index-shards";
+import { IndexObject, type IndexRow } from "../src/index/index-object";
+import { indexShardFor, listIndex } from "../src/index/index-shards";
+import { indexObjectName } from "../src/storage/ids";
 
 interface Env {
   EDGELINK_INDEX: DurableObjectNamespace;

@@ -1,7 +1,7 @@
 /**
  * The tenant index's ceiling (`BENCH_SCENARIOS=index npm run bench`, or
  * `node bench/index.mjs`): how many task state changes per second one index object
- * (src/durable/index-object.ts) absorbs, by rows per call, as conversation objects' outbox
+ * (src/index/index-object.ts) absorbs, by rows per call, as conversation objects' outbox
  * flushes deliver them. Closed loop, `BENCH_INDEX_CALLERS` concurrent callers (default 16),
  * each call one RPC carrying N rows; workerd's CPU per row from /proc. Every row is
  * counted back out of the index at the end; a missing row fails the run.

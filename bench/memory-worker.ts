@@ -1,14 +1,14 @@
 /**
  * The memory benchmark's worker (bench/memory.mjs serves it on workerd): one SQLite
- * Durable Object, Edgelink's MemoryObject (src/durable/memory-object.ts) with room for the
+ * Durable Object, Edgelink's MemoryObject (src/memory/object/memory-object.ts) with room for the
  * largest size, filled through its own `apply` and recalled through its own `remember`,
  * each bundle rendered as the agent renders it. `GET /<method>?name=…&…` calls the
  * object's method and answers JSON; loopback only.
  */
-import { MemoryObject, type MemoryObjectOptions } from "../src/durable/memory-object";
-import { unwrap } from "../src/durable/result";
+import { MemoryObject, type MemoryObjectOptions } from "../src/memory/object/memory-object";
 import { renderMemoryBundle } from "../src/memory/render";
-import type { MemoryOp } from "../src/models/memory";
+import type { MemoryOp } from "../src/protocol/memory";
+import { unwrap } from "../src/storage/result";
 
 interface Env {
   MEMORY_BENCH: DurableObjectNamespace<MemoryBench>;

@@ -208,7 +208,7 @@ async function countStatements() {
         };
         requests.push({
           context: await log("CONTEXT", `name=${encodeURIComponent(`/${contextId}`)}`),
-          // The conversation's index shard (src/durable/ids.ts, `indexShardOf`).
+          // The conversation's index shard (src/storage/ids.ts, `indexShardOf`).
           index:
             prefix === "EDGELINK"
               ? await log("INDEX", `indexOf=${encodeURIComponent(contextId)}`)
@@ -217,7 +217,7 @@ async function countStatements() {
       }
       if (requests.some((r) => r.context.length === 0)) {
         throw new Error(
-          `statement count: no SQL log for ${path}'s objects; did the Durable Object naming in src/durable/ids.ts change?`,
+          `statement count: no SQL log for ${path}'s objects; did the Durable Object naming in src/storage/ids.ts change?`,
         );
       }
       result[path] = { first: requests[0], followUp: requests[1] };

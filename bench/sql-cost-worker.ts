@@ -21,13 +21,13 @@
  * The Worker in front is one `fetch` that calls the object and answers its string.
  */
 import { DurableObject } from "cloudflare:workers";
-import { HistoryStore } from "../src/durable/history-store";
-import { CONTEXT_SCHEMA } from "../src/durable/schema";
-import { ensureSchema } from "../src/durable/schema-version";
-import { TaskStore } from "../src/durable/task-store";
+import { HistoryStore } from "../src/conversation/history/history-store";
+import { TaskStore } from "../src/conversation/tasks/task-store";
 import type { Item } from "../src/history/items";
-import type { Message } from "../src/models/message";
-import { submittedTask } from "../src/models/task";
+import type { Message } from "../src/protocol/message";
+import { submittedTask } from "../src/protocol/task";
+import { CONTEXT_SCHEMA } from "../src/storage/schema";
+import { ensureSchema } from "../src/storage/schema-version";
 import { createTaskRows, loadTaskRow, saveTaskRow } from "./sdk-task-rows";
 
 interface Env {

@@ -1,18 +1,18 @@
 /**
  * Edgelink's side of the streaming benchmark, pipeline (1): provider bytes → the OpenAI
- * chat adapter (src/providers/openai-chat.ts) → normalized StreamEvent batches (one per
+ * chat adapter (src/providers/openai/openai-chat.ts) → normalized StreamEvent batches (one per
  * network read) → for each batch's text, the A2A v1 TaskArtifactUpdateEvent built as the
- * agent builds it (src/durable/task-run.ts: `Artifact.parse`, first chunk names the
+ * agent builds it (src/conversation/runs/task-run.ts: `Artifact.parse`, first chunk names the
  * artifact, later ones append) → JSON-RPC frame and SSE bytes through the server's own
- * renderer (src/models/stream.ts `renderEvent` + `sseFrame`, as src/durable/task-stream.ts
+ * renderer (src/protocol/stream.ts `renderEvent` + `sseFrame`, as src/conversation/tasks/task-stream.ts
  * sends them) → TextEncoder. No SQLite here: pipeline (2) runs the real agent in workerd.
  */
-import { Artifact } from "../src/models/artifact";
-import type { TaskEvent } from "../src/models/events";
-import { Parts } from "../src/models/part";
-import { sseFrame } from "../src/models/sse";
-import { renderEvent, type StreamFormat } from "../src/models/stream";
-import { openai } from "../src/providers/openai-chat";
+import { Artifact } from "../src/protocol/artifact";
+import type { TaskEvent } from "../src/protocol/events";
+import { Parts } from "../src/protocol/part";
+import { sseFrame } from "../src/protocol/sse";
+import { renderEvent, type StreamFormat } from "../src/protocol/stream";
+import { openai } from "../src/providers/openai/openai-chat";
 import { type Model, ModelRequest } from "../src/providers/types";
 import type { StreamInput } from "./stream-input";
 

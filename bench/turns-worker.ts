@@ -11,15 +11,15 @@
  *        the end and must end completed.
  */
 import type { Agent } from "../src/agent/definition";
-import { runModelAgent } from "../src/agent/model-execution";
-import { Parts } from "../src/models/part";
+import { runModelAgent } from "../src/agent/model/model-execution";
+import { Parts } from "../src/protocol/part";
 import {
   type CallOptions,
   type Model,
   ModelRequest,
   type StreamEvent,
 } from "../src/providers/types";
-import { defineAgent } from "../src/worker";
+import { defineAgent } from "../src/worker/define-agent";
 import { type StreamInput, streamInput } from "./stream-input";
 import { ourModel } from "./stream-ours";
 

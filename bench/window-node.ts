@@ -20,13 +20,13 @@
  * what the turn puts on the heap, garbage included.
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import { HistoryStore } from "../src/durable/history-store";
-import { windowSource } from "../src/durable/history-window";
-import { CONTEXT_SCHEMA } from "../src/durable/schema";
-import { ensureSchema } from "../src/durable/schema-version";
+import { HistoryStore } from "../src/conversation/history/history-store";
+import { windowSource } from "../src/conversation/history/history-window";
 import { Conversation } from "../src/history/conversation";
 import type { Item } from "../src/history/items";
 import { readWindow } from "../src/history/window";
+import { CONTEXT_SCHEMA } from "../src/storage/schema";
+import { ensureSchema } from "../src/storage/schema-version";
 import { makeItems } from "./history-items";
 
 type Row = Record<string, SqlStorageValue>;

@@ -6,7 +6,7 @@
  * It lists a card only when the agent's URL serves that card (while the registry runs on
  * localhost, agents on localhost are read too); a signed card also needs a proof of its key.
  */
-import { defineRegistry } from "../src/registry";
+import { defineRegistry } from "../src/registry/index";
 
 const registry = defineRegistry({ auth: { apiKeys: { secret: "REGISTRY_API_KEYS" } } });
 

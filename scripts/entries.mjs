@@ -12,5 +12,5 @@ export const ENTRIES = {
   "edgelink/push": "src/push/receiver.ts",
   "edgelink/mcp": "src/mcp/index.ts",
   "edgelink/memory": "src/memory/index.ts",
-  "edgelink/registry": "src/registry.ts",
+  "edgelink/registry": "src/registry/index.ts",
 };

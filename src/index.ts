@@ -24,7 +24,6 @@
  * @packageDocumentation
  */
 
-export type { AgentToolConfig, AgentTools } from "./agent/agent-tools";
 export type { ApiKeyAuth, AuthOptions, BearerAuth, Principal, PrincipalInput } from "./agent/auth";
 export { ownerOf } from "./agent/auth";
 export type {
@@ -43,11 +42,12 @@ export { composePrompt, type PromptCompositionInput } from "./agent/prompt";
 export type { RateLimitOptions } from "./agent/rate-limit";
 export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
 export type { AgentResult } from "./agent/result";
-export { type Tool, type Tools, tool } from "./agent/tools";
-export type { AgentCardInput } from "./models/agent-card";
-export type { Artifact } from "./models/artifact";
-export { A2AError, UserFacingError } from "./models/errors";
-export type { Message } from "./models/message";
+export type { AgentToolConfig, AgentTools } from "./agent/tools/agent-tools";
+export { type Tool, type Tools, tool } from "./agent/tools/tools";
+export type { Artifact } from "./protocol/artifact";
+export type { AgentCardInput } from "./protocol/card/agent-card";
+export { A2AError, UserFacingError } from "./protocol/errors";
+export type { Message } from "./protocol/message";
 export {
   type DataPart,
   type FilePart,
@@ -57,8 +57,8 @@ export {
   type ToolCallPart,
   type ToolOutputPart,
   textOf,
-} from "./models/part";
-export type { Task } from "./models/task";
-export type { TaskState } from "./models/task-state";
-export { endpoint } from "./server/endpoints";
-export { defineAgent, type EdgelinkWorker } from "./worker";
+} from "./protocol/part";
+export type { Task } from "./protocol/task";
+export type { TaskState } from "./protocol/task-state";
+export { endpoint } from "./worker/a2a/endpoints";
+export { defineAgent, type EdgelinkWorker } from "./worker/define-agent";

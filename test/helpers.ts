@@ -1,7 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { DEFAULT_LIMITS } from "../src/agent/limits";
-import { indexObjectName, indexShardOf } from "../src/durable/ids";
-import { A2AError } from "../src/models/errors";
+import { A2AError } from "../src/protocol/errors";
+import { indexObjectName, indexShardOf } from "../src/storage/ids";
 
 export const BASE = "http://agent.test";
 

@@ -1,10 +1,10 @@
 import type { Item, ItemInput } from "../history/items";
 import type { ReadonlyConversation } from "../history/readonly";
 import type { ConversationWindow, WindowPolicy } from "../history/window";
-import type { JsonObject } from "../models/json";
-import type { Message, MessageInput } from "../models/message";
-import type { Part } from "../models/part";
-import type { Task } from "../models/task";
+import type { JsonObject } from "../protocol/json";
+import type { Message, MessageInput } from "../protocol/message";
+import type { Part } from "../protocol/part";
+import type { Task } from "../protocol/task";
 import type { ChildTask, DelegateOptions, DelegateTarget } from "./delegation";
 import type { HandlerMemory } from "./memory-source";
 

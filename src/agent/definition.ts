@@ -1,20 +1,24 @@
 import type { cors } from "hono/cors";
 import * as z from "zod";
 import type { Summarizer } from "../history/summarize";
-import { AgentCard, type AgentCardInput } from "../models/agent-card";
-import type { JsonObject } from "../models/json";
-import type { InferPart } from "../models/part";
+import { AgentCard, type AgentCardInput } from "../protocol/card/agent-card";
+import type { JsonObject } from "../protocol/json";
+import type { InferPart } from "../protocol/part";
 import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
-import { type AgentTools, checkAgentTools } from "./agent-tools";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
 import { checkEndpoints, type DeclaredEndpoint } from "./endpoints";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpSource, type McpToolSource } from "./mcp-source";
 import { checkMemorySource, type MemorySource } from "./memory-source";
-import { modelInfer } from "./model-infer";
+import { modelInfer } from "./model/model-infer";
+import {
+  type ContextWindowOptions,
+  type ContextWindowSettings,
+  resolveContextWindow,
+} from "./model/turn-window";
 import {
   type PromptComposition,
   type PromptCompositionInput,
@@ -22,12 +26,8 @@ import {
 } from "./prompt";
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from "./rate-limit";
 import type { ReplyHook } from "./reply";
-import type { Tools } from "./tools";
-import {
-  type ContextWindowOptions,
-  type ContextWindowSettings,
-  resolveContextWindow,
-} from "./turn-window";
+import { type AgentTools, checkAgentTools } from "./tools/agent-tools";
+import type { Tools } from "./tools/tools";
 
 /** Answers an `infer` part (B10); the providers module plugs a model in here. */
 export type InferFn<Env = unknown> = (

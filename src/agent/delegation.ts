@@ -1,10 +1,10 @@
 import { type A2AClient, type AgentEvent, answerOf, connect } from "../client/client";
-import type { JsonObject } from "../models/json";
-import type { MessageInput } from "../models/message";
-import type { Part } from "../models/part";
-import type { PeerCard } from "../models/peer-card";
-import type { Task } from "../models/task";
-import { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
+import type { PeerCard } from "../protocol/card/peer-card";
+import type { JsonObject } from "../protocol/json";
+import type { MessageInput } from "../protocol/message";
+import type { Part } from "../protocol/part";
+import type { Task } from "../protocol/task";
+import { isInterrupted, isTerminal, type TaskState } from "../protocol/task-state";
 import {
   A2A_TASK_ID,
   A2A_TASK_STATE,

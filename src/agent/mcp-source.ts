@@ -1,4 +1,4 @@
-import type { TurnTools } from "./turn-tools";
+import type { TurnTools } from "./tools/turn-tools";
 
 /**
  * Where an agent's MCP tools come from, as the core sees it. The MCP client lives in

@@ -1,10 +1,10 @@
 import type { Hono, MiddlewareHandler } from "hono";
-import type { JsonObject } from "../models/json";
-import type { MemoryApplyResult, MemoryBundle, MemoryOp } from "../models/memory";
+import type { JsonObject } from "../protocol/json";
+import type { MemoryApplyResult, MemoryBundle, MemoryOp } from "../protocol/memory";
 import type { Principal } from "./auth";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
-import type { Tools } from "./tools";
+import type { Tools } from "./tools/tools";
 
 /**
  * Where a conversation's turn stands for long-term memory: who is asking (the caller's

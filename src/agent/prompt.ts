@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { Tools } from "./tools";
+import type { Tools } from "./tools/tools";
 
 /** What a prompt section holds (L1). */
 export const PromptSectionType = z.enum([

@@ -1,7 +1,7 @@
 import * as z from "zod";
-import { newId, nowIso } from "../models/json";
-import type { Message } from "../models/message";
-import { Part, Parts } from "../models/part";
+import { newId, nowIso } from "../protocol/json";
+import type { Message } from "../protocol/message";
+import { Part, Parts } from "../protocol/part";
 
 /** What a `reply` hook sees: the incoming message, before any task exists. */
 export interface ReplyContext<Env = unknown> {

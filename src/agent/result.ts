@@ -1,6 +1,6 @@
-import { compact, type JsonObject, type JsonValue } from "../models/json";
+import { compact, type JsonObject, type JsonValue } from "../protocol/json";
 import { addUsage, type ToolCall, type Usage } from "../providers/types";
-import type { ToolRun } from "./tool-runner";
+import type { ToolRun } from "./tools/tool-runner";
 
 /** Where an agent's turn stands (J2); a finished task's result says complete, failed or cancelled. */
 export type AgentStatus =

@@ -1,4 +1,4 @@
-import { OLD_VERSION_KEY, OWN_TABLES, STORAGE_VERSION_KEY } from "../models/storage-version";
+import { OLD_VERSION_KEY, OWN_TABLES, STORAGE_VERSION_KEY } from "../storage/storage-version";
 import { errorCode, type FsModule } from "./node";
 
 /** What the doctor reads of one Durable Object database. */

@@ -1,5 +1,5 @@
 import type { MemoryClient } from "../client/index";
-import type { MemoryItem, MemoryKind } from "../models/memory";
+import type { MemoryItem, MemoryKind } from "../protocol/memory";
 import { agentOf } from "./agent";
 import { flag, intOption, onlyOptions, option, UsageError } from "./args";
 import { type Context, GLOBAL, need, print, printJson } from "./common";

@@ -1,10 +1,10 @@
 import * as z from "zod";
 import type { CompactionRequestInput, CompactionResult } from "../history/compaction";
-import { PROFILE_EXTENSION } from "../models/agent-card";
-import type { JsonObject, JsonValue } from "../models/json";
-import type { PeerCard, PeerInterface } from "../models/peer-card";
-import { parsePeerCard } from "../models/peer-card";
-import { stateToV1 } from "../models/wire-v1";
+import { PROFILE_EXTENSION } from "../protocol/card/agent-card";
+import type { PeerCard, PeerInterface } from "../protocol/card/peer-card";
+import { parsePeerCard } from "../protocol/card/peer-card";
+import type { JsonObject, JsonValue } from "../protocol/json";
+import { stateToV1 } from "../protocol/wire/wire-v1";
 import {
   CompactionAnswer,
   DeadLettersAnswer,

@@ -1,11 +1,11 @@
 import * as z from "zod";
 import { Item } from "../history/items";
-import type { TaskEvent } from "../models/events";
-import type { JsonValue } from "../models/json";
-import type { Task } from "../models/task";
-import { taskFromV1, V1Task } from "../models/wire-v1";
-import { taskFromV03, V03Task } from "../models/wire-v03";
-import { eventFromV03, V03StreamEvent } from "../models/wire-v03-events";
+import type { TaskEvent } from "../protocol/events";
+import type { JsonValue } from "../protocol/json";
+import type { Task } from "../protocol/task";
+import { taskFromV1, V1Task } from "../protocol/wire/wire-v1";
+import { taskFromV03, V03Task } from "../protocol/wire/wire-v03";
+import { eventFromV03, V03StreamEvent } from "../protocol/wire/wire-v03-events";
 import { streamResponseToEvent, V1StreamResponse } from "../push/stream-response";
 import { compactConfig, isObj, read } from "./convert";
 import { invalidResponse } from "./errors";

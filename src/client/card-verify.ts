@@ -6,9 +6,9 @@ import {
   type JSONWebKeySet,
   type JWK,
 } from "jose";
-import { readBounded } from "../models/bounded-body";
-import { cardSignaturesOf, cardSigningPayloads } from "../models/card-signature";
-import type { JsonObject } from "../models/json";
+import { readBounded } from "../protocol/bounded-body";
+import { cardSignaturesOf, cardSigningPayloads } from "../protocol/card/card-signature";
+import type { JsonObject } from "../protocol/json";
 
 /** Why a card's signatures were refused. */
 export type CardSignatureProblem =

@@ -1,12 +1,12 @@
 import * as z from "zod";
-import type { JsonObject } from "../models/json";
 import {
   majorMinor,
   type PeerCard,
   type PeerCardInput,
   type PeerInterface,
   parsePeerCard,
-} from "../models/peer-card";
+} from "../protocol/card/peer-card";
+import type { JsonObject } from "../protocol/json";
 import { A2AClient } from "./a2a-client";
 import { type ApiKeyPlacement, type Auth, applyAuth } from "./auth";
 import { verifyAgentCard } from "./card-verify";

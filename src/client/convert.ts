@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import type { JsonObject, JsonValue } from "../models/json";
-import { Message } from "../models/message";
-import { type Part, Parts } from "../models/part";
-import type { Task } from "../models/task";
+import type { JsonObject, JsonValue } from "../protocol/json";
+import { Message } from "../protocol/message";
+import { type Part, Parts } from "../protocol/part";
+import type { Task } from "../protocol/task";
 import { invalidResponse } from "./errors";
 import type {
   MessageLike,

@@ -1,5 +1,5 @@
-import { ERROR_TABLE, type ErrorKind, type FieldViolation } from "../models/errors";
-import type { JsonObject, JsonValue } from "../models/json";
+import { ERROR_TABLE, type ErrorKind, type FieldViolation } from "../protocol/errors";
+import type { JsonObject, JsonValue } from "../protocol/json";
 
 /** A `google.rpc.ErrorInfo` detail: why the call failed, as the agent said it. */
 export interface ErrorInfo {

@@ -8,19 +8,19 @@
  * @packageDocumentation
  */
 
-export type { Artifact } from "../models/artifact";
-export { type CardPromptOptions, cardPrompt } from "../models/card-prompt";
-export { type AgentCardSignature, cardSigningPayload } from "../models/card-signature";
-export type { FieldViolation } from "../models/errors";
-export type { TaskEvent } from "../models/events";
-export { canonicalJson } from "../models/jcs";
-export type { JsonObject, JsonValue } from "../models/json";
-export type { Message, MessageInput } from "../models/message";
-export { isKnownPart, type Part, Parts, textOf } from "../models/part";
-export type { PeerCard, PeerCardInput, PeerInterface } from "../models/peer-card";
-export type { DiscoverPage, RegistryEntry } from "../models/registry";
-export type { Task, TaskStatus } from "../models/task";
-export { isInterrupted, isTerminal, type TaskState } from "../models/task-state";
+export type { Artifact } from "../protocol/artifact";
+export { type CardPromptOptions, cardPrompt } from "../protocol/card/card-prompt";
+export { type AgentCardSignature, cardSigningPayload } from "../protocol/card/card-signature";
+export type { PeerCard, PeerCardInput, PeerInterface } from "../protocol/card/peer-card";
+export type { FieldViolation } from "../protocol/errors";
+export type { TaskEvent } from "../protocol/events";
+export { canonicalJson } from "../protocol/jcs";
+export type { JsonObject, JsonValue } from "../protocol/json";
+export type { Message, MessageInput } from "../protocol/message";
+export { isKnownPart, type Part, Parts, textOf } from "../protocol/part";
+export type { DiscoverPage, RegistryEntry } from "../protocol/registry";
+export type { Task, TaskStatus } from "../protocol/task";
+export { isInterrupted, isTerminal, type TaskState } from "../protocol/task-state";
 export type { Auth, TokenSource } from "./auth";
 export {
   type CardKeysInput,

@@ -1,11 +1,11 @@
-import type { JsonObject, JsonValue } from "../models/json";
+import type { JsonObject, JsonValue } from "../protocol/json";
 import type {
   MemoryApplyResult,
   MemoryBundle,
   MemoryItem,
   MemoryKind,
   MemoryPage,
-} from "../models/memory";
+} from "../protocol/memory";
 import type { RestCall, Transport } from "./transport";
 
 /** The header carrying the operator's memory key (as the agent's `/memory` routes read it). */

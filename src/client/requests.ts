@@ -1,6 +1,6 @@
-import type { JsonObject } from "../models/json";
-import { messageToV1 } from "../models/wire-v1";
-import { messageToV03 } from "../models/wire-v03";
+import type { JsonObject } from "../protocol/json";
+import { messageToV1 } from "../protocol/wire/wire-v1";
+import { messageToV03 } from "../protocol/wire/wire-v03";
 import { pushToV1, pushToV03, toMessage } from "./convert";
 import type { Version } from "./transport";
 import type { MessageLike, SendOptions } from "./types";

@@ -1,6 +1,6 @@
-import type { TaskEvent } from "../models/events";
-import type { Task } from "../models/task";
-import { isInterrupted, isTerminal } from "../models/task-state";
+import type { TaskEvent } from "../protocol/events";
+import type { Task } from "../protocol/task";
+import { isInterrupted, isTerminal } from "../protocol/task-state";
 import { taskIdOf } from "../push/stream-response";
 import { eventOf } from "./answers";
 import { A2AConnectionError, UnsupportedOperationError } from "./errors";

@@ -1,5 +1,5 @@
-import { readBounded } from "../models/bounded-body";
-import type { JsonObject, JsonValue } from "../models/json";
+import { readBounded } from "../protocol/bounded-body";
+import type { JsonObject, JsonValue } from "../protocol/json";
 import { type ApiKeyPlacement, type Auth, applyAuth, canRefresh } from "./auth";
 import { A2AConnectionError, errorFromHttp, errorFromJsonRpc, invalidResponse } from "./errors";
 import { type CredentialScope, redirectMode, refuseRedirect } from "./origins";

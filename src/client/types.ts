@@ -1,10 +1,10 @@
 import type { Item } from "../history/items";
-import type { TaskEvent } from "../models/events";
-import type { JsonObject } from "../models/json";
-import type { Message, MessageInput } from "../models/message";
-import type { Part } from "../models/part";
-import type { Task } from "../models/task";
-import type { TaskState } from "../models/task-state";
+import type { TaskEvent } from "../protocol/events";
+import type { JsonObject } from "../protocol/json";
+import type { Message, MessageInput } from "../protocol/message";
+import type { Part } from "../protocol/part";
+import type { Task } from "../protocol/task";
+import type { TaskState } from "../protocol/task-state";
 import type { Auth } from "./auth";
 import type { VerifyCardOptions } from "./card-verify";
 import type { Binding } from "./transport";

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { JsonObject } from "../models/json";
+import { JsonObject } from "../protocol/json";
 import { type Item, isInstruction, isStructural, isUserMessage } from "./items";
 import {
   applySummary,

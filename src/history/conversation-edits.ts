@@ -1,4 +1,4 @@
-import { nowIso } from "../models/json";
+import { nowIso } from "../protocol/json";
 import { type Item, MessageItem, timeOf } from "./items";
 
 /**

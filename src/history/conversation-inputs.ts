@@ -1,4 +1,4 @@
-import { compact, type JsonObject, type JsonValue } from "../models/json";
+import { compact, type JsonObject, type JsonValue } from "../protocol/json";
 import {
   type ContentPartInput,
   FunctionCallItem,

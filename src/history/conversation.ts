@@ -1,4 +1,4 @@
-import { compact } from "../models/json";
+import { compact } from "../protocol/json";
 import {
   type CompactionRequestInput,
   type CompactionResult,

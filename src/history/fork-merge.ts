@@ -1,4 +1,4 @@
-import { newId, nowIso } from "../models/json";
+import { newId, nowIso } from "../protocol/json";
 import {
   cloneItem,
   cloneItems,

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { JsonObject, newId, nowIso } from "../models/json";
+import { JsonObject, newId, nowIso } from "../protocol/json";
 
 /**
  * The items of a conversation (F1): chat messages, function calls and their outputs,

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { JsonObject, newId, nowIso } from "../models/json";
+import { JsonObject, newId, nowIso } from "../protocol/json";
 import { providerItems } from "./config";
 import {
   type FunctionCallItem,

@@ -1,4 +1,4 @@
-import { readBounded } from "../models/bounded-body";
+import { readBounded } from "../protocol/bounded-body";
 import { JwksUnavailableError } from "./errors";
 
 /** Limits of one fetch of a key set or a discovery document. */

@@ -1,6 +1,6 @@
 import * as z from "zod";
-import type { Tool, Tools } from "../agent/tools";
-import type { JsonObject, JsonValue } from "../models/json";
+import type { Tool, Tools } from "../agent/tools/tools";
+import type { JsonObject, JsonValue } from "../protocol/json";
 import { expandServer, type McpServer } from "./config";
 import { McpConnection, type McpResourceInfo, type McpToolInfo } from "./connection";
 

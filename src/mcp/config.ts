@@ -1,4 +1,4 @@
-import { UserFacingError } from "../models/errors";
+import { UserFacingError } from "../protocol/errors";
 
 /** MCP servers an agent takes tools from (M1, M2). */
 

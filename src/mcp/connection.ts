@@ -3,7 +3,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Context } from "@opentelemetry/api";
-import type { JsonObject } from "../models/json";
+import type { JsonObject } from "../protocol/json";
 import {
   endSpan,
   GEN_AI_OPERATION_NAME,

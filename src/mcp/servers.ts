@@ -1,5 +1,5 @@
 import type { McpOpenOptions, McpToolSource } from "../agent/mcp-source";
-import type { TurnTools } from "../agent/turn-tools";
+import type { TurnTools } from "../agent/tools/turn-tools";
 import { type McpListing, McpSession } from "./catalog";
 import { checkMcpServers, type McpServer, type McpServers } from "./config";
 

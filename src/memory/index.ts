@@ -10,8 +10,8 @@
  * @packageDocumentation
  */
 
-export { OPERATOR_HEADER } from "../server/memory-api";
-export { memory } from "./agent-memory";
+export { memory } from "./agent/agent-memory";
+export { OPERATOR_HEADER } from "./api/memory-api";
 export type { MemoryOptions } from "./options";
 export * from "./public";
 export type { MemoryScope, MemoryWho } from "./scope-key";

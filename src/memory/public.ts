@@ -3,8 +3,6 @@
  * rendering of a bundle (re-exported by src/memory/index.ts).
  */
 export type { HandlerMemory, MemoryRecall } from "../agent/memory-source";
-export type { MemoryObjectOptions } from "../durable/memory-object";
-export { type MemoryHandle, openMemory } from "../durable/memory-stub";
 export type {
   FactSource,
   GoalStatus,
@@ -25,7 +23,7 @@ export type {
   RecalledMemory,
   RememberQuery,
   TurnRole,
-} from "../models/memory";
+} from "../protocol/memory";
 export { claimHash } from "./claim-hash";
 export {
   type Embedder,
@@ -36,5 +34,7 @@ export {
   workersAiEmbedder,
 } from "./embedder";
 export { DEFAULT_MEMORY_LIMITS, type MemoryLimits, resolveMemoryLimits } from "./limits";
+export type { MemoryObjectOptions } from "./object/memory-object";
+export { type MemoryHandle, openMemory } from "./object/memory-stub";
 export { renderMemoryBundle } from "./render";
 export { memoryObjectName } from "./scope";

@@ -1,4 +1,4 @@
-import type { JsonObject } from "../models/json";
+import type { JsonObject } from "../protocol/json";
 import { isFirstToken } from "./collect";
 import { AllProvidersFailedError, asProviderError, ProviderError } from "./errors";
 import { membersProblems } from "./http";

@@ -13,15 +13,15 @@
  * ```
  * @packageDocumentation
  */
-export { type AnthropicOptions, anthropic } from "./anthropic";
+export { type AnthropicOptions, anthropic } from "./anthropic/anthropic";
 export { generate, streamEvents } from "./collect";
 export { AllProvidersFailedError, ProviderError, type ProviderErrorKind } from "./errors";
 export { type FallbackModel, type FallbackOptions, fallback } from "./fallback";
-export { type GeminiOptions, gemini } from "./gemini";
+export { type GeminiOptions, gemini } from "./gemini/gemini";
 export type { HttpProviderOptions } from "./http";
-export { type OpenAIOptions, openai } from "./openai-chat";
-export { type OpenAICompatibleOptions, openaiCompatible } from "./openai-compatible";
-export { type OpenAIResponsesOptions, openaiResponses } from "./openai-responses";
+export { type OpenAIOptions, openai } from "./openai/openai-chat";
+export { type OpenAICompatibleOptions, openaiCompatible } from "./openai/openai-compatible";
+export { type OpenAIResponsesOptions, openaiResponses } from "./openai/openai-responses";
 export { type Overrides, withOverrides } from "./overrides";
 export { type RetryOptions, withRetry } from "./retry";
 export { type Route, type RouterOptions, type RouteStrategy, router } from "./router";
@@ -38,4 +38,4 @@ export type {
   StreamEvent,
   Usage,
 } from "./types";
-export { type AiBinding, type WorkersAIOptions, workersAI } from "./workers-ai";
+export { type AiBinding, type WorkersAIOptions, workersAI } from "./workers-ai/workers-ai";

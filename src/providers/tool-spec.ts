@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { JsonObject } from "../models/json";
+import type { JsonObject } from "../protocol/json";
 import { ToolSpec } from "./types";
 
 /**

@@ -2,7 +2,7 @@ import type { Context } from "@opentelemetry/api";
 import * as z from "zod";
 import { Item } from "../history/items";
 import { fromLlmMessages } from "../history/llm-message";
-import { JsonObject } from "../models/json";
+import { JsonObject } from "../protocol/json";
 
 /**
  * The one provider-neutral vocabulary every adapter speaks (G1–G16): a request built from

@@ -1,4 +1,4 @@
-import type { TaskEvent } from "../models/events";
+import type { TaskEvent } from "../protocol/events";
 
 /**
  * Artifact chunks to a webhook, coalesced: the appends to one artifact queued behind its

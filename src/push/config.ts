@@ -1,7 +1,7 @@
 import * as z from "zod";
-import { invalidParams } from "../models/errors";
-import { compact, type JsonObject } from "../models/json";
-import type { ProtocolVersion } from "../models/requests";
+import { invalidParams } from "../protocol/errors";
+import { compact, type JsonObject } from "../protocol/json";
+import type { ProtocolVersion } from "../protocol/requests";
 import { checkWebhookUrl } from "./url-policy";
 
 /**

@@ -1,6 +1,6 @@
-import type { TaskEvent } from "../models/events";
-import { eventToV1 } from "../models/wire-v1";
-import { eventToV03 } from "../models/wire-v03";
+import type { TaskEvent } from "../protocol/events";
+import { eventToV1 } from "../protocol/wire/wire-v1";
+import { eventToV03 } from "../protocol/wire/wire-v03";
 import { isRetryableStatus, parseRetryAfter } from "./backoff";
 import type { PushConfig } from "./config";
 import {

@@ -1,7 +1,7 @@
 import * as z from "zod";
-import type { TaskEvent } from "../models/events";
-import { JsonObject, nowIso } from "../models/json";
-import { isInterrupted, isTerminal } from "../models/task-state";
+import type { TaskEvent } from "../protocol/events";
+import { JsonObject, nowIso } from "../protocol/json";
+import { isInterrupted, isTerminal } from "../protocol/task-state";
 import {
   artifactFromV1,
   messageFromV1,
@@ -10,7 +10,7 @@ import {
   V1Message,
   V1Task,
   V1TaskStatus,
-} from "../models/wire-v1";
+} from "../protocol/wire/wire-v1";
 
 /**
  * The A2A v1 `StreamResponse` (spec §3.2.3) as a receiver reads it: exactly one of task,

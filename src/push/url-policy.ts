@@ -1,4 +1,4 @@
-import { type A2AError, invalidParams } from "../models/errors";
+import { type A2AError, invalidParams } from "../protocol/errors";
 import { classifyIPv4, classifyIPv6, parseIPv4, parseIPv6 } from "./ip";
 
 /**

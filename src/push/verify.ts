@@ -7,8 +7,8 @@ import {
   type JWTVerifyGetKey,
 } from "jose";
 import { isJwkSet, remoteKeySet, verifyJwt } from "../jwks";
-import type { TaskEvent } from "../models/events";
-import type { JsonObject } from "../models/json";
+import type { TaskEvent } from "../protocol/events";
+import type { JsonObject } from "../protocol/json";
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, SIGNATURE_JWT_TYPE, TOKEN_HEADER } from "./headers";
 import { bodySha256 } from "./signing";
 import { streamResponseToEvent, taskIdOf, V1StreamResponse } from "./stream-response";

@@ -1,5 +1,5 @@
 import type { Attributes, Context, Span, SpanOptions } from "@opentelemetry/api";
-import { A2AError } from "../models/errors";
+import { A2AError } from "../protocol/errors";
 import {
   ERROR_TYPE,
   GEN_AI_CONVERSATION_ID,

@@ -1,4 +1,4 @@
-import type { JsonObject } from "../models/json";
+import type { JsonObject } from "../protocol/json";
 import { ProviderError } from "../providers/errors";
 import type {
   CallOptions,

@@ -3,12 +3,12 @@ import { z } from "zod";
 import type { ArtifactUpdate, TaskContext } from "../../src/agent/context";
 import { runDefaultExecution } from "../../src/agent/default-execution";
 import { resolveAgent } from "../../src/agent/definition";
-import { tool } from "../../src/agent/tools";
+import { tool } from "../../src/agent/tools/tools";
 import { Conversation } from "../../src/history/conversation";
-import { Artifacts } from "../../src/models/artifact";
-import { Messages } from "../../src/models/message";
-import { type Part, Parts } from "../../src/models/part";
-import { type Task, Tasks } from "../../src/models/task";
+import { Artifacts } from "../../src/protocol/artifact";
+import { Messages } from "../../src/protocol/message";
+import { type Part, Parts } from "../../src/protocol/part";
+import { type Task, Tasks } from "../../src/protocol/task";
 import type { Model } from "../../src/providers/types";
 
 /** A TaskContext over the pure task model, recording what the execution did. */

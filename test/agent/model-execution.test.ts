@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { answerOrphanCalls, INTERRUPTED_CALL_OUTPUT } from "../../src/agent/model-execution";
+import { answerOrphanCalls, INTERRUPTED_CALL_OUTPUT } from "../../src/agent/model/model-execution";
 import { Item } from "../../src/history/items";
 
 const items = (list: object[]) => list.map((i) => Item.parse(i));

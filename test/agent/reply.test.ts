@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { replyMessage } from "../../src/agent/reply";
-import type { Part } from "../../src/models/part";
+import type { Part } from "../../src/protocol/part";
 
 describe("replyMessage (direct replies, A2A §3.1.1)", () => {
   it("a string becomes one text part of an agent message in the context, with no task", () => {

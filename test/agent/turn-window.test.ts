@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
-import { historyBudget, resolveContextWindow } from "../../src/agent/turn-window";
+import { historyBudget, resolveContextWindow } from "../../src/agent/model/turn-window";
 import { capabilitiesFor } from "../../src/providers/pricing";
 import type { Model } from "../../src/providers/types";
 

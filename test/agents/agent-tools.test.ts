@@ -1,10 +1,10 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { connect } from "../../src/client/client";
-import { contextObjectName } from "../../src/durable/ids";
 import { defineAgent } from "../../src/index";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { withStrategy } from "../../src/providers/strategy";
+import { contextObjectName } from "../../src/storage/ids";
 import { sleep, userMessage } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { type Env, harness } from "./worker";

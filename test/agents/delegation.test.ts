@@ -1,7 +1,7 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type A2AClient, connect } from "../../src/client/client";
-import { contextObjectName } from "../../src/durable/ids";
+import { contextObjectName } from "../../src/storage/ids";
 import { parseSse, sleep, userMessage } from "../helpers";
 import { type Env, harness } from "./worker";
 

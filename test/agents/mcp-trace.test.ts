@@ -7,7 +7,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { clearMcpCache } from "../../src/mcp/index";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { parseSse, userMessage } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { harness } from "./worker";

@@ -2,14 +2,14 @@ import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { TaskContext } from "../../src/agent/context";
 import { resolveAgent } from "../../src/agent/definition";
-import { runToolCalls } from "../../src/agent/tool-runner";
-import { openTurnTools } from "../../src/agent/turn-tools";
+import { runToolCalls } from "../../src/agent/tools/tool-runner";
+import { openTurnTools } from "../../src/agent/tools/turn-tools";
 import { defineAgent } from "../../src/index";
 import { McpSession } from "../../src/mcp/catalog";
 import type { McpServerConfig } from "../../src/mcp/config";
 import { McpConnection } from "../../src/mcp/connection";
 import { clearMcpCache, listMcp, McpError, mcpServers } from "../../src/mcp/index";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { parseSse, userMessage } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { harness } from "./worker";
@@ -292,7 +292,7 @@ describe("a model-backed agent using MCP tools", () => {
       model: harness.model ?? undefined,
       mcp: mcpServers({ gone: { url: "${MCP_DOWN_URL}/mcp" } }),
     });
-    const { runModelAgent } = await import("../../src/agent/model-execution");
+    const { runModelAgent } = await import("../../src/agent/model/model-execution");
     const ctx = {
       env: workerEnv,
       signal: new AbortController().signal,

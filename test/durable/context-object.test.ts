@@ -1,12 +1,12 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type ContextRpc, RESTART_REASON } from "../../src/durable/context-object";
-import { itemFromMessage } from "../../src/durable/conversation-bridge";
-import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName, idKeys, sealedTaskId, verifiedContextOf } from "../../src/durable/ids";
-import { CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { ensureSchema, schemaVersion } from "../../src/durable/schema-version";
-import { Message } from "../../src/models/message";
+import { type ContextRpc, RESTART_REASON } from "../../src/conversation/context-object";
+import { itemFromMessage } from "../../src/conversation/conversation-bridge";
+import { HistoryStore } from "../../src/conversation/history/history-store";
+import { Message } from "../../src/protocol/message";
+import { contextObjectName, idKeys, sealedTaskId, verifiedContextOf } from "../../src/storage/ids";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { ensureSchema, schemaVersion } from "../../src/storage/schema-version";
 import {
   artifactText,
   BASE,

@@ -1,9 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { HistoryStore } from "../../src/durable/history-store";
-import { CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { createSchema, ensureSchema, openSchema } from "../../src/durable/schema-version";
-import { TaskStore } from "../../src/durable/task-store";
+import { HistoryStore } from "../../src/conversation/history/history-store";
+import { TaskStore } from "../../src/conversation/tasks/task-store";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { createSchema, ensureSchema, openSchema } from "../../src/storage/schema-version";
 import { taskFixture } from "./task-fixture";
 
 /** A new object of the context namespace, white-box (any class's SQLite will do). */

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { contextObjectName } from "../../src/durable/ids";
-import { ERROR_TABLE } from "../../src/models/errors";
+import { ERROR_TABLE } from "../../src/protocol/errors";
+import { contextObjectName } from "../../src/storage/ids";
 import { rest, rpc, send, userMessage } from "../helpers";
 import { withLimits as setLimits } from "./agent-override";
 

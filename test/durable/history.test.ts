@@ -1,12 +1,12 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
-import { CHUNK_CHARS } from "../../src/durable/row-limit";
-import { CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { ensureSchema } from "../../src/durable/schema-version";
+import { HistoryStore } from "../../src/conversation/history/history-store";
 import { type Item, MessageItem } from "../../src/history/items";
-import { A2AError } from "../../src/models/errors";
+import { A2AError } from "../../src/protocol/errors";
+import { contextObjectName } from "../../src/storage/ids";
+import { CHUNK_CHARS } from "../../src/storage/row-limit";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { ensureSchema } from "../../src/storage/schema-version";
 import { artifactText, rest, rpc, send, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;

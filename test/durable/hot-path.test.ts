@@ -1,15 +1,15 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
-import type { IndexRow } from "../../src/durable/index-object";
-import { CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { ensureSchema } from "../../src/durable/schema-version";
-import { TaskStore } from "../../src/durable/task-store";
-import type { Artifact } from "../../src/models/artifact";
-import type { TaskEvent } from "../../src/models/events";
-import { Messages } from "../../src/models/message";
-import { Parts } from "../../src/models/part";
+import { HistoryStore } from "../../src/conversation/history/history-store";
+import { TaskStore } from "../../src/conversation/tasks/task-store";
+import type { IndexRow } from "../../src/index/index-object";
+import type { Artifact } from "../../src/protocol/artifact";
+import type { TaskEvent } from "../../src/protocol/events";
+import { Messages } from "../../src/protocol/message";
+import { Parts } from "../../src/protocol/part";
+import { contextObjectName } from "../../src/storage/ids";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { ensureSchema } from "../../src/storage/schema-version";
 import { taskFixture } from "./task-fixture";
 
 function stubOf(contextId: string) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { idKeys } from "../../src/durable/ids";
-import { A2AError } from "../../src/models/errors";
+import { A2AError } from "../../src/protocol/errors";
+import { idKeys } from "../../src/storage/ids";
 
 function refusal(env: object, origin: string): string | null {
   try {

@@ -5,7 +5,7 @@ import {
   issuedContextId,
   VERIFIED_CONTEXTS_KEPT,
   verifyContextId,
-} from "../../src/durable/ids";
+} from "../../src/storage/ids";
 import { BASE } from "../helpers";
 
 /** The same id with one character of its MAC changed. */

@@ -8,9 +8,9 @@ import {
   type LocalSecretSource,
   sealedTaskId,
   verifiedContextOf,
-} from "../../src/durable/ids";
-import { CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { inspectSchema } from "../../src/durable/schema-version";
+} from "../../src/storage/ids";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { inspectSchema } from "../../src/storage/schema-version";
 
 /** wrangler dev's environment without EDGELINK_ID_KEY: only the index binding. */
 const LOCAL_ENV = { EDGELINK_INDEX: env.EDGELINK_INDEX };

@@ -1,9 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { indexObjectName } from "../../src/durable/ids";
-import type { IndexRow } from "../../src/durable/index-object";
-import { type IndexScope, listIndex } from "../../src/durable/index-shards";
-import { INDEX_LISTING_KEEP } from "../../src/durable/schema";
+import type { IndexRow } from "../../src/index/index-object";
+import { type IndexScope, listIndex } from "../../src/index/index-shards";
+import { indexObjectName } from "../../src/storage/ids";
+import { INDEX_LISTING_KEEP } from "../../src/storage/schema";
 
 /**
  * The tenant index's listing bookkeeping, kept by its upsert (no trigger but on delete):

@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { contextObjectName, idKeys, issuedContextId } from "../../src/durable/ids";
-import type { IndexMark, IndexRow } from "../../src/durable/index-object";
+import type { IndexMark, IndexRow } from "../../src/index/index-object";
+import { contextObjectName, idKeys, issuedContextId } from "../../src/storage/ids";
 import { BASE, indexShardStub, rpc, sleep, userMessage } from "../helpers";
 import { withLimits as setLimits } from "./agent-override";
 

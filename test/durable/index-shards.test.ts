@@ -1,6 +1,9 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, resolveLimits } from "../../src/agent/limits";
+import type { IndexRow } from "../../src/index/index-object";
+import { type IndexScope, listIndex, listOrder } from "../../src/index/index-shards";
+import { A2AError } from "../../src/protocol/errors";
 import {
   contextObjectName,
   encodeCursor,
@@ -8,12 +11,9 @@ import {
   indexObjectName,
   indexShardOf,
   issuedContextId,
-} from "../../src/durable/ids";
-import type { IndexRow } from "../../src/durable/index-object";
-import { type IndexScope, listIndex, listOrder } from "../../src/durable/index-shards";
-import type { PageQuery } from "../../src/durable/paging";
-import { INDEX_LISTING_KEEP } from "../../src/durable/schema";
-import { A2AError } from "../../src/models/errors";
+} from "../../src/storage/ids";
+import type { PageQuery } from "../../src/storage/paging";
+import { INDEX_LISTING_KEEP } from "../../src/storage/schema";
 import { BASE, rpc, sleep, userMessage } from "../helpers";
 import { withLimits as setLimits } from "./agent-override";
 

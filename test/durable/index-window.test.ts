@@ -1,13 +1,13 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { IndexMark, IndexRow } from "../../src/durable/index-object";
+import type { IndexMark, IndexRow } from "../../src/index/index-object";
 import {
   INDEX_BACKSTOP_MS,
   INDEX_BATCH_ROWS,
   type IndexEntry,
   IndexOutbox,
   type PendingIndexRows,
-} from "../../src/durable/index-outbox";
+} from "../../src/index/index-outbox";
 import { rpc, sleep } from "../helpers";
 import {
   contextStub,

@@ -1,10 +1,10 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
-import { CONTEXT_LISTING_KEEP, CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { ensureSchema } from "../../src/durable/schema-version";
-import { TaskStore } from "../../src/durable/task-store";
+import { HistoryStore } from "../../src/conversation/history/history-store";
+import { TaskStore } from "../../src/conversation/tasks/task-store";
+import { contextObjectName } from "../../src/storage/ids";
+import { CONTEXT_LISTING_KEEP, CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { ensureSchema } from "../../src/storage/schema-version";
 import { rpc, sleep, userMessage } from "../helpers";
 import { taskFixture } from "./task-fixture";
 

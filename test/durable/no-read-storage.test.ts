@@ -1,11 +1,11 @@
 import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../src/agent/limits";
-import type { ContextRpc } from "../../src/durable/context-object";
-import { contextObjectName, indexObjectName, MAX_TASK_ID_LENGTH } from "../../src/durable/ids";
-import { LIMITS } from "../../src/models/limits";
-import { Message } from "../../src/models/message";
-import { defineAgent } from "../../src/worker";
+import type { ContextRpc } from "../../src/conversation/context-object";
+import { LIMITS } from "../../src/protocol/limits";
+import { Message } from "../../src/protocol/message";
+import { contextObjectName, indexObjectName, MAX_TASK_ID_LENGTH } from "../../src/storage/ids";
+import { defineAgent } from "../../src/worker/define-agent";
 import { BASE, listUntil, rest, rpc, send, sleep, userMessage } from "../helpers";
 import { ALICE, authedAgent, BOB, call, rpcAs, signingKey } from "../server/auth-support";
 

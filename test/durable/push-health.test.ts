@@ -1,16 +1,16 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
-import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
-import { PushDispatcher } from "../../src/durable/push-dispatcher";
-import { PushStore } from "../../src/durable/push-store";
-import { CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { ensureSchema } from "../../src/durable/schema-version";
-import { TaskStore } from "../../src/durable/task-store";
-import { Artifacts } from "../../src/models/artifact";
-import { Messages } from "../../src/models/message";
-import { Parts } from "../../src/models/part";
+import { HistoryStore } from "../../src/conversation/history/history-store";
+import { PushDispatcher } from "../../src/conversation/push/push-dispatcher";
+import { PushStore } from "../../src/conversation/push/push-store";
+import { TaskStore } from "../../src/conversation/tasks/task-store";
+import { Artifacts } from "../../src/protocol/artifact";
+import { Messages } from "../../src/protocol/message";
+import { Parts } from "../../src/protocol/part";
+import { contextObjectName } from "../../src/storage/ids";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { ensureSchema } from "../../src/storage/schema-version";
 import { taskFixture } from "./task-fixture";
 
 type Json = Record<string, unknown>;

@@ -1,15 +1,15 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
-import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
-import { PushDispatcher } from "../../src/durable/push-dispatcher";
-import { PushStore } from "../../src/durable/push-store";
-import { CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { ensureSchema } from "../../src/durable/schema-version";
-import { TaskStore } from "../../src/durable/task-store";
-import { Messages } from "../../src/models/message";
+import { HistoryStore } from "../../src/conversation/history/history-store";
+import { PushDispatcher } from "../../src/conversation/push/push-dispatcher";
+import { PushStore } from "../../src/conversation/push/push-store";
+import { TaskStore } from "../../src/conversation/tasks/task-store";
+import { Messages } from "../../src/protocol/message";
 import { verifyPushNotification } from "../../src/push/verify";
+import { contextObjectName } from "../../src/storage/ids";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { ensureSchema } from "../../src/storage/schema-version";
 import { rest, rpc, send, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;

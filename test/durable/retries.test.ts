@@ -6,7 +6,7 @@ import {
   SELF,
 } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { contextObjectName } from "../../src/durable/ids";
+import { contextObjectName } from "../../src/storage/ids";
 import {
   BASE,
   readEvents,

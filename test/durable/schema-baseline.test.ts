@@ -1,9 +1,9 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ContextRpc } from "../../src/durable/context-object";
-import { contextObjectName, idKeys, sealedTaskId } from "../../src/durable/ids";
-import type { IndexObject } from "../../src/durable/index-object";
-import { CONTEXT_SCHEMA, INDEX_SCHEMA, REGISTRY_SCHEMA } from "../../src/durable/schema";
+import type { ContextRpc } from "../../src/conversation/context-object";
+import type { IndexObject } from "../../src/index/index-object";
+import { contextObjectName, idKeys, sealedTaskId } from "../../src/storage/ids";
+import { CONTEXT_SCHEMA, INDEX_SCHEMA, REGISTRY_SCHEMA } from "../../src/storage/schema";
 import {
   createSchema,
   inspectSchema,
@@ -11,7 +11,7 @@ import {
   type Schema,
   type StorageReport,
   schemaVersion,
-} from "../../src/durable/schema-version";
+} from "../../src/storage/schema-version";
 import { BASE, rest, rpc, send, userMessage } from "../helpers";
 import { type MasterRow, SCHEMA_0X } from "./fixtures/schema-0x";
 

@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { sqlLimit } from "../../src/durable/sql-limit";
+import { sqlLimit } from "../../src/storage/sql-limit";
 
 describe("sqlLimit: LIMIT and OFFSET as literals (bound, they made SQLite prepare every run again)", () => {
   it("writes row counts as integers, -1 as no limit, and refuses anything else", () => {

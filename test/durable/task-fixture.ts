@@ -1,5 +1,5 @@
-import { Messages } from "../../src/models/message";
-import { submittedTask, type Task } from "../../src/models/task";
+import { Messages } from "../../src/protocol/message";
+import { submittedTask, type Task } from "../../src/protocol/task";
 
 /** A submitted task with one user message, as `TaskStore.create` takes it. */
 export function taskFixture(id: string, contextId = "c"): Task {

@@ -1,17 +1,17 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ContextRpc } from "../../src/durable/context-object";
-import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
-import { CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { ensureSchema } from "../../src/durable/schema-version";
+import type { ContextRpc } from "../../src/conversation/context-object";
+import { HistoryStore } from "../../src/conversation/history/history-store";
 import {
   MAX_DELEGATIONS_SHOWN,
   MAX_PUSH_ATTEMPTS_SHOWN,
   TaskSteps,
-} from "../../src/durable/task-steps";
-import { TaskStore } from "../../src/durable/task-store";
-import { Messages } from "../../src/models/message";
+} from "../../src/conversation/tasks/task-steps";
+import { TaskStore } from "../../src/conversation/tasks/task-store";
+import { Messages } from "../../src/protocol/message";
+import { contextObjectName } from "../../src/storage/ids";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { ensureSchema } from "../../src/storage/schema-version";
 import { sleep, userMessage } from "../helpers";
 import {
   ALICE,

@@ -1,14 +1,14 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { HistoryStore } from "../../src/durable/history-store";
-import { windowSource } from "../../src/durable/history-window";
-import { contextObjectName } from "../../src/durable/ids";
-import { CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { ensureSchema } from "../../src/durable/schema-version";
+import { HistoryStore } from "../../src/conversation/history/history-store";
+import { windowSource } from "../../src/conversation/history/history-window";
 import { type Item, isSummary } from "../../src/history/items";
 import { SUMMARY_LABEL, type Summarizer, summaryMessage } from "../../src/history/summarize";
 import { estimateTokens } from "../../src/history/tokens";
 import { type ConversationWindow, readWindow, type WindowPolicy } from "../../src/history/window";
+import { contextObjectName } from "../../src/storage/ids";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { ensureSchema } from "../../src/storage/schema-version";
 import { itemAt } from "../window-items";
 import { countedStorage } from "./counted-storage";
 

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tocPages, withToc } from "../../scripts/docs-toc.mjs";
-import { ERROR_TABLE } from "../../src/models/errors";
+import { ERROR_TABLE } from "../../src/protocol/errors";
 import {
   checkBlocks,
   type DocBlock,

@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { BASE, readEvents, rest, rpc, send, sleep, userMessage, waitForState } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { streamMessage } from "./stream";

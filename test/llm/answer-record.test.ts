@@ -1,11 +1,11 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
-import type { TaskStore } from "../../src/durable/task-store";
+import type { HistoryStore } from "../../src/conversation/history/history-store";
+import type { TaskStore } from "../../src/conversation/tasks/task-store";
 import { Item } from "../../src/history/items";
-import { Message } from "../../src/models/message";
-import { openai } from "../../src/providers/openai-chat";
+import { Message } from "../../src/protocol/message";
+import { openai } from "../../src/providers/openai/openai-chat";
+import { contextObjectName } from "../../src/storage/ids";
 import { rpc } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
 import { streamMessage } from "./stream";

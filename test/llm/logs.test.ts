@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { setLogContent } from "../../src/telemetry/log";
 import { rpc } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";

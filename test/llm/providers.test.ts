@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { anthropic } from "../../src/providers/anthropic";
+import { anthropic } from "../../src/providers/anthropic/anthropic";
 import { fallback } from "../../src/providers/fallback";
-import { gemini } from "../../src/providers/gemini";
-import { openai } from "../../src/providers/openai-chat";
+import { gemini } from "../../src/providers/gemini/gemini";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { rest } from "../helpers";
 import { FakeProvider, fixtureJson, fixtureText } from "../providers/fake-provider";
 import { streamMessage } from "./stream";

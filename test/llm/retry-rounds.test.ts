@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { withRetry } from "../../src/providers/retry";
 import { FakeProvider } from "../providers/fake-provider";
 import { streamMessage } from "./stream";

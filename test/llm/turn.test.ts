@@ -4,7 +4,7 @@ import { z } from "zod";
 import { type Agent, resolveAgent } from "../../src/agent/definition";
 import { parsePromptComposition } from "../../src/agent/prompt";
 import type { AgentResult } from "../../src/agent/result";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { parseChat } from "../chat-sse";
 import { BASE, rpc } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ownerOf } from "../../src/agent/auth";
-import { contextObjectName } from "../../src/durable/ids";
 import { BUNDLE_HEADING } from "../../src/memory/render";
+import { contextObjectName } from "../../src/storage/ids";
 import { withAgent } from "../durable/agent-override";
 import { rpc } from "../helpers";
 import { answerOf, ask, claims, headersOf, memoryApi, newCaller, until } from "./support";

@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ownerOf } from "../../src/agent/auth";
-import { OPERATOR_HEADER } from "../../src/server/memory-api";
+import { OPERATOR_HEADER } from "../../src/memory/api/memory-api";
 import { BASE, claims, memoryApi, newCaller } from "./support";
 
 type Json = Record<string, unknown>;

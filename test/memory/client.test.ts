@@ -4,7 +4,7 @@ import { ownerOf } from "../../src/agent/auth";
 import { connect } from "../../src/client/client";
 import { MemoryNotFoundError, PermissionDeniedError } from "../../src/client/errors";
 import { MEMORY_OPERATOR_HEADER } from "../../src/client/memory";
-import { OPERATOR_HEADER } from "../../src/server/memory-api";
+import { OPERATOR_HEADER } from "../../src/memory/api/memory-api";
 import { BASE, newCaller } from "./support";
 
 const fetchFn: typeof fetch = (input, init) => SELF.fetch(input, init);

@@ -7,7 +7,7 @@
  */
 import { defineAgent, textOf } from "../../src/index";
 import { memory } from "../../src/memory/index";
-import type { MemoryOp } from "../../src/models/memory";
+import type { MemoryOp } from "../../src/protocol/memory";
 
 const handlerAgent = defineAgent({
   card: {

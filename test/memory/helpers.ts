@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import type { MemoryObjectOptions, MemoryRpc } from "../../src/durable/memory-object";
-import { type MemoryHandle, openMemory } from "../../src/durable/memory-stub";
+import type { MemoryObjectOptions, MemoryRpc } from "../../src/memory/object/memory-object";
+import { type MemoryHandle, openMemory } from "../../src/memory/object/memory-stub";
 import { memoryObjectName } from "../../src/memory/scope";
 import { storeHarness } from "./store-worker";
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { memoryObjectName } from "../../src/memory/scope";
-import type { MemoryOp } from "../../src/models/memory";
+import type { MemoryOp } from "../../src/protocol/memory";
 import { inObject, storeMemory, unique } from "./helpers";
 
 describe("isolation and erasure", () => {

@@ -6,13 +6,13 @@ import {
   type Extracted,
   extractAfterTurn,
   usagePatch,
-} from "../../src/memory/extract";
+} from "../../src/memory/agent/extract";
+import type { MemoryStore } from "../../src/memory/agent/stub";
 import { memory } from "../../src/memory/index";
 import { scopeKeyOf } from "../../src/memory/scope-key";
-import type { MemoryStore } from "../../src/memory/stub";
-import type { MemoryFact } from "../../src/models/memory";
+import type { MemoryFact } from "../../src/protocol/memory";
 import type { Model } from "../../src/providers/types";
-import { configurationProblems } from "../../src/server/startup";
+import { configurationProblems } from "../../src/worker/startup";
 
 const card = { name: "M", description: "memory options" };
 

@@ -4,8 +4,8 @@
  * so they read the same map.
  */
 
-import { MemoryObject, type MemoryObjectOptions } from "../../src/durable/memory-object";
 import type { VectorIndex } from "../../src/memory/embedder";
+import { MemoryObject, type MemoryObjectOptions } from "../../src/memory/object/memory-object";
 
 export const storeHarness = {
   options: new Map<string, MemoryObjectOptions>(),

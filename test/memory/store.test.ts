@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { claimHash } from "../../src/memory/claim-hash";
 import { renderMemoryBundle } from "../../src/memory/render";
-import type { MemoryFact } from "../../src/models/memory";
+import type { MemoryFact } from "../../src/protocol/memory";
 import { inObject, storeMemory } from "./helpers";
 
 describe("the memory object's SQLite", () => {

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { defineAgent, tool } from "../../src/index";
 import { memory } from "../../src/memory/index";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import type { CallOptions, Model, ModelRequest } from "../../src/providers/types";
 import { handlerAgent } from "./handler-worker";
 

@@ -14,8 +14,8 @@ import {
   SecurityScheme,
   type ServedFeatures,
   TransportType,
-} from "../../src/models/agent-card";
-import type { JsonObject } from "../../src/models/json";
+} from "../../src/protocol/card/agent-card";
+import type { JsonObject } from "../../src/protocol/json";
 import { wire } from "./fixtures";
 
 const BASE = "https://agent.example.com";

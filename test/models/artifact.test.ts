@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Artifact, Artifacts } from "../../src/models/artifact";
-import { Parts } from "../../src/models/part";
+import { Artifact, Artifacts } from "../../src/protocol/artifact";
+import { Parts } from "../../src/protocol/part";
 import { fullArtifact, wire } from "./fixtures";
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
-import { cardPrompt } from "../../src/models/card-prompt";
-import type { JsonObject } from "../../src/models/json";
-import { parsePeerCard } from "../../src/models/peer-card";
+import { cardPrompt } from "../../src/protocol/card/card-prompt";
+import { parsePeerCard } from "../../src/protocol/card/peer-card";
+import type { JsonObject } from "../../src/protocol/json";
 
 const WEATHER: JsonObject = {
   name: "Weather",

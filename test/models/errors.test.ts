@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { A2AError, ERROR_TABLE, type ErrorKind, invalidParams } from "../../src/models/errors";
+import { A2AError, ERROR_TABLE, type ErrorKind, invalidParams } from "../../src/protocol/errors";
 
 /** A2A §5.4 (code, gRPC status, HTTP status) and JSON-RPC 2.0's own codes (§9.5, §11.6). */
 const EXPECTED: [ErrorKind, number, string, number, string][] = [

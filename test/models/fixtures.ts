@@ -1,9 +1,9 @@
-import { type Artifact, Artifacts } from "../../src/models/artifact";
-import type { JsonValue } from "../../src/models/json";
-import { type Message, Messages, type Role } from "../../src/models/message";
-import { type Part, Parts } from "../../src/models/part";
-import { type Task, Tasks } from "../../src/models/task";
-import type { TaskState } from "../../src/models/task-state";
+import { type Artifact, Artifacts } from "../../src/protocol/artifact";
+import type { JsonValue } from "../../src/protocol/json";
+import { type Message, Messages, type Role } from "../../src/protocol/message";
+import { type Part, Parts } from "../../src/protocol/part";
+import { type Task, Tasks } from "../../src/protocol/task";
+import type { TaskState } from "../../src/protocol/task-state";
 
 /** What a value looks like after one trip through `JSON.stringify` and `JSON.parse`. */
 export const wire = (value: unknown): unknown => JSON.parse(JSON.stringify(value));

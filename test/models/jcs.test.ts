@@ -4,9 +4,9 @@ import {
   cardSigningPayload,
   cardSigningPayloads,
   servedSignedForm,
-} from "../../src/models/card-signature";
-import { canonicalJson } from "../../src/models/jcs";
-import type { JsonObject } from "../../src/models/json";
+} from "../../src/protocol/card/card-signature";
+import { canonicalJson } from "../../src/protocol/jcs";
+import type { JsonObject } from "../../src/protocol/json";
 
 describe("RFC 8785 canonical JSON", () => {
   it("orders properties by UTF-16 code units, recursively, arrays kept in order", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { compact, JsonObject, JsonValue, newId, nowIso } from "../../src/models/json";
-import { MARK, splitMarks, withMarks } from "../../src/models/markers";
+import { compact, JsonObject, JsonValue, newId, nowIso } from "../../src/protocol/json";
+import { MARK, splitMarks, withMarks } from "../../src/protocol/markers";
 
 describe("json helpers", () => {
   it("compact drops undefined keys only, in order, into a copy (the object itself when none)", () => {

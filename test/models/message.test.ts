@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Message, Messages, Role } from "../../src/models/message";
-import { Parts } from "../../src/models/part";
+import { Message, Messages, Role } from "../../src/protocol/message";
+import { Parts } from "../../src/protocol/part";
 import { fullMessage, ROLES, wire } from "./fixtures";
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

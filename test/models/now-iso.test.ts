@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { nowIso } from "../../src/models/json";
+import { nowIso } from "../../src/protocol/json";
 
 describe("nowIso (A2A §5.6.1 timestamps; formatted once per millisecond, issue 10)", () => {
   afterEach(() => {

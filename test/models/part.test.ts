@@ -6,7 +6,7 @@ import {
   Part,
   Parts,
   textOf,
-} from "../../src/models/part";
+} from "../../src/protocol/part";
 import { everyPart, wire } from "./fixtures";
 
 const CALL_ID = /^call_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

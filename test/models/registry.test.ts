@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { AgentCard, cardToV1 } from "../../src/models/agent-card";
+import { AgentCard, cardToV1 } from "../../src/protocol/card/agent-card";
 import {
   cardFacts,
   discoverQuery,
   encodeRegistryToken,
   REGISTRY_LIMITS,
   registryEntryId,
-} from "../../src/models/registry";
+} from "../../src/protocol/registry";
 import { refusalOf } from "../helpers";
 
 const features = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { chatFrames } from "../../src/models/chat-stream";
-import { SSE_KEEP_ALIVE, sseFrame } from "../../src/models/sse";
+import { chatFrames } from "../../src/protocol/chat-stream";
+import { SSE_KEEP_ALIVE, sseFrame } from "../../src/protocol/sse";
 
 // The bytes every stream wrote before there was one writer; a change here is a change on
 // the wire for A2A streams, the chat view and declared stream endpoints.

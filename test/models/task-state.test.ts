@@ -9,7 +9,7 @@ import {
   TASK_STATES,
   TaskState,
   TERMINAL_STATES,
-} from "../../src/models/task-state";
+} from "../../src/protocol/task-state";
 import { LEGAL } from "./fixtures";
 
 describe("TaskState values (B2, B8)", () => {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { Artifacts } from "../../src/models/artifact";
-import { type Message, Messages } from "../../src/models/message";
-import { Parts } from "../../src/models/part";
-import { Task, Tasks } from "../../src/models/task";
+import { Artifacts } from "../../src/protocol/artifact";
+import { type Message, Messages } from "../../src/protocol/message";
+import { Parts } from "../../src/protocol/part";
+import { Task, Tasks } from "../../src/protocol/task";
 import {
   InvalidTransitionError,
   TASK_STATES,
   type TaskState,
   TERMINAL_STATES,
-} from "../../src/models/task-state";
+} from "../../src/protocol/task-state";
 import { fullTask, LEGAL, wire } from "./fixtures";
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { Artifact } from "../../src/models/artifact";
-import type { JsonObject } from "../../src/models/json";
-import { type Message, Messages } from "../../src/models/message";
-import { type Part, Parts } from "../../src/models/part";
-import { Task, Tasks } from "../../src/models/task";
-import { TASK_STATES } from "../../src/models/task-state";
+import type { Artifact } from "../../src/protocol/artifact";
+import type { JsonObject } from "../../src/protocol/json";
+import { type Message, Messages } from "../../src/protocol/message";
+import { type Part, Parts } from "../../src/protocol/part";
+import { Task, Tasks } from "../../src/protocol/task";
+import { TASK_STATES } from "../../src/protocol/task-state";
 import {
   artifactToV03,
   eventToV03,
@@ -18,7 +18,7 @@ import {
   V03Message,
   V03Part,
   V03Task,
-} from "../../src/models/wire-v03";
+} from "../../src/protocol/wire/wire-v03";
 import {
   bareArtifact,
   everyPart,

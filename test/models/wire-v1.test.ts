@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { Artifact } from "../../src/models/artifact";
-import type { JsonObject } from "../../src/models/json";
-import { MARK } from "../../src/models/markers";
-import { type Message, Messages } from "../../src/models/message";
-import { type Part, Parts } from "../../src/models/part";
-import { Task, Tasks } from "../../src/models/task";
-import { TASK_STATES, type TaskState } from "../../src/models/task-state";
+import type { Artifact } from "../../src/protocol/artifact";
+import type { JsonObject } from "../../src/protocol/json";
+import { MARK } from "../../src/protocol/markers";
+import { type Message, Messages } from "../../src/protocol/message";
+import { type Part, Parts } from "../../src/protocol/part";
+import { Task, Tasks } from "../../src/protocol/task";
+import { TASK_STATES, type TaskState } from "../../src/protocol/task-state";
 import {
   artifactFromV1,
   artifactToV1,
@@ -23,7 +23,7 @@ import {
   V1Part,
   V1Task,
   V1TaskState,
-} from "../../src/models/wire-v1";
+} from "../../src/protocol/wire/wire-v1";
 import {
   bareArtifact,
   everyPart,

@@ -6,7 +6,7 @@ import {
   LEADING_USER_TEXT,
   outputMode,
   toAnthropicBody,
-} from "../../src/providers/anthropic";
+} from "../../src/providers/anthropic/anthropic";
 import { ProviderError } from "../../src/providers/errors";
 import { ModelRequest, type ModelRequestInput } from "../../src/providers/types";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ItemInput } from "../../src/history/items";
-import { anthropic, toAnthropicBody } from "../../src/providers/anthropic";
+import { anthropic, toAnthropicBody } from "../../src/providers/anthropic/anthropic";
 import { generate } from "../../src/providers/collect";
 import { capabilitiesFor, estimateCost } from "../../src/providers/pricing";
 import { addUsage, ModelRequest, type ModelRequestInput, usage } from "../../src/providers/types";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ItemInput } from "../../src/history/items";
-import { anthropic } from "../../src/providers/anthropic";
+import { anthropic } from "../../src/providers/anthropic/anthropic";
 import { generate } from "../../src/providers/collect";
 import { ProviderError } from "../../src/providers/errors";
 import {

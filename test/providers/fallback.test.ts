@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
-import type { JsonObject } from "../../src/models/json";
+import type { JsonObject } from "../../src/protocol/json";
 import { AllProvidersFailedError, ProviderError } from "../../src/providers/errors";
 import { type FailoverState, fallback } from "../../src/providers/fallback";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { type FailoverStore, ModelRequest, type StreamEvent } from "../../src/providers/types";
 import { collectBatches, FakeProvider } from "./fake-provider";
 import { deferred, end, failure, ScriptedModel, type Step, start } from "./scripted-model";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parsePath, StreamedArgs } from "../../src/providers/gemini-partial-args";
+import { parsePath, StreamedArgs } from "../../src/providers/gemini/gemini-partial-args";
 
 /** Applies pieces one call at a time, as separate chunks would, and returns the deltas. */
 function stream(chunks: unknown[][]): { deltas: string[]; args: StreamedArgs } {

@@ -9,7 +9,7 @@ import {
   gemini,
   geminiRequestBody,
   stopReasonOf,
-} from "../../src/providers/gemini";
+} from "../../src/providers/gemini/gemini";
 import { capabilitiesFor } from "../../src/providers/pricing";
 import {
   ModelRequest,

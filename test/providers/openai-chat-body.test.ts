@@ -5,7 +5,7 @@ import {
   type ChatFlavor,
   isOpenAIReasoningModel,
   toChatCompletionsBody,
-} from "../../src/providers/openai-chat-body";
+} from "../../src/providers/openai/openai-chat-body";
 import { ModelRequest, type ModelRequestInput } from "../../src/providers/types";
 
 /** Conversation items → Chat Completions bodies (G3, G4, G7, G8, G18). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { openai } from "../../src/providers/openai-chat";
-import { normalizeStop } from "../../src/providers/openai-chat-decoder";
+import { openai } from "../../src/providers/openai/openai-chat";
+import { normalizeStop } from "../../src/providers/openai/openai-chat-decoder";
 import type { StreamEvent } from "../../src/providers/types";
 import { CHUNKINGS, failure, run, stableIds, summarize } from "./chat-helpers";
 import { FakeProvider } from "./fake-provider";

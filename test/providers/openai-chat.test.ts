@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { generate } from "../../src/providers/collect";
-import { openai, toChatCompletionsBody } from "../../src/providers/openai-chat";
+import { openai, toChatCompletionsBody } from "../../src/providers/openai/openai-chat";
 import { ModelRequest, type ModelRequestInput } from "../../src/providers/types";
 import {
   expectAllCovered,

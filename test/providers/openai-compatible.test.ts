@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { toChatCompletionsBody } from "../../src/providers/openai-chat";
-import { openaiCompatible } from "../../src/providers/openai-compatible";
+import { toChatCompletionsBody } from "../../src/providers/openai/openai-chat";
+import { openaiCompatible } from "../../src/providers/openai/openai-compatible";
 import { ModelRequest, type ModelRequestInput } from "../../src/providers/types";
 import {
   expectAllCovered,

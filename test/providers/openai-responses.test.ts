@@ -7,7 +7,7 @@ import {
   openaiResponses,
   type ResponsesBody,
   responsesBody,
-} from "../../src/providers/openai-responses";
+} from "../../src/providers/openai/openai-responses";
 import {
   ModelRequest,
   type ModelRequestInput,

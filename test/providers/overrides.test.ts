@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { withOverrides } from "../../src/providers/overrides";
 import { ModelRequest } from "../../src/providers/types";
 import { collectBatches, FakeProvider } from "./fake-provider";

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { generate } from "../../src/providers/collect";
 import { ProviderError } from "../../src/providers/errors";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import {
   abortableSleep,
   DEFAULT_RETRY_POLICY,

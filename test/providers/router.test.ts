@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AllProvidersFailedError, ProviderError } from "../../src/providers/errors";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import { type Route, router } from "../../src/providers/router";
 import {
   type Model,

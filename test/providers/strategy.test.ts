@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
 import { generate } from "../../src/providers/collect";
-import { openai } from "../../src/providers/openai-chat";
-import { openaiCompatible } from "../../src/providers/openai-compatible";
+import { openai } from "../../src/providers/openai/openai-chat";
+import { openaiCompatible } from "../../src/providers/openai/openai-compatible";
 import { pickedIndex, withStrategy } from "../../src/providers/strategy";
 import { type Model, ModelRequest } from "../../src/providers/types";
 import { FakeProvider } from "./fake-provider";

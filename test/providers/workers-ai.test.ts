@@ -1,8 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../src/models/json";
+import type { JsonObject } from "../../src/protocol/json";
 import { generate } from "../../src/providers/collect";
 import { ModelRequest, type ModelRequestInput, type StreamEvent } from "../../src/providers/types";
-import { type AiBinding, workersAI, workersAiError } from "../../src/providers/workers-ai";
+import {
+  type AiBinding,
+  workersAI,
+  workersAiError,
+} from "../../src/providers/workers-ai/workers-ai";
 import { CHUNKINGS, failure, run, stableIds, summarize } from "./chat-helpers";
 import { randomChunks, seededRandom } from "./fake-provider";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { Artifacts } from "../../src/models/artifact";
-import type { TaskEvent } from "../../src/models/events";
-import { Parts } from "../../src/models/part";
+import { Artifacts } from "../../src/protocol/artifact";
+import type { TaskEvent } from "../../src/protocol/events";
+import { Parts } from "../../src/protocol/part";
 import {
   type ArtifactUpdateEvent,
   continues,

@@ -1,7 +1,7 @@
 import { decodeJwt } from "jose";
 import { describe, expect, it, vi } from "vitest";
-import { eventToV1 } from "../../src/models/wire-v1";
-import { eventToV03 } from "../../src/models/wire-v03";
+import { eventToV1 } from "../../src/protocol/wire/wire-v1";
+import { eventToV03 } from "../../src/protocol/wire/wire-v03";
 import {
   buildDelivery,
   classifyResponse,

@@ -1,5 +1,5 @@
-import type { TaskEvent } from "../../src/models/events";
-import { Messages } from "../../src/models/message";
+import type { TaskEvent } from "../../src/protocol/events";
+import { Messages } from "../../src/protocol/message";
 import type { PushConfig } from "../../src/push/config";
 import { bareArtifact, fullArtifact, fullTask } from "../models/fixtures";
 

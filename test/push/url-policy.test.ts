@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { A2AError } from "../../src/models/errors";
+import { A2AError } from "../../src/protocol/errors";
 import { parseIPv6 } from "../../src/push/ip";
 import { checkWebhookUrl, type UrlPolicyOptions } from "../../src/push/url-policy";
 

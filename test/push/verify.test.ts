@@ -1,7 +1,7 @@
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import type { TaskEvent } from "../../src/models/events";
-import { eventToV1 } from "../../src/models/wire-v1";
+import type { TaskEvent } from "../../src/protocol/events";
+import { eventToV1 } from "../../src/protocol/wire/wire-v1";
 import { buildDelivery, type Delivery } from "../../src/push/delivery";
 import {
   generateSigningKey,

@@ -1,5 +1,5 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
-import { servedCardUrl } from "../../src/server/registry-verify";
+import { servedCardUrl } from "../../src/registry/registry-verify";
 import { fakeAgents, type TestRegistry } from "./worker";
 
 /** A tenant's registry object (the default tenant's by default), its clock at hand. */

@@ -3,8 +3,8 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { beforeEach, describe, expect, it } from "vitest";
 import { loadCardSigningKeys } from "../../src/client/card-keys";
 import { REGISTRATION_PROOF_TYPE, registrationProof } from "../../src/client/registration-proof";
-import type { RegistryEntry } from "../../src/models/registry";
-import { signCard } from "../../src/server/card-signing";
+import type { RegistryEntry } from "../../src/protocol/registry";
+import { signCard } from "../../src/worker/a2a/card-signing";
 import { agents, resetRegistry, serveCard } from "./helpers";
 
 const ORIGIN = "https://registry.example.com";

@@ -5,10 +5,10 @@ import {
   SELF,
 } from "cloudflare:test";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { REGISTRY_SCHEMA } from "../../src/durable/schema";
-import { inspectSchema } from "../../src/durable/schema-version";
-import type { DiscoverPage, RegistryEntry } from "../../src/models/registry";
-import { defineRegistry } from "../../src/registry";
+import type { DiscoverPage, RegistryEntry } from "../../src/protocol/registry";
+import { defineRegistry } from "../../src/registry/index";
+import { REGISTRY_SCHEMA } from "../../src/storage/schema";
+import { inspectSchema } from "../../src/storage/schema-version";
 import { registryOf, resetRegistry, serveCard } from "./helpers";
 import type { TestRegistry } from "./worker";
 

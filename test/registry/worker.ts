@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { defineRegistry } from "../../src/registry";
+import { defineRegistry } from "../../src/registry/index";
 
 /** Small limits, so the tests reach each of them. */
 export const TEST_LIMITS = { maxAgents: 5, maxPageSize: 3, maxTags: 6, maxCardChars: 4096 };

@@ -1,6 +1,6 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { contextObjectName } from "../../src/durable/ids";
+import { contextObjectName } from "../../src/storage/ids";
 import { parseChat } from "../chat-sse";
 import { BASE, parseSse, rest, rpc, userMessage } from "../helpers";
 

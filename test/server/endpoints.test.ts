@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import * as z from "zod";
-import { ERROR_TABLE } from "../../src/models/errors";
-import { endpoint } from "../../src/server/endpoints";
-import { defineAgent } from "../../src/worker";
+import { ERROR_TABLE } from "../../src/protocol/errors";
+import { endpoint } from "../../src/worker/a2a/endpoints";
+import { defineAgent } from "../../src/worker/define-agent";
 import { ALICE, authedAgent, call, signingKey } from "./auth-support";
 
 type Json = Record<string, unknown>;

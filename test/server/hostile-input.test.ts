@@ -1,8 +1,8 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { LIMITS } from "../../src/models/limits";
-import { parseSend } from "../../src/models/requests";
-import { toA2AError } from "../../src/server/errors";
+import { LIMITS } from "../../src/protocol/limits";
+import { parseSend } from "../../src/protocol/requests";
+import { toA2AError } from "../../src/worker/errors";
 import { BASE, rest, rpc, send, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;

@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { LIMITS } from "../../src/models/limits";
-import { taskFromV1, V1Task } from "../../src/models/wire-v1";
+import { LIMITS } from "../../src/protocol/limits";
+import { taskFromV1, V1Task } from "../../src/protocol/wire/wire-v1";
 import { BASE, listUntil, rest, rpc, send, userMessage } from "../helpers";
 
 /**

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import demo from "../../examples/demo-agent";
 import { resolveAgent } from "../../src/agent/definition";
-import { inspectorEnabled } from "../../src/server/inspector";
+import { inspectorEnabled } from "../../src/worker/inspector/inspector";
 import { ALICE, authedAgent, call, signingKey } from "./auth-support";
 
 const get = (url: string, vars: Record<string, string> = {}) =>

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
-import { A2AError } from "../../src/models/errors";
-import { Parts } from "../../src/models/part";
+import { A2AError } from "../../src/protocol/errors";
+import { Parts } from "../../src/protocol/part";
 import type { Model } from "../../src/providers/types";
 import {
   requireAcceptedParts,
   requireExtensions,
   requireInputFormats,
-} from "../../src/server/negotiation";
+} from "../../src/worker/a2a/negotiation";
 import { rpc, userMessage } from "../helpers";
 
 const agent = resolveAgent({

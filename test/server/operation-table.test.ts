@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { OPERATIONS, RPC_METHODS } from "../../src/server/operation-table";
+import { OPERATIONS, RPC_METHODS } from "../../src/worker/a2a/operation-table";
 import { BASE, rest, rpc } from "../helpers";
 
 type Json = Record<string, unknown>;

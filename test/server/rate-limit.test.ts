@@ -4,10 +4,10 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import type { AgentConfig } from "../../src/agent/definition";
 import { errorFromHttp, errorFromJsonRpc, RateLimitedError } from "../../src/client/errors";
-import type { JsonValue } from "../../src/models/json";
-import { endpoint } from "../../src/server/endpoints";
-import { ipPrefix } from "../../src/server/rate-limit";
-import { defineAgent } from "../../src/worker";
+import type { JsonValue } from "../../src/protocol/json";
+import { endpoint } from "../../src/worker/a2a/endpoints";
+import { defineAgent } from "../../src/worker/define-agent";
+import { ipPrefix } from "../../src/worker/rate-limit";
 import { userMessage } from "../helpers";
 import {
   ALICE,

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { REMEMBERED_ROUTES, RememberingRouter } from "../../src/server/router";
+import { REMEMBERED_ROUTES, RememberingRouter } from "../../src/worker/router";
 
 /** One app per router, with Edgelink-like routes (an optional tenant, regex params). */
 function appWith(router?: RememberingRouter<never>) {

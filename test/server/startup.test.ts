@@ -1,10 +1,10 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { indexObjectName } from "../../src/durable/ids";
 import { fallback } from "../../src/providers/fallback";
-import { openai } from "../../src/providers/openai-chat";
+import { openai } from "../../src/providers/openai/openai-chat";
 import type { Model } from "../../src/providers/types";
-import { defineAgent } from "../../src/worker";
+import { indexObjectName } from "../../src/storage/ids";
+import { defineAgent } from "../../src/worker/define-agent";
 import { BASE, userMessage } from "../helpers";
 
 type Json = Record<string, unknown>;

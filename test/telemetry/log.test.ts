@@ -1,16 +1,16 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
-import { HistoryStore } from "../../src/durable/history-store";
-import { contextObjectName } from "../../src/durable/ids";
-import { PushDispatcher } from "../../src/durable/push-dispatcher";
-import { PushStore } from "../../src/durable/push-store";
-import { CONTEXT_SCHEMA } from "../../src/durable/schema";
-import { ensureSchema } from "../../src/durable/schema-version";
-import { MAX_PUSH_ATTEMPTS_SHOWN, TaskSteps } from "../../src/durable/task-steps";
-import { TaskStore } from "../../src/durable/task-store";
-import { Messages } from "../../src/models/message";
+import { HistoryStore } from "../../src/conversation/history/history-store";
+import { PushDispatcher } from "../../src/conversation/push/push-dispatcher";
+import { PushStore } from "../../src/conversation/push/push-store";
+import { MAX_PUSH_ATTEMPTS_SHOWN, TaskSteps } from "../../src/conversation/tasks/task-steps";
+import { TaskStore } from "../../src/conversation/tasks/task-store";
+import { Messages } from "../../src/protocol/message";
 import { ProviderError } from "../../src/providers/errors";
+import { contextObjectName } from "../../src/storage/ids";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
+import { ensureSchema } from "../../src/storage/schema-version";
 import {
   describeError,
   logEvent,

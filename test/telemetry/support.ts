@@ -8,7 +8,7 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll } from "vitest";
-import { contextObjectName } from "../../src/durable/ids";
+import { contextObjectName } from "../../src/storage/ids";
 
 /**
  * Registers an SDK tracer provider exporting to memory for the calling file's tests (and

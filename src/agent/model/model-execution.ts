@@ -1,0 +1,414 @@
+import type { z } from "zod";
+import type { Item, ItemInput } from "../../history/items";
+import { errorReference } from "../../protocol/errors";
+import type { JsonObject } from "../../protocol/json";
+import { AllProvidersFailedError, ProviderError } from "../../providers/errors";
+import { checkOutput } from "../../providers/output";
+import { jsonSchemaOf } from "../../providers/tool-spec";
+import { type CallOptions, type Model, ModelRequest } from "../../providers/types";
+import { traceContextOf } from "../../telemetry";
+import { logEvent } from "../../telemetry/log";
+import type { TaskContext } from "../context";
+import { runDefaultExecution } from "../default-execution";
+import type { Agent } from "../definition";
+import type { MemoryTurn, MemoryTurnScope } from "../memory-source";
+import { renderComposition } from "../prompt";
+import { type AgentResult, ResultRecorder } from "../result";
+import { answerOrphanCalls } from "../tools/orphan-calls";
+import { runToolCalls, type ToolRunOptions } from "../tools/tool-runner";
+import { announceCall, announceReasoning, announceResult } from "../tools/tool-work";
+import type { Tools } from "../tools/tools";
+import { openTurnTools, resumeAgentCalls } from "../tools/turn-tools";
+import { ArtifactWriter, type Round, streamRound, turnItems } from "./model-round";
+import { capturesContent, endModelCall, startModelCall, ToolSpans } from "./model-trace";
+import { roundWindow } from "./round-window";
+import { turnWindow, windowPolicy } from "./turn-window";
+
+export { answerOrphanCalls, INTERRUPTED_CALL_OUTPUT } from "../tools/orphan-calls";
+export { RESPONSE_ARTIFACT } from "./model-round";
+
+const RequestSettings = ModelRequest.omit({ messages: true });
+type RequestSettings = z.output<typeof RequestSettings>;
+
+// An agent's tool schemas and settings are the same every turn: convert and validate
+// them once per agent and instructions, not per task.
+const settingsCache = new WeakMap<object, Map<string | null, RequestSettings>>();
+
+function requestSettings<Env>(agent: Agent<Env>, system: string | null): RequestSettings {
+  let byInstructions = settingsCache.get(agent);
+  if (!byInstructions) {
+    byInstructions = new Map();
+    settingsCache.set(agent, byInstructions);
+  }
+  let settings = byInstructions.get(system);
+  if (!settings) {
+    const tools = Object.entries(agent.tools).map(([name, tool]) => ({
+      name,
+      description: tool.description,
+      parameters: tool.jsonSchema ?? jsonSchemaOf(tool.input),
+    }));
+    settings = RequestSettings.parse({
+      ...agent.modelSettings,
+      system: system ?? undefined,
+      tools,
+    });
+    // Instructions built per task would grow the cache without bound; keep the static ones.
+    if (typeof agent.instructions !== "function") byInstructions.set(system, settings);
+  }
+  return settings;
+}
+
+/** The system prompt of a turn: the agent's string, its composition (L1–L3), or its function's. */
+export async function systemPrompt<Env>(
+  agent: Pick<Agent<Env>, "instructions" | "tools">,
+  ctx: TaskContext<Env>,
+): Promise<string | null> {
+  const instructions = agent.instructions;
+  if (instructions === null || typeof instructions === "string") return instructions;
+  if (typeof instructions === "function") return instructions(ctx);
+  return renderComposition(instructions, agent.tools);
+}
+
+/** The answer against the agent's output schema (G18): its value, or what is wrong with it. */
+function structuredOutcome(text: string, schema: JsonObject): Partial<AgentResult> {
+  const checked = checkOutput(text, schema);
+  return checked.error === null ? { output: checked.output } : { outputError: checked.error };
+}
+
+/**
+ * Runs a model-backed agent's turn: the conversation so far goes to the model; its text
+ * streams into the `response` artifact (one `append` chunk per network read, so the event
+ * log gets one row per read, not per token); tool calls run (each call and result shown to
+ * streaming clients) and their results go back to the model until it answers (H15); every
+ * step is recorded in the context's history. The task ends `completed` with usage, cost,
+ * timing and the turn's `AgentResult` (J1) in its metadata, or `failed` with the reason.
+ * A failure after text was streamed is not retried or rerouted (H6): the task fails, and
+ * what was sent stays as sent.
+ */
+export async function runModelAgent<Env>(
+  ctx: TaskContext<Env>,
+  agent: Agent<Env>,
+  callOptions: Pick<CallOptions, "failoverStore"> = {},
+  /** Who the turn is for, when the agent has long-term memory. */
+  memoryScope?: MemoryTurnScope,
+): Promise<void> {
+  const model = agent.model;
+  if (!model) throw new TypeError("runModelAgent needs an agent with a model");
+  // A message of tool_call or infer parts asks for those to run, not for a chat turn.
+  if (ctx.message.parts.some((p) => p.type === "tool_call" || p.type === "infer")) {
+    return runDefaultExecution(ctx, agent);
+  }
+  const recorder = new ResultRecorder(agent.trace);
+  // Recall starts first, from the turn's input alone, and runs while the rest of the
+  // request is prepared (instructions, tools, the window); the first model call waits for it.
+  const memory =
+    agent.memory && memoryScope ? agent.memory.openTurn(agent, ctx, memoryScope) : null;
+  const turn = turnSignal(ctx.signal, agent.turnTimeoutMs);
+  const end: End = (reason, extra = {}, outcome = {}) => {
+    const status = reason === null ? "complete" : "failed";
+    const result = recorder.result(
+      ctx.taskId,
+      status,
+      reason === null ? outcome : { ...outcome, error: reason },
+    );
+    memory?.finished({
+      answer: result.answer,
+      success: reason === null,
+      toolSequence: result.toolsUsed.map((t) => t.name),
+    });
+    const metadata = {
+      ...turnMetadata(recorder),
+      ...extra,
+      result: result as unknown as JsonObject,
+    };
+    if (reason === null) ctx.complete(undefined, { metadata });
+    else ctx.fail(reason, { metadata });
+  };
+  try {
+    await modelLoop(
+      ctx,
+      agent,
+      model,
+      { ...callOptions, signal: turn.signal },
+      recorder,
+      end,
+      memory,
+    );
+  } catch (error) {
+    if (ctx.signal.aborted || !turn.timedOut()) throw error;
+    end(`The turn took longer than ${agent.turnTimeoutMs} ms and was stopped`, { cutShort: true });
+  } finally {
+    turn.dispose();
+  }
+}
+
+type End = (reason: string | null, extra?: JsonObject, outcome?: Partial<AgentResult>) => void;
+
+async function modelLoop<Env>(
+  ctx: TaskContext<Env>,
+  agent: Agent<Env>,
+  model: Model,
+  callOptions: Pick<CallOptions, "failoverStore" | "signal">,
+  recorder: ResultRecorder,
+  end: End,
+  memory: MemoryTurn | null,
+): Promise<void> {
+  const system = await systemPrompt(agent, ctx);
+  const turn = await openTurnTools(agent, ctx);
+  try {
+    const extra: Tools | undefined =
+      memory && Object.keys(memory.tools).length
+        ? {
+            ...turn?.tools,
+            ...Object.fromEntries(
+              Object.entries(memory.tools).filter(([name]) => agent.toolAllowed(name)),
+            ),
+          }
+        : turn?.tools;
+    const tools: Tools = extra ? { ...agent.tools, ...extra } : agent.tools;
+    const prepared = withTools(requestSettings(agent, system), extra);
+    // The window of the conversation, not all of it (F25); a turn cut by a restart first
+    // finishes its agents-as-tools calls (re-attaching), whose results join the window.
+    // Its budget keeps the memory section's room, so it is read while recall runs.
+    const signal = callOptions.signal as AbortSignal;
+    const reserved = memory?.reservedTokens ?? 0;
+    let window = await turnWindow(ctx, agent, model, prepared, signal, reserved);
+    if (await resumeAgentCalls(ctx, agent, tools, toolOptions(agent, signal), window)) {
+      window = await turnWindow(ctx, agent, model, prepared, signal, reserved);
+    }
+    const items: Item[] = answerOrphanCalls(window);
+    const settings = withMemory(prepared, memory ? await memory.recalled : "");
+    await toolLoop({ ctx, agent, model, items, settings, tools, callOptions, recorder, end });
+  } finally {
+    await turn?.close();
+  }
+}
+
+function toolOptions<Env>(agent: Agent<Env>, signal: AbortSignal): ToolRunOptions {
+  return {
+    signal,
+    timeoutMs: agent.toolTimeoutMs,
+    maxCallsPerTurn: agent.maxToolCallsPerTurn,
+    parallel: agent.parallelToolCalls,
+  };
+}
+
+/** The settings with run-time tools (MCP) added after the agent's own. */
+function withTools(settings: RequestSettings, extra: Tools | undefined): RequestSettings {
+  if (!extra || Object.keys(extra).length === 0) return settings;
+  const specs = Object.entries(extra).map(([name, tool]) => {
+    const { $schema: _, ...parameters } = tool.jsonSchema ?? jsonSchemaOf(tool.input);
+    return { name, description: tool.description, parameters };
+  });
+  return RequestSettings.parse({ ...settings, tools: [...(settings.tools ?? []), ...specs] });
+}
+
+/**
+ * The settings with what memory recalled for this turn after the instructions. Applied
+ * to the cached settings, so per-turn sections never grow the cache.
+ */
+function withMemory(settings: RequestSettings, section: string): RequestSettings {
+  if (!section) return settings;
+  const system = settings.system ? `${settings.system}\n\n${section}` : section;
+  return { ...settings, system };
+}
+
+/** What the tool loop of one turn works with. */
+interface ToolLoop<Env> {
+  ctx: TaskContext<Env>;
+  agent: Agent<Env>;
+  model: Model;
+  /** The request's items: the turn's window, then each round as it is recorded. */
+  items: Item[];
+  settings: RequestSettings;
+  tools: Tools;
+  callOptions: Pick<CallOptions, "failoverStore" | "signal">;
+  recorder: ResultRecorder;
+  end: End;
+}
+
+async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
+  const { ctx, agent, model, settings, tools, callOptions, recorder, end } = loop;
+  let items = loop.items;
+  const options: CallOptions = { env: ctx.env as object, ...callOptions };
+  const artifact = new ArtifactWriter(ctx);
+  const signal = callOptions.signal as AbortSignal;
+  const policy = windowPolicy(agent, model, settings, signal);
+  let toolRounds = 0;
+  // The items the last round recorded: every later call carries them (F25 within a turn).
+  let recorded: Item[] = [];
+  // The run's span context (undefined while tracing is off: every hook below is skipped).
+  const parent = traceContextOf(ctx);
+  const content = parent !== undefined && capturesContent(ctx.env);
+
+  for (let call = 1; call <= agent.maxIterations; call++) {
+    if (recorded.length > 0) {
+      const fitted = await roundWindow(ctx, items, recorded, policy);
+      if (fitted) items = answerOrphanCalls(fitted);
+    }
+    const request: ModelRequest = { ...settings, messages: items };
+    let round: Round;
+    const span = parent
+      ? startModelCall({ parent, model, request, conversationId: ctx.contextId, content })
+      : undefined;
+    try {
+      const reasoning = agent.streamReasoning
+        ? (text: string) => announceReasoning(ctx, text)
+        : null;
+      const callOptions = span ? { ...options, traceContext: span.ctx } : options;
+      round = await streamRound(
+        model.streamBatches(request, callOptions),
+        artifact,
+        reasoning,
+        span,
+      );
+      if (span) endModelCall(span, round, content);
+    } catch (error) {
+      endModelCall(span, { error }, content);
+      if (signal.aborted) throw error;
+      const failure = error instanceof ProviderError ? error : null;
+      end(publicFailure(failure, error, ctx), failure ? { providerError: describe(failure) } : {});
+      return;
+    }
+    recorder.model(round.use, round.startedAt, round.text, round.reasoning);
+    recorded = ctx.record(turnItems(round, ctx));
+    items.push(...recorded);
+    if (round.toolCalls.length === 0) {
+      artifact.finish();
+      end(
+        null,
+        {},
+        settings.outputSchema ? structuredOutcome(round.text, settings.outputSchema) : {},
+      );
+      return;
+    }
+    const calls = new Map(round.toolCalls.map((c) => [c.id, c]));
+    const toolSpans = parent ? new ToolSpans(parent, content) : undefined;
+    const results = await runToolCalls(round.toolCalls, tools, {
+      signal,
+      timeoutMs: agent.toolTimeoutMs,
+      maxCallsPerTurn: agent.maxToolCallsPerTurn,
+      parallel: agent.parallelToolCalls,
+      stopOnError: agent.stopOnError,
+      traceContextOf: toolSpans ? (id) => toolSpans.contextOf(id) : undefined,
+      onCall: (c) => {
+        toolSpans?.started(c);
+        announceCall(ctx, c);
+      },
+      onResult: (run) => {
+        toolSpans?.finished(run);
+        announceResult(ctx, run);
+        const c = calls.get(run.toolCallId);
+        if (c) recorder.tool(c, run);
+      },
+    });
+    const outputs: ItemInput[] = results.map((result) => ({
+      type: "function_call_output",
+      name: result.name,
+      callId: result.toolCallId,
+      output: result.content,
+      isError: result.isError,
+    }));
+    const answered = ctx.record(outputs);
+    recorded.push(...answered);
+    items.push(...answered);
+    toolRounds++;
+    const broke = agent.stopOnError ? results.find((r) => r.threw) : undefined;
+    if (broke) {
+      end(`Tool ${broke.name} failed: ${broke.content}`, {
+        toolError: { tool: broke.name, callId: broke.toolCallId, message: broke.content },
+      });
+      return;
+    }
+    if (toolRounds >= agent.maxToolRounds) {
+      end(`Stopped after ${toolRounds} tool rounds without a final answer`, { cutShort: true });
+      return;
+    }
+  }
+  end(`Stopped after ${agent.maxIterations} model calls without a final answer`, {
+    cutShort: true,
+  });
+}
+
+/** The turn's own signal: the task's cancellation, or the whole-turn time limit (H16). */
+function turnSignal(cancel: AbortSignal, ms: number) {
+  const controller = new AbortController();
+  let timedOut = false;
+  const onCancel = () => controller.abort(cancel.reason);
+  cancel.addEventListener("abort", onCancel, { once: true });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException(`The turn took longer than ${ms} ms`, "TimeoutError"));
+  }, ms);
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    dispose: () => {
+      clearTimeout(timer);
+      cancel.removeEventListener("abort", onCancel);
+    },
+  };
+}
+
+/** The task metadata of a finished turn (G14, G15): totals over every model call. */
+function turnMetadata(recorder: ResultRecorder): JsonObject {
+  const out: JsonObject = {
+    modelCalls: recorder.modelCalls,
+    latencyMs: Date.now() - recorder.startedAt,
+    timeToFirstTokenMs: recorder.firstTokenMs,
+    cost: recorder.cost,
+  };
+  if (recorder.usage) out.usage = { ...recorder.usage };
+  const model = recorder.lastModel;
+  if (model) out.model = { ...model };
+  return out;
+}
+
+/**
+ * The failure a task reports, public by design: which provider failed and how (status,
+ * code), never the provider's error body, which may echo the request or account details.
+ * The full error is logged under a reference id given in the reason.
+ */
+function publicFailure(
+  failure: ProviderError | null,
+  error: unknown,
+  ctx: { taskId: string; contextId: string },
+): string {
+  const reference = errorReference();
+  const { taskId, contextId } = ctx;
+  logEvent("error", `edgelink: model call failed ${reference}`, {
+    taskId,
+    contextId,
+    reference,
+    error,
+  });
+  if (!failure) return `The model call failed (reference ${reference})`;
+  // A fallback names each member's failure: the first is usually the real cause.
+  const how =
+    failure instanceof AllProvidersFailedError && failure.failures.length > 0
+      ? failure.failures.map((f) => `${f.provider}: ${failureKind(f)}`).join("; ")
+      : failureKind(failure);
+  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
+}
+
+function failureKind(failure: ProviderError): string {
+  return [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
+    .filter(Boolean)
+    .join(", ");
+}
+
+function describe(error: ProviderError): JsonObject {
+  const out: JsonObject = {
+    provider: error.provider,
+    kind: error.kind,
+    status: error.status,
+    code: error.code,
+    requestId: error.requestId,
+    retryable: error.retryable,
+  };
+  // A fallback's error lists each member's failure, so the first (usually real) cause shows.
+  if (error instanceof AllProvidersFailedError) {
+    out.failures = error.failures.map(describe);
+  }
+  return out;
+}

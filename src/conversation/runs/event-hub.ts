@@ -1,0 +1,38 @@
+import type { LoggedEvent } from "../../protocol/events";
+
+type Listener = (logged: LoggedEvent) => void;
+
+/**
+ * Live fan-out of logged events to the streams watching each task. Events reach every
+ * listener in log order, synchronously after they are written, so a stream that reads
+ * the backlog and then registers in the same turn can miss nothing.
+ */
+export class EventHub {
+  private readonly listeners = new Map<string, Set<Listener>>();
+
+  on(taskId: string, listener: Listener): () => void {
+    let set = this.listeners.get(taskId);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(taskId, set);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.listeners.delete(taskId);
+    };
+  }
+
+  emit(taskId: string, events: readonly LoggedEvent[]): void {
+    const set = this.listeners.get(taskId);
+    if (!set) return;
+    for (const logged of events) {
+      // A listener may unsubscribe itself while handling an event.
+      for (const listener of [...set]) listener(logged);
+    }
+  }
+
+  count(taskId: string): number {
+    return this.listeners.get(taskId)?.size ?? 0;
+  }
+}

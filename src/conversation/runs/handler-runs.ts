@@ -1,0 +1,192 @@
+/**
+ * The runs of a conversation's agent handler: starting one on a task, ending its task with
+ * the handler's answer or a failure, cutting it off on cancel, resuming or failing the
+ * tasks a restart interrupted, and publishing the events they log.
+ */
+
+import { runDefaultExecution } from "../../agent/default-execution";
+import type { Agent } from "../../agent/definition";
+import type { MemoryTurnScope } from "../../agent/memory-source";
+import { runModelAgent } from "../../agent/model/model-execution";
+import { A2AError, errorReference, UserFacingError } from "../../protocol/errors";
+import type { LoggedEvent } from "../../protocol/events";
+import { newId, nowIso } from "../../protocol/json";
+import type { Message } from "../../protocol/message";
+import { Parts } from "../../protocol/part";
+import { isTerminal } from "../../protocol/task-state";
+import type { TraceCarrier } from "../../telemetry";
+import { type LogFields, logEvent } from "../../telemetry/log";
+import { inContext } from "../../telemetry/otel";
+import type { ObjectAlarm } from "../alarm";
+import type { ChildStore } from "../children";
+import type { TaskStore } from "../tasks/task-store";
+import type { EventHub } from "./event-hub";
+import { endRun, traceRun } from "./run-trace";
+import { TaskRun } from "./task-run";
+
+/** Reason recorded on a task whose run was cut off by an object restart. */
+export const RESTART_REASON =
+  "The agent restarted while this task was running, and the run could not be resumed";
+
+const endsTask = ({ event }: LoggedEvent): boolean =>
+  event.kind === "status-update" && isTerminal(event.status.state);
+
+/**
+ * What a failed task tells its clients: the message of a UserFacingError or protocol
+ * error; for anything else a reference id, with the details logged under it.
+ */
+export function publicReason(error: unknown, where: LogFields): string {
+  if (error instanceof UserFacingError || error instanceof A2AError) {
+    return error.message || "The agent's handler failed";
+  }
+  const reference = errorReference();
+  logEvent("error", `edgelink: handler error ${reference}`, { ...where, reference, error });
+  return `The agent failed (reference ${reference})`;
+}
+
+export class HandlerRuns<Env> {
+  constructor(
+    private readonly store: TaskStore,
+    private readonly hub: EventHub,
+    private readonly alarm: ObjectAlarm,
+    private readonly children: ChildStore,
+    private readonly env: Env,
+    /** The agent, read at each run (a test may replace it). */
+    private readonly agent: () => Agent<Env>,
+    /** Keeps the object alive for work the caller does not wait for. */
+    private readonly waitUntil: (work: Promise<unknown>) => void,
+    /** Where a log line happened: the object's tenant and conversation, and the task. */
+    private readonly logIds: (taskId: string | null) => LogFields,
+    /** The object's SQLite: a traced run keeps its trace context with the task. */
+    private readonly sql: SqlStorage,
+    /** Who a model turn's long-term memory is for (read only when the agent has memory). */
+    private readonly memoryScope: () => MemoryTurnScope,
+  ) {}
+
+  /** The runs under way, by task. */
+  private readonly running = new Map<string, AbortController>();
+
+  /** Whether a run of this task is under way. */
+  has(taskId: string): boolean {
+    return this.running.has(taskId);
+  }
+
+  /** Interrupts a task's run, if one is under way (the task was canceled). */
+  abort(taskId: string, reason: string): void {
+    this.running.get(taskId)?.abort(new DOMException(reason || "Task canceled", "AbortError"));
+  }
+
+  /**
+   * Fans events out to the task's live streams, and wakes the alarm for what they ask:
+   * retention when a task finished, push delivery when an event was queued for a webhook.
+   */
+  publish(taskId: string, events: LoggedEvent[]): void {
+    if (events.length) this.hub.emit(taskId, events);
+    if (events.some(endsTask)) {
+      // A task finished: retention may have work, now or once it is old enough.
+      this.alarm
+        .armRetention()
+        .catch((error) => logEvent("error", "edgelink: could not schedule retention", { error }));
+    }
+    if (this.store.pushQueued) {
+      this.store.pushQueued = false;
+      this.alarm.wakeSoon(Date.now(), "push", "schedule push delivery");
+    }
+  }
+
+  /** Moves an existing task back to working and runs the handler on `message`. */
+  start(taskId: string, message: Message, trace?: TraceCarrier): Promise<void> {
+    this.publish(taskId, this.store.transition(taskId, "working"));
+    return this.run(taskId, message, trace);
+  }
+
+  /** Runs the handler on a task already working. */
+  run(taskId: string, message: Message, trace?: TraceCarrier): Promise<void> {
+    const controller = new AbortController();
+    this.running.set(taskId, controller);
+    return this.execute(taskId, message, controller, trace).finally(() =>
+      this.running.delete(taskId),
+    );
+  }
+
+  private async execute(
+    taskId: string,
+    message: Message,
+    controller: AbortController,
+    trace?: TraceCarrier,
+  ) {
+    const task = this.store.cache.snapshot(taskId);
+    if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+    const run = new TaskRun(
+      task,
+      message,
+      controller.signal,
+      this.env,
+      this.store,
+      (id, e) => this.publish(id, e),
+      this.children,
+    );
+    const traced = traceRun(this.sql, run, this.agent() as Agent<unknown>, trace);
+    let failure: unknown;
+    try {
+      const agent = this.agent();
+      // Active for a context manager too, so instrumented `fetch` calls join the run's span.
+      const result = await inContext(traced?.ctx, () =>
+        agent.handler
+          ? agent.handler(run)
+          : agent.model
+            ? runModelAgent(run, agent, {}, agent.memory ? this.memoryScope() : undefined)
+            : runDefaultExecution(run, agent),
+      );
+      if (controller.signal.aborted) return;
+      const state = this.store.state(taskId);
+      if (state === null || isTerminal(state)) return;
+      // The handler's answer and the end of the task: one transaction.
+      this.store.atomic(() => {
+        if (typeof result === "string" || Array.isArray(result)) {
+          const parts = typeof result === "string" ? [Parts.text(result)] : result;
+          run.artifact({ name: "result", parts });
+        }
+        if (state === "working") run.complete();
+      });
+    } catch (error) {
+      failure = error;
+      if (controller.signal.aborted) return;
+      this.fail(taskId, publicReason(error, this.logIds(taskId)));
+    } finally {
+      if (traced) endRun(traced, this.store.state(taskId), failure);
+    }
+  }
+
+  private fail(taskId: string, reason: string): void {
+    const state = this.store.state(taskId);
+    if (state === null || isTerminal(state)) return;
+    const message: Message = {
+      messageId: newId(),
+      role: "agent",
+      parts: [Parts.text(reason)],
+      contextId: this.store.read(taskId)?.contextId,
+      taskId,
+      timestamp: nowIso(),
+    };
+    this.publish(
+      taskId,
+      this.store.transition(taskId, "failed", { message, metadata: { error: reason } }),
+    );
+  }
+
+  /**
+   * On wake nothing is running, so a task still submitted or working lost its run:
+   * resume it if the agent allows, otherwise fail it with a clear reason.
+   */
+  recover(): void {
+    const orphans = this.store.idsInStates(["submitted", "working"]);
+    for (const taskId of orphans) {
+      // A task following children is resumed: its delegations re-attach instead of resending.
+      const resume = this.agent().resumeOnRestart || this.children.open(taskId).length > 0;
+      const message = resume ? this.store.lastUserMessage(taskId) : null;
+      if (message) this.waitUntil(this.start(taskId, message));
+      else this.fail(taskId, RESTART_REASON);
+    }
+  }
+}

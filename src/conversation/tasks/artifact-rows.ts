@@ -1,0 +1,121 @@
+/**
+ * A task's artifacts as rows: `artifacts` (a header, and its first parts inline when
+ * small) and `artifact_parts` (one row per appended or large part), written and read back.
+ */
+import type { Artifact } from "../../protocol/artifact";
+import type { Part } from "../../protocol/part";
+
+/** Characters of stored JSON per artifact of a task, and their sum. */
+export interface ArtifactSizes {
+  each: Map<string, number>;
+  total: number;
+}
+
+/** Inline parts take at most this many characters of JSON (the row keeps its header too). */
+export const INLINE_PARTS_CHARS = 64 * 1024;
+
+/**
+ * The JSON array of an artifact's parts to keep in its own row, or null when they go in
+ * part rows (too big together, or no parts).
+ */
+export function inlineParts(header: string, bodies: readonly string[]): string | null {
+  if (bodies.length === 0) return null;
+  let length = header.length + bodies.length + 1;
+  for (const body of bodies) length += body.length;
+  return length <= INLINE_PARTS_CHARS ? `[${bodies.join(",")}]` : null;
+}
+
+/**
+ * Writes an artifact's rows. A new or replaced artifact's parts go in its row when they
+ * are small (no part rows); appended parts always get rows of their own, numbered after
+ * the `known` artifact's parts.
+ */
+export function writeArtifact(
+  sql: SqlStorage,
+  taskId: string,
+  artifactId: string,
+  known: Artifact | undefined,
+  appending: boolean,
+  bodies: string[],
+  headerJson: string,
+  inline: string | null,
+): void {
+  let start = 0;
+  let rows = bodies;
+  if (appending) {
+    start = (known as Artifact).parts.length;
+  } else {
+    if (inline !== null) rows = [];
+    if (known) {
+      sql.exec(
+        "DELETE FROM artifact_parts WHERE task_id = ?1 AND artifact_id = ?2",
+        taskId,
+        artifactId,
+      );
+      sql.exec(
+        "UPDATE artifacts SET header = ?3, parts = ?4 WHERE task_id = ?1 AND artifact_id = ?2",
+        taskId,
+        artifactId,
+        headerJson,
+        inline,
+      );
+    } else {
+      sql.exec(
+        `INSERT INTO artifacts (task_id, artifact_id, seq, header, parts)
+         VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_id = ?1), ?3, ?4)`,
+        taskId,
+        artifactId,
+        headerJson,
+        inline,
+      );
+    }
+  }
+  rows.forEach((body, i) => {
+    sql.exec(
+      "INSERT INTO artifact_parts (task_id, artifact_id, idx, body) VALUES (?, ?, ?, ?)",
+      taskId,
+      artifactId,
+      start + i,
+      body,
+    );
+  });
+}
+
+/** A task's artifacts, with the characters of stored JSON they take. */
+export function readArtifacts(
+  sql: SqlStorage,
+  taskId: string,
+): { artifacts: Artifact[]; chars: number; sizes: ArtifactSizes } {
+  const parts = new Map<string, Part[]>();
+  const each = new Map<string, number>();
+  let chars = 0;
+  for (const r of sql.exec<{ artifact_id: string; body: string }>(
+    "SELECT artifact_id, body FROM artifact_parts WHERE task_id = ? ORDER BY artifact_id, idx",
+    taskId,
+  )) {
+    const list = parts.get(r.artifact_id) ?? [];
+    list.push(JSON.parse(r.body) as Part);
+    parts.set(r.artifact_id, list);
+    chars += r.body.length;
+    each.set(r.artifact_id, (each.get(r.artifact_id) ?? 0) + r.body.length);
+  }
+  const artifacts = sql
+    .exec<{ artifact_id: string; header: string; parts: string | null }>(
+      "SELECT artifact_id, header, parts FROM artifacts WHERE task_id = ? ORDER BY seq",
+      taskId,
+    )
+    .toArray()
+    // Rows this store wrote itself: rebuilt, not re-validated (hot path of every read).
+    // The inline parts come first: appended part rows are numbered after them.
+    .map((r) => {
+      const appended = parts.get(r.artifact_id) ?? [];
+      const own = r.header.length + (r.parts?.length ?? 0);
+      chars += own;
+      each.set(r.artifact_id, (each.get(r.artifact_id) ?? 0) + own);
+      return {
+        ...(JSON.parse(r.header) as Omit<Artifact, "parts">),
+        parts: r.parts === null ? appended : [...(JSON.parse(r.parts) as Part[]), ...appended],
+      };
+    });
+  return { artifacts, chars, sizes: { each, total: chars } };
+}

@@ -1,0 +1,368 @@
+/**
+ * The task store: the one writer of a conversation's tasks. Each change and the event
+ * announcing it are written in one transaction; the rows of each concern are kept by the
+ * parts it owns (the event log, the listing clock, the index outbox, retention, the task
+ * cache, the artifact rows); a task's status changes are written by task-status.ts.
+ */
+import type { Limits } from "../../agent/limits";
+import type { Item } from "../../history/items";
+import { PendingIndexRows } from "../../index/index-outbox";
+import type { Artifact } from "../../protocol/artifact";
+import { A2AError } from "../../protocol/errors";
+import type { TaskEvent } from "../../protocol/events";
+import { type JsonObject, nowIso } from "../../protocol/json";
+import type { Message } from "../../protocol/message";
+import type { Task } from "../../protocol/task";
+import { isTerminal, type TaskState } from "../../protocol/task-state";
+import { mergePatch } from "../../storage/merge-patch";
+import type { CuttablePage, PageQuery } from "../../storage/paging";
+import { checkRowBytes } from "../../storage/row-limit";
+import { itemFromMessage, messageFromItem } from "../conversation-bridge";
+import type { HistoryStore } from "../history/history-store";
+import type { PushStore } from "../push/push-store";
+import { Retention } from "../retention";
+import { EventLog } from "../runs/event-log";
+import { inlineParts, writeArtifact } from "./artifact-rows";
+import { ListingClock } from "./listing-clock";
+import { type ReadOptions, type StoreBound, TaskCache } from "./task-cache";
+import {
+  announceStatus,
+  type LoggedEvent,
+  setStatusMessage,
+  statusEvent,
+  type TransitionOptions,
+  transitionTask,
+} from "./task-status";
+
+export type { IndexEntry } from "../../index/index-outbox";
+export { INLINE_PARTS_CHARS } from "./artifact-rows";
+export { LIVE_TASKS, type ListBudget, type ReadOptions } from "./task-cache";
+
+/**
+ * The rows of one conversation's tasks. Every method is synchronous SQLite work, so a
+ * change and the event that announces it are written together in one transaction.
+ *
+ * SQLite is the source of truth; what the object just wrote is also kept in memory (the
+ * recent tasks as a read returns them, the index rows not yet acknowledged), so a
+ * message's path writes rows and never reads back what it wrote. Every write goes through
+ * this class, which updates both; a failed transaction drops the memory copy, which is
+ * read again.
+ */
+export class TaskStore {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    /** The context's conversation, where task messages are kept. */
+    readonly history: HistoryStore<Item>,
+    /** Webhook configs and their delivery outbox; null when the agent has push off. */
+    readonly push: PushStore | null = null,
+    /** How much of a task's history a read carries, and what memory keeps (defaults). */
+    bounds: Partial<Pick<Limits, StoreBound>> = {},
+  ) {
+    this.events = new EventLog(storage);
+    this.listing = new ListingClock(storage);
+    this.cache = new TaskCache(storage, history, this.listing, bounds);
+    this.index = new PendingIndexRows(storage, (fn) => this.atomic(fn));
+    this.retention = new Retention(storage, {
+      atomic: (fn) => this.atomic(fn),
+      listing: this.listing,
+      events: this.events,
+      index: this.index,
+      cache: this.cache,
+      withPush: push !== null,
+    });
+  }
+
+  /** The event log (SSE ids, replay). */
+  readonly events: EventLog;
+  /** The listing clock and its pages. */
+  readonly listing: ListingClock;
+  /** The tasks held in memory, read back from SQLite when not. */
+  readonly cache: TaskCache;
+  /** The rows waiting for the tenant index. */
+  readonly index: PendingIndexRows;
+  /** Retention of finished tasks. */
+  readonly retention: Retention;
+
+  /** Set when an event was queued for a webhook, so the object can wake its alarm. */
+  pushQueued = false;
+
+  private depth = 0;
+
+  /** The object's SQL, for the task's writers here and in task-status.ts. */
+  get sql(): SqlStorage {
+    return this.storage.sql;
+  }
+
+  /**
+   * Runs `fn` as one transaction; nested calls join the outer one. The index
+   * acknowledgements gathered since the last write ride along, so they cost no commit
+   * of their own. On failure the memory copy is dropped (SQLite rolled back).
+   */
+  atomic<T>(fn: () => T): T {
+    if (this.depth > 0) return fn();
+    this.depth++;
+    try {
+      const result = this.storage.transactionSync(() => {
+        this.index.writeAcks();
+        const value = fn();
+        this.events.write();
+        return value;
+      });
+      this.index.acksWritten();
+      return result;
+    } catch (error) {
+      this.events.discard();
+      this.cache.clear();
+      this.index.forget();
+      this.listing.forget();
+      this.retention.forget();
+      this.history.forget();
+      throw error;
+    } finally {
+      this.depth--;
+    }
+  }
+
+  exists(taskId: string): boolean {
+    return this.state(taskId) !== null;
+  }
+
+  state(taskId: string): TaskState | null {
+    const task = this.cache.peek(taskId);
+    if (task) return task.status.state;
+    const row = this.sql
+      .exec<{ state: string }>("SELECT state FROM tasks WHERE id = ?", taskId)
+      .toArray()[0];
+    return row ? (row.state as TaskState) : null;
+  }
+
+  /**
+   * Inserts a new task with its messages. With `start`, the task is written already
+   * moved to working (one row, one event), as a run begins at once; returns the events.
+   * `withPush`: a webhook config was registered for it first. `itemId` names the row of
+   * its first message (a client's message: see `sentItemId`).
+   */
+  create(task: Task, start = false, withPush = false, itemId?: string): LoggedEvent[] {
+    const live: Task = {
+      ...task,
+      history: [],
+      artifacts: [],
+      stateHistory: [],
+      metadata: { ...task.metadata },
+      status: { ...task.status },
+    };
+    this.cache.created(live);
+    if (start) {
+      const timestamp = nowIso();
+      live.stateHistory.push({ previousState: task.status.state, newState: "working", timestamp });
+      live.status = { state: "working", message: null, timestamp };
+    }
+    return this.atomic(() => {
+      const metadata = JSON.stringify(live.metadata);
+      const stateHistory = JSON.stringify(live.stateHistory);
+      checkRowBytes("task row", metadata, stateHistory);
+      const rowSeq = this.listing.tick();
+      this.sql.exec(
+        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq, event_floor)
+         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?4, 1, ?8, ?9)`,
+        live.id,
+        live.contextId,
+        live.status.state,
+        live.status.timestamp,
+        metadata,
+        stateHistory,
+        live.createdAt,
+        rowSeq,
+        this.events.floor(),
+      );
+      this.listing.setRowSeq(live, rowSeq);
+      if (isTerminal(live.status.state)) this.retention.noteFinished(live.status.timestamp);
+      this.cache.remember(live);
+      this.index.touch(live);
+      if (this.push && !withPush) this.push.noConfigs(live.id);
+      for (const [i, m] of task.history.entries()) {
+        this.appendMessage(live.id, m, i === 0 ? itemId : undefined);
+      }
+      return start ? [statusEvent(this, live)] : [];
+    });
+  }
+
+  /** Appends conversation items under a task, in one transaction. */
+  recordItems(taskId: string, items: readonly Item[]): void {
+    const task = this.cache.use(taskId);
+    this.atomic(() => {
+      for (const item of items) {
+        this.history.append(item, taskId);
+        if (item.type === "message") {
+          this.cache.keep(task, messageFromItem(item, taskId), this.history.lastWrittenChars);
+        }
+      }
+    });
+  }
+
+  /**
+   * A task message joins the context's conversation history, tagged with its task;
+   * `itemId` names its row (a client's message: see `sentItemId`).
+   */
+  appendMessage(taskId: string, message: Message, itemId?: string): void {
+    const task = this.cache.use(taskId);
+    const item = itemFromMessage(message, itemId);
+    this.atomic(() => {
+      this.history.append(item, taskId);
+      this.cache.keep(task, message, this.history.lastWrittenChars);
+    });
+    if (message.role === "user") {
+      this.cache.asked(task, message.messageId, item.id);
+    }
+  }
+
+  /**
+   * Moves a task through the lifecycle, each step in its state history and the event log
+   * (see `transitionTask`). Throws before writing anything if illegal.
+   */
+  transition(taskId: string, to: TaskState, options: TransitionOptions = {}): LoggedEvent[] {
+    return transitionTask(this, taskId, to, options);
+  }
+
+  /** A progress message: the state stays, the status message changes, history grows. */
+  statusMessage(taskId: string, message: Message): LoggedEvent {
+    return setStatusMessage(this, taskId, message);
+  }
+
+  /** A transient progress message, logged and streamed; the task does not change. */
+  announce(taskId: string, message: Message): LoggedEvent {
+    return announceStatus(this, taskId, message);
+  }
+
+  /**
+   * Adds an artifact, replaces one, or appends parts to one (A2A append/lastChunk).
+   * An append writes its parts and its event, nothing else: the task, the artifact and
+   * its next part index are known in memory.
+   */
+  putArtifact(
+    taskId: string,
+    artifact: Artifact,
+    chunk: { append: boolean; lastChunk: boolean },
+  ): LoggedEvent {
+    const task = this.cache.use(taskId);
+    const known = task.artifacts.find((a) => a.artifactId === artifact.artifactId);
+    if (chunk.append && !known) {
+      throw new A2AError(
+        "InvalidParams",
+        `Cannot append to artifact ${artifact.artifactId}: it does not exist`,
+      );
+    }
+    const bodies = artifact.parts.map((part) => JSON.stringify(part));
+    for (const body of bodies) checkRowBytes("artifact part", body);
+    const appending = chunk.append && known !== undefined;
+    let headerJson = "";
+    let inline: string | null = null;
+    if (!appending) {
+      const { parts: _parts, ...header } = artifact;
+      headerJson = JSON.stringify(header);
+      checkRowBytes("artifact header", headerJson);
+      inline = inlineParts(headerJson, bodies);
+    }
+    const sizes = this.cache.artifactSizesOf(task);
+    // As `readArtifacts` counts the stored rows: the header, then inline parts or part rows.
+    const size =
+      (appending ? (sizes.each.get(artifact.artifactId) ?? 0) : 0) +
+      headerJson.length +
+      (inline?.length ?? bodies.reduce((sum, body) => sum + body.length, 0));
+    this.cache.checkArtifactChars(task, sizes, artifact.artifactId, size);
+    return this.atomic(() => {
+      writeArtifact(
+        this.sql,
+        taskId,
+        artifact.artifactId,
+        known,
+        appending,
+        bodies,
+        headerJson,
+        inline,
+      );
+      // A replaced artifact is counted anew (an overestimate until the task is read again).
+      this.cache.grew(
+        task,
+        bodies.reduce((sum, body) => sum + body.length, 0),
+      );
+      sizes.total += size - (sizes.each.get(artifact.artifactId) ?? 0);
+      sizes.each.set(artifact.artifactId, size);
+      if (chunk.append && known) {
+        known.parts.push(...artifact.parts);
+      } else {
+        const copy = { ...artifact, parts: [...artifact.parts] };
+        const at = known ? task.artifacts.indexOf(known) : -1;
+        if (at >= 0) task.artifacts[at] = copy;
+        else task.artifacts.push(copy);
+      }
+      return this.log(taskId, {
+        kind: "artifact-update",
+        taskId,
+        contextId: task.contextId,
+        artifact,
+        append: chunk.append,
+        lastChunk: chunk.lastChunk,
+      });
+    });
+  }
+
+  /**
+   * A task, or null, with its newest messages within `bounds` (`limits.taskHistory`,
+   * `limits.taskHistoryChars`); `historyLength` keeps the newest n of those (§3.2.4). A
+   * task this object wrote recently comes from memory; the caller must not change it.
+   */
+  read(taskId: string, options: ReadOptions = {}): Task | null {
+    return this.cache.read(taskId, options);
+  }
+
+  /** The newest user message of a task (what a resumed run starts from), or null. */
+  lastUserMessage(taskId: string): Message | null {
+    return this.cache.lastUserMessage(taskId);
+  }
+
+  /** Tasks in the given states (used on wake to find interrupted runs). */
+  idsInStates(states: readonly TaskState[]): string[] {
+    const marks = states.map(() => "?").join(", ");
+    return this.sql
+      .exec<{ id: string }>(`SELECT id FROM tasks WHERE state IN (${marks})`, ...states)
+      .toArray()
+      .map((r) => r.id);
+  }
+
+  /** One page of this conversation's tasks, newest status first. */
+  page(q: PageQuery): CuttablePage<{ id: string; updated_at: string }> {
+    return this.listing.page(q);
+  }
+
+  /** One batch of retention (see `Retention.prune`); returns how many tasks went. */
+  prune(keep: number, olderThan: string, batch = 100): number {
+    return this.retention.prune(keep, olderThan, batch);
+  }
+
+  /** Merges keys into a task's metadata (JSON merge patch; null removes a key). */
+  mergeMetadata(taskId: string, patch: JsonObject): void {
+    const task = this.cache.use(taskId);
+    const merged = mergePatch(task.metadata, patch);
+    const json = JSON.stringify(merged);
+    checkRowBytes("task metadata", json);
+    this.atomic(() => {
+      this.sql.exec("UPDATE tasks SET metadata = ? WHERE id = ?", json, taskId);
+      task.metadata = merged;
+    });
+  }
+
+  /**
+   * Logs an event; its row is written as the transaction ends (see `EventLog.write`).
+   * For the task's writers here and in task-status.ts.
+   */
+  log(taskId: string, event: TaskEvent): LoggedEvent {
+    const seq = this.events.add(taskId, event);
+    if (this.depth === 0) this.events.write();
+    // Same transaction as the event: a delivery can never be lost or exist without it.
+    if (this.push && this.push.enqueueEvent(taskId, seq, event, Date.now()) > 0) {
+      this.pushQueued = true;
+    }
+    return { seq, event };
+  }
+}

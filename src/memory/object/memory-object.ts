@@ -1,0 +1,414 @@
+import { DurableObject } from "cloudflare:workers";
+import { A2AError } from "../../protocol/errors";
+import { nowIso } from "../../protocol/json";
+import {
+  DEFAULT_TOKEN_BUDGET,
+  type MemoryApplyResult,
+  type MemoryBundle,
+  type MemoryFact,
+  type MemoryItem,
+  type MemoryKind,
+  MemoryListQuery,
+  type MemoryOp,
+  MemoryOps,
+  MemoryOrigin,
+  type MemoryPage,
+  type MemoryStats,
+  type RecalledMemory,
+  RememberQuery,
+} from "../../protocol/memory";
+import { attempt, type Result } from "../../storage/result";
+import { createSchema, openSchema } from "../../storage/schema-version";
+import type { Embedder, VectorIndex } from "../embedder";
+import { type MemoryLimits, resolveMemoryLimits } from "../limits";
+import { AccessLog } from "./memory-access";
+import {
+  CHANGES_ONLY,
+  checkItemSizes,
+  emptyBundle,
+  ItemRef,
+  NeighboursQuery,
+  nothingChanged,
+  parse,
+} from "./memory-input";
+import { MemoryListing } from "./memory-listing";
+import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
+import { MEMORY_SCHEMA } from "./memory-schema";
+import { mirrorVectors, prepareOps, searchVectors, VECTOR_BATCH } from "./memory-vectors";
+import { deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
+
+/** What a memory object is configured with; supplied by the subclass `defineAgent` builds. */
+export interface MemoryObjectOptions {
+  limits?: Partial<MemoryLimits>;
+  embedder?: Embedder;
+  /** Name of a Vectorize index binding in the Worker's env, for memories past the local size. */
+  vectorize?: string;
+  /** Live facts with vectors searched inside the object before the Vectorize index is used. */
+  localVectorLimit?: number;
+}
+
+/**
+ * The object's RPC surface as the Worker calls it. Each method answers a Result: protocol
+ * errors (InvalidParams naming the field, MemoryFull) cross the boundary as data.
+ */
+export type MemoryRpc = Pick<
+  MemoryObject,
+  | "apply"
+  | "remember"
+  | "recall"
+  | "neighbours"
+  | "list"
+  | "get"
+  | "remove"
+  | "erase"
+  | "stats"
+  | "reserveExtraction"
+>;
+
+/**
+ * Live facts with vectors searched inside the object (a scan of their Float32 blobs);
+ * past this, vector search goes to the Vectorize index when one is configured, and
+ * recall is by text alone when none is.
+ */
+export const LOCAL_VECTOR_LIMIT = 5_000;
+/**
+ * One memory (a user's, by default, within a tenant): facts, entities, goals, strategies
+ * and turns as SQLite rows with full-text indexes. A read on a memory never written
+ * creates nothing and answers empty.
+ * @example
+ * // The Worker's side (see `openMemory`): one object per tenant and scope key.
+ * const memory = openMemory(env.EDGELINK_MEMORY, tenant, ownerOf(principal));
+ * await memory.apply([{ op: "add_fact", claim: "Prefers green tea", source: "user_stated" }]);
+ */
+export class MemoryObject<Env = unknown> extends DurableObject<Env> {
+  /** The memory's configuration; a subclass overrides this getter (on its prototype). */
+  protected get memoryOptions(): MemoryObjectOptions {
+    return {};
+  }
+
+  /** True until the first write: the object holds nothing and has no schema. */
+  private empty: boolean;
+  /** Storage this release must not touch (a later release's schema): every call answers it. */
+  private readonly refused: A2AError | null;
+
+  /** Whether the object holds nothing; throws the refusal for storage it must not touch. */
+  private get vacant(): boolean {
+    if (this.refused) throw this.refused;
+    return this.empty;
+  }
+  private readonly reader: MemoryReader;
+  private readonly listing: MemoryListing;
+  private readonly access: AccessLog;
+  private resolved: { from: Partial<MemoryLimits> | undefined; limits: MemoryLimits } | null = null;
+  /** Live facts with vectors, once counted; forgotten at every write. */
+  private vectorCount: number | null = null;
+  /** The kinds of item the memory holds, once read; forgotten at every write. */
+  private heldKinds: Set<MemoryKind> | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const opened = openSchema(ctx.storage, MEMORY_SCHEMA);
+    this.empty = opened.vacant;
+    this.refused = opened.refused;
+    this.reader = new MemoryReader(ctx.storage.sql);
+    this.listing = new MemoryListing(ctx.storage.sql);
+    this.access = new AccessLog(ctx.storage.sql);
+  }
+
+  /** The configured limits over the defaults (read again when the configuration changes). */
+  protected get limits(): MemoryLimits {
+    const from = this.memoryOptions.limits;
+    if (!this.resolved || this.resolved.from !== from) {
+      this.resolved = { from, limits: resolveMemoryLimits(from) };
+    }
+    return this.resolved.limits;
+  }
+
+  /** The external vector index, when one is configured: the binding named by `vectorize`. */
+  protected vectorIndex(): VectorIndex | null {
+    const name = this.memoryOptions.vectorize;
+    if (!name) return null;
+    const binding = (this.env as Record<string, unknown>)[name] as Partial<VectorIndex> | undefined;
+    if (typeof binding?.query !== "function") {
+      throw new A2AError(
+        "Misconfigured",
+        `memory.vectorize names the binding ${name}, but the Worker has no Vectorize index by that name`,
+      );
+    }
+    return binding as VectorIndex;
+  }
+
+  /** Writes the access counts of recent recalls now (the bench counts them per recall). */
+  protected flushAccess(): void {
+    if (!this.vacant) this.access.flush();
+  }
+
+  /** Each memory's vectors live in their own namespace of the shared index. */
+  private get namespace(): string {
+    return this.ctx.id.toString();
+  }
+
+  private ensureSchema(): void {
+    if (!this.vacant) return;
+    createSchema(this.ctx.storage, MEMORY_SCHEMA);
+    this.empty = false;
+  }
+
+  // ---- RPC ---------------------------------------------------------------------------
+
+  /** Applies operations in order, all or nothing (a full memory refuses the whole batch). */
+  apply(ops: MemoryOp[], origin?: MemoryOrigin): Promise<Result<MemoryApplyResult>> {
+    return attempt("memory object", async () => {
+      const checked = parse(MemoryOps, ops, "ops");
+      const from = parse(MemoryOrigin, origin ?? {}, "origin");
+      const limits = this.limits;
+      checkItemSizes(checked, limits.maxItemBytes);
+      if (this.vacant && checked.every((op) => CHANGES_ONLY.has(op.op))) {
+        return nothingChanged(checked);
+      }
+      const prepared = await this.prepare(checked);
+      this.ensureSchema();
+      const writer = new MemoryWriter(this.ctx.storage.sql, limits, nowIso(), from, prepared);
+      this.forgetCounts();
+      const result = this.ctx.storage.transactionSync(() => {
+        this.access.flush();
+        return writer.applyAll(checked);
+      });
+      await this.syncVectors(writer.vectors.upsert, writer.vectors.remove, prepared);
+      return result;
+    });
+  }
+
+  /** The memories relevant to a query, within its token budget; counts each one recalled. */
+  remember(query: RememberQuery): Promise<Result<MemoryBundle>> {
+    return attempt("memory object", async () => {
+      const q = parse(RememberQuery, query);
+      if (this.vacant) return emptyBundle(q.text);
+      return (await this.recallFor(q)).bundle;
+    });
+  }
+
+  /**
+   * What a model turn needs of `remember`: the same memories, counted the same way, as
+   * the rendered prompt section only. Rendered here as the budget is filled, so the
+   * bundle never crosses the boundary and the caller renders nothing.
+   */
+  recall(query: RememberQuery): Promise<Result<RecalledMemory>> {
+    return attempt("memory object", async () => {
+      const q = parse(RememberQuery, query);
+      if (this.vacant) return { section: "", tokens: 0, truncated: false };
+      const { bundle, fitted } = await this.recallFor(q);
+      return { section: fitted.text(), tokens: bundle.tokens, truncated: bundle.truncated };
+    });
+  }
+
+  /** The closest live facts to each claim (no access counted): for extraction's decisions. */
+  neighbours(claims: string[], k: number): Promise<Result<MemoryFact[][]>> {
+    return attempt("memory object", async () => {
+      const q = parse(NeighboursQuery, { claims, k });
+      if (this.vacant) return q.claims.map(() => []);
+      this.access.flush();
+      const hits = await this.vectorHits(q.claims, null);
+      return this.reader.neighbours(q.claims, q.k, hits);
+    });
+  }
+
+  list(query: MemoryListQuery): Promise<Result<MemoryPage>> {
+    return attempt("memory object", () => {
+      const q = parse(MemoryListQuery, query);
+      if (this.vacant) return { items: [], nextPageToken: "" };
+      this.access.flush();
+      return this.listing.list(q);
+    });
+  }
+
+  get(kind: MemoryKind, id: string): Promise<Result<MemoryItem | null>> {
+    return attempt("memory object", () => {
+      const ref = parse(ItemRef, { kind, id });
+      if (this.vacant) return null;
+      this.access.flush();
+      return this.listing.get(ref.kind, ref.id);
+    });
+  }
+
+  /** Deletes one item; a goal's subgoals move up to its parent. */
+  remove(kind: MemoryKind, id: string): Promise<Result<boolean>> {
+    return attempt("memory object", async () => {
+      const ref = parse(ItemRef, { kind, id });
+      if (this.vacant) return false;
+      this.access.flush();
+      const sql = this.ctx.storage.sql;
+      this.forgetCounts();
+      const removed = this.ctx.storage.transactionSync(() => {
+        switch (ref.kind) {
+          case "fact": {
+            const gone = sql.exec("DELETE FROM facts WHERE id = ?", ref.id).rowsWritten > 0;
+            sql.exec("DELETE FROM fact_entities WHERE fact_id = ?", ref.id);
+            return gone;
+          }
+          case "entity":
+            return deleteEntity(sql, ref.id);
+          case "goal":
+            sql.exec(
+              "UPDATE goals SET parent_id = (SELECT parent_id FROM goals WHERE id = ?1) WHERE parent_id = ?1",
+              ref.id,
+            );
+            return sql.exec("DELETE FROM goals WHERE id = ?", ref.id).rowsWritten > 0;
+          case "strategy":
+            return sql.exec("DELETE FROM strategies WHERE id = ?", ref.id).rowsWritten > 0;
+          case "turn":
+            return sql.exec("DELETE FROM turns WHERE id = ?", ref.id).rowsWritten > 0;
+        }
+      });
+      if (removed && ref.kind === "fact") await this.syncVectors([], [ref.id], null);
+      return removed;
+    });
+  }
+
+  /**
+   * Deletes everything, storage included (and the memory's vectors in an external index):
+   * nothing is recallable afterwards, and the object is as if never written.
+   */
+  erase(): Promise<Result<{ erased: number }>> {
+    return attempt("memory object", async () => {
+      this.access.drop();
+      if (this.vacant) {
+        await this.ctx.storage.deleteAll();
+        return { erased: 0 };
+      }
+      const erased = this.counts().total;
+      const index = this.vectorIndex();
+      if (index) {
+        // Every fact ever given a vector may have one there (superseded ones included).
+        const ids = this.ctx.storage.sql
+          .exec<{ id: string }>("SELECT id FROM facts WHERE embedding IS NOT NULL")
+          .toArray()
+          .map((r) => r.id);
+        for (let i = 0; i < ids.length; i += VECTOR_BATCH) {
+          await index.deleteByIds(ids.slice(i, i + VECTOR_BATCH));
+        }
+      }
+      await this.ctx.storage.deleteAll();
+      this.empty = true;
+      this.forgetCounts();
+      return { erased };
+    });
+  }
+
+  stats(): Promise<Result<MemoryStats>> {
+    return attempt("memory object", () => {
+      const { byKind } = this.counts();
+      return {
+        facts: byKind.fact?.n ?? 0,
+        entities: byKind.entity?.n ?? 0,
+        goals: byKind.goal?.n ?? 0,
+        strategies: byKind.strategy?.n ?? 0,
+        turns: byKind.turn?.n ?? 0,
+        bytes: Object.values(byKind).reduce((sum, row) => sum + (row?.bytes ?? 0), 0),
+      };
+    });
+  }
+
+  /**
+   * Reserves one extraction call in the current hour (UTC, a fixed window): true when
+   * fewer than `limits.extractionCallsPerHour` were reserved in it, false otherwise.
+   */
+  reserveExtraction(): Promise<Result<boolean>> {
+    return attempt("memory object", () => {
+      const max = this.limits.extractionCallsPerHour;
+      if (max === 0) return false;
+      this.ensureSchema();
+      const hour = Math.floor(Date.now() / 3_600_000);
+      const sql = this.ctx.storage.sql;
+      const row = sql
+        .exec<{ hour: number; calls: number }>("SELECT hour, calls FROM extraction_window")
+        .toArray()[0];
+      const calls = row && row.hour === hour ? row.calls : 0;
+      if (calls >= max) return false;
+      sql.exec(
+        `INSERT INTO extraction_window (id, hour, calls) VALUES (1, ?1, ?2)
+         ON CONFLICT (id) DO UPDATE SET hour = ?1, calls = ?2`,
+        hour,
+        calls + 1,
+      );
+      return true;
+    });
+  }
+
+  // ---- helpers -----------------------------------------------------------------------
+
+  private counts(): {
+    total: number;
+    byKind: Partial<Record<MemoryKind, { n: number; bytes: number }>>;
+  } {
+    if (this.vacant) return { total: 0, byKind: {} };
+    const rows = this.ctx.storage.sql
+      .exec<{ kind: MemoryKind; n: number; bytes: number }>(
+        "SELECT kind, n, bytes FROM item_counts",
+      )
+      .toArray();
+    return {
+      total: rows.reduce((sum, r) => sum + r.n, 0),
+      byKind: Object.fromEntries(rows.map((r) => [r.kind, { n: r.n, bytes: r.bytes }])),
+    };
+  }
+
+  /** The bundle of a checked query, its access counted (written shortly after). */
+  private async recallFor(q: RememberQuery) {
+    const [hits] = await this.vectorHits([q.text], channelsOf(q.channel));
+    const recalled = this.reader.bundle(
+      q.text,
+      q.channel,
+      q.tokenBudget ?? DEFAULT_TOKEN_BUDGET,
+      hits ?? new Map(),
+      Date.now(),
+      this.held(),
+    );
+    this.access.record(recalled.bundle, nowIso());
+    return recalled;
+  }
+
+  /** The kinds the memory holds items of (read once, until the next write). */
+  private held(): ReadonlySet<MemoryKind> {
+    this.heldKinds ??= new Set(
+      Object.entries(this.counts().byKind)
+        .filter(([, row]) => (row?.n ?? 0) > 0)
+        .map(([kind]) => kind as MemoryKind),
+    );
+    return this.heldKinds;
+  }
+
+  /** What the object knows of its counts is stale after a write. */
+  private forgetCounts(): void {
+    this.vectorCount = null;
+    this.heldKinds = null;
+  }
+
+  private prepare(ops: readonly MemoryOp[]): Promise<Prepared> {
+    return prepareOps(ops, this.memoryOptions.embedder);
+  }
+
+  /** Vector search for each text: in the object up to its limit, else the external index. */
+  private vectorHits(texts: string[], channels: string | null): Promise<VectorHits[]> {
+    const embedder = this.memoryOptions.embedder;
+    if (!embedder || texts.every((t) => t.trim() === ""))
+      return Promise.resolve(texts.map(() => new Map()));
+    this.vectorCount ??= this.reader.vectorCount();
+    const local = this.vectorCount <= (this.memoryOptions.localVectorLimit ?? LOCAL_VECTOR_LIMIT);
+    return searchVectors(texts, embedder, {
+      scan: local ? (vector) => this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES) : null,
+      index: local ? null : this.vectorIndex(),
+      namespace: this.namespace,
+    });
+  }
+
+  private syncVectors(
+    upsert: Array<{ id: string; index: number }>,
+    remove: string[],
+    prepared: Prepared | null,
+  ): Promise<void> {
+    return mirrorVectors(this.vectorIndex(), this.namespace, upsert, remove, prepared);
+  }
+}
+
+export type { VectorIndex };

@@ -1,0 +1,337 @@
+import {
+  GLOBAL_CHANNEL,
+  type MemoryBundle,
+  type MemoryEntity,
+  type MemoryFact,
+  type MemoryKind,
+  type MemoryStrategy,
+} from "../../protocol/memory";
+import { cosine } from "../embedder";
+import {
+  factScore,
+  ftsQuery,
+  isCurrent,
+  queryTerms,
+  recency,
+  relevance,
+  strategyScore,
+} from "../rank";
+import { entityLine, factLine, goalLine, SectionFitter, strategyLine } from "../render";
+import {
+  type EntityRow,
+  entityOf,
+  FACT_COLUMN_COUNT,
+  FACT_COLUMNS,
+  type FactRow,
+  factOf,
+  factRowOf,
+  type GoalRow,
+  goalOf,
+  type StrategyRow,
+  strategyOf,
+} from "./memory-rows";
+
+/** Facts the full-text index proposes for one query, best first. */
+export const TEXT_CANDIDATES = 50;
+/**
+ * Text matches read to find those candidates: the newest this many facts that match (so
+ * recall costs the same however large the memory), superseded facts and other channels'
+ * among them dropped, the rest ranked by bm25.
+ */
+export const TEXT_SCAN = 100;
+/** The newest facts also considered, so a query sharing no word still recalls the user's context. */
+export const RECENT_CANDIDATES = 20;
+/** Facts the vector index proposes for one query. */
+export const VECTOR_CANDIDATES = 20;
+/** Most entities, active goals and strategies in one bundle. */
+export const BUNDLE_ENTITIES = 10;
+export const BUNDLE_GOALS = 10;
+export const BUNDLE_STRATEGIES = 3;
+
+/** A fact's similarity to the query, from the vector search (by fact id). */
+export type VectorHits = Map<string, number>;
+
+interface Scored {
+  fact: MemoryFact;
+  score: number;
+}
+
+/** The channels a query sees as a JSON array, or null for all of them. */
+export type Channels = string | null;
+
+/** Matches a row `f` in the channels bound as parameter `n` (null: all). */
+const inChannels = (n: number) =>
+  `(?${n} IS NULL OR f.channel IN (SELECT value FROM json_each(?${n})))`;
+
+/** The channels a query sees: its own and the global one. */
+export function channelsOf(channel: string | undefined): string {
+  return JSON.stringify([...new Set([channel ?? GLOBAL_CHANNEL, GLOBAL_CHANNEL])]);
+}
+
+/** Reads of the memory object's SQLite: recall, neighbours, listing. */
+export class MemoryReader {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** Live facts with a vector, to choose between the in-object scan and an external index. */
+  vectorCount(): number {
+    return (
+      this.sql
+        .exec<{ n: number }>(
+          "SELECT count(*) AS n FROM facts WHERE superseded_by IS NULL AND embedding IS NOT NULL",
+        )
+        .toArray()[0]?.n ?? 0
+    );
+  }
+
+  /** Cosine top-k over the stored vectors of live facts (the in-object index). */
+  scanVectors(query: Float32Array, channels: Channels, k: number): VectorHits {
+    const best: Array<[string, number]> = [];
+    const cursor = this.sql.exec<{ id: string; embedding: ArrayBuffer }>(
+      `SELECT id, embedding FROM facts f WHERE superseded_by IS NULL AND embedding IS NOT NULL
+         AND ${inChannels(1)}`,
+      channels,
+    );
+    for (const row of cursor) {
+      if (row.embedding.byteLength !== query.length * 4) continue;
+      const score = cosine(query, new Float32Array(row.embedding));
+      if (best.length < k || score > (best[best.length - 1] as [string, number])[1]) {
+        best.push([row.id, score]);
+        best.sort((a, b) => b[1] - a[1]);
+        if (best.length > k) best.pop();
+      }
+    }
+    return new Map(best);
+  }
+
+  private textMatches(
+    terms: string[],
+    channels: Channels,
+    limit: number,
+  ): Array<{ row: FactRow; bm: number }> {
+    if (terms.length === 0) return [];
+    const cursor = this.sql.exec(
+      // The newest matches first, in the index's rowid order, so FTS5 stops after
+      // TEXT_SCAN of them however many facts match; bm25 ranks those.
+      `SELECT ${FACT_COLUMNS}, m.bm FROM (
+           SELECT rowid, bm25(facts_fts) AS bm FROM facts_fts WHERE facts_fts MATCH ?1
+           ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
+         ) m JOIN facts f ON f.rid = m.rowid
+         WHERE f.superseded_by IS NULL AND ${inChannels(2)}
+         ORDER BY m.bm LIMIT ${limit}`,
+      ftsQuery(terms),
+      channels,
+    );
+    return Array.from(cursor.raw(), (r) => ({
+      row: factRowOf(r),
+      bm: r[FACT_COLUMN_COUNT] as number,
+    }));
+  }
+
+  /** Facts read by a query selecting FACT_COLUMNS. */
+  private facts(query: string, ...bindings: SqlStorageValue[]): FactRow[] {
+    return Array.from(this.sql.exec(query, ...bindings).raw(), factRowOf);
+  }
+
+  private factsById(ids: string[]): FactRow[] {
+    if (ids.length === 0) return [];
+    return this.facts(
+      `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.id IN (SELECT value FROM json_each(?))
+         AND f.superseded_by IS NULL`,
+      JSON.stringify(ids),
+    );
+  }
+
+  private salienceOf(ids: string[]): Map<string, number> {
+    const rows = this.sql
+      .exec<{ fact_id: string; s: number }>(
+        `SELECT fe.fact_id, max(e.salience) AS s FROM fact_entities fe JOIN entities e ON e.id = fe.entity_id
+         WHERE fe.fact_id IN (SELECT value FROM json_each(?)) GROUP BY fe.fact_id`,
+        JSON.stringify(ids),
+      )
+      .toArray();
+    return new Map(rows.map((r) => [r.fact_id, r.s]));
+  }
+
+  /**
+   * Live facts ranked for a query: text matches, vector hits and the newest, scored.
+   * `withEntities` false (the memory holds none) skips looking up their salience.
+   */
+  rankFacts(
+    text: string,
+    channels: Channels,
+    hits: VectorHits,
+    now: number,
+    withRecent = true,
+    withEntities = true,
+  ): Scored[] {
+    const matches = this.textMatches(queryTerms(text), channels, TEXT_CANDIDATES);
+    const best = matches[0]?.bm;
+    const rows = new Map<string, { row: FactRow; bm?: number }>();
+    for (const match of matches) rows.set(match.row.id, match);
+    const missing = [...hits.keys()].filter((id) => !rows.has(id));
+    for (const row of this.factsById(missing)) {
+      if (channels === null || (JSON.parse(channels) as string[]).includes(row.channel)) {
+        rows.set(row.id, { row });
+      }
+    }
+    if (withRecent) {
+      const recent = this.facts(
+        `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.superseded_by IS NULL AND ${inChannels(1)}
+         ORDER BY f.created_at DESC LIMIT ${RECENT_CANDIDATES}`,
+        channels,
+      );
+      for (const row of recent) if (!rows.has(row.id)) rows.set(row.id, { row });
+    }
+    const salience = withEntities ? this.salienceOf([...rows.keys()]) : new Map<string, number>();
+    const scored = [...rows.values()].map(({ row, bm }) => {
+      const fact = factOf(row);
+      const score = factScore({
+        relevance: relevance(bm, best, hits.get(row.id), hits.size > 0),
+        confidence: fact.confidence,
+        salience: salience.get(fact.id) ?? 0.5,
+        recency: recency(fact.lastAccessedAt ?? fact.updatedAt, now),
+        current: isCurrent(fact.validFrom, fact.validTo, now),
+      });
+      return { fact, score };
+    });
+    return scored.sort(
+      (a, b) => b.score - a.score || b.fact.createdAt.localeCompare(a.fact.createdAt),
+    );
+  }
+
+  /** The closest live facts to each claim, in any channel, by text match and vectors only. */
+  neighbours(claims: string[], k: number, hits: VectorHits[]): MemoryFact[][] {
+    return claims.map((claim, i) =>
+      this.rankFacts(claim, null, hits[i] ?? new Map(), Date.now(), false)
+        .filter(({ fact }) => fact.id)
+        .slice(0, k)
+        .map(({ fact }) => fact),
+    );
+  }
+
+  /**
+   * Builds the bundle for a query within its budget, and its section as it is filled
+   * (`fitted.text()` is `renderMemoryBundle(bundle)`); the caller counts the access.
+   * Kinds the memory does not hold (`held`) are not queried: each full-text query costs
+   * about as much on an empty table as on a small one.
+   */
+  bundle(
+    text: string,
+    channel: string | undefined,
+    budget: number,
+    hits: VectorHits,
+    now: number,
+    held: ReadonlySet<MemoryKind>,
+  ): { bundle: MemoryBundle; fitted: SectionFitter } {
+    const channels = channelsOf(channel);
+    const withEntities = held.has("entity");
+    const facts = held.has("fact")
+      ? this.rankFacts(text, channels, hits, now, true, withEntities)
+      : [];
+    const terms = queryTerms(text);
+    const goals = held.has("goal")
+      ? this.sql
+          .exec<GoalRow>(
+            `SELECT * FROM goals WHERE status = 'active' AND channel IN (SELECT value FROM json_each(?))
+             ORDER BY priority, created_at LIMIT ${BUNDLE_GOALS}`,
+            channels,
+          )
+          .toArray()
+          .map(goalOf)
+      : [];
+    const strategies = held.has("strategy") ? this.strategiesFor(terms, channels) : [];
+    const fit = new SectionFitter(budget * 4);
+    const bundle: MemoryBundle = {
+      query: text,
+      facts: [],
+      entities: [],
+      goals: [],
+      strategies: [],
+      tokens: 0,
+      truncated: false,
+    };
+    for (const { fact, score } of facts) {
+      if (fit.take("facts", factLine(fact))) {
+        bundle.facts.push({ ...fact, score: Math.round(score * 1e4) / 1e4 });
+      } else bundle.truncated = true;
+    }
+    for (const goal of goals) {
+      if (fit.take("goals", goalLine(goal))) bundle.goals.push(goal);
+      else bundle.truncated = true;
+    }
+    const entities = withEntities ? this.entitiesFor(terms, bundle.facts, channels) : [];
+    for (const entity of entities) {
+      if (fit.take("entities", entityLine(entity))) bundle.entities.push(entity);
+      else bundle.truncated = true;
+    }
+    for (const strategy of strategies) {
+      if (fit.take("strategies", strategyLine(strategy))) {
+        bundle.strategies.push(strategy);
+      } else bundle.truncated = true;
+    }
+    bundle.tokens = fit.tokens();
+    return { bundle, fitted: fit };
+  }
+
+  /** Entities the query names (in its channels) first, then those of the recalled facts. */
+  private entitiesFor(terms: string[], facts: MemoryFact[], channels: Channels): MemoryEntity[] {
+    const named =
+      terms.length === 0
+        ? []
+        : this.sql
+            .exec<EntityRow>(
+              `SELECT f.* FROM entities f WHERE f.rid IN (
+                 SELECT rowid FROM entities_fts WHERE entities_fts MATCH ?2 ORDER BY rank LIMIT ${BUNDLE_ENTITIES})
+                 AND ${inChannels(1)}
+               ORDER BY f.salience DESC`,
+              channels,
+              ftsQuery(terms),
+            )
+            .toArray();
+    const linked = [...new Set(facts.flatMap((f) => f.entityIds))];
+    const linkedRows =
+      linked.length === 0
+        ? []
+        : this.sql
+            .exec<EntityRow>(
+              `SELECT * FROM entities WHERE id IN (SELECT value FROM json_each(?))
+               ORDER BY salience DESC LIMIT ${BUNDLE_ENTITIES}`,
+              JSON.stringify(linked),
+            )
+            .toArray();
+    const out = new Map<string, MemoryEntity>();
+    for (const row of [...named, ...linkedRows]) {
+      if (out.size >= BUNDLE_ENTITIES) break;
+      if (!out.has(row.id)) out.set(row.id, entityOf(row));
+    }
+    return [...out.values()];
+  }
+
+  /** Strategies whose context pattern matches, what worked first; what failed more is left out. */
+  private strategiesFor(terms: string[], channels: string): MemoryStrategy[] {
+    if (terms.length === 0) return [];
+    const rows = this.sql
+      .exec<StrategyRow & { bm: number }>(
+        `SELECT s.*, bm25(strategies_fts) AS bm FROM strategies_fts JOIN strategies s ON s.rid = strategies_fts.rowid
+         WHERE strategies_fts MATCH ? AND s.channel IN (SELECT value FROM json_each(?))
+         ORDER BY bm LIMIT 20`,
+        ftsQuery(terms),
+        channels,
+      )
+      .toArray();
+    const best = rows[0]?.bm;
+    return rows
+      .filter((r) => r.failure_count <= r.success_count)
+      .map((r) => ({
+        s: strategyOf(r),
+        score: strategyScore(
+          relevance(r.bm, best, undefined, false),
+          r.success_count,
+          r.failure_count,
+        ),
+      }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, BUNDLE_STRATEGIES)
+      .map(({ s }) => s);
+  }
+}

@@ -1,0 +1,31 @@
+import { A2AError, type ErrorData, errorReference } from "../protocol/errors";
+import { InvalidTransitionError } from "../protocol/task-state";
+import { logEvent } from "../telemetry/log";
+
+/** Outcome of an RPC: errors cross the Durable Object boundary as plain data. */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorData };
+
+/**
+ * Runs an object's RPC method body: its value, or its protocol error as data. Anything
+ * else is logged under `what` and answered as an internal error, its details kept in.
+ */
+export async function attempt<T>(what: string, fn: () => T | Promise<T>): Promise<Result<T>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    if (error instanceof A2AError) return { ok: false, error: error.toData() };
+    if (error instanceof InvalidTransitionError) {
+      return { ok: false, error: { kind: "UnsupportedOperation", message: error.message } };
+    }
+    const reference = errorReference();
+    logEvent("error", `edgelink: ${what} error ${reference}`, { reference, error });
+    const message = `Internal error (reference ${reference})`;
+    return { ok: false, error: { kind: "Internal", message, metadata: { reference } } };
+  }
+}
+
+/** The caller's side: the value, or the error thrown again as an A2AError. */
+export function unwrap<T>(result: Result<T>): T {
+  if (!result.ok) throw A2AError.fromData(result.error);
+  return result.value;
+}

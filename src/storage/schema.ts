@@ -1,0 +1,227 @@
+import { PINNED } from "../conversation/history/history-store";
+import type { Schema } from "./schema-version";
+
+/**
+ * The SQLite schema of each kind of object, as a baseline: what a new object gets, in one
+ * step. Storage made by Edgelink 0.x (its numbered migrations) is not migrated but refused
+ * (see `schema-version.ts`); a later change to a schema goes in its `migrations`, applied
+ * on top of the baseline.
+ */
+
+/** The `meta` key of the event log's high-water mark (the newest seq ever deleted). */
+export const EVENTS_SEQ_KEY = "events_seq";
+
+/** Task moves a conversation keeps for page tokens: an older token has expired. */
+export const CONTEXT_LISTING_KEEP = 10_000;
+/** The same for a tenant's index, which sees every conversation's moves. */
+export const INDEX_LISTING_KEEP = 100_000;
+
+/**
+ * What keeps ListTasks pages stable while tasks change (A2A sorts by last update, so a
+ * task updated between two page reads would otherwise move across the cursor and be
+ * skipped or listed twice). Every insert and every change of `updated_at` takes the next
+ * value of a counter (`list_clock`) into the row's `row_seq`; a change also records the
+ * row's previous `updated_at` in `list_moves`. A page token holds the counter as the first
+ * page saw it (the snapshot): a later page lists the rows unchanged since (row_seq ≤
+ * snapshot) at their place, and the rows changed since at the place they had then (the
+ * move that left the snapshot). Each object's writer keeps the counter and the moves
+ * (TaskStore, IndexObject.upsert); a trigger forgets a deleted row's moves, so no deleting
+ * writer can leave them behind. The newest `keep` moves are kept, and a token older than
+ * that has expired.
+ */
+function listing(table: string, id: string): string[] {
+  return [
+    "CREATE TABLE list_clock (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL)",
+    "INSERT INTO list_clock (id, seq) VALUES (1, 0)",
+    `CREATE TABLE list_moves (
+      seq INTEGER PRIMARY KEY,
+      prev_seq INTEGER NOT NULL,
+      task_id TEXT NOT NULL,
+      old_updated_at TEXT NOT NULL
+    )`,
+    "CREATE INDEX list_moves_by_task ON list_moves (task_id)",
+    `CREATE TRIGGER ${table}_unlisted AFTER DELETE ON ${table} BEGIN
+      DELETE FROM list_moves WHERE task_id = old.${id};
+    END`,
+  ];
+}
+
+/**
+ * A conversation (ContextObject). A task is rows, never one blob: `tasks` (its state
+ * history a JSON column, `index_pending` its transactional outbox flag for the tenant
+ * index); `artifacts` (the first parts inline in `parts` when small, the rest one row each
+ * in `artifact_parts`, so a streamed chunk is one small insert); the append-only `events`
+ * log, whose `seq` is the SSE event id (no AUTOINCREMENT: TaskStore names each seq and
+ * keeps the high-water mark in `meta` under EVENTS_SEQ_KEY; read by task between the
+ * task's `event_floor` and `event_ceiling`, since version 2); the conversation history,
+ * one row per item at a REAL position (so an item can go between two others), an item
+ * too big for a row split into `history_chunks`; webhook configs and their delivery
+ * outbox (a frozen snapshot too big for its row in `push_snapshot_chunks`, which a
+ * trigger deletes with the row); `index_removals`, tasks pruned by retention until the
+ * tenant index has forgotten them.
+ */
+export const CONTEXT_SCHEMA: Schema = {
+  kind: "conversation",
+  baseline: [
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    `CREATE TABLE tasks (
+      id TEXT PRIMARY KEY,
+      context_id TEXT NOT NULL,
+      state TEXT NOT NULL,
+      status_message TEXT,
+      status_timestamp TEXT NOT NULL,
+      metadata TEXT NOT NULL DEFAULT '{}',
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      state_history TEXT NOT NULL DEFAULT '[]',
+      index_pending INTEGER NOT NULL DEFAULT 0,
+      row_seq INTEGER NOT NULL DEFAULT 0,
+      trace TEXT
+    )`,
+    "CREATE INDEX tasks_by_update ON tasks (updated_at DESC, id DESC)",
+    `CREATE TABLE artifacts (
+      task_id TEXT NOT NULL,
+      artifact_id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      header TEXT NOT NULL,
+      parts TEXT,
+      PRIMARY KEY (task_id, artifact_id)
+    )`,
+    `CREATE TABLE artifact_parts (
+      task_id TEXT NOT NULL,
+      artifact_id TEXT NOT NULL,
+      idx INTEGER NOT NULL,
+      body TEXT NOT NULL,
+      PRIMARY KEY (task_id, artifact_id, idx)
+    )`,
+    `CREATE TABLE events (
+      seq INTEGER PRIMARY KEY,
+      task_id TEXT NOT NULL,
+      body TEXT NOT NULL
+    )`,
+    "CREATE INDEX events_by_task ON events (task_id, seq)",
+    `CREATE TABLE history_items (
+      id TEXT PRIMARY KEY,
+      seq REAL NOT NULL,
+      task_id TEXT,
+      type TEXT NOT NULL,
+      body TEXT,
+      chunks INTEGER NOT NULL DEFAULT 0
+    )`,
+    "CREATE UNIQUE INDEX history_by_seq ON history_items (seq)",
+    "CREATE INDEX history_by_task ON history_items (task_id, seq)",
+    `CREATE INDEX history_pinned ON history_items (seq) WHERE ${PINNED}`,
+    `CREATE TABLE history_chunks (
+      item_id TEXT NOT NULL,
+      idx INTEGER NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (item_id, idx)
+    )`,
+    `CREATE TABLE push_configs (
+      task_id TEXT NOT NULL,
+      id TEXT NOT NULL,
+      body TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      failures INTEGER NOT NULL DEFAULT 0,
+      unhealthy INTEGER NOT NULL DEFAULT 0,
+      skipped INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (task_id, id)
+    )`,
+    `CREATE TABLE push_deliveries (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      task_id TEXT NOT NULL,
+      config_id TEXT NOT NULL,
+      event_seq INTEGER,
+      state TEXT NOT NULL DEFAULT 'pending',
+      attempts INTEGER NOT NULL DEFAULT 0,
+      first_attempt_at INTEGER,
+      next_at INTEGER NOT NULL,
+      last_error TEXT,
+      snapshot TEXT,
+      skipped INTEGER NOT NULL DEFAULT 0,
+      snapshot_chunks INTEGER NOT NULL DEFAULT 0
+    )`,
+    "CREATE INDEX push_pending ON push_deliveries (state, task_id, config_id, seq)",
+    `CREATE TABLE push_snapshot_chunks (
+      seq INTEGER NOT NULL,
+      idx INTEGER NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (seq, idx)
+    )`,
+    `CREATE TRIGGER push_snapshot_chunks_gone AFTER DELETE ON push_deliveries
+       WHEN old.snapshot_chunks > 0
+       BEGIN DELETE FROM push_snapshot_chunks WHERE seq = old.seq; END`,
+    "CREATE TABLE index_removals (task_id TEXT PRIMARY KEY)",
+    ...listing("tasks", "id"),
+  ],
+  migrations: [
+    // No index of the event log by task: an event, the most written row, paid a B-tree
+    // page for it in every commit. A task's events are read along `seq` between the task's
+    // `event_floor` (the seq the log had reached when the task was made) and, once it has
+    // ended, its `event_ceiling` (its final event's seq): the events of its lifetime. Rows
+    // made before keep 0 and NULL, and their reads walk the whole log: correct, slower.
+    [
+      "ALTER TABLE tasks ADD COLUMN event_floor INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE tasks ADD COLUMN event_ceiling INTEGER",
+      "DROP INDEX events_by_task",
+    ],
+    // A task's operational steps for the inspector (TaskSteps): out of the task's metadata,
+    // which every reader and webhook receiver gets. Written only while the inspector is on;
+    // a row goes with its task.
+    [
+      `CREATE TABLE task_steps (
+        task_id TEXT PRIMARY KEY,
+        delegations TEXT NOT NULL DEFAULT '[]',
+        push_attempts TEXT NOT NULL DEFAULT '[]'
+      )`,
+      `CREATE TRIGGER task_steps_gone AFTER DELETE ON tasks
+         BEGIN DELETE FROM task_steps WHERE task_id = old.id; END`,
+    ],
+  ],
+};
+
+/** A tenant's (and owner's) index shard (IndexObject): one row per task, and its listing. */
+export const INDEX_SCHEMA: Schema = {
+  kind: "index",
+  baseline: [
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    `CREATE TABLE task_index (
+      task_id TEXT PRIMARY KEY,
+      context_id TEXT NOT NULL,
+      state TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      row_seq INTEGER NOT NULL DEFAULT 0
+    )`,
+    "CREATE INDEX task_index_by_update ON task_index (updated_at DESC, task_id DESC)",
+    ...listing("task_index", "task_id"),
+  ],
+  migrations: [],
+};
+
+/**
+ * An agent registry: one row per live or not yet pruned registration. `name_key` is
+ * the lowercase name discovery matches and sorts by; `tags` a JSON array of lowercase tags.
+ */
+export const REGISTRY_SCHEMA: Schema = {
+  kind: "registry",
+  baseline: [
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    `CREATE TABLE agents (
+      id TEXT PRIMARY KEY,
+      owner TEXT NOT NULL,
+      name TEXT NOT NULL,
+      name_key TEXT NOT NULL,
+      url TEXT NOT NULL,
+      role TEXT NOT NULL,
+      tags TEXT NOT NULL,
+      card TEXT NOT NULL,
+      registered_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL,
+      ttl_ms INTEGER NOT NULL
+    )`,
+    "CREATE INDEX agents_by_name ON agents (name_key, id)",
+    "CREATE INDEX agents_by_expiry ON agents (expires_at)",
+  ],
+  migrations: [],
+};

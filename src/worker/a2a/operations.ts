@@ -1,0 +1,298 @@
+import type { Agent } from "../../agent/definition";
+import type { TaskStepsRecord } from "../../conversation/tasks/task-steps";
+import { listIndex } from "../../index/index-shards";
+import { A2AError } from "../../protocol/errors";
+import type { JsonObject } from "../../protocol/json";
+import type { TaskList } from "../../protocol/render";
+import {
+  encodeHistoryToken,
+  type HistoryParams,
+  type ListTasksParams,
+  type ProtocolVersion,
+  type SendParams,
+  type TaskIdParams,
+} from "../../protocol/requests";
+import type { StreamFormat } from "../../protocol/stream";
+import type { Task } from "../../protocol/task";
+import { type PushConfig, parsePushConfig } from "../../push/config";
+import { decodeCursor } from "../../storage/ids";
+import { unwrap } from "../../storage/result";
+import { A2A_TASK_STATE } from "../../telemetry";
+import { stateOfRendered } from "../tracing";
+import { ContextRouting } from "./context-routing";
+import { requireAcceptedParts, requireInputFormats } from "./negotiation";
+
+/**
+ * The A2A operations, independent of binding and version: they validate routing facts
+ * (which object, which tenant; see `ContextRouting`), call the Durable Objects and
+ * return models.
+ */
+export class Operations<Env> extends ContextRouting<Env> {
+  /** SendMessage; answers the result already rendered as JSON text for `version`. */
+  async sendMessage(
+    params: SendParams & { pushConfig?: JsonObject },
+    version: ProtocolVersion,
+  ): Promise<string> {
+    requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
+    requireAcceptedParts(params.message.parts, this.agent as Agent<unknown>);
+    const push = this.inlinePush(params.pushConfig, version);
+    const { stub, scope } = await this.route(params);
+    const rendered = unwrap(await stub.sendMessage(scope, params, version, push));
+    stateOfRendered(this.trace, rendered);
+    return rendered;
+  }
+
+  /** SendStreamingMessage; `contextField` names the context id in errors (see `route`). */
+  async streamMessage(
+    params: SendParams & { pushConfig?: JsonObject },
+    format: StreamFormat,
+    contextField?: string,
+  ): Promise<ReadableStream> {
+    this.requireStreaming();
+    requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
+    requireAcceptedParts(params.message.parts, this.agent as Agent<unknown>);
+    const push = this.inlinePush(params.pushConfig, format.version);
+    const { stub, scope } = await this.route(params, contextField);
+    return unwrap(await stub.streamMessage(scope, params, format, push));
+  }
+
+  async getTask(params: TaskIdParams): Promise<Task> {
+    const { stub, scope } = await this.contextOfTask(params.id);
+    const task = unwrap(
+      await stub.getTask(scope, params.id, { historyLength: params.historyLength }),
+    );
+    this.trace?.span.setAttribute(A2A_TASK_STATE, task.status.state);
+    return task;
+  }
+
+  /** A task's steps for the inspector's waterfall: found as GetTask finds the task. */
+  async taskSteps(taskId: string): Promise<TaskStepsRecord> {
+    const { stub, scope } = await this.contextOfTask(taskId);
+    return unwrap(await stub.getTaskSteps(scope, taskId));
+  }
+
+  async cancelTask(params: TaskIdParams): Promise<Task> {
+    const { stub, scope } = await this.contextOfTask(params.id);
+    const task = unwrap(await stub.cancelTask(scope, params.id, params.metadata));
+    this.trace?.span.setAttribute(A2A_TASK_STATE, task.status.state);
+    return task;
+  }
+
+  async subscribe(
+    params: TaskIdParams,
+    format: StreamFormat,
+    lastEventId?: number,
+  ): Promise<ReadableStream> {
+    this.requireStreaming();
+    const { stub, scope } = await this.contextOfTask(params.id);
+    return unwrap(await stub.subscribe(scope, params.id, format, lastEventId));
+  }
+
+  /**
+   * ListTasks. With a contextId the conversation's own object answers. Without one, the
+   * tenant index (its shards merged) picks the page and each conversation object fills
+   * in its tasks.
+   */
+  async listTasks(params: ListTasksParams): Promise<TaskList> {
+    if (params.contextId) {
+      if (params.pageToken && !decodeCursor(params.pageToken)) {
+        throw new A2AError("InvalidParams", "pageToken is not a token this server issued", {}, [
+          { field: "params.pageToken", description: "unknown page token" },
+        ]);
+      }
+      // A context not issued to this caller, or a client-chosen id this agent never
+      // accepts, holds none of its tasks: an empty page, and no object reached. A filter
+      // asks a question; it claims nothing, so it is answered rather than refused.
+      const named = await this.namedContext(params.contextId, "params.contextId", "filter");
+      if (named === null)
+        return { tasks: [], nextPageToken: "", pageSize: params.pageSize, totalSize: 0 };
+      const { stub, scope } = this.context(named);
+      const page = unwrap(await stub.listTasks(scope, params));
+      return { ...page, pageSize: params.pageSize };
+    }
+    const ns = this.namespace(this.agent.bindings.index);
+    const shards = this.agent.limits.indexShards;
+    const page = await listIndex(
+      ns,
+      { tenant: this.tenant, owner: this.owner, shards },
+      {
+        state: params.state,
+        statusTimestampAfter: params.statusTimestampAfter,
+        pageSize: params.pageSize,
+        pageToken: params.pageToken,
+      },
+      (marked) =>
+        Promise.all(
+          marked.map((contextId) => {
+            const { stub, scope } = this.context(contextId);
+            return stub.sendIndexRows(scope);
+          }),
+        ).then(() => {}),
+    );
+    const byContext = new Map<string, string[]>();
+    for (const row of page.rows) {
+      byContext.set(row.contextId, [...(byContext.get(row.contextId) ?? []), row.taskId]);
+    }
+    const options = {
+      historyLength: params.historyLength,
+      includeArtifacts: params.includeArtifacts,
+    };
+    // With artifacts, the page carries at most limits.listArtifactChars of them (and its
+    // first task whatever its size). Read in parallel, each conversation gets a share (the
+    // first row's conversation the whole budget), so the reads stay within twice the
+    // budget and one task; the page ends before the first task a conversation did not read.
+    const budget = params.includeArtifacts ? this.agent.limits.listArtifactChars : 0;
+    const share = Math.floor(budget / Math.max(1, byContext.size));
+    const firstContext = page.rows[0]?.contextId;
+    const found = new Map<string, Task>();
+    const unread = new Set<string>();
+    await Promise.all(
+      [...byContext].map(async ([contextId, ids]) => {
+        const { stub, scope } = this.context(contextId);
+        const filter = { state: params.state };
+        const within = budget
+          ? contextId === firstContext
+            ? { chars: budget, atLeastOne: true }
+            : { chars: share, atLeastOne: false }
+          : undefined;
+        const { tasks, read } = await stub.getTasks(scope, ids, options, filter, within);
+        for (const task of tasks) found.set(task.id, task);
+        for (const id of ids.slice(read)) unread.add(id);
+      }),
+    );
+    const cut = unread.size ? page.rows.findIndex((r) => unread.has(r.taskId)) : -1;
+    const rows = cut < 0 ? page.rows : page.rows.slice(0, cut);
+    return {
+      tasks: rows.flatMap((r) => found.get(r.taskId) ?? []),
+      nextPageToken: cut < 0 ? page.nextPageToken : page.tokenAfter(cut - 1),
+      pageSize: params.pageSize,
+      totalSize: page.totalSize,
+    };
+  }
+
+  /** A page of a conversation's history. */
+  async history(params: HistoryParams) {
+    const { stub, scope } = await this.readContext(params.contextId, "contextId");
+    const page = unwrap(
+      await stub.getHistory(scope, { after: params.after, limit: params.pageSize }),
+    );
+    return {
+      items: page.rows.map((r) => r.item),
+      nextPageToken: page.next === null ? "" : encodeHistoryToken(page.next),
+      totalSize: page.total,
+    };
+  }
+
+  /** Compacts a conversation's history (E10: a control call, never a task part). */
+  async compact(contextId: string, request: JsonObject) {
+    const { stub, scope } = await this.readContext(contextId, "contextId");
+    return unwrap(await stub.compactHistory(scope, request));
+  }
+
+  extendedCard() {
+    if (!this.agent.extendedCard) {
+      throw new A2AError(
+        "UnsupportedOperation",
+        "This agent does not offer an extended agent card (capabilities.extendedAgentCard is false)",
+      );
+    }
+    return this.agent.extendedCard;
+  }
+
+  // ---- push notifications (§3.1.7–3.1.10) -------------------------------------------
+
+  /**
+   * `http://localhost` webhooks are for development: allowed when configured, or by
+   * default when this agent is itself served from localhost (`wrangler dev`).
+   */
+  private get allowLocalhost(): boolean {
+    const configured = this.agent.push?.allowLocalhost;
+    if (configured !== undefined) return configured;
+    try {
+      return ["localhost", "127.0.0.1", "[::1]"].includes(new URL(this.origin).hostname);
+    } catch {
+      return false;
+    }
+  }
+
+  private requirePush(): void {
+    if (!this.agent.push) {
+      throw new A2AError(
+        "PushNotificationNotSupported",
+        "This agent does not support push notifications (capabilities.pushNotifications is false)",
+      );
+    }
+  }
+
+  private inlinePush(raw: JsonObject | undefined, version: ProtocolVersion) {
+    if (raw === undefined) return undefined;
+    this.requirePush();
+    const config = parsePushConfig(raw, {
+      version,
+      allowLocalhost: this.allowLocalhost,
+      inline: true,
+      prefix:
+        version === "1.0"
+          ? "params.configuration.taskPushNotificationConfig"
+          : "params.configuration.pushNotificationConfig",
+    });
+    return { config, issuer: this.origin };
+  }
+
+  async createPushConfig(
+    taskId: string,
+    raw: unknown,
+    version: ProtocolVersion,
+    prefix: string,
+  ): Promise<PushConfig> {
+    this.requirePush();
+    const input = parsePushConfig(raw, {
+      version,
+      allowLocalhost: this.allowLocalhost,
+      taskId,
+      prefix,
+    });
+    const { stub, scope } = await this.contextOfTask(taskId);
+    return unwrap(await stub.createPushConfig(scope, taskId, input, this.origin));
+  }
+
+  async getPushConfig(taskId: string, id: string): Promise<PushConfig> {
+    this.requirePush();
+    const { stub, scope } = await this.contextOfTask(taskId);
+    return unwrap(await stub.getPushConfig(scope, taskId, id));
+  }
+
+  async listPushConfigs(taskId: string, page: { pageSize: number; pageToken?: string }) {
+    this.requirePush();
+    const { stub, scope } = await this.contextOfTask(taskId);
+    return unwrap(await stub.listPushConfigs(scope, taskId, page));
+  }
+
+  /** Dead-lettered deliveries of a task (the push outbox's give-ups). */
+  async deadDeliveries(taskId: string) {
+    this.requirePush();
+    const { stub, scope } = await this.contextOfTask(taskId);
+    return unwrap(await stub.deadDeliveries(scope, taskId));
+  }
+
+  async redeliver(taskId: string): Promise<number> {
+    this.requirePush();
+    const { stub, scope } = await this.contextOfTask(taskId);
+    return unwrap(await stub.redeliver(scope, taskId));
+  }
+
+  async deletePushConfig(taskId: string, id: string): Promise<void> {
+    this.requirePush();
+    const { stub, scope } = await this.contextOfTask(taskId);
+    unwrap(await stub.deletePushConfig(scope, taskId, id));
+  }
+
+  private requireStreaming(): void {
+    if (!this.agent.streaming) {
+      throw new A2AError(
+        "UnsupportedOperation",
+        "This agent does not support streaming (capabilities.streaming is false)",
+      );
+    }
+  }
+}
