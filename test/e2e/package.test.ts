@@ -144,6 +144,13 @@ const MEMORY_RECALL_FIRST_COST_BYTES = 17;
  * time). Measured on the demo built from the package: 206,242 bytes before, 206,255 after.
  */
 const CONTEXT_ROUTING_SPLIT_COST_BYTES = 13;
+/**
+ * The sources moved into folders by object and feature, the same code: the imports of each
+ * file, sorted by their new paths, put the modules in another order in the bundle, which
+ * gzip compresses less well. Measured on the demo built from the package: 206,851 bytes
+ * before, 207,254 after.
+ */
+const SOURCE_LAYOUT_COST_BYTES = 403;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -163,7 +170,8 @@ const BUNDLE_GOAL_BYTES =
   EVENT_FLOOR_COST_BYTES +
   DURABLE_SPLITS_COST_BYTES +
   MEMORY_RECALL_FIRST_COST_BYTES +
-  CONTEXT_ROUTING_SPLIT_COST_BYTES;
+  CONTEXT_ROUTING_SPLIT_COST_BYTES +
+  SOURCE_LAYOUT_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {
