@@ -51,7 +51,12 @@ try {
   const totals = new Map();
   for (const wal of wals(state)) {
     const start = Math.max(32, before.get(wal) ?? 32);
-    const bytes = readFileSync(wal);
+    let bytes;
+    try {
+      bytes = readFileSync(wal);
+    } catch {
+      continue; // an idle object closed and its WAL went (checkpointed)
+    }
     const pages = [];
     for (let at = start; at + FRAME <= bytes.length; at += FRAME)
       pages.push(bytes.readUInt32BE(at));

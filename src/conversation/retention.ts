@@ -105,13 +105,13 @@ export class Retention {
   private candidates(keep: number, olderThan: string, batch: number): string[] {
     const ids = new Set<string>();
     for (const r of this.sql.exec<{ id: string }>(
-      `SELECT id FROM tasks WHERE ${FINISHED} AND updated_at < ? ORDER BY updated_at LIMIT ${sqlLimit(batch)}`,
+      `SELECT id FROM tasks WHERE ${FINISHED} AND updated_at < ? ORDER BY row_seq LIMIT ${sqlLimit(batch)}`,
       olderThan,
     )) {
       ids.add(r.id);
     }
     for (const r of this.sql.exec<{ id: string }>(
-      `SELECT id FROM tasks WHERE ${FINISHED} ORDER BY updated_at DESC, id DESC LIMIT ${sqlLimit(batch)} OFFSET ${sqlLimit(keep)}`,
+      `SELECT id FROM tasks WHERE ${FINISHED} ORDER BY row_seq DESC LIMIT ${sqlLimit(batch)} OFFSET ${sqlLimit(keep)}`,
     )) {
       ids.add(r.id);
     }
@@ -123,7 +123,10 @@ export class Retention {
     // Numbered, so one statement can name the chunk twice.
     const marks = chunk.map((_, i) => `?${i + 1}`).join(", ");
     for (const table of ["artifacts", "artifact_parts"]) {
-      this.sql.exec(`DELETE FROM ${table} WHERE task_id IN (${marks})`, ...chunk);
+      this.sql.exec(
+        `DELETE FROM ${table} WHERE task_key IN (SELECT key FROM tasks WHERE id IN (${marks}))`,
+        ...chunk,
+      );
     }
     // The log has no index by task: it is read from the chunk's lowest floor on.
     this.sql.exec(

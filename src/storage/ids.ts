@@ -357,10 +357,14 @@ export interface Cursor {
   updatedAt: string;
   taskId: string;
   snapshot: number | null;
+  /** The last task's place in a listing ordered by its table's sequence (a conversation's). */
+  place?: number;
 }
 
 export function encodeCursor(c: Cursor): string {
-  return base64url.encode(JSON.stringify([c.updatedAt, c.taskId, c.snapshot]));
+  const fields: unknown[] = [c.updatedAt, c.taskId, c.snapshot];
+  if (c.place !== undefined) fields.push(c.place);
+  return base64url.encode(JSON.stringify(fields));
 }
 
 export function decodeCursor(token: string): Cursor | null {
@@ -371,15 +375,21 @@ export function decodeCursor(token: string): Cursor | null {
     if (
       Array.isArray(value) &&
       (value.length === 2 ||
-        (value.length === 3 && Number.isSafeInteger(value[2]) && value[2] >= 0)) &&
+        (value.length >= 3 &&
+          value.length <= 4 &&
+          Number.isSafeInteger(value[2]) &&
+          value[2] >= 0 &&
+          (value.length === 3 || (Number.isSafeInteger(value[3]) && value[3] >= 0)))) &&
       typeof value[0] === "string" &&
       typeof value[1] === "string"
     ) {
-      return {
+      const cursor: Cursor = {
         updatedAt: value[0],
         taskId: value[1],
-        snapshot: value.length === 3 ? (value[2] as number) : null,
+        snapshot: value.length >= 3 ? (value[2] as number) : null,
       };
+      if (value.length === 4) cursor.place = value[3] as number;
+      return cursor;
     }
   } catch {}
   return null;

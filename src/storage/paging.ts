@@ -1,6 +1,6 @@
 import { A2AError } from "../protocol/errors";
 import type { TaskState } from "../protocol/task-state";
-import { decodeCursor, encodeCursor } from "./ids";
+import { type Cursor, decodeCursor, encodeCursor } from "./ids";
 import { sqlLimit } from "./sql-limit";
 
 /** Filters and position of one ListTasks page. */
@@ -33,6 +33,8 @@ export const badPageToken = (why: string) =>
 export interface ListPosition {
   updatedAt: string;
   taskId: string;
+  /** Its place in a listing by sequence (see `ListSource.bySeq`). */
+  place?: number;
 }
 
 /** A page of a snapshot, before it becomes a token: the rows past it tell if more follow. */
@@ -65,9 +67,10 @@ export function queryPage<R extends Record<string, SqlStorageValue>>(
   const shown = page.rows.slice(0, q.pageSize);
   const tokenAfter = (index: number) => {
     const row = shown[index];
-    return row
-      ? encodeCursor({ updatedAt: row.updated_at, taskId: row.id, snapshot: page.snapshot })
-      : "";
+    if (!row) return "";
+    const cursor: Cursor = { updatedAt: row.updated_at, taskId: row.id, snapshot: page.snapshot };
+    if (source.bySeq) cursor.place = row.place as number;
+    return encodeCursor(cursor);
   };
   return {
     rows: shown,
@@ -83,6 +86,11 @@ export interface ListSource {
   id: string;
   columns: string;
   keep: number;
+  /**
+   * The listing follows the table's `row_seq` (a conversation's tasks, indexed by it): no
+   * index by (updated_at, id) is needed, and a token holds the last row's place.
+   */
+  bySeq?: boolean;
 }
 
 /**
@@ -107,6 +115,11 @@ export function listSnapshot<R extends Record<string, SqlStorageValue>>(
     );
   }
 
+  if (source.bySeq && cursor && cursor.place === undefined) {
+    throw badPageToken(
+      "pageToken was issued before this conversation's storage was upgraded; list again from the first page",
+    );
+  }
   const { table, id } = source;
   const current: string[] = [];
   const currentArgs: SqlStorageValue[] = [];
@@ -122,11 +135,18 @@ export function listSnapshot<R extends Record<string, SqlStorageValue>>(
       where.push(`${pos} >= ?`);
       args.push(q.statusTimestampAfter);
     }
-    if (cursor) {
+    if (cursor && !source.bySeq) {
       where.push(`(${pos} < ? OR (${pos} = ? AND t.${id} < ?))`);
       args.push(cursor.updatedAt, cursor.updatedAt, cursor.taskId);
     }
     return { where, args };
+  };
+  /** Conditions on a task's place in a listing by sequence (`place`: as of the snapshot). */
+  const after = (place: string, where: string[], args: SqlStorageValue[]) => {
+    if (cursor?.place !== undefined) {
+      where.push(`${place} < ?`);
+      args.push(cursor.place);
+    }
   };
 
   const totalWhere = [...current];
@@ -151,6 +171,32 @@ export function listSnapshot<R extends Record<string, SqlStorageValue>>(
   const still = placed("t.updated_at");
   // Changed since: where they were, from the move that left the snapshot.
   const moved = placed("m.old_updated_at");
+  if (source.bySeq) {
+    after("t.row_seq", still.where, still.args);
+    after("m.prev_seq", moved.where, moved.args);
+    const rows = sql
+      .exec<R & { id: string; updated_at: string; place: number }>(
+        `SELECT * FROM (
+           SELECT t.${id} AS id, t.updated_at AS updated_at, t.row_seq AS place, ${columns}
+           FROM ${table} t
+           WHERE ${["t.row_seq <= ?", ...still.where].join(" AND ")}
+           ORDER BY t.row_seq DESC LIMIT ${limit})
+         UNION ALL
+         SELECT * FROM (
+           SELECT t.${id} AS id, m.old_updated_at AS updated_at, m.prev_seq AS place, ${columns}
+           FROM list_moves m JOIN ${table} t ON t.${id} = m.task_id
+           WHERE ${["m.seq > ?", "m.prev_seq <= ?", ...moved.where].join(" AND ")}
+           ORDER BY m.prev_seq DESC LIMIT ${limit})
+         ORDER BY place DESC LIMIT ${limit}`,
+        snapshot,
+        ...still.args,
+        snapshot,
+        snapshot,
+        ...moved.args,
+      )
+      .toArray();
+    return { rows, totalSize, snapshot };
+  }
   const rows = sql
     .exec<R & { id: string; updated_at: string }>(
       `SELECT * FROM (

@@ -1,5 +1,5 @@
 import { PINNED } from "../conversation/history/history-store";
-import type { Schema } from "./schema-version";
+import type { Migration, Schema } from "./schema-version";
 
 /**
  * The SQLite schema of each kind of object, as a baseline: what a new object gets, in one
@@ -45,6 +45,127 @@ function listing(table: string, id: string): string[] {
     END`,
   ];
 }
+
+/** A task's columns after `row_seq` and `id`, as version 4 keeps them. */
+const TASK_COLUMNS = `context_id, state, status_message, status_timestamp, metadata, created_at,
+  updated_at, state_history, index_pending, trace, event_floor, event_ceiling`;
+
+/**
+ * A per-task table rebuilt under its own name, its rows keyed by their task's integer key
+ * instead of its id (a row of a task no longer kept was never read, and is left behind).
+ */
+function rekey(sql: SqlStorage, table: string, create: string, columns: string): void {
+  sql.exec(create.replace(`CREATE TABLE ${table} `, `CREATE TABLE ${table}_next `));
+  sql.exec(
+    `INSERT INTO ${table}_next (task_key, ${columns})
+     SELECT t.key, ${columns
+       .split(", ")
+       .map((c) => `r.${c}`)
+       .join(", ")}
+     FROM ${table} r JOIN tasks t ON t.id = r.task_id`,
+  );
+  sql.exec(`DROP TABLE ${table}`);
+  sql.exec(`ALTER TABLE ${table}_next RENAME TO ${table}`);
+}
+
+/**
+ * Version 4: fewer and cheaper B-tree writes per message.
+ * - `tasks` rows are keyed by a conversation-local integer (`key`: the listing sequence the
+ *   task was created at, so new rows go at the table's end), and listed along `row_seq`
+ *   (an index of small integers, appended to) instead of (updated_at, id). Existing rows
+ *   are numbered in the order they listed in ((updated_at, id)) above every sequence
+ *   handed out, so listings answer as before; page tokens issued before hold no place
+ *   in that order and must list again.
+ * - a task's history is read between the task's `history_floor` and `history_ceiling`
+ *   (set from its items here, before their index by task goes), like its events.
+ * - `artifacts` and `artifact_parts` are keyed by the task's integer key and kept in their
+ *   primary key (WITHOUT ROWID): one B-tree each instead of a table and its key, and a new
+ *   task's rows go at its end instead of at a random place (the sealed id's).
+ */
+const fewerTrees: Migration = [
+  (sql) => {
+    const clock = sql
+      .exec<{ n: number }>(
+        `SELECT MAX((SELECT seq FROM list_clock WHERE id = 1),
+           COALESCE((SELECT MAX(row_seq) FROM tasks), 0),
+           COALESCE((SELECT MAX(seq) FROM list_moves), 0)) AS n`,
+      )
+      .one().n;
+    const next =
+      (sql.exec<{ s: number | null }>("SELECT MAX(seq) AS s FROM history_items").one().s ?? 0) + 1;
+    sql.exec("DROP TRIGGER tasks_unlisted");
+    sql.exec("DROP TRIGGER task_steps_gone");
+    sql.exec(TASKS_V4.replace("CREATE TABLE tasks ", "CREATE TABLE tasks_next "));
+    sql.exec(
+      `INSERT INTO tasks_next (key, id, row_seq, ${TASK_COLUMNS}, history_floor, history_ceiling)
+       SELECT ?1 + ROW_NUMBER() OVER w, t.id, ?1 + ROW_NUMBER() OVER w, ${TASK_COLUMNS.split(",")
+         .map((c) => `t.${c.trim()}`)
+         .join(", ")},
+         COALESCE((SELECT MIN(h.seq) FROM history_items h WHERE h.task_id = t.id), ?2),
+         CASE WHEN t.state IN ('completed', 'failed', 'canceled', 'rejected')
+           THEN COALESCE((SELECT MAX(h.seq) FROM history_items h WHERE h.task_id = t.id), ?2 - 1)
+         END
+       FROM tasks t WINDOW w AS (ORDER BY t.updated_at, t.id)`,
+      clock,
+      next,
+    );
+    sql.exec("DROP TABLE tasks");
+    sql.exec("ALTER TABLE tasks_next RENAME TO tasks");
+    sql.exec("CREATE INDEX tasks_by_seq ON tasks (row_seq)");
+    // Every snapshot before this point listed the old order: the moves it needed go.
+    sql.exec("DELETE FROM list_moves");
+    sql.exec("UPDATE list_clock SET seq = ?1 + (SELECT COUNT(*) FROM tasks) WHERE id = 1", clock);
+    sql.exec(TASKS_UNLISTED);
+    sql.exec(TASK_STEPS_GONE);
+    rekey(sql, "artifacts", ARTIFACTS_V4, "artifact_id, seq, header, parts");
+    rekey(sql, "artifact_parts", ARTIFACT_PARTS_V4, "artifact_id, idx, body");
+  },
+  "DROP INDEX history_by_task",
+];
+
+const TASKS_V4 = `CREATE TABLE tasks (
+      key INTEGER PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      row_seq INTEGER NOT NULL,
+      context_id TEXT NOT NULL,
+      state TEXT NOT NULL,
+      status_message TEXT,
+      status_timestamp TEXT NOT NULL,
+      metadata TEXT NOT NULL DEFAULT '{}',
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      state_history TEXT NOT NULL DEFAULT '[]',
+      index_pending INTEGER NOT NULL DEFAULT 0,
+      trace TEXT,
+      event_floor INTEGER NOT NULL DEFAULT 0,
+      event_ceiling INTEGER,
+      history_floor REAL NOT NULL,
+      history_ceiling REAL
+    )`;
+
+const ARTIFACTS_V4 = `CREATE TABLE artifacts (
+      task_key INTEGER NOT NULL,
+      artifact_id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      header TEXT NOT NULL,
+      parts TEXT,
+      PRIMARY KEY (task_key, artifact_id)
+    ) WITHOUT ROWID`;
+
+const ARTIFACT_PARTS_V4 = `CREATE TABLE artifact_parts (
+      task_key INTEGER NOT NULL,
+      artifact_id TEXT NOT NULL,
+      idx INTEGER NOT NULL,
+      body TEXT NOT NULL,
+      PRIMARY KEY (task_key, artifact_id, idx)
+    ) WITHOUT ROWID`;
+
+const TASKS_UNLISTED = `CREATE TRIGGER tasks_unlisted AFTER DELETE ON tasks BEGIN
+      DELETE FROM list_moves WHERE task_id = old.id;
+    END`;
+
+const TASK_STEPS_GONE = `CREATE TRIGGER task_steps_gone AFTER DELETE ON tasks
+         BEGIN DELETE FROM task_steps WHERE task_id = old.id; END`;
 
 /**
  * A conversation (ContextObject). A task is rows, never one blob: `tasks` (its state
@@ -177,6 +298,9 @@ export const CONTEXT_SCHEMA: Schema = {
       `CREATE TRIGGER task_steps_gone AFTER DELETE ON tasks
          BEGIN DELETE FROM task_steps WHERE task_id = old.id; END`,
     ],
+    // Fewer B-trees per message: each one a row enters costs at least a page in the
+    // commit. See `fewerTrees`.
+    fewerTrees,
   ],
 };
 

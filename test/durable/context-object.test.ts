@@ -34,7 +34,9 @@ describe("conversation Durable Object storage", () => {
       const count = (table: string) =>
         state.storage.sql
           .exec<{ n: number }>(
-            `SELECT COUNT(*) AS n FROM ${table} WHERE task_id = ?`,
+            table.startsWith("artifact")
+              ? `SELECT COUNT(*) AS n FROM ${table} WHERE task_key = (SELECT key FROM tasks WHERE id = ?)`
+              : `SELECT COUNT(*) AS n FROM ${table} WHERE task_id = ?`,
             task.id as string,
           )
           .one().n;
@@ -53,7 +55,7 @@ describe("conversation Durable Object storage", () => {
           count("artifact_parts") +
           state.storage.sql
             .exec<{ n: number }>(
-              "SELECT COALESCE(SUM(json_array_length(parts)), 0) AS n FROM artifacts WHERE task_id = ?",
+              "SELECT COALESCE(SUM(json_array_length(parts)), 0) AS n FROM artifacts WHERE task_key = (SELECT key FROM tasks WHERE id = ?)",
               task.id as string,
             )
             .one().n,

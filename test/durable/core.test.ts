@@ -200,7 +200,9 @@ describe("durable core: every row within SQLite's 2 MB limit", () => {
         error = e;
       }
       const rows = state.storage.sql
-        .exec<{ n: number }>("SELECT COUNT(*) AS n FROM artifact_parts WHERE task_id = 'big'")
+        .exec<{ n: number }>(
+          "SELECT COUNT(*) AS n FROM artifact_parts WHERE task_key = (SELECT key FROM tasks WHERE id = 'big')",
+        )
         .one().n;
       return {
         kind: error instanceof A2AError ? error.kind : String(error),

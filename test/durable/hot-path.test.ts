@@ -323,22 +323,22 @@ describe("durable core: an artifact's first parts in its own row (issue 10)", ()
       };
       new TaskStore(state.storage, new HistoryStore(state.storage)).create(taskFixture("t"), true);
       sql.exec(
-        "INSERT INTO artifacts (task_id, artifact_id, seq, header) VALUES ('t', 'old', 1, ?)",
+        "INSERT INTO artifacts (task_key, artifact_id, seq, header) VALUES ((SELECT key FROM tasks WHERE id = 't'), 'old', 1, ?)",
         header("old"),
       );
       sql.exec(
-        "INSERT INTO artifacts (task_id, artifact_id, seq, header) VALUES ('t', 'old2', 2, ?)",
+        "INSERT INTO artifacts (task_key, artifact_id, seq, header) VALUES ((SELECT key FROM tasks WHERE id = 't'), 'old2', 2, ?)",
         header("old2"),
       );
       for (const [idx, text] of ["p0", "p1"].entries()) {
         sql.exec(
-          "INSERT INTO artifact_parts (task_id, artifact_id, idx, body) VALUES ('t', 'old', ?, ?)",
+          "INSERT INTO artifact_parts (task_key, artifact_id, idx, body) VALUES ((SELECT key FROM tasks WHERE id = 't'), 'old', ?, ?)",
           idx,
           JSON.stringify(Parts.text(text)),
         );
       }
       sql.exec(
-        "INSERT INTO artifact_parts (task_id, artifact_id, idx, body) VALUES ('t', 'old2', 0, ?)",
+        "INSERT INTO artifact_parts (task_key, artifact_id, idx, body) VALUES ((SELECT key FROM tasks WHERE id = 't'), 'old2', 0, ?)",
         JSON.stringify(Parts.text("q0")),
       );
       const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));

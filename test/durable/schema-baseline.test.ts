@@ -78,32 +78,66 @@ const TASK_STEPS: MasterRow[] = [
 ];
 
 /**
+ * Version 4's tables, rebuilt (their names quoted, as SQLite writes a renamed table): the
+ * tasks keyed by a conversation-local integer and listed by `row_seq`, with their history
+ * bounds; the artifact rows keyed by that integer, in their primary key.
+ */
+const VERSION_4: MasterRow[] = [
+  {
+    type: "table",
+    name: "tasks",
+    tbl_name: "tasks",
+    sql: "CREATE TABLE \"tasks\" (key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, row_seq INTEGER NOT NULL, context_id TEXT NOT NULL, state TEXT NOT NULL, status_message TEXT, status_timestamp TEXT NOT NULL, metadata TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL, updated_at TEXT NOT NULL, state_history TEXT NOT NULL DEFAULT '[]', index_pending INTEGER NOT NULL DEFAULT 0, trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0, event_ceiling INTEGER, history_floor REAL NOT NULL, history_ceiling REAL)",
+  },
+  {
+    type: "index",
+    name: "tasks_by_seq",
+    tbl_name: "tasks",
+    sql: "CREATE INDEX tasks_by_seq ON tasks (row_seq)",
+  },
+  {
+    type: "table",
+    name: "artifacts",
+    tbl_name: "artifacts",
+    sql: 'CREATE TABLE "artifacts" (task_key INTEGER NOT NULL, artifact_id TEXT NOT NULL, seq INTEGER NOT NULL, header TEXT NOT NULL, parts TEXT, PRIMARY KEY (task_key, artifact_id)) WITHOUT ROWID',
+  },
+  {
+    type: "table",
+    name: "artifact_parts",
+    tbl_name: "artifact_parts",
+    sql: 'CREATE TABLE "artifact_parts" (task_key INTEGER NOT NULL, artifact_id TEXT NOT NULL, idx INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (task_key, artifact_id, idx)) WITHOUT ROWID',
+  },
+];
+
+/** What version 4 drops: indexes no query needs any more, and the rebuilt tables' own. */
+const DROPPED_IN_4 = new Set([
+  "tasks_by_update",
+  "history_by_task",
+  "sqlite_autoindex_artifacts_1",
+  "sqlite_autoindex_artifact_parts_1",
+]);
+
+/**
  * What this release's schema holds: 0.x's, plus the column added to the baseline before
  * it was released (`trace`), then a conversation's migration to version 2 (the tasks'
- * `event_floor` and `event_ceiling` instead of the event log's index by task), and to
- * version 3 (the inspector's task steps).
+ * `event_floor` and `event_ceiling` instead of the event log's index by task), to
+ * version 3 (the inspector's task steps), and to version 4 (`VERSION_4`).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
   if (kind !== "conversation") return SCHEMA_0X[kind];
-  const rows = SCHEMA_0X.conversation
-    .filter((row) => row.name !== "events_by_task")
-    .map((row) =>
-      row.type === "table" && row.name === "tasks" && row.sql
-        ? {
-            ...row,
-            sql: row.sql.replace(
-              /\)$/,
-              ", trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0, event_ceiling INTEGER)",
-            ),
-          }
-        : row,
-    );
+  const rebuilt = new Set(VERSION_4.map((r) => r.name));
+  const rows = SCHEMA_0X.conversation.filter(
+    (row) =>
+      row.name !== "events_by_task" &&
+      !DROPPED_IN_4.has(row.name) &&
+      !(row.type === "table" && rebuilt.has(row.name)),
+  );
   const order = (r: MasterRow) => `${r.type}\u0000${r.name}`;
-  return [...rows, ...TASK_STEPS].sort((a, b) => (order(a) < order(b) ? -1 : 1));
+  return [...rows, ...TASK_STEPS, ...VERSION_4].sort((a, b) => (order(a) < order(b) ? -1 : 1));
 }
 
 /** The version each kind's schema reaches. */
-const VERSIONS = { conversation: "3", index: "1", registry: "1" } as const;
+const VERSIONS = { conversation: "4", index: "1", registry: "1" } as const;
 
 const built = (schema: Schema) =>
   runInDurableObject(scratch(), (_i, state) => {
@@ -161,8 +195,8 @@ describe("one baseline schema per object kind, versioned", () => {
       const sql = state.storage.sql;
       createSchema(state.storage, CONTEXT_SCHEMA);
       sql.exec(
-        `INSERT INTO tasks (id, context_id, state, status_timestamp, created_at, updated_at)
-         VALUES ('t', 'c', 'working', 'x', 'x', 'x')`,
+        `INSERT INTO tasks (key, row_seq, history_floor, id, context_id, state, status_timestamp, created_at, updated_at)
+         VALUES (1, 1, 1, 't', 'c', 'working', 'x', 'x', 'x')`,
       );
       const first = openSchema(state.storage, future);
       const second = openSchema(state.storage, future);

@@ -35,8 +35,8 @@ async function withStoreBounds(contextId: string, bounds: Json) {
 function storedChars(sql: SqlStorage, taskId: string): number {
   const rows = sql
     .exec<{ n: number }>(
-      `SELECT COALESCE((SELECT SUM(length(header) + COALESCE(length(parts), 0)) FROM artifacts WHERE task_id = ?1), 0)
-        + COALESCE((SELECT SUM(length(body)) FROM artifact_parts WHERE task_id = ?1), 0) AS n`,
+      `SELECT COALESCE((SELECT SUM(length(header) + COALESCE(length(parts), 0)) FROM artifacts WHERE task_key = (SELECT key FROM tasks WHERE id = ?1)), 0)
+        + COALESCE((SELECT SUM(length(body)) FROM artifact_parts WHERE task_key = (SELECT key FROM tasks WHERE id = ?1)), 0) AS n`,
       taskId,
     )
     .one();

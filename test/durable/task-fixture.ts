@@ -12,9 +12,16 @@ export function taskFixture(id: string, contextId = "c"): Task {
  */
 export function orphanTaskRow(sql: SqlStorage, taskId: string, contextId: string): void {
   const now = new Date().toISOString();
+  // Its key and place: the next value of the listing clock, as TaskStore would take it.
+  const seq = sql
+    .exec<{ n: number }>(
+      "SELECT MAX((SELECT seq FROM list_clock), COALESCE((SELECT MAX(row_seq) FROM tasks), 0)) + 1 AS n",
+    )
+    .one().n;
+  sql.exec("UPDATE list_clock SET seq = ?", seq);
   sql.exec(
-    `INSERT INTO tasks (id, context_id, state, status_timestamp, metadata, created_at, updated_at)
-     VALUES (?, ?, 'working', ?, '{}', ?, ?)`,
+    `INSERT INTO tasks (key, row_seq, history_floor, id, context_id, state, status_timestamp, metadata, created_at, updated_at)
+     VALUES (${seq}, ${seq}, 0, ?, ?, 'working', ?, '{}', ?, ?)`,
     taskId,
     contextId,
     now,

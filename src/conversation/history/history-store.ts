@@ -49,6 +49,19 @@ const encoder = new TextEncoder();
 const RUNNING_SUMMARY = "history_summary";
 
 /**
+ * The `meta` key of the highest position a rewrite or reset removed: positions only grow,
+ * so a task's items appended after it was made always lie above its `history_floor`.
+ */
+export const HISTORY_SEQ_KEY = "history_seq";
+
+/**
+ * A task's rows: between its bounds (`history_floor`, and `history_ceiling` once it has
+ * ended) along the position index, then by task; a task without a row reads all of it.
+ */
+const OF_TASK = `seq >= COALESCE((SELECT history_floor FROM tasks WHERE id = ?1), -9e999)
+  AND seq <= COALESCE((SELECT history_ceiling FROM tasks WHERE id = ?1), 9e999) AND task_id = ?1`;
+
+/**
  * Rows a model must see however old: config updates, system or developer messages and
  * flagged summaries (by their JSON; one over a row's size, kept in chunks, is not found).
  * Written exactly as in the partial index `history_pinned`, so SQLite uses it.
@@ -80,12 +93,43 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
 
   /** Appends an item at the end; returns the rows SQLite wrote (for the benchmark). */
   append(item: T, taskId: string | null = null): number {
-    this.last ??=
-      this.sql.exec<{ s: number | null }>("SELECT MAX(seq) AS s FROM history_items").one().s ?? 0;
+    this.last ??= this.end();
     const written = this.write(item, this.last + 1, taskId);
     this.last += 1;
     if (this.items !== null) this.items += 1;
     return written;
+  }
+
+  /** The position the next append takes (a new task's `history_floor`). */
+  nextSeq(): number {
+    this.last ??= this.end();
+    return this.last + 1;
+  }
+
+  /** Called for each item a rewrite places for a task, so the task's bounds can widen. */
+  onTaskItemPlaced: ((taskId: string, seq: number) => void) | null = null;
+
+  /** The highest position ever taken: the last row's, or one a rewrite removed. */
+  private end(): number {
+    return this.sql
+      .exec<{ s: number }>(
+        `SELECT MAX(COALESCE((SELECT MAX(seq) FROM history_items), 0),
+           COALESCE((SELECT CAST(value AS REAL) FROM meta WHERE key = ?), 0)) AS s`,
+        HISTORY_SEQ_KEY,
+      )
+      .one().s;
+  }
+
+  /** Before rows go: the end is kept, so later appends never take a lower position. */
+  private keepEnd(): void {
+    const end = this.end();
+    if (end > 0) {
+      this.sql.exec(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        HISTORY_SEQ_KEY,
+        String(end),
+      );
+    }
   }
 
   /** The history was just created, empty: nothing to read to know its end or size. */
@@ -143,7 +187,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
    * newest messages with `newestMessagesOf`).
    */
   ofTask(taskId: string): HistoryRow<T>[] {
-    return this.read("SELECT * FROM history_items WHERE task_id = ? ORDER BY seq", taskId);
+    return this.read(`SELECT * FROM history_items WHERE ${OF_TASK} ORDER BY seq`, taskId);
   }
 
   /**
@@ -156,7 +200,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     if (limit <= 0) return rows;
     let total = 0;
     for (const row of this.sql.exec<Row>(
-      `SELECT * FROM history_items WHERE task_id = ? AND type = 'message' ORDER BY seq DESC LIMIT ${sqlLimit(limit)}`,
+      `SELECT * FROM history_items WHERE ${OF_TASK} AND type = 'message' ORDER BY seq DESC LIMIT ${sqlLimit(limit)}`,
       taskId,
     )) {
       // A chunked row is longer than its full chunks: one that cannot fit is not put together.
@@ -181,7 +225,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
    */
   newestUserMessagesOf(taskId: string, limit: number, seek: number): HistoryRow<T>[] {
     return this.read(
-      `SELECT * FROM (SELECT * FROM history_items WHERE task_id = ? ORDER BY seq DESC LIMIT ${sqlLimit(seek)})
+      `SELECT * FROM (SELECT * FROM history_items WHERE ${OF_TASK} ORDER BY seq DESC LIMIT ${sqlLimit(seek)})
        WHERE type = 'message' AND (body IS NULL OR json_extract(body, '$.role') = 'user')
        LIMIT ${sqlLimit(limit)}`,
       taskId,
@@ -274,6 +318,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     this.items = null;
     this.summary = undefined;
     return this.storage.transactionSync(() => {
+      this.keepEnd();
       // A rewritten history starts its model window afresh.
       let written = this.sql.exec("DELETE FROM meta WHERE key = ?", RUNNING_SUMMARY).rowsWritten;
       for (const id of diff.removed) {
@@ -320,7 +365,9 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
             : next === null
               ? anchor + 1
               : (anchor + next) / 2;
-        written += this.write(item, seq, taskOf(item));
+        const taskId = taskOf(item);
+        written += this.write(item, seq, taskId);
+        if (taskId !== null) this.onTaskItemPlaced?.(taskId, seq);
         lastPlaced.set(afterId, seq);
       }
       return written;
@@ -333,6 +380,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     this.items = null;
     this.summary = undefined;
     this.storage.transactionSync(() => {
+      this.keepEnd();
       this.sql.exec("DELETE FROM history_items");
       this.sql.exec("DELETE FROM history_chunks");
       this.sql.exec("DELETE FROM meta WHERE key = ?", RUNNING_SUMMARY);

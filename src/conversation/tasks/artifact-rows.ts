@@ -30,6 +30,12 @@ export function inlineParts(header: string, bodies: readonly string[]): string |
  * are small (no part rows); appended parts always get rows of their own, numbered after
  * the `known` artifact's parts.
  */
+/**
+ * A task's rows here are keyed by its conversation-local integer key (see the schema's
+ * version 4): found from its id in the statement itself, through the tasks' id index.
+ */
+const TASK_KEY = "(SELECT key FROM tasks WHERE id = ?1)";
+
 export function writeArtifact(
   sql: SqlStorage,
   taskId: string,
@@ -48,12 +54,12 @@ export function writeArtifact(
     if (inline !== null) rows = [];
     if (known) {
       sql.exec(
-        "DELETE FROM artifact_parts WHERE task_id = ?1 AND artifact_id = ?2",
+        `DELETE FROM artifact_parts WHERE task_key = ${TASK_KEY} AND artifact_id = ?2`,
         taskId,
         artifactId,
       );
       sql.exec(
-        "UPDATE artifacts SET header = ?3, parts = ?4 WHERE task_id = ?1 AND artifact_id = ?2",
+        `UPDATE artifacts SET header = ?3, parts = ?4 WHERE task_key = ${TASK_KEY} AND artifact_id = ?2`,
         taskId,
         artifactId,
         headerJson,
@@ -61,8 +67,8 @@ export function writeArtifact(
       );
     } else {
       sql.exec(
-        `INSERT INTO artifacts (task_id, artifact_id, seq, header, parts)
-         VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_id = ?1), ?3, ?4)`,
+        `INSERT INTO artifacts (task_key, artifact_id, seq, header, parts)
+         VALUES (${TASK_KEY}, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_key = ${TASK_KEY}), ?3, ?4)`,
         taskId,
         artifactId,
         headerJson,
@@ -72,7 +78,7 @@ export function writeArtifact(
   }
   rows.forEach((body, i) => {
     sql.exec(
-      "INSERT INTO artifact_parts (task_id, artifact_id, idx, body) VALUES (?, ?, ?, ?)",
+      `INSERT INTO artifact_parts (task_key, artifact_id, idx, body) VALUES (${TASK_KEY}, ?2, ?3, ?4)`,
       taskId,
       artifactId,
       start + i,
@@ -90,7 +96,7 @@ export function readArtifacts(
   const each = new Map<string, number>();
   let chars = 0;
   for (const r of sql.exec<{ artifact_id: string; body: string }>(
-    "SELECT artifact_id, body FROM artifact_parts WHERE task_id = ? ORDER BY artifact_id, idx",
+    `SELECT artifact_id, body FROM artifact_parts WHERE task_key = ${TASK_KEY} ORDER BY artifact_id, idx`,
     taskId,
   )) {
     const list = parts.get(r.artifact_id) ?? [];
@@ -101,7 +107,7 @@ export function readArtifacts(
   }
   const artifacts = sql
     .exec<{ artifact_id: string; header: string; parts: string | null }>(
-      "SELECT artifact_id, header, parts FROM artifacts WHERE task_id = ? ORDER BY seq",
+      `SELECT artifact_id, header, parts FROM artifacts WHERE task_key = ${TASK_KEY} ORDER BY seq`,
       taskId,
     )
     .toArray()

@@ -56,7 +56,7 @@ export class ListingClock {
     this.issued = this.clock;
     return queryPage(
       this.sql,
-      { table: "tasks", id: "id", columns: "state", keep: CONTEXT_LISTING_KEEP },
+      { table: "tasks", id: "id", columns: "state", keep: CONTEXT_LISTING_KEEP, bySeq: true },
       q,
     );
   }

@@ -60,7 +60,7 @@ export function transitionTask(
     // An ending task's reads of the log stop at its final event, logged below.
     const ceiling = isTerminal(last.state) ? store.events.floor() + statuses.length - 1 : null;
     setStatus(store, task, last, options.metadata !== undefined, ceiling);
-    if (last.message) store.appendMessage(taskId, last.message);
+    if (last.message) store.appendMessage(taskId, last.message, undefined, ceiling !== null);
     for (const status of statuses) logged.push(statusEvent(store, task, status));
     return logged;
   });
@@ -127,6 +127,9 @@ function setStatus(
   if (eventCeiling !== null) {
     args.push(eventCeiling);
     set += `, event_ceiling = ?${args.length}`;
+    // Its history ends with its last item, or with the final message appended next.
+    args.push(store.history.nextSeq() - (status.message ? 0 : 1));
+    set += `, history_ceiling = ?${args.length}`;
   }
   store.sql.exec(
     `UPDATE tasks SET state = ?2, status_timestamp = ?3, updated_at = ?3, state_history = ?4,

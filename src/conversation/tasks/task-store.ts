@@ -70,6 +70,7 @@ export class TaskStore {
       cache: this.cache,
       withPush: push !== null,
     });
+    history.onTaskItemPlaced = (taskId, seq) => this.widenHistory(taskId, seq);
   }
 
   /** The event log (SSE ids, replay). */
@@ -163,8 +164,8 @@ export class TaskStore {
       checkRowBytes("task row", metadata, stateHistory);
       const rowSeq = this.listing.tick();
       this.sql.exec(
-        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq, event_floor)
-         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?4, 1, ?8, ?9)`,
+        `INSERT INTO tasks (key, id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq, event_floor, history_floor)
+         VALUES (?8, ?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?4, 1, ?8, ?9, ?10)`,
         live.id,
         live.contextId,
         live.status.state,
@@ -174,6 +175,7 @@ export class TaskStore {
         live.createdAt,
         rowSeq,
         this.events.floor(),
+        this.history.nextSeq(),
       );
       this.listing.setRowSeq(live, rowSeq);
       if (isTerminal(live.status.state)) this.retention.noteFinished(live.status.timestamp);
@@ -197,19 +199,38 @@ export class TaskStore {
           this.cache.keep(task, messageFromItem(item, taskId), this.history.lastWrittenChars);
         }
       }
+      if (isTerminal(task.status.state)) this.widenHistory(taskId, this.history.nextSeq() - 1);
     });
   }
 
   /**
-   * A task message joins the context's conversation history, tagged with its task;
-   * `itemId` names its row (a client's message: see `sentItemId`).
+   * A task's history bounds take in an item placed at `seq` (an append after it ended, an
+   * item a rewrite moved); within them already, nothing is written.
    */
-  appendMessage(taskId: string, message: Message, itemId?: string): void {
+  private widenHistory(taskId: string, seq: number): void {
+    this.sql.exec(
+      `UPDATE tasks SET history_floor = MIN(history_floor, ?2),
+         history_ceiling = CASE WHEN history_ceiling IS NULL THEN NULL ELSE MAX(history_ceiling, ?2) END
+       WHERE id = ?1 AND (history_floor > ?2 OR history_ceiling < ?2)`,
+      taskId,
+      seq,
+    );
+  }
+
+  /**
+   * A task message joins the context's conversation history, tagged with its task;
+   * `itemId` names its row (a client's message: see `sentItemId`); `inBounds`: the task's
+   * history ceiling already counts it (its final status message).
+   */
+  appendMessage(taskId: string, message: Message, itemId?: string, inBounds = false): void {
     const task = this.cache.use(taskId);
     const item = itemFromMessage(message, itemId);
     this.atomic(() => {
       this.history.append(item, taskId);
       this.cache.keep(task, message, this.history.lastWrittenChars);
+      if (!inBounds && isTerminal(task.status.state)) {
+        this.widenHistory(taskId, this.history.nextSeq() - 1);
+      }
     });
     if (message.role === "user") {
       this.cache.asked(task, message.messageId, item.id);

@@ -19,6 +19,13 @@ function master(sql: SqlStorage) {
     .map((o) => ({ ...o, sql: o.sql?.replace(/\s+/g, " ") ?? null }));
 }
 
+/** The answer with every ListTasks page token as whether there was one. */
+function opaqueTokens(answer: unknown): unknown {
+  return JSON.parse(JSON.stringify(answer), (key, value) =>
+    key === "nextPageToken" && typeof value === "string" ? value !== "" : value,
+  );
+}
+
 const stubOf = (contextId: string) =>
   env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)));
 
@@ -53,7 +60,9 @@ describe("a conversation written at schema version 3 reads the same after the up
     const stub = await restoreRecorded();
     const reads = await conversationReads(recorded.tasks);
     for (const [name, answer] of Object.entries(recorded.reads)) {
-      expect(reads[name], name).toEqual(answer);
+      // Page tokens are opaque: a page that had one has one (and it reads the next page,
+      // compared as `listSecond`), a last page has none.
+      expect(opaqueTokens(reads[name]), name).toEqual(opaqueTokens(answer));
     }
     expect(Object.keys(reads).sort()).toEqual(Object.keys(recorded.reads).sort());
     // Migrated to this release's version, to exactly the schema a new object gets.
