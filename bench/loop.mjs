@@ -63,7 +63,8 @@ try {
       EDGELINK_CONTEXT: "EdgelinkContext",
       EDGELINK_INDEX: "EdgelinkIndex",
     });
-    const [contextId] = await openContexts(server.url, headers, 1, 10_000);
+    // Under valgrind a first message (the isolate's first compile) takes a minute or more.
+    const [contextId] = await openContexts(server.url, headers, 1, callgrind ? 300_000 : 10_000);
     const vg = callgrind ? valgrindPids().at(-1) : null;
     servers.push({ root, server, contextId, vg, samples: [], other: [] });
   }

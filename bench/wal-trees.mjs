@@ -4,19 +4,30 @@
  * the B-tree (table or index) that owns its page, read from a copy of the database with
  * SQLite's `dbstat` (Python's sqlite3 module). A diagnostic for schema work.
  *
- *   node bench/wal-trees.mjs [messages] [streamed]
+ *   node bench/wal-trees.mjs [messages]            blocking SendMessage
+ *   node bench/wal-trees.mjs [messages] stream     SendStreamingMessage of 20 chunks
+ *
+ * Each message is a new task in one warm conversation (the benchmark's follow-ups).
  */
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { checkResponse, openContexts, sendMessageBody } from "./load.mjs";
+import {
+  checkResponse,
+  checkStream,
+  openContexts,
+  sendMessageBody,
+  streamMessageBody,
+} from "./load.mjs";
 import { cleanupTempDirs, startWorkerd } from "./servers.mjs";
+import { STREAM_PREFIX, streamChunks } from "./stream-chunks.mjs";
 
 const PAGE = 4096;
 const FRAME = 24 + PAGE;
 const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
 const count = Number(process.argv[2] ?? 40);
+const streamed = process.argv[3] === "stream";
 
 const wals = (d, out = []) => {
   for (const e of readdirSync(d, { withFileTypes: true })) {
@@ -35,13 +46,16 @@ try {
   const state = join(dirname(server.scriptPath), "state");
   const [contextId] = await openContexts(server.url, HEADERS, 1, 10_000);
   const send = async (i) => {
-    const text = `pages ${i}`;
+    const text = streamed ? `${STREAM_PREFIX}pages ${i}` : `pages ${i}`;
     const r = await fetch(server.url, {
       method: "POST",
       headers: HEADERS,
-      body: sendMessageBody(i, contextId, text),
+      body: (streamed ? streamMessageBody : sendMessageBody)(i, contextId, text),
     });
-    const problem = checkResponse(r.status, await r.text(), contextId, `echo: ${text}`);
+    const body = await r.text();
+    const problem = streamed
+      ? checkStream(r.status, body, contextId, streamChunks(text))
+      : checkResponse(r.status, body, contextId, `echo: ${text}`);
     if (problem) throw new Error(problem);
   };
   for (let i = 0; i < 10; i++) await send(i);
@@ -82,7 +96,8 @@ try {
     sum += n;
     console.log(`${(n / count).toFixed(2).padStart(6)}  ${name}`);
   }
-  console.log(`${(sum / count).toFixed(2).padStart(6)}  pages per message (${count} messages)`);
+  const kind = streamed ? "streamed message (20 chunks)" : "blocking message";
+  console.log(`${(sum / count).toFixed(2).padStart(6)}  pages per ${kind} (${count} messages)`);
 } finally {
   await server.stop();
   cleanupTempDirs();
