@@ -83,6 +83,20 @@ describe("a conversation written at schema version 3 reads the same after the up
     expect(migrated.master).toEqual(wanted);
   });
 
+  it("B1: a page token issued before the upgrade is refused as InvalidParams naming it (list again), never a wrong page", async () => {
+    await restoreRecorded();
+    const { contextId } = recorded.tasks;
+    const token = (recorded.reads.listFirst as { result: { nextPageToken: string } }).result
+      .nextPageToken;
+    expect(token).not.toBe("");
+    const { status, body } = await rpc("ListTasks", { contextId, pageSize: 2, pageToken: token });
+    expect(status).toBe(200);
+    const error = body.error as Json;
+    expect(error.code).toBe(-32602);
+    expect(String(error.message)).toContain("list again from the first page");
+    expect(JSON.stringify(error.data)).toContain("params.pageToken");
+  });
+
   it("B1: after the upgrade the conversation takes new messages: the waiting task completes, a new task lists first", async () => {
     await restoreRecorded();
     const { contextId, waiting } = recorded.tasks;
