@@ -1,7 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { itemFromMessage } from "../../src/conversation/conversation-bridge";
 import { HistoryStore } from "../../src/conversation/history/history-store";
 import { TaskStore } from "../../src/conversation/tasks/task-store";
+import type { Item } from "../../src/history/items";
 import { Artifacts } from "../../src/protocol/artifact";
 import { Messages } from "../../src/protocol/message";
 import { Parts } from "../../src/protocol/part";
@@ -59,7 +61,7 @@ function treesWritten(sql: SqlStorage, query: string): string[] {
 }
 
 describe("what a message writes: statements and B-trees, counted", () => {
-  it("B2: a blocking message is 5 statements entering 9 B-trees (one a partial index it skips), none an index by task", async () => {
+  it("B12: a blocking message is 5 statements entering 9 B-trees (one a partial index it skips), none an index by task", async () => {
     const result = await runInDurableObject(scratch(), (_i, state) => {
       ensureSchema(state.storage, CONTEXT_SCHEMA);
       const counted = countedStorage(state.storage);
@@ -89,7 +91,7 @@ describe("what a message writes: statements and B-trees, counted", () => {
     ]);
   });
 
-  it("B2: each hot read searches the index meant for it, never scanning a table", async () => {
+  it("B12: each hot read searches the index meant for it, never scanning a table", async () => {
     const plans = await runInDurableObject(scratch(), (_i, state) => {
       ensureSchema(state.storage, CONTEXT_SCHEMA);
       const counted = countedStorage(state.storage);
@@ -135,5 +137,54 @@ describe("what a message writes: statements and B-trees, counted", () => {
     // The listing walks the sequence index, newest first.
     expect(plans.page.join("\n")).toMatch(/SEARCH t USING INDEX tasks_by_seq \(row_seq<\?\)/);
     expect(plans.events.join("\n")).toMatch(/SEARCH events USING INTEGER PRIMARY KEY/);
+  });
+});
+
+describe("a task's history bounds hold every item of the task", () => {
+  const texts = (store: TaskStore, id: string) => {
+    store.cache.clear(); // read back from the rows, as after a restart
+    return (store.read(id)?.history ?? []).map((m) => (m.parts[0] as { content: string }).content);
+  };
+
+  it("B7: an ending message, an item after the end, an item a rewrite places before the task, and appends after a rewrite removed the newest rows are all read back", async () => {
+    const result = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const history = new HistoryStore<Item>(state.storage);
+      const store = new TaskStore(state.storage, history);
+      oneMessage(store, "before", "earlier");
+      store.create(submittedTask("a", "c", Messages.user("question")), true);
+      oneMessage(store, "between", "other task");
+      // Ends with a final message, appended after its status.
+      store.transition("a", "failed", { message: Messages.agent("the end") });
+      const ended = texts(store, "a");
+      // An item recorded for it after it ended.
+      store.recordItems("a", [itemFromMessage(Messages.agent("late"))]);
+      const late = texts(store, "a");
+      // A rewrite places an item of the task before the task was made (compaction's apply).
+      const first = history.all()[0]?.item.id ?? null;
+      history.apply(
+        {
+          removed: [],
+          changed: [],
+          added: [{ item: itemFromMessage(Messages.agent("moved")), afterId: null }],
+        },
+        () => "a",
+      );
+      const moved = texts(store, "a");
+      // A rewrite removes the newest rows; a task made after keeps its items above them.
+      const newest = history
+        .all()
+        .slice(-3)
+        .map((r) => r.item.id);
+      history.apply({ removed: newest, changed: [], added: [] }, () => null);
+      store.create(submittedTask("b", "c", Messages.user("after the rewrite")), true);
+      store.appendMessage("b", Messages.agent("answer"));
+      return { ended, late, moved, first, b: texts(store, "b") };
+    });
+    expect(result.first).not.toBeNull();
+    expect(result.ended).toEqual(["question", "the end"]);
+    expect(result.late).toEqual(["question", "the end", "late"]);
+    expect(result.moved).toEqual(["moved", "question", "the end", "late"]);
+    expect(result.b).toEqual(["after the rewrite", "answer"]);
   });
 });
