@@ -15,7 +15,10 @@ export interface EdgelinkWorker<Env extends object> {
    * Export it under the class name wrangler.toml binds as `EDGELINK_CONTEXT`. A concrete
    * class, so wrappers that take a Durable Object class (tracing's `instrumentDO`) take it.
    */
-  EdgelinkContext: new (ctx: DurableObjectState, env: Env) => ContextObject<Env>;
+  EdgelinkContext: new (
+    ctx: DurableObjectState,
+    env: Env,
+  ) => ContextObject<Env>;
   /** Export it under the class name wrangler.toml binds as `EDGELINK_INDEX`. */
   EdgelinkIndex: typeof IndexObject<Env>;
   /**
