@@ -184,6 +184,12 @@ export default defineConfig([
         client: "src/client/index.ts",
         push: "src/push/receiver.ts",
         mcp: "src/mcp/index.ts",
+        // Built here with the others, though their code is built below: one declaration
+        // build shares each type among the entries, so a type that two entries name (a
+        // memory source, a conversation) is one type, not two that TypeScript refuses to
+        // mix.
+        memory: "src/memory/index.ts",
+        registry: "src/registry/index.ts",
       },
     },
     splitting: true,
@@ -197,7 +203,8 @@ export default defineConfig([
     ...shared,
     esbuildPlugins: [importCoreLinks, ...shared.esbuildPlugins],
     entry: { memory: "src/memory/index.ts" },
-    dts: { entry: { memory: "src/memory/index.ts" } },
+    // Its declarations are built with the core's (above).
+    dts: false,
     splitting: false,
   },
   {
@@ -206,7 +213,7 @@ export default defineConfig([
     // gzipped, though it never imports the registry.
     ...shared,
     entry: { registry: "src/registry/index.ts" },
-    dts: { entry: { registry: "src/registry/index.ts" } },
+    dts: false,
     splitting: false,
   },
 ]);

@@ -8,6 +8,7 @@ import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
+import { refuseUnknownOptions } from "./config-keys";
 import type { AgentHandler, TaskContext } from "./context";
 import { checkEndpoints, type DeclaredEndpoint } from "./endpoints";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
@@ -340,6 +341,7 @@ export const DEFAULT_MAX_ITEM_BYTES = 4 * 1024 * 1024;
 
 /** Validates a configuration; throws a clear error naming the bad field. */
 export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
+  refuseUnknownOptions(config);
   const parsed = AgentCard.safeParse(config.card);
   if (!parsed.success) {
     const why = parsed.error.issues.map((i) => `card.${i.path.join(".")}: ${i.message}`);

@@ -163,7 +163,7 @@ function checkSecrets(
 
 /**
  * Checks a project's wrangler.toml and .dev.vars (and its main module's providers) and,
- * given `local`, wrangler dev's Durable Object databases for storage made by 0.x.
+ * given `local`, wrangler dev's Durable Object databases for storage made by a development build.
  */
 export async function diagnose(
   fs: FsModule,

@@ -1,4 +1,10 @@
-import { A2AConnectionError, A2ARemoteError, CardSignatureError } from "../client/index";
+import {
+  A2AConnectionError,
+  A2ARemoteError,
+  CardSignatureError,
+  MisconfiguredError,
+  UnauthenticatedError,
+} from "../client/index";
 import { PushVerificationError } from "../push/receiver";
 import { flag, parseArgs, UsageError } from "./args";
 import * as commands from "./commands";
@@ -135,6 +141,8 @@ function report(error: unknown, json: boolean, s: ReturnType<typeof styleFor>): 
   if (error instanceof A2ARemoteError) {
     line += s.dim(` (${error.name}, code ${error.code}${error.reason ? `, ${error.reason}` : ""})`);
     for (const v of error.fieldViolations) line += `\n  ${v.field}: ${v.description}`;
+    const fix = fixFor(error);
+    if (fix) line += `\n${fix}`;
   } else if (error instanceof A2AConnectionError) {
     line += s.dim(" (is the agent running? check the URL)");
   } else if (error instanceof CardSignatureError) {
@@ -146,6 +154,21 @@ function report(error: unknown, json: boolean, s: ReturnType<typeof styleFor>): 
   }
   proc.stderr.write(`${line}\n`);
   return code;
+}
+
+/** What the user can do about an error the agent answered, when the CLI knows. */
+function fixFor(error: A2ARemoteError): string | null {
+  if (error instanceof UnauthenticatedError || error.httpStatus === 401) {
+    return "the agent wants credentials: pass --api-key K (or --token T, or EDGELINK_TOKEN), or check the one you passed";
+  }
+  if (
+    error instanceof MisconfiguredError ||
+    error.reason === "MISCONFIGURED" ||
+    error.reason === "STORAGE_OUTDATED"
+  ) {
+    return "the agent's Worker is misconfigured (its message above says what to fix); run `edgelink doctor` in its project to check it";
+  }
+  return null;
 }
 
 // Run when executed (the launcher imports this module for its side effect). Exit once

@@ -14,6 +14,7 @@ import { isObj } from "./convert";
 import {
   A2AConnectionError,
   CredentialPolicyError,
+  errorFromHttp,
   invalidResponse,
   UnsupportedOperationError,
 } from "./errors";
@@ -147,6 +148,9 @@ async function fetchCard(
     }
     const text = await readText(response, url);
     if (!response.ok) {
+      // Only "not here" sends the search to the next place: any other error is the agent's
+      // answer (a misconfigured Worker's 503, a gateway's 401), with its own message.
+      if (response.status !== 404) throw errorFromHttp(response.status, text);
       problems.push(`${url}: HTTP ${response.status}`);
       continue;
     }

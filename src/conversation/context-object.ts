@@ -98,7 +98,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly steps: TaskSteps;
   /** True until the first write: the object holds nothing and has no schema. */
   private empty: boolean;
-  /** Why this object's storage cannot be used (made by 0.x or a later release), if so. */
+  /** Why this object's storage cannot be used (made by a development build or a later release), if so. */
   private readonly refused: A2AError | null;
   /**
    * True until the first write. Every entry point asks this before touching storage, so an

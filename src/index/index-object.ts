@@ -80,7 +80,7 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    */
   private vacant: boolean;
   /**
-   * Why this shard's storage cannot be used (made by 0.x or a later release), if so: every
+   * Why this shard's storage cannot be used (made by a development build or a later release), if so: every
    * call answers it, and nothing is read or written.
    */
   private readonly refused: A2AError | null;

@@ -168,7 +168,7 @@ export const ERROR_TABLE = {
    */
   Misconfigured: { code: -32603, http: 503, status: "UNAVAILABLE", reason: "MISCONFIGURED" },
   /**
-   * Edgelink's own: an object's storage was made by Edgelink 0.x (not migrated) or by a later
+   * Edgelink's own: an object's storage was made by a development build (not migrated) or by a later
    * release; the object answers every call with this, reading and writing nothing, until
    * its operator does what the message names.
    */

@@ -73,7 +73,7 @@ export class RegistryObject<Env = unknown> extends DurableObject<Env> {
 
   /** True until the first registration: a read creates no schema. */
   private empty: boolean;
-  /** Why this registry's storage cannot be used (made by 0.x or a later release), if so. */
+  /** Why this registry's storage cannot be used (made by a development build or a later release), if so. */
   private readonly refused: A2AError | null;
   /**
    * True until the first registration. Every entry point asks this before touching

@@ -229,7 +229,7 @@ async function openTaskId(keys: IdKeys, scope: IdScope, taskId: string) {
 
 /**
  * The context of a task id, if it is valid for this tenant and owner; null otherwise (any
- * id that does not open: made up, altered, another caller's, or of 0.x's formats, which
+ * id that does not open: made up, altered, another caller's, or of a development build's formats, which
  * are not read).
  */
 export async function verifiedContextOf(

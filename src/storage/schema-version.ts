@@ -20,9 +20,9 @@ export interface Schema {
   migrations: readonly Migration[];
 }
 
-/** Where an operator upgrading from 0.x reads what to do (docs/operations.md). */
+/** Where an operator upgrading from a development build reads what to do (docs/operations.md). */
 export const UPGRADE_FIX =
-  "deploy on new Durable Object storage (a new Worker name, or new class names with the old ones in deleted_classes): see 'Upgrading from 0.x' in docs/operations.md";
+  "deploy on new Durable Object storage (a new Worker name, or new class names with the old ones in deleted_classes): see 'Upgrading from a development build' in docs/operations.md";
 
 /** The version a schema's newest migration reaches. */
 export function schemaVersion(schema: Schema): number {
@@ -35,7 +35,7 @@ export type SchemaState =
   | { state: "none" }
   /** This release's schema; `behind` when later migrations are still to run. */
   | { state: "current"; version: number; behind: boolean }
-  /** Tables this release does not read: Edgelink 0.x's (its words in `found`). */
+  /** Tables this release does not read: a development build's (its words in `found`). */
   | { state: "old"; found: string }
   /** A later release's schema: running this one on it could corrupt it. */
   | { state: "newer"; version: number };
@@ -72,7 +72,7 @@ export function inspectSchema(sql: SqlStorage, schema: Schema): SchemaState {
       found:
         old === undefined
           ? "a meta table without a schema version"
-          : `Edgelink 0.x's schema, migration ${old}`,
+          : `an unversioned development build's schema, migration ${old}`,
     };
   }
   const version = Number(recorded);
@@ -89,7 +89,7 @@ export function storageRefusal(schema: Schema, found: SchemaState): A2AError | n
   if (found.state === "old") {
     return new A2AError(
       "StorageOutdated",
-      `This ${schema.kind} object's storage holds ${found.found}, which this Edgelink neither reads nor migrates (0.x storage is not carried over): ${UPGRADE_FIX}`,
+      `This ${schema.kind} object's storage holds ${found.found}, which this Edgelink neither reads nor migrates (the storage of the unversioned development builds before 0.1.0 is not carried over): ${UPGRADE_FIX}`,
       { object: schema.kind, found: found.found },
     );
   }
@@ -121,7 +121,7 @@ function migrateFrom(storage: DurableObjectStorage, schema: Schema, from: number
 /**
  * An object's storage as it wakes: `vacant` when it was never written (nothing is created
  * until its first write, `createSchema`); `refused`, the error to answer every call with,
- * when it holds 0.x storage or a later release's. A database of an earlier version is
+ * when it holds development-build storage or a later release's. A database of an earlier version is
  * migrated here, in one transaction.
  */
 export function openSchema(
@@ -157,7 +157,7 @@ export interface StorageReport {
   jsonb: boolean;
   /** The runtime's own words when either is false. */
   detail: string | null;
-  /** Why this object refuses its storage (made by 0.x, or by a later release); null if not. */
+  /** Why this object refuses its storage (made by a development build, or by a later release); null if not. */
   refused: string | null;
 }
 

@@ -3,7 +3,7 @@ import type { Migration, Schema } from "./schema-version";
 
 /**
  * The SQLite schema of each kind of object, as a baseline: what a new object gets, in one
- * step. Storage made by Edgelink 0.x (its numbered migrations) is not migrated but refused
+ * step. Storage made by a development build (its numbered migrations) is not migrated but refused
  * (see `schema-version.ts`); a later change to a schema goes in its `migrations`, applied
  * on top of the baseline.
  */

@@ -6,7 +6,7 @@
 /** The `meta` key of the version a database is at (1 is the baseline). */
 export const STORAGE_VERSION_KEY = "storage_version";
 
-/** The key Edgelink 0.x kept its migration count under; storage it made has no other. */
+/** The key a development build kept its migration count under; storage it made has no other. */
 export const OLD_VERSION_KEY = "schema_version";
 
 /**

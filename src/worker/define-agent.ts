@@ -1,4 +1,4 @@
-import { env as loadedEnv } from "cloudflare:workers";
+import { type DurableObject, env as loadedEnv } from "cloudflare:workers";
 import type { Hono } from "hono";
 import { type Agent, type AgentConfig, resolveAgent } from "../agent/definition";
 import { ContextObject } from "../conversation/context-object";
@@ -11,15 +11,21 @@ import { checkRateLimitBindings } from "./rate-limit";
 /** What `defineAgent` returns: a Worker's default export plus its Durable Object classes. */
 export interface EdgelinkWorker<Env extends object> {
   fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response>;
-  /** Export it under the class name wrangler.toml binds as `EDGELINK_CONTEXT`. */
-  EdgelinkContext: typeof ContextObject<Env>;
+  /**
+   * Export it under the class name wrangler.toml binds as `EDGELINK_CONTEXT`. A concrete
+   * class, so wrappers that take a Durable Object class (tracing's `instrumentDO`) take it.
+   */
+  EdgelinkContext: new (
+    ctx: DurableObjectState,
+    env: Env,
+  ) => ContextObject<Env>;
   /** Export it under the class name wrangler.toml binds as `EDGELINK_INDEX`. */
   EdgelinkIndex: typeof IndexObject<Env>;
   /**
    * With `memory`, export it under the class name wrangler.toml binds as
    * `EDGELINK_MEMORY` (a SQLite class); undefined when memory is off.
    */
-  EdgelinkMemory: (new (ctx: DurableObjectState, env: Env) => object) | undefined;
+  EdgelinkMemory: (new (ctx: DurableObjectState, env: Env) => DurableObject<Env>) | undefined;
   /**
    * The Hono app serving the card, JSON-RPC and HTTP+JSON. Mount it in your own app,
    * after your middleware: `app.use(cors()); app.route("/agent", edgelink.app)`. Under a
@@ -81,7 +87,7 @@ export function defineAgent<Env extends object = Record<string, unknown>>(
   return {
     fetch: (request, env, ctx) => app.fetch(request, env, ctx),
     app,
-    EdgelinkContext: EdgelinkContext as unknown as typeof ContextObject<Env>,
+    EdgelinkContext,
     EdgelinkIndex,
     EdgelinkMemory: agent.memory?.objectClass() as EdgelinkWorker<Env>["EdgelinkMemory"],
     agent,

@@ -174,7 +174,7 @@ interface Checked {
 
 /**
  * Everything that would make this Worker fail later or answer wrong (a missing binding, an
- * object without SQLite, an old runtime, storage left by Edgelink 0.x, the id key, a
+ * object without SQLite, an old runtime, storage left by a development build, the id key, a
  * model's key or base URL), one
  * sentence per problem naming what to fix. Empty when the Worker is configured right.
  */
@@ -195,7 +195,7 @@ async function check<Env>(
   if (ids.warning) logEvent("warn", `edgelink: ${ids.warning}`);
   // The index object asked is the first shard of the default tenant's anonymous caller: an
   // agent without auth writes it with its first tasks, so storage an earlier release left
-  // there (0.x's, which is not migrated) is found before any request depends on it.
+  // there (a development build's, which is not migrated) is found before any request depends on it.
   const bindings = [
     { binding: agent.bindings.context, className: "EdgelinkContext", probe: PROBE_NAME },
     {

@@ -69,3 +69,63 @@ describe("tool filters and limits (H16)", () => {
     expect(() => resolveAgent({ card, turnTimeoutMs: -1 })).toThrow(/turnTimeoutMs/);
   });
 });
+
+describe("unknown options are refused at start, naming the nearest known one", () => {
+  const refused = (config: Record<string, unknown>) => {
+    try {
+      resolveAgent({ card, ...config } as Parameters<typeof resolveAgent>[0]);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return "accepted";
+  };
+
+  it("a misspelt option at the top level and inside each fixed-shape option", () => {
+    expect(refused({ maxIteration: 3 })).toMatch(
+      /^defineAgent: unknown option maxIteration \(did you mean maxIterations\?\)/,
+    );
+    expect(refused({ modelSettings: { temprature: 0.2 } })).toMatch(
+      /unknown option modelSettings\.temprature \(did you mean temperature\?\)/,
+    );
+    expect(refused({ modelSettings: { reasoning: { efort: "low" } } })).toMatch(
+      /unknown option modelSettings\.reasoning\.efort \(did you mean effort\?\)/,
+    );
+    expect(refused({ push: { maxAttempt: 3 } })).toMatch(
+      /push\.maxAttempt \(did you mean maxAttempts\?\)/,
+    );
+    expect(refused({ limits: { indexShard: 2 } })).toMatch(
+      /limits\.indexShard \(did you mean indexShards\?\)/,
+    );
+    expect(refused({ contextWindow: { maxItem: 2 } })).toMatch(
+      /contextWindow\.maxItem \(did you mean maxItems\?\)/,
+    );
+    expect(refused({ bindings: { contxt: "X" } })).toMatch(
+      /bindings\.contxt \(did you mean context\?\)/,
+    );
+    expect(refused({ rateLimit: { perTenent: false } })).toMatch(
+      /rateLimit\.perTenent \(did you mean perTenant\?\)/,
+    );
+    expect(refused({ auth: { apikeys: {} } })).toMatch(/auth\.apikeys \(did you mean apiKeys\?\)/);
+  });
+
+  it("a name near none is still refused, with the list of known names", () => {
+    const message = refused({ modelSettings: { frobnicate: 1 } });
+    expect(message).toContain("unknown option modelSettings.frobnicate; known: ");
+    expect(message).toContain("temperature");
+    expect(message).not.toContain("did you mean");
+  });
+
+  it("every documented option is accepted (the lists follow the types)", () => {
+    expect(
+      refused({
+        modelSettings: { temperature: 0.2, maxTokens: 10, reasoning: { effort: "low" } },
+        push: { maxAttempts: 3 },
+        limits: { indexShards: 2 },
+        contextWindow: { maxItems: 50 },
+        bindings: { context: "C", index: "I" },
+        rateLimit: false,
+        maxIterations: 3,
+      }),
+    ).toBe("accepted");
+  });
+});

@@ -145,8 +145,8 @@ describe("a read never creates storage", () => {
       flip(real, real.length - 3), // the tag altered
       flip(real, 20), // the sealed context altered
       real.slice(0, -4), // truncated
-      `${old.unsigned}.AAAAAAAAAAAAAAAAAAAAAA`, // 0.x's signed 3-part format, forged
-      old.unsigned, // 0.x's unsigned 2-part format
+      `${old.unsigned}.AAAAAAAAAAAAAAAAAAAAAA`, // a development build's signed 3-part format, forged
+      old.unsigned, // a development build's unsigned 2-part format
       "A".repeat(MAX_TASK_ID_LENGTH + 4),
       "not-a-task",
     ];
@@ -420,7 +420,7 @@ function base64url(data: string | Uint8Array): string {
 }
 
 /**
- * Task ids of the formats Edgelink 0.x issued before task ids were sealed, made here as
+ * Task ids of the formats a development build issued before task ids were sealed, made here as
  * it made them: `<base64url(context)>.<random>` (unsigned), and that with a MAC
  * (HMAC-SHA-256 keyed by the id secret itself, over tenant, owner and the id, 16 bytes).
  */
@@ -445,8 +445,8 @@ function oldTaskIds(contextId: string) {
   return { unsigned: `${base64url(contextId)}.${crypto.randomUUID().replaceAll("-", "")}` };
 }
 
-describe("one task id format: ids of 0.x's formats are not read", () => {
-  /** A task stored under a given id in its conversation's object, as 0.x stored them. */
+describe("one task id format: ids of a development build's formats are not read", () => {
+  /** A task stored under a given id in its conversation's object, as the development builds stored them. */
   async function storeTask(contextId: string, taskId: string): Promise<string> {
     const stub = env.EDGELINK_CONTEXT.get(
       env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)),

@@ -118,7 +118,7 @@ const DROPPED_IN_4 = new Set([
 ]);
 
 /**
- * What this release's schema holds: 0.x's, plus the column added to the baseline before
+ * What this release's schema holds: a development build's, plus the column added to the baseline before
  * it was released (`trace`), then a conversation's migration to version 2 (the tasks'
  * `event_floor` and `event_ceiling` instead of the event log's index by task), to
  * version 3 (the inspector's task steps), and to version 4 (`VERSION_4`).
@@ -146,7 +146,7 @@ const built = (schema: Schema) =>
   });
 
 describe("one baseline schema per object kind, versioned", () => {
-  it("the baseline and its migrations build exactly the schema 0.x built for a new object (sqlite_master), plus the task's trace column, the task's event floor instead of the log's index by task (conversation, version 2) and the inspector's task steps (version 3)", async () => {
+  it("the baseline and its migrations build exactly the schema the development builds built for a new object (sqlite_master), plus the task's trace column, the task's event floor instead of the log's index by task (conversation, version 2) and the inspector's task steps (version 3)", async () => {
     for (const [kind, schema] of [
       ["conversation", CONTEXT_SCHEMA],
       ["index", INDEX_SCHEMA],
@@ -158,7 +158,7 @@ describe("one baseline schema per object kind, versioned", () => {
     }
   });
 
-  it("a conversation's first message makes exactly the baseline (no other table, no 0.x version key)", async () => {
+  it("a conversation's first message makes exactly the baseline (no other table, no development-build version key)", async () => {
     const task = await send("baseline");
     const stub = env.EDGELINK_CONTEXT.get(
       env.EDGELINK_CONTEXT.idFromName(contextObjectName("", task.contextId as string)),
@@ -318,8 +318,8 @@ describe("the runtime's own tables are not the object's (restarts)", () => {
 });
 
 /**
- * A conversation database as Edgelink 0.x left it (its last migration, 14), written out
- * here with 0.x's own statements: not derived from today's code.
+ * A conversation database as a development build left it (its last migration, 14), written out
+ * here with a development build's own statements: not derived from today's code.
  */
 function write0xConversation(sql: SqlStorage, contextId: string): void {
   sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
@@ -355,10 +355,10 @@ function everything(sql: SqlStorage) {
   };
 }
 
-describe("storage made by Edgelink 0.x is refused, not migrated", () => {
+describe("storage made by a development build is refused, not migrated", () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it("a 0.x conversation answers every call with StorageOutdated (503) naming what to do, and is left as it was", async () => {
+  it("a development build's conversation answers every call with StorageOutdated (503) naming what to do, and is left as it was", async () => {
     const contextId = `old-${crypto.randomUUID()}`;
     const stub = env.EDGELINK_CONTEXT.get(
       env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)),
@@ -367,7 +367,7 @@ describe("storage made by Edgelink 0.x is refused, not migrated", () => {
       write0xConversation(state.storage.sql, contextId);
       return everything(state.storage.sql);
     });
-    await evictDurableObject(stub); // woken again, it finds the 0.x tables
+    await evictDurableObject(stub); // woken again, it finds the development build's tables
     const log = vi.spyOn(console, "error").mockImplementation(() => {});
     const taskId = await sealedTaskId(
       await idKeys(env, BASE),
@@ -379,10 +379,15 @@ describe("storage made by Edgelink 0.x is refused, not migrated", () => {
     const error = got.body.error as Json;
     expect((error.details as Json[])[0]).toMatchObject({
       reason: "STORAGE_OUTDATED",
-      metadata: { object: "conversation", found: "Edgelink 0.x's schema, migration 14" },
+      metadata: {
+        object: "conversation",
+        found: "an unversioned development build's schema, migration 14",
+      },
     });
     expect(String(error.message)).toContain("neither reads nor migrates");
-    expect(String(error.message)).toContain("'Upgrading from 0.x' in docs/operations.md");
+    expect(String(error.message)).toContain(
+      "'Upgrading from a development build' in docs/operations.md",
+    );
     const sent = await rpc("SendMessage", { message: userMessage("more", { taskId }) });
     expect(sent.body.error).toMatchObject({
       code: -32603,
@@ -392,8 +397,8 @@ describe("storage made by Edgelink 0.x is refused, not migrated", () => {
     const report = await (
       stub as unknown as { storageReport(): Promise<StorageReport> }
     ).storageReport();
-    expect(report.refused).toContain("0.x");
-    // Its alarm (0.x objects may have one set) does nothing either.
+    expect(report.refused).toContain("development build");
+    // Its alarm (development-build objects may have one set) does nothing either.
     const after = await runInDurableObject(stub, async (instance, state) => {
       await (instance as unknown as { alarm(): Promise<void> }).alarm();
       return everything(state.storage.sql);
@@ -401,7 +406,9 @@ describe("storage made by Edgelink 0.x is refused, not migrated", () => {
     expect(after).toEqual(before);
     // The operator reads it in the log too, once per wake.
     expect(log.mock.calls.map(String)).toEqual([
-      expect.stringContaining("edgelink: This conversation object's storage holds Edgelink 0.x"),
+      expect.stringContaining(
+        "edgelink: This conversation object's storage holds an unversioned development build",
+      ),
     ]);
   });
 
@@ -418,7 +425,7 @@ describe("storage made by Edgelink 0.x is refused, not migrated", () => {
     });
   });
 
-  it("a 0.x index shard refuses queries and upserts, writing nothing", async () => {
+  it("a development build's index shard refuses queries and upserts, writing nothing", async () => {
     const shard = env.EDGELINK_INDEX.get(
       env.EDGELINK_INDEX.idFromName(`index/old-${crypto.randomUUID()}`),
     );
@@ -456,8 +463,8 @@ describe("storage made by Edgelink 0.x is refused, not migrated", () => {
       return { refusals, master: master(state.storage.sql), meta: meta(state.storage.sql) };
     });
     expect(after.refusals).toEqual([
-      expect.stringContaining("Edgelink 0.x's schema, migration 3"),
-      expect.stringContaining("Edgelink 0.x's schema, migration 3"),
+      expect.stringContaining("an unversioned development build's schema, migration 3"),
+      expect.stringContaining("an unversioned development build's schema, migration 3"),
     ]);
     expect({ master: after.master, meta: after.meta }).toEqual(before);
   });

@@ -404,3 +404,76 @@ describe("edgelink memory against an agent with long-term memory (K8)", () => {
     expect((await memory(USER, "search", "where do I live")).stdout).toContain("nothing recalled");
   });
 });
+
+describe("the agent's own error, and what to do about it", () => {
+  const KEY = "cli-auth-key-0123456789abcdef";
+  let misconfigured: DemoAgent;
+  let guarded: DemoAgent;
+  beforeAll(async () => {
+    // An id key too short: the demo Worker answers every request 503 MISCONFIGURED.
+    misconfigured = await startWorker("wrangler.toml", { EDGELINK_ID_KEY: "changeme" });
+    guarded = await startWorker("test/e2e/support/memory.wrangler.toml", { AGENT_API_KEYS: KEY });
+  }, 120_000);
+  afterAll(async () => {
+    await misconfigured?.stop();
+    await guarded?.stop();
+  });
+
+  it("a misconfigured Worker's 503 shows its message and the fix, not 'no agent card found'", async () => {
+    for (const [command, ...rest] of [["card"], ["send", "hello"]]) {
+      const ran = await cli([command as string, misconfigured.baseUrl, ...rest]);
+      expect(ran.code, ran.stderr).toBe(1);
+      expect(ran.stderr).not.toContain("no agent card found");
+      expect(ran.stderr).toContain("EDGELINK_ID_KEY must be a secret of at least 32 characters");
+      expect(ran.stderr).toContain("MisconfiguredError");
+      expect(ran.stderr).toContain("edgelink doctor");
+    }
+  });
+
+  it("a 401 suggests --api-key; with the key the same command works", async () => {
+    const refused = await cli(["send", guarded.baseUrl, "hello"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("UnauthenticatedError");
+    expect(refused.stderr).toContain("pass --api-key K");
+    const sent = await cli(["send", guarded.baseUrl, "hello", "--api-key", KEY]);
+    expect(sent.code, sent.stderr).toBe(0);
+  });
+});
+
+describe("the launcher in a clone before `npm run build`", () => {
+  it("runs the CLI from src/ when dist/ is absent (npx edgelink in a fresh clone)", async () => {
+    const { symlinkSync, writeFileSync, existsSync } = await import("node:fs");
+    const clone = mkdtempSync(join(tmpdir(), "edgelink-clone-"));
+    mkdirSync(join(clone, "bin"));
+    copyFileSync(join(ROOT, "bin/edgelink.mjs"), join(clone, "bin/edgelink.mjs"));
+    copyFileSync(join(ROOT, "package.json"), join(clone, "package.json"));
+    symlinkSync(join(ROOT, "src"), join(clone, "src"));
+    symlinkSync(join(ROOT, "node_modules"), join(clone, "node_modules"));
+    expect(existsSync(join(clone, "dist"))).toBe(false);
+    const run = (args: string[]) =>
+      new Promise<Run>((resolve) => {
+        const child = spawn(process.execPath, [join(clone, "bin/edgelink.mjs"), ...args]);
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => (stdout += d));
+        child.stderr.on("data", (d) => (stderr += d));
+        child.on("close", (code) => resolve({ code, stdout, stderr }));
+      });
+    const sent = await run(["send", agent.baseUrl, "from a clone"]);
+    expect(sent.stderr).not.toContain("not built");
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(sent.stdout.trim()).toBe("You said: from a clone");
+    // Without esbuild (not installed) it says what to do instead of a stack trace.
+    const bare = mkdtempSync(join(tmpdir(), "edgelink-bare-"));
+    mkdirSync(join(bare, "bin"));
+    copyFileSync(join(ROOT, "bin/edgelink.mjs"), join(bare, "bin/edgelink.mjs"));
+    writeFileSync(join(bare, "package.json"), '{"type":"module"}');
+    symlinkSync(join(ROOT, "src"), join(bare, "src"));
+    const child = spawn(process.execPath, [join(bare, "bin/edgelink.mjs"), "--help"]);
+    let err = "";
+    child.stderr.on("data", (d) => (err += d));
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect(code).toBe(1);
+    expect(err).toContain("run `npm install` (or `npm run build`)");
+  });
+});

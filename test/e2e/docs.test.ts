@@ -93,6 +93,18 @@ describe("documentation pages", () => {
     }
   });
 
+  it("says the Node version that package.json's engines admit, and why npm warns on it", () => {
+    const readme = readFileSync(`${REPO}/README.md`, "utf8");
+    const pkg = JSON.parse(readFileSync(`${REPO}/package.json`, "utf8"));
+    const said = /Node (\d+) or newer is enough/.exec(readme)?.[1];
+    expect(said).toBeDefined();
+    // engines is a lower bound on the major version: ">=N".
+    const floor = /^>=(\d+)$/.exec(pkg.engines.node)?.[1];
+    expect(floor, pkg.engines.node).toBe(said);
+    // The dev tools' own engines still warn on that Node: the README says so.
+    expect(readme).toContain("EBADENGINE");
+  });
+
   it("keeps catalogue codes out of the prose", () => {
     const found = files.flatMap((file) =>
       readFileSync(`${REPO}/${file}`, "utf8")

@@ -1,6 +1,6 @@
 /**
  * `edgelink doctor` reading wrangler dev's Durable Object databases with Node's own SQLite:
- * storage made by Edgelink 0.x is named (this release refuses it and does not migrate it).
+ * storage made by a development build is named (this release refuses it and does not migrate it).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import * as fs from "node:fs/promises";
@@ -43,7 +43,7 @@ describe("edgelink doctor: wrangler dev's local storage", () => {
       }
       const objects = join(dir, ".wrangler/state/v3/do");
       const old = join(objects, "p-EdgelinkContext", "0a1b.sqlite");
-      // As Edgelink 0.x left a conversation: its version under 0.x's key.
+      // As a development build left a conversation: its version under the development builds' key.
       database(old, [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "CREATE TABLE tasks (id TEXT PRIMARY KEY, context_id TEXT NOT NULL)",

@@ -14,6 +14,7 @@ import {
   cpSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -24,6 +25,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDev } from "./support/dev-server";
+import { checkBlocks, extractBlocks, repositoryBlocks } from "./support/doc-blocks";
+import { startReceiver } from "./support/otlp-receiver";
 import { packedTarball } from "./support/packed";
 import { asTask, sdkClient, textOf, textRequest } from "./support/sdk";
 
@@ -95,7 +98,16 @@ let tarball: string;
 let echo: string;
 let model: string;
 let edgelinkBin: string;
+/** What `npm install` of the new project printed on stderr (npm's warnings). */
+let installWarnings: string;
 const servers: DevServer[] = [];
+
+const TRACING_GUIDE = "docs/guides/tracing.md";
+/** The packages the tracing guide installs, as its `npm install` line names them. */
+const tracingPackages = () =>
+  (/^npm install (.+)$/m.exec(readFileSync(join(REPO, TRACING_GUIDE), "utf8"))?.[1] ?? "")
+    .trim()
+    .split(/\s+/);
 
 beforeAll(async () => {
   const t0 = Date.now();
@@ -116,8 +128,22 @@ beforeAll(async () => {
   editFile(echo, "package.json", (t) =>
     t.replace(/"edgelink": "[^"]+"/, `"edgelink": "file:${tarball}"`),
   );
-  await ok("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], echo);
+  const installed = await run(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--prefer-offline"],
+    echo,
+  );
+  if (installed.code !== 0) throw new Error(`npm install failed:\n${installed.stderr}`);
+  installWarnings = installed.stderr;
   lap("installed");
+  // The tracing guide's pinned packages, installed as the guide says (its code is checked
+  // with the other guides' below, and run).
+  await ok(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tracingPackages()],
+    echo,
+  );
+  lap("tracing packages installed");
   edgelinkBin = join(echo, "node_modules", ".bin", "edgelink");
   await ok(edgelinkBin, ["init", model, "--template", "model"], root);
   symlinkSync(join(echo, "node_modules"), join(model, "node_modules"));
@@ -236,6 +262,101 @@ describe("edgelink init: a new project that works", () => {
     );
     expect(out.trim()).toBe("TaskNotFoundError TaskNotFoundError: no such task");
   });
+});
+
+describe("the documentation against the installed package", () => {
+  it("npm install of a new project on this Node warns EBADENGINE for no Edgelink package", () => {
+    expect(installWarnings).not.toMatch(/EBADENGINE +package: 'edgelink@/);
+  });
+
+  it("declares each public type once across the package's entries (one MemorySource, one Conversation)", () => {
+    const dist = join(echo, "node_modules/edgelink/dist");
+    const declared = (text: string) =>
+      new Set(
+        [
+          ...text.matchAll(
+            /^(?:export )?(?:declare )?(?:abstract )?(?:interface|type|class) ([A-Za-z_$][\w$]*)/gm,
+          ),
+        ].map((m) => m[1]),
+      );
+    const files = new Map<string, number>();
+    for (const file of readdirSync(dist).filter((f) => f.endsWith(".d.ts"))) {
+      for (const name of declared(readFileSync(join(dist, file), "utf8"))) {
+        files.set(name, (files.get(name) ?? 0) + 1);
+      }
+    }
+    // A name declared in two .d.ts files must be two declarations in the source too.
+    const sources = new Map<string, number>();
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (entry.name.endsWith(".ts")) {
+          for (const name of declared(readFileSync(path, "utf8"))) {
+            sources.set(name, (sources.get(name) ?? 0) + 1);
+          }
+        }
+      }
+    };
+    walk(join(REPO, "src"));
+    const copied = [...files].filter(([name, n]) => n > (sources.get(name) ?? 1));
+    expect(files.get("MemorySource")).toBe(1);
+    expect(files.get("Conversation")).toBe(1);
+    expect(copied).toEqual([]);
+  });
+
+  it("every ts block of README.md and docs/ type-checks against the installed package", () => {
+    const blocks = repositoryBlocks(REPO).filter((b) => !b.ignored);
+    expect(blocks.some((b) => b.file === TRACING_GUIDE)).toBe(true);
+    const errors = checkBlocks(REPO, blocks, echo);
+    expect(errors.map((e) => `${e.where}: ${e.message}`)).toEqual([]);
+  }, 240_000);
+
+  it("the tracing guide runs as written: its Worker serves a request under wrangler dev and its spans reach an OTLP receiver", async () => {
+    const guide = readFileSync(join(REPO, TRACING_GUIDE), "utf8");
+    const block = extractBlocks(TRACING_GUIDE, guide).find((b) => b.code.includes("instrumentDO("));
+    expect(block?.ignored).toBe(false);
+    const receiver = await startReceiver();
+    try {
+      const dir = copyWith("traced", (d) => writeFileSync(join(d, "src/agent.ts"), block.code));
+      const server = await startDev({
+        cwd: dir,
+        command: ["npm", "run", "dev", "--", "--var", `OTLP_URL:${receiver.url}`],
+      });
+      servers.push(server);
+      const traceId = "5bf92f3577b34da6a3ce929d0e0e4736";
+      const response = await fetch(`${server.baseUrl}/`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "a2a-version": "1.0",
+          traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "SendMessage",
+          params: {
+            message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "traced hello" }] },
+          },
+        }),
+      });
+      expect(response.status, server.output()).toBe(200);
+      const body = await response.json();
+      expect(body.result?.task?.artifacts?.[0]?.parts?.[0]?.text).toBe("You said: traced hello");
+      const names = () => receiver.spans.filter((s) => s.traceId === traceId).map((s) => s.name);
+      const deadline = Date.now() + 30_000;
+      while (!names().some((n) => n.startsWith("invoke_agent")) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(names(), server.output()).toContain("SendMessage");
+      expect(names()).toContain("invoke_agent Traced agent");
+      expect(server.output()).not.toMatch(/Uncaught|TypeError|ReferenceError/);
+      await server.stop();
+    } finally {
+      receiver.server.close();
+    }
+  }, 180_000);
 });
 
 /** One copy per mistake: what the running Worker answers, and what the doctor says. */

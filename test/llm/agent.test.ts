@@ -76,6 +76,46 @@ describe("an agent with a model, over A2A streaming (issue 4 end to end)", () =>
     ]);
   });
 
+  it("D4: the answer's last chunk carries its last text and lastChunk: no update and no stored part is an empty text (one round, and after a tool round)", async () => {
+    const recordings = [
+      ["openai-chat/text-with-usage.sse"],
+      ["openai-chat/tool-call-split-args.sse", "openai-chat/after-tool-result-text.sse"],
+    ];
+    for (const fixtures of recordings) {
+      // Whole recordings in one network read, and split at random byte boundaries.
+      for (const maxChunk of [1 << 20, 9]) {
+        fake = new FakeProvider({ seed: 5, maxChunk });
+        harness.fetch = fake.fetch;
+        fake.reply(...fixtures.map((fixture) => ({ fixture })));
+        const events = await streamMessage("What is the capital?");
+        const updates = artifactUpdates(events);
+        const parts = updates.flatMap((u) => (u.artifact as Json).parts as Json[]);
+        const where = `${fixtures.join(" + ")}, chunks of ${maxChunk}`;
+        expect(parts.length, where).toBeGreaterThan(0);
+        expect(
+          parts.filter((p) => p.text === ""),
+          where,
+        ).toEqual([]);
+        expect(updates.at(-1)?.lastChunk, where).toBe(true);
+        expect(
+          updates.slice(0, -1).filter((u) => u.lastChunk),
+          where,
+        ).toEqual([]);
+        const end = finalStatus(events);
+        expect((end.status as Json).state).toBe("TASK_STATE_COMPLETED");
+        const { body } = await rpc("GetTask", { id: end.taskId });
+        const stored = ((body.result as Json).artifacts as Json[]).flatMap(
+          (a) => a.parts as Json[],
+        );
+        expect(stored.map((p) => p.text).join("")).toBe(textOfUpdates(updates));
+        expect(
+          stored.filter((p) => p.text === ""),
+          where,
+        ).toEqual([]);
+      }
+    }
+  });
+
   it("records both turns in the context history; the next task sends them to the model", async () => {
     fake.reply({ fixture: "openai-chat/text-with-usage.sse" });
     const first = await streamMessage("What is the capital of Mexico?");

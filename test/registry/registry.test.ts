@@ -334,7 +334,7 @@ describe("agent registry (A9)", () => {
     ).toBe("none");
   });
 
-  it("A9 a registry made by Edgelink 0.x answers StorageOutdated and is left as it was", async () => {
+  it("A9 a registry made by a development build answers StorageOutdated and is left as it was", async () => {
     const stub = registryOf("made-by-0x");
     const written = () =>
       runInDurableObject(stub, (_, state) => {

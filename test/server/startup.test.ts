@@ -118,9 +118,9 @@ describe("the start-up check: a misconfigured Worker answers every request with 
     );
   });
 
-  it("an index left by Edgelink 0.x (the default tenant's first shard) is named with what to do; the check writes nothing", async () => {
+  it("an index left by a development build (the default tenant's first shard) is named with what to do; the check writes nothing", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
-    // A shard count no other test uses: this object keeps its 0.x tables for the run.
+    // A shard count no other test uses: this object keeps its development-build tables for the run.
     const shards = 37;
     const shard = env.EDGELINK_INDEX.get(
       env.EDGELINK_INDEX.idFromName(indexObjectName("", "", 0, shards)),
@@ -140,15 +140,17 @@ describe("the start-up check: a misconfigured Worker answers every request with 
     const before = await old();
     await evictDurableObject(shard);
     const worker = defineAgent({
-      card: { name: "Upgraded", description: "Deployed over 0.x storage" },
+      card: { name: "Upgraded", description: "Deployed over development-build storage" },
       handler: () => "ok",
       limits: { indexShards: shards },
     });
     const message = await misconfigured(await card(worker, env));
     expect(message).toContain(
-      "EDGELINK_INDEX: This index object's storage holds Edgelink 0.x's schema, migration 3",
+      "EDGELINK_INDEX: This index object's storage holds an unversioned development build's schema, migration 3",
     );
-    expect(message).toContain("'Upgrading from 0.x' in docs/operations.md");
+    expect(message).toContain("the unversioned development builds before 0.1.0");
+    expect(message).not.toContain("0.x");
+    expect(message).toContain("'Upgrading from a development build' in docs/operations.md");
     expect(await old()).toEqual(before);
   });
 

@@ -266,6 +266,8 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
     } catch (error) {
       endModelCall(span, { error }, content);
       if (signal.aborted) throw error;
+      // The text streamed before the failure stays in the artifact, as it was shown.
+      artifact.flush();
       const failure = error instanceof ProviderError ? error : null;
       end(publicFailure(failure, error, ctx), failure ? { providerError: describe(failure) } : {});
       return;

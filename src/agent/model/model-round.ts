@@ -55,7 +55,6 @@ export async function streamRound(
   };
   const text: string[] = [];
   const reasoning: string[] = [];
-  let ended = false;
   for await (const batch of batches) {
     let chunk = "";
     let thought = "";
@@ -78,7 +77,6 @@ export async function streamRound(
           round.toolCalls.push(event.call);
           break;
         case "message_end":
-          ended = true;
           round.use.usage = event.usage ?? undefined;
           round.use.cost = event.costEstimate ?? undefined;
           round.reasoningBlocks = event.reasoning;
@@ -101,10 +99,11 @@ export async function streamRound(
     }
     if (chunk) {
       text.push(chunk);
-      // The batch that ends a turn with no tool calls ends the answer: mark it there.
-      artifact.write(chunk, ended && round.toolCalls.length === 0);
+      artifact.write(chunk);
     }
   }
+  // Text before tool calls is not the answer's end: send it before the tools run.
+  if (round.toolCalls.length > 0) artifact.flush();
   round.use.latencyMs = Date.now() - startedAt;
   round.text = text.join("");
   round.reasoning = reasoning.join("");
@@ -166,43 +165,43 @@ function agentMessage(text: string, ids: { taskId: string; contextId: string }):
 }
 
 /**
- * Streams text into one artifact: the first write creates it, later writes append. The
- * chunk that ends the answer is marked `lastChunk`.
+ * Streams text into one artifact: the first write creates it, later writes append. Each
+ * chunk is sent when the next one arrives (or the round ends), so the chunk that ends the
+ * answer can carry `lastChunk` itself: a closing write of its own would have to add an
+ * empty text part to the artifact.
  */
 export class ArtifactWriter {
   #id: string | null = null;
-  #closed = false;
+  #pending: string | null = null;
   constructor(private readonly ctx: TaskContext<unknown>) {}
 
-  /** Writes a chunk; `last` marks it as the answer's end (no separate closing write). */
-  write(text: string, last = false): void {
-    if (this.#id === null) {
-      this.#id = this.ctx.artifact({
-        name: RESPONSE_ARTIFACT,
-        parts: [Parts.text(text)],
-        ...(last ? { lastChunk: true } : {}),
-      });
-    } else {
-      this.ctx.artifact({
-        artifactId: this.#id,
-        append: true,
-        parts: [Parts.text(text)],
-        ...(last ? { lastChunk: true } : {}),
-      });
-    }
-    this.#closed = last;
+  /** Holds a chunk, sending the one held before it. */
+  write(text: string): void {
+    this.flush();
+    this.#pending = text;
   }
 
-  /** Marks the end of the answer when the last text chunk could not carry the mark. */
+  /** Sends the held chunk, not as the answer's end (more rounds follow, or the turn failed). */
+  flush(): void {
+    if (this.#pending !== null) this.#send(this.#pending, false);
+    this.#pending = null;
+  }
+
+  /**
+   * Sends the held chunk as the answer's end. With none held (the last round wrote no
+   * text) nothing is sent: the task's final status ends the artifact.
+   */
   finish(): void {
-    if (this.#id !== null && !this.#closed) {
-      this.ctx.artifact({
-        artifactId: this.#id,
-        append: true,
-        lastChunk: true,
-        parts: [Parts.text("")],
-      });
-      this.#closed = true;
+    if (this.#pending !== null) this.#send(this.#pending, true);
+    this.#pending = null;
+  }
+
+  #send(text: string, last: boolean): void {
+    const end = last ? { lastChunk: true } : {};
+    if (this.#id === null) {
+      this.#id = this.ctx.artifact({ name: RESPONSE_ARTIFACT, parts: [Parts.text(text)], ...end });
+    } else {
+      this.ctx.artifact({ artifactId: this.#id, append: true, parts: [Parts.text(text)], ...end });
     }
   }
 }

@@ -88,13 +88,25 @@ export function extractBlocks(file: string, text: string): DocBlock[] {
 /**
  * Type-checks the given blocks in one program (each block a module of its own) and
  * returns every diagnostic that falls in a block or in the prelude.
+ *
+ * By default `edgelink` and its entries map to the repository's src/. With `project` (a
+ * folder where the packed package is installed, as `edgelink init` makes one) the blocks
+ * are modules of that project instead, and import what it installed: the published
+ * `.d.ts` files, as a user's code sees them.
  */
-export function checkBlocks(repo: string, blocks: readonly DocBlock[]): DocDiagnostic[] {
-  const prelude = join(repo, "test/e2e/support/doc-prelude.d.ts");
+export function checkBlocks(
+  repo: string,
+  blocks: readonly DocBlock[],
+  project?: string,
+): DocDiagnostic[] {
+  const home = project ?? repo;
+  const preludeSource = join(repo, "test/e2e/support/doc-prelude.d.ts");
+  // In a project the prelude is one of its files too, so its `edgelink` is the installed one.
+  const prelude = project ? join(home, ".doc-blocks", "doc-prelude.d.ts") : preludeSource;
   const virtual = new Map<string, DocBlock>();
   blocks.forEach((block, index) => {
     const name = join(
-      repo,
+      home,
       ".doc-blocks",
       `${block.file.replace(/[^\w]/g, "_")}_${block.line}_${index}.ts`,
     );
@@ -106,19 +118,25 @@ export function checkBlocks(repo: string, blocks: readonly DocBlock[]): DocDiagn
     moduleResolution: ts.ModuleResolutionKind.Bundler,
     lib: ["lib.es2023.d.ts"],
     types: ["@cloudflare/workers-types"],
-    typeRoots: [join(repo, "node_modules/@types"), join(repo, "node_modules")],
+    typeRoots: [join(home, "node_modules/@types"), join(home, "node_modules")],
     strict: true,
     noUncheckedIndexedAccess: true,
     isolatedModules: true,
     skipLibCheck: true,
     noEmit: true,
     resolveJsonModule: true,
-    paths: Object.fromEntries(
-      Object.entries(ENTRY_POINTS).map(([name, path]) => [name, [join(repo, path)]]),
-    ),
+    ...(project
+      ? {}
+      : {
+          paths: Object.fromEntries(
+            Object.entries(ENTRY_POINTS).map(([name, path]) => [name, [join(repo, path)]]),
+          ),
+        }),
   };
   const host = ts.createCompilerHost(options);
+  const preludeText = project ? readFileSync(preludeSource, "utf8") : undefined;
   const source = (name: string): string | undefined => {
+    if (name === prelude && preludeText !== undefined) return preludeText;
     const block = virtual.get(name);
     // `export {}` makes every block a module, so blocks never share top-level names.
     return block ? `${block.code}\nexport {};\n` : undefined;
@@ -130,7 +148,8 @@ export function checkBlocks(repo: string, blocks: readonly DocBlock[]): DocDiagn
     return getSourceFile(name, languageVersion, onError, shouldCreate);
   };
   const fileExists = host.fileExists.bind(host);
-  host.fileExists = (name) => virtual.has(name) || fileExists(name);
+  host.fileExists = (name) =>
+    virtual.has(name) || (name === prelude && preludeText !== undefined) || fileExists(name);
   const readFile = host.readFile.bind(host);
   host.readFile = (name) => source(name) ?? readFile(name);
 
@@ -146,7 +165,9 @@ export function checkBlocks(repo: string, blocks: readonly DocBlock[]): DocDiagn
     const block = virtual.get(file.fileName);
     const { line } = file.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
     if (block) out.push({ where: `${block.file}:${block.line + 1 + line}`, message });
-    else if (file.fileName === prelude) out.push({ where: relative(repo, prelude), message });
+    else if (file.fileName === prelude) {
+      out.push({ where: relative(repo, preludeSource), message });
+    }
   }
   return out;
 }
