@@ -63,7 +63,7 @@ function row(item: MemoryItem): string[] {
         `${item.successCount} ok, ${item.failureCount} failed`,
       ];
     default:
-      return [item.id, item.role, item.text];
+      return [item.id, item.role, item.content];
   }
 }
 
