@@ -31,6 +31,8 @@ export interface MemoryTurnOutcome {
   success: boolean;
   /** The tools called, in order. */
   toolSequence: string[];
+  /** Each tool call's result as the model saw it, in order (for recording tool turns). */
+  tools?: ReadonlyArray<{ name: string; content: string; outcome: "ok" | "error" }>;
 }
 
 /** One model turn's view of memory: opened when the turn starts. */

@@ -243,21 +243,28 @@ const factFields = {
   channel: channel.optional(),
 };
 
+const entityFields = {
+  name,
+  aliases: z.array(name).max(MEMORY_INPUT.list).optional(),
+  type: name.optional(),
+  /** Replaces the entity's description. */
+  description: text.optional(),
+  /** Merged key by key into the entity's (a JSON object of at most 4 KiB, 4 levels deep). */
+  properties: boundedJson.optional(),
+  salience: unit.optional(),
+  channel: channel.optional(),
+};
+
+/** An entity as a user or the operator names or describes it (`upsert_entity` without `op`). */
+export const MemoryEntityInput = z.strictObject(entityFields);
+export type MemoryEntityInput = z.infer<typeof MemoryEntityInput>;
+
 /** One change to a memory. Every field is checked: the operations may come from a model. */
 export const MemoryOp = z.discriminatedUnion("op", [
   z.strictObject({ op: z.literal("add_fact"), ...factFields }),
   z.strictObject({ op: z.literal("supersede_fact"), id, ...factFields }),
   z.strictObject({ op: z.literal("delete_fact"), id }),
-  z.strictObject({
-    op: z.literal("upsert_entity"),
-    name,
-    aliases: z.array(name).max(MEMORY_INPUT.list).optional(),
-    type: name.optional(),
-    description: text.optional(),
-    properties: boundedJson.optional(),
-    salience: unit.optional(),
-    channel: channel.optional(),
-  }),
+  z.strictObject({ op: z.literal("upsert_entity"), ...entityFields }),
   z.strictObject({
     op: z.literal("set_goal"),
     title: text,

@@ -418,7 +418,12 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   private scan(vector: Float32Array, channels: string | null, turns: boolean): VectorHits {
     const hits = this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES);
     if (!turns) return hits;
-    for (const [id, score] of this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES, "turn")) {
+    for (const [id, score] of this.reader.scanVectors(
+      vector,
+      channels,
+      VECTOR_CANDIDATES,
+      "turn",
+    )) {
       hits.set(id, score);
     }
     return hits;

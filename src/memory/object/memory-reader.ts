@@ -18,14 +18,7 @@ import {
   strategyScore,
   turnScore,
 } from "../rank";
-import {
-  entityLine,
-  factLine,
-  goalLine,
-  SectionFitter,
-  strategyLine,
-  turnLine,
-} from "../render";
+import { entityLine, factLine, goalLine, SectionFitter, strategyLine, turnLine } from "../render";
 import {
   type EntityRow,
   entityOf,

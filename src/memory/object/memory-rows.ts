@@ -1,3 +1,4 @@
+import type { JsonObject } from "../../protocol/json";
 import type {
   FactSource,
   GoalStatus,
@@ -10,7 +11,6 @@ import type {
   MemoryTurn,
   TurnRole,
 } from "../../protocol/memory";
-import type { JsonObject } from "../../protocol/json";
 import type { MemoryLimits } from "../limits";
 
 /** Rows as SQLite answers them (see memory-schema.ts), and their public shapes. */
