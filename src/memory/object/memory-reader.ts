@@ -55,6 +55,11 @@ export const BUNDLE_STRATEGIES = 3;
 /** Most past turns in one bundle, and the candidates ranked to choose them. */
 export const BUNDLE_TURNS = 5;
 export const TURN_CANDIDATES = 20;
+/**
+ * Least cosine similarity of a turn found by vectors alone: a vector search answers its
+ * nearest whatever they are, and an unrelated turn quoted back is noise in the prompt.
+ */
+export const MIN_TURN_SIMILARITY = 0.5;
 
 /** A fact's or turn's similarity to the query, from the vector search (by id). */
 export type VectorHits = Map<string, number>;
@@ -345,7 +350,9 @@ export class MemoryReader {
             .toArray();
     const best = matches[0]?.bm;
     const rows = new Map<string, TurnRow & { bm?: number }>(matches.map((r) => [r.id, r]));
-    const missing = [...hits.keys()].filter((id) => !rows.has(id));
+    const missing = [...hits.entries()]
+      .filter(([id, cos]) => !rows.has(id) && cos >= MIN_TURN_SIMILARITY)
+      .map(([id]) => id);
     if (missing.length) {
       const found = this.sql
         .exec<TurnRow>(
