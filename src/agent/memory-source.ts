@@ -56,7 +56,7 @@ export interface MemoryTurn {
 
 /** What `ctx.memory.recall` answers: the bundle and its rendering as a prompt section. */
 export interface MemoryRecall {
-  /** The facts, entities, active goals and strategies recalled, within the token budget. */
+  /** The facts, entities, active goals, strategies and past turns recalled, within the token budget. */
   bundle: MemoryBundle;
   /** The bundle rendered as the section a model turn gets after its instructions ("" for none). */
   section: string;
