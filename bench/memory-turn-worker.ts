@@ -1,7 +1,7 @@
 /**
  * The memory-turn benchmark's worker (bench/memory-turn.mjs serves it on workerd): the
  * same model-backed agent three times, without memory (`/plain/...`), with recall alone
- * (`/recall/...`) and with recall and extraction (`/memory/...`), each with its own
+ * (`/recall/...`) and with recall, extraction and turns recorded (`/memory/...`), each with its own
  * conversation objects; the two with memory share the memory objects. The model answers at
  * once, and answers right only when its request is right: the memory agent's system prompt
  * carries the recalled facts, the plain agent's carries none (the bench fails on any other
@@ -90,9 +90,11 @@ const remembering = defineAgent({
   auth,
   rateLimit: false,
   bindings: { context: "MEMORY_CONTEXT", index: "MEMORY_INDEX" },
-  // Every turn extracts (the hourly allowance is not what is measured).
+  // Every turn extracts (the hourly allowance is not what is measured) and is recorded
+  // (its message and answer kept as turns, off the answer's path).
   memory: memory({
     extract: { model: extractor() },
+    turns: { record: true },
     api: true,
     limits: { extractionCallsPerHour: 100_000 },
   }),

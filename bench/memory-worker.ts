@@ -1,7 +1,8 @@
 /**
  * The memory benchmark's worker (bench/memory.mjs serves it on workerd): one SQLite
  * Durable Object, Edgelink's MemoryObject (src/memory/object/memory-object.ts) with room for the
- * largest size, filled through its own `apply` and recalled through its own `remember`,
+ * largest size, filled with facts or with conversation turns through its own `apply` and
+ * recalled through its own `remember`,
  * each bundle rendered as the agent renders it. `GET /<method>?name=…&…` calls the
  * object's method and answers JSON; loopback only.
  */
@@ -57,19 +58,35 @@ function factOp(i: number): MemoryOp {
   };
 }
 
+/** Turn `i`: the same kind of sentence, said in conversations of 20 turns each. */
+function turnOp(i: number): MemoryOp {
+  const next = random(i + 1);
+  const words = Array.from({ length: 5 }, () => word(next));
+  return {
+    op: "add_turn",
+    role: i % 2 ? "assistant" : "user",
+    content: `I think ${words[0]} ${words[1]} goes with ${words[2]}, ${words[3]} and ${words[4]} (${i})`,
+    contextId: `conversation-${Math.floor(i / 20)}`,
+  };
+}
+
 export class MemoryBench extends MemoryObject<Env> {
   protected override get memoryOptions(): MemoryObjectOptions {
     return { limits: { maxItems: 200_000 } };
   }
 
-  /** Adds facts until the memory holds `target`, 100 per `apply` (one transaction each). */
-  async fill(target: number) {
+  /**
+   * Adds facts (or turns) until the memory holds `target` of them, 100 per `apply` (one
+   * transaction each).
+   */
+  async fill(target: number, kind: "fact" | "turn" = "fact") {
     const start = performance.now();
-    let count = unwrap(await this.stats()).facts;
+    const stats = unwrap(await this.stats());
+    let count = kind === "turn" ? stats.turns : stats.facts;
     while (count < target) {
       const end = Math.min(target, count + 100);
       const ops: MemoryOp[] = [];
-      for (let i = count; i < end; i++) ops.push(factOp(i));
+      for (let i = count; i < end; i++) ops.push(kind === "turn" ? turnOp(i) : factOp(i));
       unwrap(await this.apply(ops));
       count = end;
     }
@@ -83,17 +100,22 @@ export class MemoryBench extends MemoryObject<Env> {
   async recallRounds(queries: string[], budget: number, reps: number) {
     const times: number[] = [];
     let facts = 0;
+    let turns = 0;
     let tokens = 0;
     let chars = 0;
     for (let r = 0; r < reps; r++) {
       for (const text of queries) {
         const start = performance.now();
-        const bundle = unwrap(await this.remember({ text, tokenBudget: budget }));
+        // Asked from a conversation of its own, as a model turn asks.
+        const bundle = unwrap(
+          await this.remember({ text, tokenBudget: budget, contextId: "bench-asking" }),
+        );
         const rendered = renderMemoryBundle(bundle);
         // Its access counts, written after the answer in a deployment, count here too.
         this.flushAccess();
         times.push(performance.now() - start);
         facts = bundle.facts.length;
+        turns = bundle.turns.length;
         tokens = bundle.tokens;
         chars = rendered.length;
       }
@@ -103,6 +125,7 @@ export class MemoryBench extends MemoryObject<Env> {
       ms: times[Math.floor(times.length / 2)] ?? Number.NaN,
       calls: times.length,
       facts,
+      turns,
       tokens,
       chars,
     };
@@ -125,7 +148,8 @@ export default {
     const stub = env.MEMORY_BENCH.get(env.MEMORY_BENCH.idFromName(name));
     try {
       if (url.pathname === "/fill") {
-        return Response.json(await stub.fill(Number(url.searchParams.get("target"))));
+        const kind = url.searchParams.get("kind") === "turn" ? "turn" : "fact";
+        return Response.json(await stub.fill(Number(url.searchParams.get("target")), kind));
       }
       if (url.pathname === "/recall") {
         const queries = benchQueries(Number(url.searchParams.get("queries") ?? "20"));

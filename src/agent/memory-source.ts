@@ -31,6 +31,8 @@ export interface MemoryTurnOutcome {
   success: boolean;
   /** The tools called, in order. */
   toolSequence: string[];
+  /** Each tool call's result as the model saw it, in order (for recording tool turns). */
+  tools?: ReadonlyArray<{ name: string; content: string; outcome: "ok" | "error" }>;
 }
 
 /** One model turn's view of memory: opened when the turn starts. */
@@ -54,7 +56,7 @@ export interface MemoryTurn {
 
 /** What `ctx.memory.recall` answers: the bundle and its rendering as a prompt section. */
 export interface MemoryRecall {
-  /** The facts, entities, active goals and strategies recalled, within the token budget. */
+  /** The facts, entities, active goals, strategies and past turns recalled, within the token budget. */
   bundle: MemoryBundle;
   /** The bundle rendered as the section a model turn gets after its instructions ("" for none). */
   section: string;

@@ -54,6 +54,8 @@ commands:
   memory search URL TEXT       what it would recall for TEXT (--budget TOKENS)
   memory add URL CLAIM         tell it a fact about you
   memory correct URL ID CLAIM  correct a fact (the old one is never recalled again)
+  memory entity URL NAME       name or describe an entity (--type T --description D
+                               --alias A --property key=value, repeatable)
   memory delete URL ID         delete one item (--kind, default fact)
   memory erase URL --yes       delete everything it remembers about you
                                (memory commands: --operator-key K (or

@@ -1,4 +1,5 @@
 import type { MemoryClient } from "../client/index";
+import type { JsonObject, JsonValue } from "../protocol/json";
 import type { MemoryItem, MemoryKind } from "../protocol/memory";
 import { agentOf } from "./agent";
 import { flag, intOption, onlyOptions, option, UsageError } from "./args";
@@ -12,7 +13,7 @@ const KINDS = ["fact", "entity", "goal", "strategy", "turn"] as const;
 const OPERATOR = ["operator-key", "scope"];
 
 /**
- * `edgelink memory list|search|add|correct|delete|erase URL ...`: the caller's own memory
+ * `edgelink memory list|search|add|correct|entity|delete|erase URL ...`: the caller's own memory
  * on an agent that serves it, or, with `--operator-key` (or EDGELINK_MEMORY_OPERATOR_KEY)
  * and `--scope`, any user's.
  */
@@ -20,7 +21,9 @@ export async function memory(ctx: Context): Promise<number> {
   const sub = ctx.args.positional[0];
   const rest = { ...ctx, args: { ...ctx.args, positional: ctx.args.positional.slice(1) } };
   const run = COMMANDS[sub ?? ""];
-  if (!run) throw new UsageError("memory needs list, search, add, correct, delete or erase");
+  if (!run) {
+    throw new UsageError("memory needs list, search, add, correct, entity, delete or erase");
+  }
   return run(rest);
 }
 
@@ -53,7 +56,17 @@ function row(item: MemoryItem): string[] {
     case "fact":
       return [item.id, item.claim, item.supersededBy ? "(superseded)" : ""];
     case "entity":
-      return [item.id, item.name, item.aliases.join(", ")];
+      return [
+        item.id,
+        item.name + (item.type ? ` [${item.type}]` : ""),
+        [
+          item.aliases.join(", "),
+          item.description ?? "",
+          Object.keys(item.properties).length ? JSON.stringify(item.properties) : "",
+        ]
+          .filter(Boolean)
+          .join(" · "),
+      ];
     case "goal":
       return [item.id, item.title, `${item.status}, priority ${item.priority}`];
     case "strategy":
@@ -63,7 +76,7 @@ function row(item: MemoryItem): string[] {
         `${item.successCount} ok, ${item.failureCount} failed`,
       ];
     default:
-      return [item.id, item.role, item.text];
+      return [item.id, `${item.timestamp.slice(0, 10)} ${item.role}`, item.content];
   }
 }
 
@@ -109,6 +122,7 @@ async function search(ctx: Context): Promise<number> {
     const rows = [
       ...bundle.facts.map((f) => [f.id, f.claim, f.score.toFixed(2)]),
       ...bundle.goals.map((g) => [g.id, g.title, "goal"]),
+      ...bundle.turns.map((t) => [t.id, t.content, `${t.role}, ${t.timestamp.slice(0, 10)}`]),
     ];
     print(rows.length ? table(rows) : ctx.style.dim("nothing recalled"));
   }
@@ -132,6 +146,45 @@ async function correct(ctx: Context): Promise<number> {
   });
   if (ctx.json) printJson(result);
   else print(result.results.map((r) => `${r.status} ${r.id ?? ""}`.trim()).join("\n"));
+  return EXIT.ok;
+}
+
+/** `--property key=value` (repeatable): a value that reads as JSON is kept as that JSON. */
+function propertiesOf(ctx: Context): JsonObject | undefined {
+  const given = ctx.args.options.get("property") ?? [];
+  if (given.length === 0) return undefined;
+  const out: JsonObject = Object.create(null);
+  for (const pair of given) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--property must be key=value, got "${pair}"`);
+    const raw = pair.slice(eq + 1);
+    let value: JsonValue = raw;
+    try {
+      value = JSON.parse(raw) as JsonValue;
+    } catch {
+      // Not JSON: kept as the text it is.
+    }
+    out[pair.slice(0, eq)] = value;
+  }
+  return out;
+}
+
+async function entity(ctx: Context): Promise<number> {
+  onlyOptions(ctx.args, [...GLOBAL, ...OPERATOR, "type", "description", "alias", "property"]);
+  const memory = await memoryOf(ctx);
+  const type = option(ctx.args, "type");
+  const description = option(ctx.args, "description");
+  const aliases = ctx.args.options.get("alias");
+  const properties = propertiesOf(ctx);
+  const result = await memory.upsertEntity({
+    name: need(ctx.args, 1, "entity name"),
+    ...(type ? { type } : {}),
+    ...(description ? { description } : {}),
+    ...(aliases?.length ? { aliases } : {}),
+    ...(properties ? { properties } : {}),
+  });
+  if (ctx.json) printJson(result);
+  else print(result.results.map((r) => `${r.status} ${r.id ?? r.reason ?? ""}`.trim()).join("\n"));
   return EXIT.ok;
 }
 
@@ -161,6 +214,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   search,
   add,
   correct,
+  entity,
   delete: remove,
   erase,
 };

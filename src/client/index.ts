@@ -85,6 +85,7 @@ export {
 export {
   MEMORY_OPERATOR_HEADER,
   MemoryClient,
+  type MemoryEntityInput,
   type MemoryFactInput,
   type MemoryGoalInput,
   type MemoryListOptions,

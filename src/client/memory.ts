@@ -32,6 +32,20 @@ export interface MemoryFactInput {
   validTo?: string;
 }
 
+/**
+ * An entity as a user or the operator names or describes it: one entity per name or
+ * alias (case-insensitive), so naming a known one updates it; its `properties` merge
+ * key by key into those it has (a JSON object of at most 4 KiB, 4 levels deep).
+ */
+export interface MemoryEntityInput {
+  name: string;
+  type?: string;
+  aliases?: string[];
+  description?: string;
+  properties?: JsonObject;
+  salience?: number;
+}
+
 /** A goal as a user or the operator sets it. */
 export interface MemoryGoalInput {
   title: string;
@@ -136,6 +150,19 @@ export class MemoryClient {
   ): Promise<MemoryApplyResult> {
     return (await this.call(
       { method: "PUT", path: `/memory/facts/${seg(id)}`, body: { ...fact } as JsonObject },
+      options.signal,
+    )) as unknown as MemoryApplyResult;
+  }
+
+  /**
+   * Names or describes an entity: added, or merged into the one holding its name or an
+   * alias (a new description replaces the old, properties merge key by key).
+   * @example
+   * await agent.memory.upsertEntity({ name: "Lisbon", type: "Place", properties: { country: "PT" } });
+   */
+  async upsertEntity(entity: MemoryEntityInput, options: Signal = {}): Promise<MemoryApplyResult> {
+    return (await this.call(
+      { method: "POST", path: "/memory/entities", body: { ...entity } as JsonObject },
       options.signal,
     )) as unknown as MemoryApplyResult;
   }

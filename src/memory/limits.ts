@@ -14,6 +14,8 @@ export interface MemoryLimits {
   extractionCallsPerHour: number;
   /** Days a superseded fact is kept (for the record, never recalled) before it is deleted. */
   supersededRetentionDays: number;
+  /** Days a conversation turn is kept (from when it was said) before it is deleted. */
+  turnRetentionDays: number;
   /** What a full memory does with a new item: refuse it (MemoryFull) or evict the least salient. */
   whenFull: "refuse" | "evict";
 }
@@ -24,6 +26,7 @@ export const DEFAULT_MEMORY_LIMITS: Readonly<MemoryLimits> = Object.freeze({
   maxItemBytes: 4_096,
   extractionCallsPerHour: 60,
   supersededRetentionDays: 30,
+  turnRetentionDays: 90,
   whenFull: "refuse",
 });
 
@@ -33,6 +36,7 @@ export const MEMORY_CEILINGS = {
   maxItemBytes: 65_536,
   extractionCallsPerHour: 100_000,
   supersededRetentionDays: 3_650,
+  turnRetentionDays: 3_650,
 } as const;
 
 const LimitsInput = z.strictObject({
@@ -49,6 +53,7 @@ const LimitsInput = z.strictObject({
     .min(0)
     .max(MEMORY_CEILINGS.supersededRetentionDays)
     .optional(),
+  turnRetentionDays: z.number().min(0).max(MEMORY_CEILINGS.turnRetentionDays).optional(),
   whenFull: z.enum(["refuse", "evict"]).optional(),
 });
 

@@ -26,6 +26,15 @@ export interface MemoryOptions {
   /** Offer the model `remember`, `forget`, `set_goal` and `update_goal` tools. Default off. */
   tools?: boolean;
   /**
+   * Record each completed turn of a model-backed agent (the user's message and the
+   * answer, and with `tools: true` each tool call's result) in memory, off the answer's
+   * path, so later conversations recall what was said. Kept within `limits` (the item
+   * limit, `maxItemBytes`, `turnRetentionDays`); with an embedder, each turn is embedded
+   * too. Default off: `true` or `{ record: true }` records, without tool turns unless
+   * `tools: true`.
+   */
+  turns?: boolean | { record?: boolean; tools?: boolean };
+  /**
    * Serve the `/memory` routes: each user lists, searches, adds, corrects and deletes their
    * own memory and erases all of it. The operator reaches any scope with the key in the
    * `operatorSecret` secret (default `EDGELINK_MEMORY_OPERATOR_KEY`; unset: no operator
@@ -48,6 +57,8 @@ export interface ResolvedMemoryOptions {
   recall: { tokenBudget: number } | null;
   extract: { model: Model | null } | null;
   tools: boolean;
+  /** Turns are recorded (null: not), tool turns too when `tools`. */
+  turns: { tools: boolean } | null;
   api: { operatorSecret: string } | null;
   embedder: Embedder | null;
   vectorize: string | null;
@@ -77,6 +88,7 @@ export function resolveMemoryOptions(options: MemoryOptions = {}): ResolvedMemor
     "recall",
     "extract",
     "tools",
+    "turns",
     "api",
     "embedder",
     "vectorize",
@@ -92,6 +104,7 @@ export function resolveMemoryOptions(options: MemoryOptions = {}): ResolvedMemor
   flag("recall", options.recall);
   flag("extract", options.extract);
   flag("api", options.api);
+  flag("turns", options.turns);
   if (options.tools !== undefined && typeof options.tools !== "boolean") {
     throw new TypeError("memory.tools must be true or false");
   }
@@ -114,6 +127,22 @@ export function resolveMemoryOptions(options: MemoryOptions = {}): ResolvedMemor
       );
     }
     extract = { model: model ?? null };
+  }
+  let turns: ResolvedMemoryOptions["turns"] = null;
+  if (options.turns === true) turns = { tools: false };
+  else if (typeof options.turns === "object") {
+    const { record, tools, ...rest } = options.turns;
+    const extra = Object.keys(rest);
+    if (extra.length) throw new TypeError(`memory.turns: unknown option ${extra.join(", ")}`);
+    for (const [name, value] of [
+      ["record", record],
+      ["tools", tools],
+    ] as const) {
+      if (value !== undefined && typeof value !== "boolean") {
+        throw new TypeError(`memory.turns.${name} must be true or false`);
+      }
+    }
+    if (record === true) turns = { tools: tools ?? false };
   }
   let api: ResolvedMemoryOptions["api"] = null;
   if (options.api === true) api = { operatorSecret: OPERATOR_SECRET };
@@ -146,6 +175,7 @@ export function resolveMemoryOptions(options: MemoryOptions = {}): ResolvedMemor
     recall,
     extract,
     tools: options.tools ?? false,
+    turns,
     api,
     embedder,
     vectorize: options.vectorize ?? null,

@@ -125,6 +125,14 @@ export function strategyScore(rel: number, successes: number, failures: number):
   return (0.5 + rel / 2) * successRate(successes, failures);
 }
 
+/**
+ * A past turn's score: mostly how well it matches the query, then how recent it is. A
+ * turn has no confidence or salience of its own; only matching turns are ranked at all.
+ */
+export function turnScore(rel: number, recent: number): number {
+  return 0.8 * rel + 0.2 * recent;
+}
+
 /** Whether `used` (tools a task called, in order) contains `sequence` in order. */
 export function followsSequence(sequence: readonly string[], used: readonly string[]): boolean {
   if (sequence.length === 0) return false;

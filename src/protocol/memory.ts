@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { JsonObject } from "./json";
 
 /**
  * Long-term memory: what an agent keeps about one user (or one conversation) beyond the
@@ -18,6 +19,11 @@ export const MEMORY_INPUT = {
   ops: 100,
   /** Ids and page tokens. */
   id: 512,
+  /** A JSON field (an entity's properties, a turn's metadata): UTF-8 bytes as JSON, and nesting. */
+  jsonBytes: 4_096,
+  jsonDepth: 4,
+  /** A turn's token count. */
+  tokens: 1_000_000,
 } as const;
 
 /** The channel a memory lands in when none is named. */
@@ -28,6 +34,48 @@ const name = z.string().trim().min(1).max(MEMORY_INPUT.name);
 const id = z.string().min(1).max(MEMORY_INPUT.id);
 const iso = z.iso.datetime({ offset: true });
 const unit = z.number().min(0).max(1);
+/**
+ * A JSON object within MEMORY_INPUT's size and depth. Walked by hand, depth first and
+ * stopping at the limit, so a hostile, deeply nested value is refused before anything
+ * recursive reads it.
+ */
+const boundedJson = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    const problem = jsonProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .transform((value) => value as JsonObject);
+
+function jsonProblem(value: unknown): string | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return "must be a JSON object";
+  }
+  const walk = (v: unknown, depth: number): string | null => {
+    if (v === null || typeof v === "string" || typeof v === "boolean") return null;
+    if (typeof v === "number") return Number.isFinite(v) ? null : "numbers must be finite";
+    if (typeof v !== "object") return "must hold JSON values only";
+    if (depth >= MEMORY_INPUT.jsonDepth) {
+      return `nests deeper than ${MEMORY_INPUT.jsonDepth} levels`;
+    }
+    const proto = Object.getPrototypeOf(v);
+    if (!Array.isArray(v) && proto !== Object.prototype && proto !== null) {
+      return "must hold JSON values only";
+    }
+    for (const item of Array.isArray(v) ? v : Object.values(v)) {
+      const found = walk(item, depth + 1);
+      if (found) return found;
+    }
+    return null;
+  };
+  const found = walk(value, 0);
+  if (found) return found;
+  const bytes = new TextEncoder().encode(JSON.stringify(value)).byteLength;
+  return bytes > MEMORY_INPUT.jsonBytes
+    ? `is ${bytes} bytes as JSON, over ${MEMORY_INPUT.jsonBytes}`
+    : null;
+}
+
 const channel = z
   .string()
   .min(1)
@@ -40,7 +88,7 @@ export type FactSource = z.infer<typeof FactSource>;
 export const GoalStatus = z.enum(["active", "completed", "abandoned", "blocked"]);
 export type GoalStatus = z.infer<typeof GoalStatus>;
 
-export const TurnRole = z.enum(["user", "agent"]);
+export const TurnRole = z.enum(["user", "assistant", "system", "tool"]);
 export type TurnRole = z.infer<typeof TurnRole>;
 
 /** A claim about the user or their world, deduplicated by its hash. */
@@ -76,6 +124,10 @@ export const MemoryEntity = z.object({
   type: z.string().optional(),
   /** Other names; a name or alias matches case-insensitively, so one entity per name. */
   aliases: z.array(z.string()),
+  /** What it is about, in a sentence or two. */
+  description: z.string().optional(),
+  /** Facts about it as JSON (`{ "city": "Lisbon" }`), merged key by key on each update. */
+  properties: JsonObject,
   salience: unit,
   accessCount: z.number().int(),
   lastAccessedAt: z.string().optional(),
@@ -114,14 +166,29 @@ export const MemoryStrategy = z.object({
 });
 export type MemoryStrategy = z.infer<typeof MemoryStrategy>;
 
-/** One exchange kept verbatim. */
+/** One message of a conversation, kept verbatim. */
 export const MemoryTurn = z.object({
   id: z.string(),
-  role: TurnRole,
-  text: z.string(),
-  taskId: z.string().optional(),
+  /** The conversation it belongs to (its A2A context id); absent for a turn of none. */
   contextId: z.string().optional(),
-  createdAt: z.string(),
+  /** Its place in the conversation: each turn stored gets a higher one than the turns before. */
+  index: z.number().int(),
+  /** When it was said (ISO-8601, UTC). */
+  timestamp: z.string(),
+  role: TurnRole,
+  content: z.string(),
+  /** Its size in tokens, when known. */
+  tokenCount: z.number().int().optional(),
+  /** True when it has a vector (an embedder was configured when it was stored). */
+  embedded: z.boolean(),
+  metadata: JsonObject,
+  channel: z.string(),
+  taskId: z.string().optional(),
+  /**
+   * When a fact learnt in this turn's task was corrected or deleted: the turn says what
+   * is no longer true, so it is not recalled.
+   */
+  correctedAt: z.string().optional(),
 });
 export type MemoryTurn = z.infer<typeof MemoryTurn>;
 
@@ -145,6 +212,8 @@ export interface MemoryBundle {
   /** Active goals only. */
   goals: MemoryGoal[];
   strategies: MemoryStrategy[];
+  /** Past turns of other conversations relevant to the query, most relevant first. */
+  turns: Array<MemoryTurn & { score: number }>;
   /** Estimated tokens of the rendered bundle (`renderMemoryBundle`). */
   tokens: number;
   /** True when relevant memories were left out to stay within the budget. */
@@ -174,19 +243,28 @@ const factFields = {
   channel: channel.optional(),
 };
 
+const entityFields = {
+  name,
+  aliases: z.array(name).max(MEMORY_INPUT.list).optional(),
+  type: name.optional(),
+  /** Replaces the entity's description. */
+  description: text.optional(),
+  /** Merged key by key into the entity's (a JSON object of at most 4 KiB, 4 levels deep). */
+  properties: boundedJson.optional(),
+  salience: unit.optional(),
+  channel: channel.optional(),
+};
+
+/** An entity as a user or the operator names or describes it (`upsert_entity` without `op`). */
+export const MemoryEntityInput = z.strictObject(entityFields);
+export type MemoryEntityInput = z.infer<typeof MemoryEntityInput>;
+
 /** One change to a memory. Every field is checked: the operations may come from a model. */
 export const MemoryOp = z.discriminatedUnion("op", [
   z.strictObject({ op: z.literal("add_fact"), ...factFields }),
   z.strictObject({ op: z.literal("supersede_fact"), id, ...factFields }),
   z.strictObject({ op: z.literal("delete_fact"), id }),
-  z.strictObject({
-    op: z.literal("upsert_entity"),
-    name,
-    aliases: z.array(name).max(MEMORY_INPUT.list).optional(),
-    type: name.optional(),
-    salience: unit.optional(),
-    channel: channel.optional(),
-  }),
+  z.strictObject({ op: z.literal("upsert_entity"), ...entityFields }),
   z.strictObject({
     op: z.literal("set_goal"),
     title: text,
@@ -221,7 +299,12 @@ export const MemoryOp = z.discriminatedUnion("op", [
   z.strictObject({
     op: z.literal("add_turn"),
     role: TurnRole,
-    text,
+    content: text,
+    /** When it was said; default now. */
+    timestamp: iso.optional(),
+    tokenCount: z.number().int().min(0).max(MEMORY_INPUT.tokens).optional(),
+    metadata: boundedJson.optional(),
+    channel: channel.optional(),
     taskId: id.optional(),
     contextId: id.optional(),
   }),
@@ -254,6 +337,8 @@ export const RememberQuery = z.strictObject({
   text: z.string().max(MEMORY_INPUT.text),
   tokenBudget: z.number().int().min(1).max(MAX_TOKEN_BUDGET).optional(),
   channel: channel.optional(),
+  /** The conversation asking: its own turns are not recalled (it has them already). */
+  contextId: id.optional(),
 });
 export type RememberQuery = z.infer<typeof RememberQuery>;
 

@@ -65,4 +65,23 @@ describe("edgelink memory: the CLI", () => {
     expect((await memoryApi(alice, "GET", "/memory?kind=fact")).body.items).toEqual([]);
     expect(await cli(alice.user, "list", "--kind", "bogus")).toBe(2);
   });
+
+  it("K2: entity names or describes an entity with its type, aliases and properties; a bad property is a usage error", async () => {
+    const alice = newCaller("alice");
+    const words = ["entity", "Ana", "--type", "Person", "--description", "My sister"];
+    const props = ["--property", "city=Lisbon", "--property", "age=31", "--alias", "Annie"];
+    expect(await cli(alice.user, ...words, ...props)).toBe(0);
+    expect(await cli(alice.user, "entity", "annie", "--property", "city=Porto")).toBe(0);
+    const listed = await memoryApi(alice, "GET", "/memory?kind=entity");
+    expect(listed.body.items).toMatchObject([
+      {
+        name: "Ana",
+        type: "Person",
+        aliases: ["Annie"],
+        description: "My sister",
+        properties: { city: "Porto", age: 31 },
+      },
+    ]);
+    expect(await cli(alice.user, "entity", "Ana", "--property", "no-equals-sign")).toBe(2);
+  });
 });

@@ -35,7 +35,7 @@ describe("isolation and erasure", () => {
       { op: "add_fact", claim: "Allergic to peanuts", entities: ["Peanuts"] },
       { op: "set_goal", title: "Run a marathon" },
       { op: "add_strategy", contextPattern: "allergy question", toolSequence: ["lookup"] },
-      { op: "add_turn", role: "user", text: "I am allergic to peanuts" },
+      { op: "add_turn", role: "user", content: "I am allergic to peanuts" },
     ]);
     expect((await memory.stats()).facts).toBe(1);
     expect(await memory.erase()).toEqual({ erased: 5 });
@@ -85,7 +85,7 @@ describe("limits", () => {
       "added",
     );
     await expect(
-      memory.apply([{ op: "add_turn", role: "user", text: "hi" }]),
+      memory.apply([{ op: "add_turn", role: "user", content: "hi" }]),
     ).rejects.toMatchObject({
       kind: "MemoryFull",
     });
@@ -98,7 +98,7 @@ describe("limits", () => {
     ).results;
     await memory.apply([
       { op: "supersede_fact", id: old?.id as string, claim: "Drives a Volvo", confidence: 0.9 },
-      { op: "add_turn", role: "user", text: "hello" },
+      { op: "add_turn", role: "user", content: "hello" },
       { op: "add_fact", claim: "Might like opera", confidence: 0.2 },
     ]);
     expect(await memory.stats()).toMatchObject({ facts: 3, turns: 1 });
@@ -133,9 +133,9 @@ describe("limits", () => {
     });
     expect((await memory.stats()).facts).toBe(0);
     await expect(
-      memory.apply([{ op: "add_turn", role: "user", text: "x".repeat(101) }]),
+      memory.apply([{ op: "add_turn", role: "user", content: "x".repeat(101) }]),
     ).rejects.toMatchObject({
-      fieldViolations: [{ field: "ops.0.text" }],
+      fieldViolations: [{ field: "ops.0.content" }],
     });
   });
 
@@ -179,7 +179,7 @@ describe("hostile input", () => {
       "ops.0.aliases",
     ],
     ["a goal status", [{ op: "update_goal", id: "mg_1", status: "done" }], "ops.0.status"],
-    ["too many ops", Array(101).fill({ op: "add_turn", role: "user", text: "x" }), "ops"],
+    ["too many ops", Array(101).fill({ op: "add_turn", role: "user", content: "x" }), "ops"],
   ];
 
   it.each(bad)(

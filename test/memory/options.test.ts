@@ -9,6 +9,7 @@ import {
 } from "../../src/memory/agent/extract";
 import type { MemoryStore } from "../../src/memory/agent/stub";
 import { memory } from "../../src/memory/index";
+import { resolveMemoryOptions } from "../../src/memory/options";
 import { scopeKeyOf } from "../../src/memory/scope-key";
 import type { MemoryFact } from "../../src/protocol/memory";
 import type { Model } from "../../src/providers/types";
@@ -38,6 +39,26 @@ describe("the memory option", () => {
     expect(() => resolveAgent({ card, memory: { scope: "owner" } as never })).toThrow(
       'memory must be memory({ scope, extract, tools, ... }) from "edgelink/memory"',
     );
+  });
+
+  it("K1: turn recording is off unless turned on; its options are checked, naming each", () => {
+    expect(resolveMemoryOptions({}).turns).toBeNull();
+    expect(resolveMemoryOptions({ turns: false }).turns).toBeNull();
+    expect(resolveMemoryOptions({ turns: { tools: true } }).turns).toBeNull();
+    expect(resolveMemoryOptions({ turns: true }).turns).toEqual({ tools: false });
+    expect(resolveMemoryOptions({ turns: { record: true, tools: true } }).turns).toEqual({
+      tools: true,
+    });
+    const bad: [unknown, string][] = [
+      [{ turns: "yes" }, "memory.turns"],
+      [{ turns: { record: "yes" } }, "memory.turns.record"],
+      [{ turns: { record: true, tools: 1 } }, "memory.turns.tools"],
+      [{ turns: { record: true, keep: 3 } }, "memory.turns: unknown option keep"],
+      [{ limits: { turnRetentionDays: -1 } }, "memory.limits.turnRetentionDays"],
+    ];
+    for (const [options, field] of bad) {
+      expect(() => resolveMemoryOptions(options as never), JSON.stringify(options)).toThrow(field);
+    }
   });
 
   it("K8: anonymous callers have no memory; the context scope keeps owners apart; a custom key is used as given", () => {

@@ -123,7 +123,7 @@ describe("facts", () => {
     const memory = storeMemory({ limits: { supersededRetentionDays: 2 } });
     const [old] = (await memory.apply([{ op: "add_fact", claim: "Works at Acme" }])).results;
     await memory.apply([{ op: "supersede_fact", id: old?.id as string, claim: "Works at Globex" }]);
-    await memory.apply([{ op: "add_turn", role: "user", text: "hello" }]);
+    await memory.apply([{ op: "add_turn", role: "user", content: "hello" }]);
     expect(await memory.get("fact", old?.id as string)).not.toBeNull();
     // Three days pass for the superseded fact.
     await inObject(memory, (sql) =>
@@ -133,7 +133,7 @@ describe("facts", () => {
         old?.id as string,
       ),
     );
-    await memory.apply([{ op: "add_turn", role: "user", text: "hello again" }]);
+    await memory.apply([{ op: "add_turn", role: "user", content: "hello again" }]);
     expect(await memory.get("fact", old?.id as string)).toBeNull();
     expect((await memory.stats()).facts).toBe(1);
   });
@@ -393,8 +393,8 @@ describe("channels and turns", () => {
     const memory = storeMemory();
     await memory.apply(
       [
-        { op: "add_turn", role: "user", text: "I need a vegetarian recipe" },
-        { op: "add_turn", role: "agent", text: "Here is a lentil curry" },
+        { op: "add_turn", role: "user", content: "I need a vegetarian recipe" },
+        { op: "add_turn", role: "assistant", content: "Here is a lentil curry" },
       ],
       { taskId: "task-1", contextId: "ctx-1" },
     );
@@ -402,12 +402,12 @@ describe("channels and turns", () => {
     expect(page.items).toMatchObject([
       {
         kind: "turn",
-        role: "agent",
-        text: "Here is a lentil curry",
+        role: "assistant",
+        content: "Here is a lentil curry",
         taskId: "task-1",
         contextId: "ctx-1",
       },
-      { kind: "turn", role: "user", text: "I need a vegetarian recipe" },
+      { kind: "turn", role: "user", content: "I need a vegetarian recipe" },
     ]);
     expect((await memory.list({ kind: "turn", query: "vegetarian" })).items).toHaveLength(1);
   });

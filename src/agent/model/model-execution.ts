@@ -115,6 +115,7 @@ export async function runModelAgent<Env>(
       answer: result.answer,
       success: reason === null,
       toolSequence: result.toolsUsed.map((t) => t.name),
+      tools: result.toolsUsed,
     });
     const metadata = {
       ...turnMetadata(recorder),

@@ -38,7 +38,12 @@ export function openHandlerMemory<Env>(
   return {
     async recall(query, { tokenBudget = budget, channel } = {}) {
       const bundle = await traceMemory("recall", traceContextOf(ctx), ctx.contextId, () =>
-        stub.remember({ text: query, tokenBudget, ...(channel === undefined ? {} : { channel }) }),
+        stub.remember({
+          text: query,
+          tokenBudget,
+          contextId: ctx.contextId,
+          ...(channel === undefined ? {} : { channel }),
+        }),
       );
       return { bundle, section: renderMemoryBundle(bundle) };
     },

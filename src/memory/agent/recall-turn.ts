@@ -7,6 +7,7 @@ import { logEvent } from "../../telemetry/log";
 import type { ResolvedMemoryOptions } from "../options";
 import { scopeKeyOf } from "../scope-key";
 import { extractAfterTurn } from "./extract";
+import { turnOps } from "./record-turns";
 import { type MemoryStore, memoryStore } from "./stub";
 import { memoryTools } from "./tools";
 
@@ -59,7 +60,7 @@ export function openMemoryTurn<Env>(
   const recalled =
     options.recall && query
       ? traceMemory("recall", traceContextOf(ctx), ctx.contextId, () =>
-          recall(stub, query, tokenBudget),
+          recall(stub, query, tokenBudget, ctx.contextId),
         ).catch(() => "")
       : Promise.resolve("");
   const origin = { taskId: ctx.taskId, contextId: ctx.contextId };
@@ -88,13 +89,18 @@ export function openMemoryTurn<Env>(
  * The recalled section, rendered by the memory object within the budget, or "" when recall
  * fails or takes too long (logged).
  */
-async function recall(stub: MemoryStore, text: string, tokenBudget: number): Promise<string> {
+async function recall(
+  stub: MemoryStore,
+  text: string,
+  tokenBudget: number,
+  contextId: string,
+): Promise<string> {
   let timer: ReturnType<typeof setTimeout> | null = null;
   const late = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), RECALL_TIMEOUT_MS);
   });
   try {
-    const recalled = await Promise.race([stub.recall({ text, tokenBudget }), late]);
+    const recalled = await Promise.race([stub.recall({ text, tokenBudget, contextId }), late]);
     if (recalled === null) {
       logEvent(
         "error",
@@ -111,7 +117,7 @@ async function recall(stub: MemoryStore, text: string, tokenBudget: number): Pro
   }
 }
 
-/** What a finished turn teaches memory: the strategy's outcome, then extraction. */
+/** What a finished turn teaches memory: its turns recorded, the strategy's outcome, then extraction. */
 async function learn<Env>(
   options: ResolvedMemoryOptions,
   agent: Agent<Env>,
@@ -122,6 +128,14 @@ async function learn<Env>(
   outcome: MemoryTurnOutcome,
 ): Promise<void> {
   const origin = { taskId: ctx.taskId, contextId: ctx.contextId };
+  if (options.turns && outcome.success && query) {
+    try {
+      const ops = turnOps(query, outcome, options.turns.tools, options.limits.maxItemBytes);
+      await stub.apply(ops, origin);
+    } catch (error) {
+      logEvent("error", "edgelink: memory could not record the turn", { error });
+    }
+  }
   try {
     if (outcome.toolSequence.length && query) {
       const toolSequence = outcome.toolSequence.slice(0, 32);

@@ -5,7 +5,13 @@ import type { MemoryApplyResult, MemoryOp, MemoryOrigin } from "../../protocol/m
 import type { MemoryStore } from "./stub";
 
 /** The names of the memory tools, as the model sees them. */
-export const MEMORY_TOOL_NAMES = ["remember", "forget", "set_goal", "update_goal"] as const;
+export const MEMORY_TOOL_NAMES = [
+  "remember",
+  "forget",
+  "set_goal",
+  "update_goal",
+  "describe_entity",
+] as const;
 
 const normal = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
 
@@ -23,7 +29,8 @@ async function applyOne(stub: MemoryStore, op: MemoryOp, origin: MemoryOrigin): 
 
 /**
  * Tools the model may call to edit the user's memory itself (as Letta's agents do):
- * remember a fact the user stated, forget one, set a goal and update it. Each writes to
+ * remember a fact the user stated, forget one, set a goal and update it, describe a person,
+ * place or thing they talk about. Each writes to
  * the turn's scope only; arguments are checked by the tool machinery and again by the store.
  */
 export function memoryTools(stub: MemoryStore, origin: MemoryOrigin): Tools {
@@ -70,6 +77,20 @@ export function memoryTools(stub: MemoryStore, origin: MemoryOrigin): Tools {
         deadline: z.iso.datetime({ offset: true }).optional(),
       }),
       run: (args) => applyOne(stub, { op: "set_goal", ...args }, origin),
+    }),
+    describe_entity: tool({
+      description:
+        "Record what you learnt about a person, place, organisation or thing the user talks about: its type, other names, a short description, and properties (merged into those already known; a known name or alias updates that entity).",
+      input: z.object({
+        name: z.string().min(1).max(256),
+        type: z.string().min(1).max(256).optional(),
+        aliases: z.array(z.string().min(1).max(256)).max(32).optional(),
+        description: z.string().min(1).max(2_000).optional(),
+        properties: z
+          .record(z.string().max(256), z.union([z.string().max(1_000), z.number(), z.boolean()]))
+          .optional(),
+      }),
+      run: (args) => applyOne(stub, { op: "upsert_entity", ...args }, origin),
     }),
     update_goal: tool({
       description:

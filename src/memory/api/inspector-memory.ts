@@ -1,8 +1,9 @@
 /**
  * The inspector's memory panel, served as `inspector/memory.js` when the agent serves its
  * memory routes (it comes with `memory()`, so other Workers do not bundle it). It adds a
- * section to the page: the signed-in user's memory by kind, searched by words, a fact to add,
- * a fact to correct, one item to delete, and erasure. Plain browser JavaScript; values are written with `textContent`.
+ * section to the page: the signed-in user's memory by kind (entities with their description
+ * and properties, turns with their date), searched by words, a fact to add, a fact to
+ * correct, an entity to describe, one item to delete, and erasure. Plain browser JavaScript; values are written with `textContent`.
  */
 export const INSPECTOR_MEMORY_SCRIPT = String.raw`"use strict";
 (() => {
@@ -43,10 +44,12 @@ export const INSPECTOR_MEMORY_SCRIPT = String.raw`"use strict";
   const claim = el("input", { id: "memory-claim", placeholder: "The user prefers window seats." });
   const describe = (item) =>
     item.kind === "fact" ? item.claim + (item.supersededBy ? " (superseded)" : "")
-    : item.kind === "entity" ? item.name + (item.aliases.length ? " (" + item.aliases.join(", ") + ")" : "")
+    : item.kind === "entity" ? item.name + (item.type ? " [" + item.type + "]" : "") + (item.aliases.length ? " (" + item.aliases.join(", ") + ")" : "")
+      + (item.description ? " — " + item.description : "")
+      + (Object.keys(item.properties || {}).length ? " " + JSON.stringify(item.properties) : "")
     : item.kind === "goal" ? item.title + " — " + item.status + ", priority " + item.priority
     : item.kind === "strategy" ? item.toolSequence.join(" → ") + " — " + item.successCount + " ok, " + item.failureCount + " failed"
-    : item.role + ": " + item.text;
+    : item.timestamp.slice(0, 10) + " " + item.role + ": " + item.content + (item.correctedAt ? " (corrected since)" : "");
   async function load() {
     try {
       const words = search.value.trim();
@@ -56,6 +59,9 @@ export const INSPECTOR_MEMORY_SCRIPT = String.raw`"use strict";
         el("td", {},
           ...(item.kind === "fact" && !item.supersededBy
             ? [el("button", { type: "button", "aria-label": "Correct " + item.id, onclick: () => correct(item) }, "Correct")]
+            : []),
+          ...(item.kind === "entity"
+            ? [el("button", { type: "button", "aria-label": "Describe " + item.id, onclick: () => describeEntity(item) }, "Describe")]
             : []),
           el("button", { type: "button", "aria-label": "Delete " + item.id, onclick: () => remove(item) }, "Delete")))));
       note.textContent = page.items.length ? "" : words ? "Nothing remembered matches." : "Nothing remembered.";
@@ -72,6 +78,12 @@ export const INSPECTOR_MEMORY_SCRIPT = String.raw`"use strict";
     const text = (prompt("Correct this fact", item.claim) || "").trim();
     if (!text || text === item.claim) return;
     try { await api("PUT", "/memory/facts/" + encodeURIComponent(item.id), { claim: text }); } catch (error) { note.textContent = error.message; }
+    load();
+  }
+  async function describeEntity(item) {
+    const text = (prompt("Describe " + item.name, item.description || "") || "").trim();
+    if (!text || text === item.description) return;
+    try { await api("POST", "/memory/entities", { name: item.name, description: text }); } catch (error) { note.textContent = error.message; }
     load();
   }
   async function add(event) {

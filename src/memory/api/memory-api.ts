@@ -2,7 +2,12 @@ import type { Context, Hono, MiddlewareHandler } from "hono";
 import * as z from "zod";
 import { ownerOf } from "../../agent/auth";
 import { A2AError } from "../../protocol/errors";
-import { MemoryKind, MemoryListQuery, RememberQuery } from "../../protocol/memory";
+import {
+  MemoryEntityInput,
+  MemoryKind,
+  MemoryListQuery,
+  RememberQuery,
+} from "../../protocol/memory";
 import { type AuthVariables, tenantFor } from "../../worker/auth";
 import { restError, toA2AError } from "../../worker/errors";
 import { requestedTenant } from "../../worker/tenant";
@@ -138,7 +143,8 @@ async function resolveStore(
  * rate limits: `GET /memory` lists (`?kind=fact|entity|goal|strategy|turn`, `query`,
  * `pageSize`, `pageToken`, `includeSuperseded`), `POST /memory/search` recalls a bundle,
  * `POST /memory/facts` adds a fact, `PUT /memory/facts/{id}` corrects one (the old one is
- * superseded, never recalled again), `POST /memory/goals` adds a goal, `GET` and `DELETE
+ * superseded, never recalled again), `POST /memory/goals` adds a goal, `POST
+ * /memory/entities` names or describes an entity (merged by name or alias), `GET` and `DELETE
  * /memory/{kind}/{id}` read and delete one item, `DELETE /memory` erases everything.
  */
 export function mountMemoryApi(
@@ -188,6 +194,9 @@ export function mountMemoryApi(
   });
   route("POST", "/memory/goals", true, async (c, store) =>
     store.apply([{ op: "set_goal", ...(await body(c, GoalBody)) }]),
+  );
+  route("POST", "/memory/entities", true, async (c, store) =>
+    store.apply([{ op: "upsert_entity", ...(await body(c, MemoryEntityInput)) }]),
   );
   route("GET", "/memory/:kind/:id", false, async (c, store) => {
     const item = await store.get(kindOf(c), idOf(c));

@@ -1,4 +1,5 @@
-import { GLOBAL_CHANNEL } from "../../protocol/memory";
+import type { JsonObject } from "../../protocol/json";
+import { GLOBAL_CHANNEL, MEMORY_INPUT } from "../../protocol/memory";
 import {
   type EntityRow,
   memoryId,
@@ -25,19 +26,23 @@ export function upsertEntity(w: WriteContext, op: Op<"upsert_entity">): Result {
     w.makeRoom(1);
     const id = memoryId("me");
     const [name, ...aliases] = names as [string, ...string[]];
+    const properties = JSON.stringify(op.properties ?? {});
     w.sql.exec(
-      `INSERT INTO entities (id, name, type, aliases, names, salience, channel, created_at, updated_at, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO entities (id, name, type, aliases, names, description, properties, salience,
+         channel, created_at, updated_at, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
       name,
       op.type ?? null,
       JSON.stringify(aliases),
       names.join(" "),
+      op.description ?? null,
+      properties,
       op.salience ?? 0.5,
       op.channel ?? GLOBAL_CHANNEL,
       w.now,
       w.now,
-      textBytes(op.type, ...names),
+      entityBytes(op.type ?? null, op.description ?? null, properties, names),
     );
     for (const n of names) {
       w.sql.exec("INSERT INTO entity_names (name, entity_id) VALUES (?, ?)", n.toLowerCase(), id);
@@ -65,13 +70,35 @@ export function upsertEntity(w: WriteContext, op: Op<"upsert_entity">): Result {
   const salienceNow = op.salience ?? salience;
   const type = op.type ?? keep.type ?? merged.find((e) => e.type)?.type ?? null;
   const accessCount = keep.access_count + merged.reduce((n, e) => n + e.access_count, 0);
+  // A description given now is the newest; merging entities keeps the longest of theirs.
+  const description =
+    op.description ??
+    [keep, ...merged]
+      .map((e) => e.description)
+      .reduce<string | null>((a, b) => ((b?.length ?? 0) > (a?.length ?? 0) ? b : a), null);
+  // Properties merge key by key: the oldest entity's first, each later one's over them.
+  // No prototype: a "__proto__" key is a property like any other.
+  const merging: JsonObject = Object.create(null);
+  for (const e of [keep, ...merged]) Object.assign(merging, JSON.parse(e.properties));
+  Object.assign(merging, op.properties ?? {});
+  const properties = JSON.stringify(merging);
+  if (textBytes(properties) > MEMORY_INPUT.jsonBytes) {
+    return {
+      op: op.op,
+      status: "refused",
+      id: keep.id,
+      reason: `the entity's properties would pass ${MEMORY_INPUT.jsonBytes} bytes as JSON`,
+    };
+  }
   const changed =
     merged.length > 0 ||
     all.length !== 1 + (JSON.parse(keep.aliases) as string[]).length ||
     salienceNow !== keep.salience ||
-    type !== keep.type;
+    type !== keep.type ||
+    description !== keep.description ||
+    properties !== keep.properties;
   if (!changed) return { op: op.op, status: "unchanged", id: keep.id };
-  const bytes = textBytes(type ?? undefined, ...all);
+  const bytes = entityBytes(type, description, properties, all);
   if (bytes > w.limits.maxItemBytes) {
     return {
       op: op.op,
@@ -99,18 +126,35 @@ export function upsertEntity(w: WriteContext, op: Op<"upsert_entity">): Result {
     );
   }
   w.sql.exec(
-    `UPDATE entities SET aliases = ?, names = ?, salience = ?, type = ?, access_count = ?,
-       updated_at = ?, bytes = ? WHERE id = ?`,
+    `UPDATE entities SET aliases = ?, names = ?, salience = ?, type = ?, description = ?,
+       properties = ?, access_count = ?, updated_at = ?, bytes = ? WHERE id = ?`,
     JSON.stringify(aliases),
     all.join(" "),
     salienceNow,
     type,
+    description,
+    properties,
     accessCount,
     w.now,
     bytes,
     keep.id,
   );
   return { op: op.op, status: "updated", id: keep.id };
+}
+
+/** An entity's size as the item limit counts it (empty properties count nothing). */
+function entityBytes(
+  type: string | null,
+  description: string | null,
+  properties: string,
+  names: readonly string[],
+): number {
+  return textBytes(
+    type ?? undefined,
+    description ?? undefined,
+    properties === "{}" ? undefined : properties,
+    ...names,
+  );
 }
 
 /** Deletes an entity, its names and its links to facts. */

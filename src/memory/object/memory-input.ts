@@ -7,7 +7,7 @@ import {
   MemoryKind,
   type MemoryOp,
 } from "../../protocol/memory";
-import { textBytes } from "./memory-rows";
+import { textBytes, turnBytes } from "./memory-rows";
 
 /**
  * What the memory object's RPC methods accept, checked before anything is read or
@@ -50,7 +50,16 @@ function itemText(op: MemoryOp): { field: string; bytes: number } | null {
     case "supersede_fact":
       return { field: "claim", bytes: textBytes(op.claim, ...(op.entities ?? [])) };
     case "upsert_entity":
-      return { field: "name", bytes: textBytes(op.name, op.type, ...(op.aliases ?? [])) };
+      return {
+        field: "name",
+        bytes: textBytes(
+          op.name,
+          op.type,
+          op.description,
+          op.properties ? JSON.stringify(op.properties) : undefined,
+          ...(op.aliases ?? []),
+        ),
+      };
     case "set_goal":
       return { field: "title", bytes: textBytes(op.title, op.description) };
     case "update_goal":
@@ -58,7 +67,7 @@ function itemText(op: MemoryOp): { field: string; bytes: number } | null {
     case "add_strategy":
       return { field: "contextPattern", bytes: textBytes(op.contextPattern, ...op.toolSequence) };
     case "add_turn":
-      return { field: "text", bytes: textBytes(op.text) };
+      return { field: "content", bytes: turnBytes(op.content, op.metadata) };
     default:
       return null;
   }
@@ -70,6 +79,7 @@ export const emptyBundle = (query: string): MemoryBundle => ({
   entities: [],
   goals: [],
   strategies: [],
+  turns: [],
   tokens: 0,
   truncated: false,
 });

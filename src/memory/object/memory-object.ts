@@ -35,7 +35,7 @@ import { MemoryListing } from "./memory-listing";
 import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
 import { MEMORY_SCHEMA } from "./memory-schema";
 import { mirrorVectors, prepareOps, searchVectors, VECTOR_BATCH } from "./memory-vectors";
-import { deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
+import { correctTurnsOf, deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
 
 /** What a memory object is configured with; supplied by the subclass `defineAgent` builds. */
 export interface MemoryObjectOptions {
@@ -208,7 +208,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const q = parse(NeighboursQuery, { claims, k });
       if (this.vacant) return q.claims.map(() => []);
       this.access.flush();
-      const hits = await this.vectorHits(q.claims, null);
+      const hits = await this.vectorHits(q.claims, null, false);
       return this.reader.neighbours(q.claims, q.k, hits);
     });
   }
@@ -242,6 +242,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const removed = this.ctx.storage.transactionSync(() => {
         switch (ref.kind) {
           case "fact": {
+            correctTurnsOf(sql, ref.id, nowIso());
             const gone = sql.exec("DELETE FROM facts WHERE id = ?", ref.id).rowsWritten > 0;
             sql.exec("DELETE FROM fact_entities WHERE fact_id = ?", ref.id);
             return gone;
@@ -260,7 +261,9 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
             return sql.exec("DELETE FROM turns WHERE id = ?", ref.id).rowsWritten > 0;
         }
       });
-      if (removed && ref.kind === "fact") await this.syncVectors([], [ref.id], null);
+      if (removed && (ref.kind === "fact" || ref.kind === "turn")) {
+        await this.syncVectors([], [ref.id], null);
+      }
       return removed;
     });
   }
@@ -279,9 +282,12 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const erased = this.counts().total;
       const index = this.vectorIndex();
       if (index) {
-        // Every fact ever given a vector may have one there (superseded ones included).
+        // Every fact or turn ever given a vector may have one there (superseded ones too).
         const ids = this.ctx.storage.sql
-          .exec<{ id: string }>("SELECT id FROM facts WHERE embedding IS NOT NULL")
+          .exec<{ id: string }>(
+            `SELECT id FROM facts WHERE embedding IS NOT NULL
+             UNION ALL SELECT id FROM turns WHERE embedding IS NOT NULL`,
+          )
           .toArray()
           .map((r) => r.id);
         for (let i = 0; i < ids.length; i += VECTOR_BATCH) {
@@ -355,14 +361,14 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
 
   /** The bundle of a checked query, its access counted (written shortly after). */
   private async recallFor(q: RememberQuery) {
-    const [hits] = await this.vectorHits([q.text], channelsOf(q.channel));
+    const held = this.held();
+    const [hits] = await this.vectorHits([q.text], channelsOf(q.channel), held.has("turn"));
     const recalled = this.reader.bundle(
-      q.text,
-      q.channel,
+      q,
       q.tokenBudget ?? DEFAULT_TOKEN_BUDGET,
       hits ?? new Map(),
       Date.now(),
-      this.held(),
+      held,
     );
     this.access.record(recalled.bundle, nowIso());
     return recalled;
@@ -388,18 +394,39 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return prepareOps(ops, this.memoryOptions.embedder);
   }
 
-  /** Vector search for each text: in the object up to its limit, else the external index. */
-  private vectorHits(texts: string[], channels: string | null): Promise<VectorHits[]> {
+  /**
+   * Vector search for each text (of facts, and of turns with `turns`): in the object up to
+   * its limit, else the external index.
+   */
+  private vectorHits(
+    texts: string[],
+    channels: string | null,
+    turns: boolean,
+  ): Promise<VectorHits[]> {
     const embedder = this.memoryOptions.embedder;
     if (!embedder || texts.every((t) => t.trim() === ""))
       return Promise.resolve(texts.map(() => new Map()));
     this.vectorCount ??= this.reader.vectorCount();
     const local = this.vectorCount <= (this.memoryOptions.localVectorLimit ?? LOCAL_VECTOR_LIMIT);
     return searchVectors(texts, embedder, {
-      scan: local ? (vector) => this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES) : null,
+      scan: local ? (vector) => this.scan(vector, channels, turns) : null,
       index: local ? null : this.vectorIndex(),
       namespace: this.namespace,
     });
+  }
+
+  private scan(vector: Float32Array, channels: string | null, turns: boolean): VectorHits {
+    const hits = this.reader.scanVectors(vector, channels, VECTOR_CANDIDATES);
+    if (!turns) return hits;
+    for (const [id, score] of this.reader.scanVectors(
+      vector,
+      channels,
+      VECTOR_CANDIDATES,
+      "turn",
+    )) {
+      hits.set(id, score);
+    }
+    return hits;
   }
 
   private syncVectors(

@@ -5,6 +5,7 @@ import {
   type MemoryFact,
   type MemoryKind,
   type MemoryStrategy,
+  type MemoryTurn,
 } from "../../protocol/memory";
 import { cosine } from "../embedder";
 import {
@@ -15,8 +16,9 @@ import {
   recency,
   relevance,
   strategyScore,
+  turnScore,
 } from "../rank";
-import { entityLine, factLine, goalLine, SectionFitter, strategyLine } from "../render";
+import { entityLine, factLine, goalLine, SectionFitter, strategyLine, turnLine } from "../render";
 import {
   type EntityRow,
   entityOf,
@@ -29,6 +31,9 @@ import {
   goalOf,
   type StrategyRow,
   strategyOf,
+  TURN_COLUMNS,
+  type TurnRow,
+  turnOf,
 } from "./memory-rows";
 
 /** Facts the full-text index proposes for one query, best first. */
@@ -47,9 +52,24 @@ export const VECTOR_CANDIDATES = 20;
 export const BUNDLE_ENTITIES = 10;
 export const BUNDLE_GOALS = 10;
 export const BUNDLE_STRATEGIES = 3;
+/** Most past turns in one bundle, and the candidates ranked to choose them. */
+export const BUNDLE_TURNS = 5;
+export const TURN_CANDIDATES = 20;
+/**
+ * Least cosine similarity of a turn found by vectors alone: a vector search answers its
+ * nearest whatever they are, and an unrelated turn quoted back is noise in the prompt.
+ */
+export const MIN_TURN_SIMILARITY = 0.5;
 
-/** A fact's similarity to the query, from the vector search (by fact id). */
+/** A fact's or turn's similarity to the query, from the vector search (by id). */
 export type VectorHits = Map<string, number>;
+
+/** Vector hits of one kind (by the id's prefix: `mf_` facts, `mt_` turns). */
+export function hitsOf(hits: VectorHits, prefix: "mf_" | "mt_"): VectorHits {
+  const out: VectorHits = new Map();
+  for (const [id, score] of hits) if (id.startsWith(prefix)) out.set(id, score);
+  return out;
+}
 
 interface Scored {
   fact: MemoryFact;
@@ -72,23 +92,38 @@ export function channelsOf(channel: string | undefined): string {
 export class MemoryReader {
   constructor(private readonly sql: SqlStorage) {}
 
-  /** Live facts with a vector, to choose between the in-object scan and an external index. */
+  /**
+   * Live facts and recallable turns with a vector, to choose between the in-object scan
+   * and an external index.
+   */
   vectorCount(): number {
     return (
       this.sql
         .exec<{ n: number }>(
-          "SELECT count(*) AS n FROM facts WHERE superseded_by IS NULL AND embedding IS NOT NULL",
+          `SELECT (SELECT count(*) FROM facts WHERE superseded_by IS NULL AND embedding IS NOT NULL)
+             + (SELECT count(*) FROM turns WHERE embedding IS NOT NULL AND corrected_at IS NULL) AS n`,
         )
         .toArray()[0]?.n ?? 0
     );
   }
 
-  /** Cosine top-k over the stored vectors of live facts (the in-object index). */
-  scanVectors(query: Float32Array, channels: Channels, k: number): VectorHits {
+  /**
+   * Cosine top-k over the stored vectors of live facts, or of recallable turns (the
+   * in-object index).
+   */
+  scanVectors(
+    query: Float32Array,
+    channels: Channels,
+    k: number,
+    kind: "fact" | "turn" = "fact",
+  ): VectorHits {
     const best: Array<[string, number]> = [];
+    const live =
+      kind === "fact"
+        ? "FROM facts f WHERE superseded_by IS NULL"
+        : "FROM turns f WHERE corrected_at IS NULL";
     const cursor = this.sql.exec<{ id: string; embedding: ArrayBuffer }>(
-      `SELECT id, embedding FROM facts f WHERE superseded_by IS NULL AND embedding IS NOT NULL
-         AND ${inChannels(1)}`,
+      `SELECT id, embedding ${live} AND embedding IS NOT NULL AND ${inChannels(1)}`,
       channels,
     );
     for (const row of cursor) {
@@ -216,17 +251,17 @@ export class MemoryReader {
    * about as much on an empty table as on a small one.
    */
   bundle(
-    text: string,
-    channel: string | undefined,
+    query: { text: string; channel?: string | undefined; contextId?: string | undefined },
     budget: number,
     hits: VectorHits,
     now: number,
     held: ReadonlySet<MemoryKind>,
   ): { bundle: MemoryBundle; fitted: SectionFitter } {
-    const channels = channelsOf(channel);
+    const { text } = query;
+    const channels = channelsOf(query.channel);
     const withEntities = held.has("entity");
     const facts = held.has("fact")
-      ? this.rankFacts(text, channels, hits, now, true, withEntities)
+      ? this.rankFacts(text, channels, hitsOf(hits, "mf_"), now, true, withEntities)
       : [];
     const terms = queryTerms(text);
     const goals = held.has("goal")
@@ -247,6 +282,7 @@ export class MemoryReader {
       entities: [],
       goals: [],
       strategies: [],
+      turns: [],
       tokens: 0,
       truncated: false,
     };
@@ -269,8 +305,75 @@ export class MemoryReader {
         bundle.strategies.push(strategy);
       } else bundle.truncated = true;
     }
+    // Past turns last: what is known now (the facts) has the budget first.
+    const turns = held.has("turn")
+      ? this.turnsFor(terms, channels, query.contextId ?? null, hitsOf(hits, "mt_"), now)
+      : [];
+    for (const { turn, score } of turns) {
+      if (fit.take("turns", turnLine(turn))) {
+        bundle.turns.push({ ...turn, score: Math.round(score * 1e4) / 1e4 });
+      } else bundle.truncated = true;
+    }
     bundle.tokens = fit.tokens();
     return { bundle, fitted: fit };
+  }
+
+  /**
+   * Past turns relevant to the query, best first: those the full-text index matches among
+   * the newest TEXT_SCAN matches, and the vector hits, in the query's channels, outside
+   * the asking conversation (`contextId`), and never a turn whose learnt fact was
+   * corrected since.
+   */
+  private turnsFor(
+    terms: string[],
+    channels: string,
+    contextId: string | null,
+    hits: VectorHits,
+    now: number,
+  ): Array<{ turn: MemoryTurn; score: number }> {
+    const recallable = `f.corrected_at IS NULL AND ${inChannels(2)} AND (?3 IS NULL OR f.context_id IS NOT ?3)`;
+    const matches =
+      terms.length === 0
+        ? []
+        : this.sql
+            .exec<TurnRow & { bm: number }>(
+              `SELECT ${TURN_COLUMNS}, m.bm FROM (
+                 SELECT rowid, bm25(turns_fts) AS bm FROM turns_fts WHERE turns_fts MATCH ?1
+                 ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
+               ) m JOIN turns f ON f.rid = m.rowid
+               WHERE ${recallable}
+               ORDER BY m.bm LIMIT ${TURN_CANDIDATES}`,
+              ftsQuery(terms),
+              channels,
+              contextId,
+            )
+            .toArray();
+    const best = matches[0]?.bm;
+    const rows = new Map<string, TurnRow & { bm?: number }>(matches.map((r) => [r.id, r]));
+    const missing = [...hits.entries()]
+      .filter(([id, cos]) => !rows.has(id) && cos >= MIN_TURN_SIMILARITY)
+      .map(([id]) => id);
+    if (missing.length) {
+      const found = this.sql
+        .exec<TurnRow>(
+          `SELECT ${TURN_COLUMNS} FROM turns f WHERE f.id IN (SELECT value FROM json_each(?4))
+             AND ${recallable}`,
+          null,
+          channels,
+          contextId,
+          JSON.stringify(missing),
+        )
+        .toArray();
+      for (const row of found) rows.set(row.id, row);
+    }
+    return [...rows.values()]
+      .map((row) => {
+        const turn = turnOf(row);
+        const rel = relevance(row.bm, best, hits.get(row.id), hits.size > 0);
+        return { turn, score: turnScore(rel, recency(turn.timestamp, now)) };
+      })
+      .sort((a, b) => b.score - a.score || b.turn.timestamp.localeCompare(a.turn.timestamp))
+      .slice(0, BUNDLE_TURNS);
   }
 
   /** Entities the query names (in its channels) first, then those of the recalled facts. */

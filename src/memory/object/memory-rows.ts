@@ -1,3 +1,4 @@
+import type { JsonObject } from "../../protocol/json";
 import type {
   FactSource,
   GoalStatus,
@@ -114,6 +115,9 @@ export interface EntityRow extends Record<string, SqlStorageValue> {
   name: string;
   type: string | null;
   aliases: string;
+  description: string | null;
+  /** A JSON object. */
+  properties: string;
   salience: number;
   access_count: number;
   last_accessed_at: string | null;
@@ -128,6 +132,8 @@ export function entityOf(row: EntityRow): MemoryEntity {
     name: row.name,
     type: opt(row.type),
     aliases: JSON.parse(row.aliases) as string[],
+    description: opt(row.description),
+    properties: JSON.parse(row.properties) as JsonObject,
     salience: row.salience,
     accessCount: row.access_count,
     lastAccessedAt: opt(row.last_accessed_at),
@@ -191,24 +197,42 @@ export function strategyOf(row: StrategyRow): MemoryStrategy {
   };
 }
 
+/** A turn's row as TURN_COLUMNS reads it (its vector only as whether it has one). */
 export interface TurnRow extends Record<string, SqlStorageValue> {
   rid: number;
   id: string;
+  context_id: string | null;
+  idx: number;
+  created_at: string;
   role: string;
   text: string;
+  token_count: number | null;
+  embedded: number;
+  metadata: string;
+  channel: string;
   task_id: string | null;
-  context_id: string | null;
-  created_at: string;
+  corrected_at: string | null;
 }
+
+/** The columns a turn is read with: never its vector, which listings do not show. */
+export const TURN_COLUMNS = `f.rid, f.id, f.context_id, f.idx, f.created_at, f.role, f.text,
+  f.token_count, f.embedding IS NOT NULL AS embedded, f.metadata, f.channel, f.task_id,
+  f.corrected_at`;
 
 export function turnOf(row: TurnRow): MemoryTurn {
   return defined({
     id: row.id,
-    role: row.role as TurnRole,
-    text: row.text,
-    taskId: opt(row.task_id),
     contextId: opt(row.context_id),
-    createdAt: row.created_at,
+    index: row.idx,
+    timestamp: row.created_at,
+    role: row.role as TurnRole,
+    content: row.text,
+    tokenCount: opt(row.token_count),
+    embedded: row.embedded === 1,
+    metadata: JSON.parse(row.metadata) as JsonObject,
+    channel: row.channel,
+    taskId: opt(row.task_id),
+    correctedAt: opt(row.corrected_at),
   });
 }
 
@@ -218,7 +242,7 @@ export const KIND_TABLES = {
   entity: { table: "entities", columns: "f.*" },
   goal: { table: "goals", columns: "f.*" },
   strategy: { table: "strategies", columns: "f.*" },
-  turn: { table: "turns", columns: "f.*" },
+  turn: { table: "turns", columns: TURN_COLUMNS },
 } as const;
 
 /** A fresh id for an item of a kind: its prefix and 128 random bits. */
@@ -233,6 +257,12 @@ export function textBytes(...texts: ReadonlyArray<string | undefined>): number {
   return bytes;
 }
 const encoder = new TextEncoder();
+
+/** A turn's size as the item limit counts it: its content and its metadata as JSON. */
+export function turnBytes(content: string, metadata: object | null | undefined): number {
+  const json = metadata && Object.keys(metadata).length ? JSON.stringify(metadata) : undefined;
+  return textBytes(content, json);
+}
 
 /** One operation's outcome in `apply`'s answer. */
 export type OpResult = MemoryApplyResult["results"][number];

@@ -1,3 +1,4 @@
+import { GLOBAL_CHANNEL } from "../../protocol/memory";
 import type { Schema } from "../../storage/schema-version";
 
 /**
@@ -166,5 +167,30 @@ export const MEMORY_SCHEMA: Schema = {
     ...fullText("strategies", ["context_pattern"]),
     ...fullText("turns", ["text"]),
   ],
-  migrations: [],
+  migrations: [
+    // Turns as whole conversation records (their place in the conversation, channel,
+    // metadata, token count, vector, and whether a fact learnt from them was corrected),
+    // and entities with a description and properties. Existing turns are numbered in the
+    // order they were stored; the old "agent" role is the assistant's.
+    [
+      "ALTER TABLE entities ADD COLUMN description TEXT",
+      "ALTER TABLE entities ADD COLUMN properties TEXT NOT NULL DEFAULT '{}'",
+      "ALTER TABLE turns ADD COLUMN idx INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE turns ADD COLUMN token_count INTEGER",
+      "ALTER TABLE turns ADD COLUMN embedding BLOB",
+      "ALTER TABLE turns ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'",
+      `ALTER TABLE turns ADD COLUMN channel TEXT NOT NULL DEFAULT '${GLOBAL_CHANNEL}'`,
+      "ALTER TABLE turns ADD COLUMN corrected_at TEXT",
+      "UPDATE turns SET role = 'assistant' WHERE role = 'agent'",
+      `UPDATE turns SET idx = n.i FROM (
+         SELECT rid, row_number() OVER (PARTITION BY context_id ORDER BY rid) AS i FROM turns
+       ) n WHERE turns.rid = n.rid`,
+      // The next index of a conversation, and a correction finding its task's turns.
+      "CREATE INDEX turns_by_conversation ON turns (context_id, idx)",
+      "CREATE INDEX turns_by_task ON turns (task_id) WHERE task_id IS NOT NULL",
+      // Retention deletes the oldest turns first.
+      "CREATE INDEX turns_by_time ON turns (created_at)",
+      "CREATE INDEX turns_vectors ON turns (rid) WHERE embedding IS NOT NULL AND corrected_at IS NULL",
+    ],
+  ],
 };

@@ -19,12 +19,13 @@ export async function prepareOps(
   embedder: Embedder | undefined,
 ): Promise<Prepared> {
   const prepared: Prepared = { hashes: new Map(), vectors: new Map() };
+  // What gets a vector: each fact's claim and each turn's content.
   const claims: Array<[number, string]> = [];
   for (const [i, op] of ops.entries()) {
     if (op.op === "add_fact" || op.op === "supersede_fact") {
       prepared.hashes.set(i, await claimHash(op.claim));
       claims.push([i, op.claim]);
-    }
+    } else if (op.op === "add_turn") claims.push([i, op.content]);
   }
   if (embedder && claims.length) {
     try {
@@ -34,7 +35,9 @@ export async function prepareOps(
         if (vector?.length === embedder.dimensions) prepared.vectors.set(i, vectorBlob(vector));
       });
     } catch (error) {
-      logEvent("warn", "edgelink: memory embedder failed; facts stored without vectors", { error });
+      logEvent("warn", "edgelink: memory embedder failed; items stored without vectors", {
+        error,
+      });
     }
   }
   return prepared;

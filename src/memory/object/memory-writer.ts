@@ -13,11 +13,25 @@ import {
   type Op,
   type OpResult,
   textBytes,
+  turnBytes,
   unknownItem,
   type WriteContext,
 } from "./memory-rows";
 
 export { deleteEntity };
+
+/**
+ * Marks the turns of the task a fact was learnt in as corrected, as the fact is
+ * superseded or deleted: they say what is no longer true, so recall leaves them out.
+ */
+export function correctTurnsOf(sql: SqlStorage, factId: string, now: string): void {
+  sql.exec(
+    `UPDATE turns SET corrected_at = ?1 WHERE corrected_at IS NULL
+       AND task_id = (SELECT task_id FROM facts WHERE id = ?2)`,
+    now,
+    factId,
+  );
+}
 
 /** What the object worked out before writing (hashing and embedding are asynchronous). */
 export interface Prepared {
@@ -53,6 +67,7 @@ export class MemoryWriter implements WriteContext {
 
   applyAll(ops: readonly MemoryOp[]): MemoryApplyResult {
     this.purgeSuperseded();
+    this.purgeTurns();
     return { results: ops.map((op, i) => this.applyOne(op, i)) };
   }
 
@@ -63,6 +78,7 @@ export class MemoryWriter implements WriteContext {
       case "supersede_fact":
         return this.supersedeFact(op, i);
       case "delete_fact":
+        correctTurnsOf(this.sql, op.id, this.now);
         return this.deleteFact(op.id)
           ? { op: op.op, status: "deleted", id: op.id }
           : unknownItem(op);
@@ -77,7 +93,7 @@ export class MemoryWriter implements WriteContext {
       case "strategy_outcome":
         return strategyOutcome(this, op);
       case "add_turn":
-        return this.addTurn(op);
+        return this.addTurn(op, i);
     }
   }
 
@@ -164,6 +180,7 @@ export class MemoryWriter implements WriteContext {
     // The old fact leaves the live set first, so the new one's hash is free of it.
     const existing = this.liveFactByHash(hash);
     const newId = existing ?? memoryId("mf");
+    correctTurnsOf(this.sql, op.id, this.now);
     this.sql.exec(
       "UPDATE facts SET superseded_by = ?, superseded_at = ?, updated_at = ? WHERE id = ?",
       newId,
@@ -210,19 +227,59 @@ export class MemoryWriter implements WriteContext {
     for (const { id } of ids) this.deleteFact(id);
   }
 
-  private addTurn(op: Op<"add_turn">): OpResult {
+  /** Deletes turns past their retention (from when they were said), a batch at a time. */
+  private purgeTurns(): void {
+    const before = new Date(
+      Date.parse(this.now) - this.limits.turnRetentionDays * 86_400_000,
+    ).toISOString();
+    const ids = this.sql
+      .exec<{ id: string }>(
+        `SELECT id FROM turns WHERE created_at < ? ORDER BY created_at LIMIT ${PURGE_BATCH}`,
+        before,
+      )
+      .toArray();
+    for (const { id } of ids) this.deleteTurn(id);
+  }
+
+  /** Deletes a turn (and its vector from an external index). */
+  deleteTurn(id: string): boolean {
+    const gone = this.sql.exec("DELETE FROM turns WHERE id = ?", id).rowsWritten > 0;
+    if (gone) this.vectors.remove.push(id);
+    return gone;
+  }
+
+  private addTurn(op: Op<"add_turn">, i: number): OpResult {
     this.makeRoom(1);
     const id = memoryId("mt");
+    const contextId = op.contextId ?? this.origin.contextId ?? null;
+    // Each turn stored gets the next index of its conversation.
+    const index =
+      this.sql
+        .exec<{ n: number }>(
+          "SELECT coalesce(max(idx), 0) + 1 AS n FROM turns WHERE context_id IS ?",
+          contextId,
+        )
+        .toArray()[0]?.n ?? 1;
+    const metadata = op.metadata && Object.keys(op.metadata).length ? op.metadata : null;
+    const vector = this.prepared.vectors.get(i) ?? null;
     this.sql.exec(
-      "INSERT INTO turns (id, role, text, task_id, context_id, created_at, bytes) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      `INSERT INTO turns (id, context_id, idx, created_at, role, text, token_count, embedding,
+         metadata, channel, task_id, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
+      contextId,
+      index,
+      op.timestamp ? new Date(op.timestamp).toISOString() : this.now,
       op.role,
-      op.text,
+      op.content,
+      op.tokenCount ?? null,
+      vector,
+      metadata ? JSON.stringify(metadata) : "{}",
+      op.channel ?? GLOBAL_CHANNEL,
       op.taskId ?? this.origin.taskId ?? null,
-      op.contextId ?? this.origin.contextId ?? null,
-      this.now,
-      textBytes(op.text),
+      turnBytes(op.content, metadata),
     );
+    if (vector) this.vectors.upsert.push({ id, index: i });
     return { op: op.op, status: "added", id };
   }
 
@@ -264,7 +321,7 @@ export class MemoryWriter implements WriteContext {
     const turn = this.sql
       .exec<{ id: string }>("SELECT id FROM turns ORDER BY rid LIMIT 1")
       .toArray()[0];
-    if (turn) return this.sql.exec("DELETE FROM turns WHERE id = ?", turn.id).rowsWritten > 0;
+    if (turn) return this.deleteTurn(turn.id);
     const entity = this.sql
       .exec<{ id: string }>(
         `SELECT id FROM entities e WHERE NOT EXISTS (
