@@ -1,6 +1,13 @@
 /** Tool calls a turn left without a result, answered before the history goes to a model. */
 import type { FunctionCallItem, Item } from "../../history/items";
 
+/**
+ * Marks the history item of a message that decided calls held for a person: the model
+ * sees those decisions as the calls' results, so the message itself is not sent (it would
+ * stand between the calls and their results).
+ */
+export const ANSWERS_HELD = "answersHeld";
+
 /** What a model is told about a call whose turn ended before it had a result. */
 export const INTERRUPTED_CALL_OUTPUT = "No result: the call was interrupted before it finished";
 
@@ -29,6 +36,7 @@ export function answerOrphanCalls(items: readonly Item[]): Item[] {
     pending = [];
   };
   for (const item of items) {
+    if (item.type === "message" && item.extra?.[ANSWERS_HELD] === true) continue;
     if (item.type === "function_call") {
       out.push(item);
       if (!answered.has(item.callId)) pending.push(item);
