@@ -72,10 +72,7 @@ export interface ApprovalDesk {
   release(callIds: readonly string[]): void;
 }
 
-/** The data part kind of a request for decisions, sent with `input-required`. */
-export const REQUEST_KIND = "edgelink.approval.request";
-/** The data part kind of one decision, sent back by the client. */
-export const DECISION_KIND = "edgelink.approval.decision";
+export { DECISION_KIND, REQUEST_KIND } from "../../protocol/approval";
 /** The built-in tool's name (the `askUser` option) that asks the user a question. */
 export const ASK_USER_TOOL = "ask_user";
 
