@@ -227,6 +227,39 @@ describe("tool calls that need approval", () => {
     expect(harness.requests).toHaveLength(1);
   });
 
+  it("M5: an answer that leaves a pending call undecided is refused naming the call; deciding both then works", async () => {
+    agent.tools = {
+      ...approvalTools(),
+      get_country: tool({
+        description: "The country",
+        input: z.object({}),
+        approval: true,
+        run: () => {
+          harness.toolRuns.push("get_country");
+          return "Mexico";
+        },
+      }),
+    };
+    fake.reply({ fixture: "openai-chat/parallel-tool-calls.sse" });
+    const task = taskOf(await send([{ text: "What is the product and the country?" }]));
+    const [first, second] = requestOf(task).calls;
+    expect(second).toBeDefined();
+    const partial = await send([decision(first.callId, "approve")], { taskId: task.id });
+    expect(partial.error).toMatchObject({ code: -32602 });
+    expect((partial.error as Json).message).toContain(
+      `no decision for pending call(s) ${second?.callId}`,
+    );
+    expect(harness.toolRuns).toEqual([]);
+    fake.reply({ fixture: "openai-chat/after-tool-result-text.sse" });
+    const done = taskOf(
+      await send([decision(first.callId, "approve"), decision(second?.callId ?? "", "reject")], {
+        taskId: task.id,
+      }),
+    );
+    expect(stateOf(done)).toBe("TASK_STATE_COMPLETED");
+    expect(harness.toolRuns).toHaveLength(1);
+  });
+
   it("M6: a text-only answer rejects the call with the text as the reason", async () => {
     const { task } = await askCapital();
     fake.reply({ fixture: "openai-chat/after-tool-result-text.sse" });
