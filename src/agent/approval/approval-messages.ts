@@ -4,7 +4,7 @@
  * A client's answer is hostile input: anything short of a complete, valid set of decisions
  * is refused with InvalidParams naming the field, before anything is written.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { A2AError } from "../../protocol/errors";
 import type { JsonObject, JsonValue } from "../../protocol/json";
 import type { Message } from "../../protocol/message";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { type Tool, tool } from "../tools/tools";
 import { ASK_USER_RULE } from "./approval-round";
 import { MAX_HELD_TEXT_CHARS } from "./held-calls";
