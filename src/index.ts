@@ -24,6 +24,14 @@
  * @packageDocumentation
  */
 
+export type { ApprovalsConfig } from "./agent/approval/approvals-config";
+export type {
+  ApprovalAnswer,
+  ApprovalRequest,
+  QuestionAnswer,
+  QuestionRequest,
+} from "./agent/approval/handler-approval";
+export type { ApprovalCaller } from "./agent/approval/held-calls";
 export type { ApiKeyAuth, AuthOptions, BearerAuth, Principal, PrincipalInput } from "./agent/auth";
 export { ownerOf } from "./agent/auth";
 export type {

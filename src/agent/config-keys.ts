@@ -1,4 +1,5 @@
 import type { ReasoningOptions } from "../providers/types";
+import type { ApprovalsConfig } from "./approval/approvals-config";
 import type { AuthOptions } from "./auth";
 import type { AgentConfig, ModelSettings, PushOptions } from "./definition";
 import type { LimitsConfig } from "./limits";
@@ -48,6 +49,7 @@ const AGENT = {
   maxHistoryItemBytes: 1,
   contextWindow: 1,
   push: 1,
+  approvals: 1,
   limits: 1,
   auth: 1,
   rateLimit: 1,
@@ -122,6 +124,11 @@ const AUTH = { bearer: 1, apiKeys: 1, authenticate: 1, customScheme: 1 } satisfi
   1
 >;
 
+const APPROVALS = { timeoutMs: 1, onTimeout: 1, askUser: 1 } satisfies Record<
+  keyof ApprovalsConfig,
+  1
+>;
+
 /** The levels below the top one: where each is found, and its names. */
 const NESTED: readonly [
   path: string,
@@ -136,6 +143,7 @@ const NESTED: readonly [
   ["contextWindow", (c) => c.contextWindow, CONTEXT_WINDOW],
   ["rateLimit", (c) => c.rateLimit, RATE_LIMIT],
   ["auth", (c) => c.auth, AUTH],
+  ["approvals", (c) => c.approvals, APPROVALS],
 ];
 
 const isPlain = (v: unknown): v is Record<string, unknown> =>

@@ -5,6 +5,12 @@ import type { JsonObject } from "../protocol/json";
 import type { Message, MessageInput } from "../protocol/message";
 import type { Part } from "../protocol/part";
 import type { Task } from "../protocol/task";
+import type {
+  ApprovalAnswer,
+  ApprovalRequest,
+  QuestionAnswer,
+  QuestionRequest,
+} from "./approval/handler-approval";
 import type { ChildTask, DelegateOptions, DelegateTarget } from "./delegation";
 import type { HandlerMemory } from "./memory-source";
 
@@ -82,6 +88,24 @@ export interface TaskContext<Env = unknown> {
   artifact(update: ArtifactUpdate): string;
   /** Ends the run waiting on the client (input-required) with a question. */
   requestInput(question: string | Part[]): void;
+  /**
+   * Asks a person to approve an action, durably: the first call with an `id` stores the
+   * request and ends the run `input-required` (return right after); when the task resumes
+   * with the decision, the handler runs again and the same call answers it.
+   * @example
+   * const d = ctx.approval({ id: "refund", action: "refund", arguments: { amount }, reason: "Over 100" });
+   * if (!d) return; // asked: the task waits for the decision
+   * if (d.decision !== "approve") return `Not refunded: ${d.reason ?? d.decision}`;
+   */
+  approval(request: ApprovalRequest): ApprovalAnswer | undefined;
+  /**
+   * Asks the user a question (optionally with choices), like `approval`: undefined once
+   * asked, the answer when the task resumes.
+   * @example
+   * const a = ctx.ask({ id: "size", question: "Which size?", choices: ["S", "M", "L"] });
+   * if (!a) return;
+   */
+  ask(question: QuestionRequest): QuestionAnswer | undefined;
   /** Ends the run waiting on credentials (auth-required). */
   requestAuth(explanation: string | Part[]): void;
   /**

@@ -7,6 +7,8 @@ import type { InferPart } from "../protocol/part";
 import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
+import type { ApprovalSettings } from "./approval/approval-round";
+import { type ApprovalsConfig, resolveApprovals } from "./approval/approvals-config";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import { refuseUnknownOptions } from "./config-keys";
 import type { AgentHandler, TaskContext } from "./context";
@@ -165,6 +167,13 @@ export interface AgentConfig<Env = unknown> {
    * failing the task. Only for handlers that are safe to repeat. Default false.
    */
   resumeOnRestart?: boolean;
+  /**
+   * How tool calls that need approval (a tool's `approval`) wait: their deadline, what
+   * expiry does, and the built-in `ask_user` question tool (off by default).
+   * @example
+   * defineAgent({ card, model, tools: { refund }, approvals: { timeoutMs: 3_600_000, askUser: true } });
+   */
+  approvals?: ApprovalsConfig;
   /** Request bodies above this many bytes are refused before parsing. Default 1 MiB. */
   maxBodyBytes?: number;
   /** `Cache-Control: max-age` of the agent card, in seconds. Default 300. */
@@ -316,6 +325,7 @@ export interface Agent<Env = unknown> {
   maxToolCallsPerTurn: number;
   parallelToolCalls: boolean;
   resumeOnRestart: boolean;
+  approvals: ApprovalSettings;
   maxBodyBytes: number;
   cardMaxAgeSeconds: number;
   streaming: boolean;
@@ -422,6 +432,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
     maxToolCallsPerTurn: positive("maxToolCallsPerTurn", config.maxToolCallsPerTurn, 16),
     parallelToolCalls: config.parallelToolCalls ?? true,
     resumeOnRestart: config.resumeOnRestart ?? false,
+    approvals: resolveApprovals(config.approvals),
     maxBodyBytes: positive("maxBodyBytes", config.maxBodyBytes, DEFAULT_MAX_BODY_BYTES),
     cardMaxAgeSeconds: positive("cardMaxAgeSeconds", config.cardMaxAgeSeconds, 300),
     streaming: config.streaming ?? true,

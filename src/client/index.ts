@@ -8,6 +8,7 @@
  * @packageDocumentation
  */
 
+export type { ApprovalDecision, PendingCall } from "../protocol/approval";
 export type { Artifact } from "../protocol/artifact";
 export { type CardPromptOptions, cardPrompt } from "../protocol/card/card-prompt";
 export { type AgentCardSignature, cardSigningPayload } from "../protocol/card/card-signature";
@@ -21,6 +22,7 @@ export { isKnownPart, type Part, Parts, textOf } from "../protocol/part";
 export type { DiscoverPage, RegistryEntry } from "../protocol/registry";
 export type { Task, TaskStatus } from "../protocol/task";
 export { isInterrupted, isTerminal, type TaskState } from "../protocol/task-state";
+export { answer, approve, decisionParts, pendingCalls, reject } from "./approvals";
 export type { Auth, TokenSource } from "./auth";
 export {
   type CardKeysInput,

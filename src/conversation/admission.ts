@@ -3,6 +3,10 @@
  * task, the agent's direct reply, or a new task (or an interrupted one resumed) written
  * and its handler run started.
  */
+import { readDecisions } from "../agent/approval/approval-messages";
+import { decisionRecord } from "../agent/approval/approval-round";
+import { askUserTool } from "../agent/approval/ask-user";
+import { ASK_USER_TOOL, type HeldDecision } from "../agent/approval/held-calls";
 import type { Agent } from "../agent/definition";
 import { replyMessage } from "../agent/reply";
 import { A2AError } from "../protocol/errors";
@@ -14,6 +18,8 @@ import type { ContextIdentity, Scope } from "./context-identity";
 import { type PushRpc, pushNotSupported } from "./push/push-rpc";
 import { findSent, type Sent, sentItemId } from "./retries";
 import { type HandlerRuns, publicReason } from "./runs/handler-runs";
+import type { ApprovalRows } from "./tasks/approval-rows";
+import type { TaskSteps } from "./tasks/task-steps";
 import type { TaskStore } from "./tasks/task-store";
 import type { Snapshot } from "./tasks/task-stream";
 
@@ -48,6 +54,9 @@ export interface AdmissionHost<Env> {
   create(): void;
   /** A task as it is now (TaskNotFound when it is not there). */
   read(taskId: string): Task;
+  /** The calls tasks hold for a person: a message to such a task must decide them. */
+  readonly approvals: ApprovalRows;
+  readonly steps: TaskSteps;
 }
 
 const taskNotFound = (taskId: string) =>
@@ -171,8 +180,12 @@ export class Admission<Env> {
           { taskId, state },
         );
       }
+      // A task holding calls for a person resumes only with a decision on each: anything
+      // less is refused here, before anything is written, and the task keeps waiting.
+      const decided = this.decisions(taskId, message, scope);
       this.host.store.atomic(() => {
-        this.host.store.appendMessage(taskId, message, sent.itemId);
+        this.host.store.appendMessage(taskId, message, sent.itemId, false, decided !== null);
+        if (decided) this.recordDecisions(taskId, decided);
         if (push) this.registerInline(taskId, push.config, push.issuer, this.host.read(taskId));
       });
       const opened = beforeRun?.(taskId);
@@ -202,6 +215,34 @@ export class Admission<Env> {
     const opened = beforeRun?.(id, { task: submitted, seq: 0 });
     this.host.runs.publish(id, events);
     return { taskId: id, run: this.host.runs.run(id, message, scope.trace), opened };
+  }
+
+  /** The decisions a message carries for its task's held calls; null when none is held. */
+  private decisions(
+    taskId: string,
+    message: Message,
+    scope: Scope,
+  ): Map<string, HeldDecision> | null {
+    const pending = this.host.approvals.pending(taskId);
+    if (pending.length === 0) return null;
+    const agent = this.host.agent();
+    const tools = agent.approvals.askUser
+      ? { ...agent.tools, [ASK_USER_TOOL]: askUserTool }
+      : agent.tools;
+    return readDecisions(message, pending, tools, scope.owner ?? "");
+  }
+
+  /** Decisions stored on their calls, and kept in the task's steps (who, when, what). */
+  private recordDecisions(taskId: string, decided: Map<string, HeldDecision>): void {
+    const pending = this.host.approvals.pending(taskId);
+    this.host.approvals.decide(taskId, decided);
+    const records = pending.map((c) =>
+      decisionRecord({ ...c, decision: decided.get(c.callId) ?? null }),
+    );
+    this.host.steps.noteDecisions(
+      taskId,
+      records.filter((r) => r !== null),
+    );
   }
 
   /** A config sent inside SendMessage: saved before the run starts, so no event is missed. */

@@ -13,7 +13,7 @@ import type { TaskStore } from "./tasks/task-store";
  * What the object's one alarm is asked for by; `found` is an alarm an earlier run of the
  * object set, for reasons this run does not know, kept when an earlier one replaces it.
  */
-export type WakeReason = "index" | "push" | "prune" | "found";
+export type WakeReason = "index" | "push" | "prune" | "approval" | "found";
 
 /** How long after a task finishes the alarm prunes at the soonest (one alarm serves many). */
 const PRUNE_DELAY_MS = 60_000;
@@ -30,6 +30,8 @@ export interface AlarmParts {
   outbox: IndexOutbox;
   dispatcher: PushDispatcher | null;
   limits(): Limits;
+  /** Expires held calls past their deadline; answers the next deadline, or null. */
+  expireHeld(): number | null;
 }
 
 /**
@@ -121,6 +123,7 @@ export class ObjectAlarm {
    */
   async run(): Promise<void> {
     const { store, outbox } = this.parts;
+    await this.expireHeld();
     this.prune();
     await outbox.flush();
     store.index.commitAcknowledgements();
@@ -147,6 +150,17 @@ export class ObjectAlarm {
     const cutoff = new Date(Date.now() - retainFinishedMs).toISOString();
     this.pruneArmed =
       this.parts.store.prune(retainFinishedTasks, cutoff, PRUNE_BATCH) === PRUNE_BATCH;
+  }
+
+  /** Expires held calls past their deadline and asks for the next one. */
+  private async expireHeld(): Promise<void> {
+    try {
+      const next = this.parts.expireHeld();
+      if (next !== null) await this.wakeAt(next, "approval");
+    } catch (error) {
+      logEvent("error", "edgelink: could not expire held calls; retrying", { error });
+      await this.wakeAt(Date.now() + PUSH_RETRY_MS, "approval");
+    }
   }
 
   private async deliverPush(): Promise<void> {

@@ -35,6 +35,7 @@ import type { DeliveryRow } from "./push/push-deliveries";
 import type { PushDispatcher } from "./push/push-dispatcher";
 import type { PushStore } from "./push/push-store";
 import type { HandlerRuns } from "./runs/handler-runs";
+import type { ApprovalRows } from "./tasks/approval-rows";
 import { type TaskPage, type TaskRpc, taskNotFound } from "./tasks/task-rpc";
 import type { TaskSteps, TaskStepsRecord } from "./tasks/task-steps";
 import type { ListBudget, ReadOptions, TaskStore } from "./tasks/task-store";
@@ -96,6 +97,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly compaction: HistoryCompaction<Env>;
   /** Delegations and webhook attempts of its tasks, for the inspector only. */
   private readonly steps: TaskSteps;
+  /** The calls its tasks hold for a person. */
+  private readonly approvals: ApprovalRows;
   /** True until the first write: the object holds nothing and has no schema. */
   private empty: boolean;
   /** Why this object's storage cannot be used (made by a development build or a later release), if so. */
@@ -136,6 +139,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.tasks = parts.tasks;
     this.compaction = parts.compaction;
     this.steps = parts.steps;
+    this.approvals = parts.approvals;
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
 
@@ -369,6 +373,12 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private async recover(): Promise<void> {
     if (this.empty || this.refused) return;
     this.runs.recover();
+    // The alarm survives a restart, but which part asked for it does not: the next
+    // approval deadline is asked for again, so no other part's settling drops it.
+    const deadline = this.approvals.nextDeadline();
+    if (deadline !== null) {
+      this.alarms.wakeSoon(deadline, "approval", "schedule an approval deadline");
+    }
     // Rows a previous run answered for but could not send (torn down inside its window)
     // go now, with the failures just written, not at the backstop alarm. Not awaited:
     // requests do not wait for the index.

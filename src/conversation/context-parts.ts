@@ -21,7 +21,9 @@ import { PushRpc } from "./push/push-rpc";
 import { PushStore } from "./push/push-store";
 import { EventHub } from "./runs/event-hub";
 import { HandlerRuns } from "./runs/handler-runs";
+import { HeldExpiry } from "./runs/held-expiry";
 import { storedTrace } from "./runs/run-trace";
+import { ApprovalRows } from "./tasks/approval-rows";
 import { TaskRpc } from "./tasks/task-rpc";
 import { inspectorSetting, TaskSteps } from "./tasks/task-steps";
 import { type ReadOptions, TaskStore } from "./tasks/task-store";
@@ -55,6 +57,8 @@ export interface ContextParts<Env> {
   tasks: TaskRpc<Env>;
   compaction: HistoryCompaction<Env>;
   steps: TaskSteps;
+  approvals: ApprovalRows;
+  expiry: HeldExpiry<Env>;
 }
 
 /**
@@ -121,7 +125,14 @@ export function buildParts<Env>(
   // Deliveries join the trace of the run that queued them, however late they go.
   if (dispatcher) dispatcher.traceOf = (id) => storedTrace(ctx.storage.sql, id);
   if (dispatcher) dispatcher.steps = steps;
-  const alarms = new ObjectAlarm(ctx.storage, { store, outbox, dispatcher, limits });
+  const approvals = new ApprovalRows(ctx.storage.sql);
+  const alarms = new ObjectAlarm(ctx.storage, {
+    store,
+    outbox,
+    dispatcher,
+    limits,
+    expireHeld: () => parts.expiry.expire(),
+  });
   const pushRpc = pushStore
     ? new PushRpc(ctx.storage, pushStore, store, alarms, limits, read)
     : null;
@@ -148,6 +159,11 @@ export function buildParts<Env>(
     (taskId) => identity.logIds(taskId),
     ctx.storage.sql,
     memoryScope,
+    approvals,
+    () => {
+      const held = identity.held();
+      return { tenant: held?.tenant ?? "", owner: held?.owner ?? "" };
+    },
   );
   const streams = new TaskStreams(store, hub, current, read);
   const parts: ContextParts<Env> = {
@@ -170,6 +186,8 @@ export function buildParts<Env>(
       vacant: () => host.vacant(),
       create: () => host.create(),
       read,
+      approvals,
+      steps,
     }),
     streams,
     tasks: new TaskRpc<Env>(
@@ -186,6 +204,8 @@ export function buildParts<Env>(
     ),
     compaction: new HistoryCompaction(store, current),
     steps,
+    approvals,
+    expiry: new HeldExpiry(approvals, store, runs, steps, (work) => ctx.waitUntil(work)),
   };
   return parts;
 }

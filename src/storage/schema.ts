@@ -301,6 +301,35 @@ export const CONTEXT_SCHEMA: Schema = {
     // Fewer B-trees per message: each one a row enters costs at least a page in the
     // commit. See `fewerTrees`.
     fewerTrees,
+    // Calls held for a person (ApprovalRows): a model round's tool calls waiting for
+    // approval, a handler's questions, each one's decision and deadline; they go with their
+    // task. The decisions are also kept in the task's steps for the inspector.
+    [
+      `CREATE TABLE approvals (
+        task_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        reason TEXT,
+        choices TEXT,
+        deadline INTEGER,
+        on_timeout TEXT NOT NULL,
+        verdict TEXT,
+        decided_arguments TEXT,
+        decided_reason TEXT,
+        decided_by TEXT,
+        decided_at INTEGER,
+        message_id TEXT,
+        PRIMARY KEY (task_id, call_id)
+      )`,
+      "CREATE INDEX approvals_due ON approvals (deadline) WHERE verdict IS NULL",
+      `CREATE TRIGGER approvals_gone AFTER DELETE ON tasks
+         BEGIN DELETE FROM approvals WHERE task_id = old.id; END`,
+      "ALTER TABLE task_steps ADD COLUMN approvals TEXT NOT NULL DEFAULT '[]'",
+    ],
   ],
 };
 

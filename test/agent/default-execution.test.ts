@@ -43,6 +43,12 @@ function contextFor(parts: Part[], signal = new AbortController().signal) {
     delegate: () => {
       throw new Error("not used by the default execution");
     },
+    approval: () => {
+      throw new Error("not used by the default execution");
+    },
+    ask: () => {
+      throw new Error("not used by the default execution");
+    },
   };
   return { ctx, task, artifacts, announced };
 }

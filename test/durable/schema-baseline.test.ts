@@ -66,7 +66,7 @@ const TASK_STEPS: MasterRow[] = [
         task_id TEXT PRIMARY KEY,
         delegations TEXT NOT NULL DEFAULT '[]',
         push_attempts TEXT NOT NULL DEFAULT '[]'
-      )`),
+      , approvals TEXT NOT NULL DEFAULT '[]')`),
   },
   {
     type: "trigger",
@@ -74,6 +74,49 @@ const TASK_STEPS: MasterRow[] = [
     tbl_name: "tasks",
     sql: normalizedSql(`CREATE TRIGGER task_steps_gone AFTER DELETE ON tasks
          BEGIN DELETE FROM task_steps WHERE task_id = old.id; END`),
+  },
+];
+
+/** Calls held for a person (version 5): their table, its index of deadlines, its trigger. */
+const APPROVALS: MasterRow[] = [
+  {
+    type: "index",
+    name: "approvals_due",
+    tbl_name: "approvals",
+    sql: normalizedSql("CREATE INDEX approvals_due ON approvals (deadline) WHERE verdict IS NULL"),
+  },
+  { type: "index", name: "sqlite_autoindex_approvals_1", tbl_name: "approvals", sql: null },
+  {
+    type: "table",
+    name: "approvals",
+    tbl_name: "approvals",
+    sql: normalizedSql(`CREATE TABLE approvals (
+        task_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        reason TEXT,
+        choices TEXT,
+        deadline INTEGER,
+        on_timeout TEXT NOT NULL,
+        verdict TEXT,
+        decided_arguments TEXT,
+        decided_reason TEXT,
+        decided_by TEXT,
+        decided_at INTEGER,
+        message_id TEXT,
+        PRIMARY KEY (task_id, call_id)
+      )`),
+  },
+  {
+    type: "trigger",
+    name: "approvals_gone",
+    tbl_name: "tasks",
+    sql: normalizedSql(`CREATE TRIGGER approvals_gone AFTER DELETE ON tasks
+         BEGIN DELETE FROM approvals WHERE task_id = old.id; END`),
   },
 ];
 
@@ -121,7 +164,8 @@ const DROPPED_IN_4 = new Set([
  * What this release's schema holds: a development build's, plus the column added to the baseline before
  * it was released (`trace`), then a conversation's migration to version 2 (the tasks'
  * `event_floor` and `event_ceiling` instead of the event log's index by task), to
- * version 3 (the inspector's task steps), and to version 4 (`VERSION_4`).
+ * version 3 (the inspector's task steps), to version 4 (`VERSION_4`), and to version 5
+ * (calls held for approval, and the decisions in the task steps).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
   if (kind !== "conversation") return SCHEMA_0X[kind];
@@ -133,7 +177,9 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
       !(row.type === "table" && rebuilt.has(row.name)),
   );
   const order = (r: MasterRow) => `${r.type}\u0000${r.name}`;
-  return [...rows, ...TASK_STEPS, ...VERSION_4].sort((a, b) => (order(a) < order(b) ? -1 : 1));
+  return [...rows, ...TASK_STEPS, ...VERSION_4, ...APPROVALS].sort((a, b) =>
+    order(a) < order(b) ? -1 : 1,
+  );
 }
 
 /** The version each kind's schema reaches. */

@@ -260,6 +260,11 @@ describe("TaskSteps: bounded lists, one row per task, gone with its task", () =>
     expect(result.t1.pushAttempts[0]).toEqual({ config: "c", at: 3, ms: 1, ok: false });
     expect(result.before).toBe(2);
     expect(result.after).toBe(1);
-    expect(result.unknown).toEqual({ taskId: "gone", delegations: [], pushAttempts: [] });
+    expect(result.unknown).toEqual({
+      taskId: "gone",
+      delegations: [],
+      pushAttempts: [],
+      approvals: [],
+    });
   });
 });

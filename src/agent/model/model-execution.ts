@@ -8,6 +8,9 @@ import { jsonSchemaOf } from "../../providers/tool-spec";
 import { type CallOptions, type Model, ModelRequest } from "../../providers/types";
 import { traceContextOf } from "../../telemetry";
 import { logEvent } from "../../telemetry/log";
+import { holdRound, planHold, resumeHeld } from "../approval/approval-round";
+import { askUserTool } from "../approval/ask-user";
+import { type ApprovalDesk, ASK_USER_TOOL } from "../approval/held-calls";
 import type { TaskContext } from "../context";
 import { runDefaultExecution } from "../default-execution";
 import type { Agent } from "../definition";
@@ -91,6 +94,8 @@ export async function runModelAgent<Env>(
   callOptions: Pick<CallOptions, "failoverStore"> = {},
   /** Who the turn is for, when the agent has long-term memory. */
   memoryScope?: MemoryTurnScope,
+  /** Where calls that need a person's decision are held (absent: no call is held). */
+  desk?: ApprovalDesk,
 ): Promise<void> {
   const model = agent.model;
   if (!model) throw new TypeError("runModelAgent needs an agent with a model");
@@ -134,6 +139,7 @@ export async function runModelAgent<Env>(
       recorder,
       end,
       memory,
+      desk,
     );
   } catch (error) {
     if (ctx.signal.aborted || !turn.timedOut()) throw error;
@@ -153,11 +159,12 @@ async function modelLoop<Env>(
   recorder: ResultRecorder,
   end: End,
   memory: MemoryTurn | null,
+  desk: ApprovalDesk | undefined,
 ): Promise<void> {
   const system = await systemPrompt(agent, ctx);
   const turn = await openTurnTools(agent, ctx);
   try {
-    const extra: Tools | undefined =
+    let extra: Tools | undefined =
       memory && Object.keys(memory.tools).length
         ? {
             ...turn?.tools,
@@ -166,6 +173,7 @@ async function modelLoop<Env>(
             ),
           }
         : turn?.tools;
+    if (desk && agent.approvals.askUser) extra = { ...extra, [ASK_USER_TOOL]: askUserTool };
     const tools: Tools = extra ? { ...agent.tools, ...extra } : agent.tools;
     const prepared = withTools(requestSettings(agent, system), extra);
     // The window of the conversation, not all of it (F25); a turn cut by a restart first
@@ -173,13 +181,32 @@ async function modelLoop<Env>(
     // Its budget keeps the memory section's room, so it is read while recall runs.
     const signal = callOptions.signal as AbortSignal;
     const reserved = memory?.reservedTokens ?? 0;
+    // A turn resumed with decisions on its held calls: they run (or are answered) first.
+    if (desk) {
+      await resumeHeld(ctx, desk, tools, {
+        ...toolOptions(agent, signal),
+        onCall: (c) => announceCall(ctx, c),
+        onResult: (run) => announceResult(ctx, run),
+      });
+    }
     let window = await turnWindow(ctx, agent, model, prepared, signal, reserved);
     if (await resumeAgentCalls(ctx, agent, tools, toolOptions(agent, signal), window)) {
       window = await turnWindow(ctx, agent, model, prepared, signal, reserved);
     }
     const items: Item[] = answerOrphanCalls(window);
     const settings = withMemory(prepared, memory ? await memory.recalled : "");
-    await toolLoop({ ctx, agent, model, items, settings, tools, callOptions, recorder, end });
+    await toolLoop({
+      ctx,
+      agent,
+      model,
+      items,
+      settings,
+      tools,
+      callOptions,
+      recorder,
+      end,
+      desk,
+    });
   } finally {
     await turn?.close();
   }
@@ -226,10 +253,11 @@ interface ToolLoop<Env> {
   callOptions: Pick<CallOptions, "failoverStore" | "signal">;
   recorder: ResultRecorder;
   end: End;
+  desk: ApprovalDesk | undefined;
 }
 
 async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
-  const { ctx, agent, model, settings, tools, callOptions, recorder, end } = loop;
+  const { ctx, agent, model, settings, tools, callOptions, recorder, end, desk } = loop;
   let items = loop.items;
   const options: CallOptions = { env: ctx.env as object, ...callOptions };
   const artifact = new ArtifactWriter(ctx);
@@ -283,6 +311,13 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
         {},
         settings.outputSchema ? structuredOutcome(round.text, settings.outputSchema) : {},
       );
+      return;
+    }
+    // A call that needs a person holds the whole round: the task waits for the decisions.
+    const held = desk ? planHold(round.toolCalls, tools, agent.approvals, desk.caller) : null;
+    if (desk && held) {
+      artifact.finish();
+      holdRound(desk, held);
       return;
     }
     const calls = new Map(round.toolCalls.map((c) => [c.id, c]));

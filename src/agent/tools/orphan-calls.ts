@@ -1,5 +1,30 @@
 /** Tool calls a turn left without a result, answered before the history goes to a model. */
 import type { FunctionCallItem, Item } from "../../history/items";
+import { REQUEST_KIND } from "../approval/held-calls";
+
+/**
+ * Marks the history item of a message that decided calls held for a person: the model
+ * sees those decisions as the calls' results, so the message itself is not sent (it would
+ * stand between the calls and their results).
+ */
+export const ANSWERS_HELD = "answersHeld";
+
+/**
+ * The request for decisions a task sent and the message that answered it: framework
+ * messages between a model's calls and their results, which the model gets as results.
+ */
+function heldExchange(item: Item & { type: "message" }): boolean {
+  if (item.extra?.[ANSWERS_HELD] === true) return true;
+  if (item.role !== "assistant") return false;
+  const parts = (item.extra?.a2a as { parts?: unknown } | undefined)?.parts;
+  return (
+    Array.isArray(parts) &&
+    parts.some(
+      (p: { type?: unknown; content?: { kind?: unknown } }) =>
+        p?.type === "data" && p.content?.kind === REQUEST_KIND,
+    )
+  );
+}
 
 /** What a model is told about a call whose turn ended before it had a result. */
 export const INTERRUPTED_CALL_OUTPUT = "No result: the call was interrupted before it finished";
@@ -29,6 +54,7 @@ export function answerOrphanCalls(items: readonly Item[]): Item[] {
     pending = [];
   };
   for (const item of items) {
+    if (item.type === "message" && heldExchange(item)) continue;
     if (item.type === "function_call") {
       out.push(item);
       if (!answered.has(item.callId)) pending.push(item);

@@ -1,6 +1,7 @@
 import type { Context } from "@opentelemetry/api";
 import type { z } from "zod";
 import type { JsonObject, JsonValue } from "../../protocol/json";
+import type { ApprovalCaller } from "../approval/held-calls";
 
 /**
  * A tool the agent can run for a `tool_call` part (B10, C5). Arguments are validated with
@@ -31,6 +32,15 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   ) => JsonValue | Promise<JsonValue>;
   /** This tool's time limit, over the agent's `toolTimeoutMs` (H12). */
   timeoutMs?: number;
+  /**
+   * A person decides before a model's call of this tool runs: `true` for every call, or a
+   * rule of the (validated) arguments and the task's caller answering `false` (runs at
+   * once), `true` or a reason (asks). The task then waits `input-required` with the call;
+   * see docs/guides/approvals.md.
+   */
+  approval?: boolean | ((args: z.output<S>, caller: ApprovalCaller) => boolean | string);
+  /** How long a call waits for its decision, over the agent's `approvals.timeoutMs`. */
+  approvalTimeoutMs?: number;
 }
 
 /**
@@ -46,6 +56,15 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
  *   }),
  * };
  * defineAgent({ card, model, tools });
+ * ```
+ * A tool whose calls wait for a person's approval over some amount:
+ * ```ts
+ * const refund = tool({
+ *   description: "Refunds an order",
+ *   input: z.object({ order: z.string(), amount: z.number() }),
+ *   approval: ({ amount }) => amount > 100 && "Refunds over 100 need approval",
+ *   run: ({ order, amount }) => `Refunded ${amount} on ${order}`,
+ * });
  * ```
  */
 export function tool<S extends z.ZodType>(definition: Tool<S>): Tool<S> {

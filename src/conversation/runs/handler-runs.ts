@@ -4,6 +4,7 @@
  * tasks a restart interrupted, and publishing the events they log.
  */
 
+import type { ApprovalCaller } from "../../agent/approval/held-calls";
 import { runDefaultExecution } from "../../agent/default-execution";
 import type { Agent } from "../../agent/definition";
 import type { MemoryTurnScope } from "../../agent/memory-source";
@@ -19,8 +20,10 @@ import { type LogFields, logEvent } from "../../telemetry/log";
 import { inContext } from "../../telemetry/otel";
 import type { ObjectAlarm } from "../alarm";
 import type { ChildStore } from "../children";
+import type { ApprovalRows } from "../tasks/approval-rows";
 import type { TaskStore } from "../tasks/task-store";
 import type { EventHub } from "./event-hub";
+import { HeldDesk } from "./held-desk";
 import { endRun, traceRun } from "./run-trace";
 import { TaskRun } from "./task-run";
 
@@ -61,6 +64,10 @@ export class HandlerRuns<Env> {
     private readonly sql: SqlStorage,
     /** Who a model turn's long-term memory is for (read only when the agent has memory). */
     private readonly memoryScope: () => MemoryTurnScope,
+    /** The calls a task holds for a person. */
+    private readonly approvals: ApprovalRows,
+    /** Whom the conversation's tasks run for (a tool's approval rule sees it). */
+    private readonly caller: () => ApprovalCaller,
   ) {}
 
   /** The runs under way, by task. */
@@ -117,7 +124,7 @@ export class HandlerRuns<Env> {
   ) {
     const task = this.store.cache.snapshot(taskId);
     if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
-    const run = new TaskRun(
+    const run: TaskRun<Env> = new TaskRun(
       task,
       message,
       controller.signal,
@@ -125,6 +132,16 @@ export class HandlerRuns<Env> {
       this.store,
       (id, e) => this.publish(id, e),
       this.children,
+      () => desk,
+    );
+    const desk = new HeldDesk(
+      taskId,
+      this.approvals,
+      this.store,
+      (parts) => run.requestInput(parts),
+      this.caller(),
+      this.agent().approvals,
+      (at) => this.alarm.wakeSoon(at, "approval", "schedule an approval deadline"),
     );
     const traced = traceRun(this.sql, run, this.agent() as Agent<unknown>, trace);
     let failure: unknown;
@@ -135,7 +152,7 @@ export class HandlerRuns<Env> {
         agent.handler
           ? agent.handler(run)
           : agent.model
-            ? runModelAgent(run, agent, {}, agent.memory ? this.memoryScope() : undefined)
+            ? runModelAgent(run, agent, {}, agent.memory ? this.memoryScope() : undefined, desk)
             : runDefaultExecution(run, agent),
       );
       if (controller.signal.aborted) return;
@@ -158,7 +175,8 @@ export class HandlerRuns<Env> {
     }
   }
 
-  private fail(taskId: string, reason: string): void {
+  /** Fails a task that is not running (a restart cut its run, or its approval expired). */
+  fail(taskId: string, reason: string): void {
     const state = this.store.state(taskId);
     if (state === null || isTerminal(state)) return;
     const message: Message = {

@@ -1,4 +1,13 @@
 import type { Context } from "@opentelemetry/api";
+import {
+  type ApprovalAnswer,
+  type ApprovalRequest,
+  handlerApproval,
+  handlerQuestion,
+  type QuestionAnswer,
+  type QuestionRequest,
+} from "../../agent/approval/handler-approval";
+import type { ApprovalDesk } from "../../agent/approval/held-calls";
 import type { ArtifactUpdate, EndOptions, StatusOptions, TaskContext } from "../../agent/context";
 import {
   type ChildLedger,
@@ -46,6 +55,8 @@ export class TaskRun<Env> implements TaskContext<Env> {
     private readonly store: TaskStore,
     private readonly publish: (taskId: string, events: LoggedEvent[]) => void,
     private readonly children: ChildLedger | null = null,
+    /** Where the run holds what it asks a person (absent: it cannot ask). */
+    private readonly desk: () => ApprovalDesk | null = () => null,
   ) {
     this.taskId = task.id;
     this.contextId = task.contextId;
@@ -162,6 +173,22 @@ export class TaskRun<Env> implements TaskContext<Env> {
     // The next read of `conversation` must see what was just written.
     this.loaded = null;
     return parsed;
+  }
+
+  approval(request: ApprovalRequest): ApprovalAnswer | undefined {
+    this.guard();
+    return handlerApproval(this.requireDesk(), request);
+  }
+
+  ask(question: QuestionRequest): QuestionAnswer | undefined {
+    this.guard();
+    return handlerQuestion(this.requireDesk(), question);
+  }
+
+  private requireDesk(): ApprovalDesk {
+    const desk = this.desk();
+    if (!desk) throw new Error("This run has no place to hold an approval");
+    return desk;
   }
 
   requestInput(question: string | Part[]): void {

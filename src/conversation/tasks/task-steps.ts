@@ -15,6 +15,8 @@ import type { Scope } from "../context-identity";
 export const MAX_DELEGATIONS_SHOWN = 32;
 /** How many of a task's latest delivery attempts its steps keep (`pushAttempts`). */
 export const MAX_PUSH_ATTEMPTS_SHOWN = 20;
+/** How many of a task's latest approval decisions its steps keep (`approvals`). */
+export const MAX_DECISIONS_SHOWN = 32;
 
 /** The variable that turns the inspector on or off without changing code. */
 export const INSPECTOR_VAR = "EDGELINK_INSPECTOR";
@@ -39,9 +41,11 @@ export interface TaskStepsRecord {
   delegations: JsonObject[];
   /** Per delivery attempt: `config`, `at`, `ms`, `status` (when answered) and `ok`. */
   pushAttempts: JsonObject[];
+  /** Per decision on a held call: `callId`, `tool`, `decision`, `by`, `at`, `reason`, edited `arguments`. */
+  approvals: JsonObject[];
 }
 
-type Column = "delegations" | "push_attempts";
+type Column = "delegations" | "push_attempts" | "approvals";
 
 /**
  * A conversation's record of its tasks' steps, one `task_steps` row per task with two
@@ -107,11 +111,20 @@ export class TaskSteps {
     );
   }
 
+  /**
+   * Decisions taken on a task's held calls: who, when, what, edited arguments. Kept
+   * whether or not the inspector is on: they are the record of who allowed what.
+   */
+  noteDecisions(taskId: string, entries: readonly JsonObject[]): void {
+    if (entries.length === 0) return;
+    this.update(taskId, "approvals", (list) => [...list, ...entries].slice(-MAX_DECISIONS_SHOWN));
+  }
+
   /** A task's steps (empty lists when none were recorded). */
   read(taskId: string): TaskStepsRecord {
     const row = this.sql
-      .exec<{ delegations: string; push_attempts: string }>(
-        "SELECT delegations, push_attempts FROM task_steps WHERE task_id = ?",
+      .exec<{ delegations: string; push_attempts: string; approvals: string }>(
+        "SELECT delegations, push_attempts, approvals FROM task_steps WHERE task_id = ?",
         taskId,
       )
       .toArray()[0];
@@ -119,6 +132,7 @@ export class TaskSteps {
       taskId,
       delegations: row ? (JSON.parse(row.delegations) as JsonObject[]) : [],
       pushAttempts: row ? (JSON.parse(row.push_attempts) as JsonObject[]) : [],
+      approvals: row ? (JSON.parse(row.approvals) as JsonObject[]) : [],
     };
   }
 

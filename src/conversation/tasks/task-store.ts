@@ -4,7 +4,9 @@
  * parts it owns (the event log, the listing clock, the index outbox, retention, the task
  * cache, the artifact rows); a task's status changes are written by task-status.ts.
  */
+
 import type { Limits } from "../../agent/limits";
+import { ANSWERS_HELD } from "../../agent/tools/orphan-calls";
 import type { Item } from "../../history/items";
 import { PendingIndexRows } from "../../index/index-outbox";
 import type { Artifact } from "../../protocol/artifact";
@@ -220,11 +222,20 @@ export class TaskStore {
   /**
    * A task message joins the context's conversation history, tagged with its task;
    * `itemId` names its row (a client's message: see `sentItemId`); `inBounds`: the task's
-   * history ceiling already counts it (its final status message).
+   * history ceiling already counts it (its final status message); `answers`: it decides
+   * held calls (see ApprovalRows).
    */
-  appendMessage(taskId: string, message: Message, itemId?: string, inBounds = false): void {
+  appendMessage(
+    taskId: string,
+    message: Message,
+    itemId?: string,
+    inBounds = false,
+    answers = false,
+  ): void {
     const task = this.cache.use(taskId);
     const item = itemFromMessage(message, itemId);
+    // Decisions on held calls reach the model as those calls' results, not as a message.
+    if (answers) item.extra[ANSWERS_HELD] = true;
     this.atomic(() => {
       this.history.append(item, taskId);
       this.cache.keep(task, message, this.history.lastWrittenChars);
