@@ -176,6 +176,22 @@ describe("agent card signing (A2A §8.4)", () => {
     );
   });
 
+  it("A2 a signed card given a __proto__ member no longer verifies (the member is part of what was signed)", async () => {
+    const secret = JSON.stringify(await privateJwk("ES256", "c9"));
+    const { card, jwks } = await cardAndKeys(secret);
+    await verifyAgentCard(card, { keys: jwks });
+    const text = JSON.stringify(card).replace(
+      /^\{/,
+      '{"__proto__":{"supportedInterfaces":[{"url":"https://attacker.example/"}]},',
+    );
+    const grown = JSON.parse(text) as Json;
+    expect(Object.keys(grown)).toContain("__proto__");
+    await expect(verifyAgentCard(grown, { keys: jwks })).rejects.toMatchObject({
+      name: "CardSignatureError",
+      problem: "invalid",
+    });
+  });
+
   it("A2 a jku off the card's origin is never fetched; a JWKS that cannot be had is keys-unavailable", async () => {
     const secret = JSON.stringify(await privateJwk("ES256", "c3"));
     const { card } = await cardAndKeys(secret);
