@@ -39,6 +39,12 @@ export interface TaskStepsRecord {
   delegations: JsonObject[];
   /** Per delivery attempt: `config`, `at`, `ms`, `status` (when answered) and `ok`. */
   pushAttempts: JsonObject[];
+  /**
+   * The task's webhook health, read when asked (null without push): unhealthy config ids,
+   * events coalesced for them, dead-lettered deliveries. Never in the task's metadata,
+   * which every receiver gets.
+   */
+  push?: { unhealthyConfigs: string[]; skippedEvents: number; deadLetters: number } | null;
 }
 
 type Column = "delegations" | "push_attempts";
