@@ -184,7 +184,7 @@ describe("edgelink init: a new project that works", () => {
     );
     const forced = await run(edgelinkBin, ["init", dir, "--force"], root);
     expect(forced.code).toBe(0);
-    expect(forced.stdout).toContain("kept (already there, not overwritten): .dev.vars");
+    expect(forced.stdout).toContain("kept (already there, not overwritten): .gitignore, .dev.vars");
     expect(readFileSync(join(dir, ".dev.vars"), "utf8")).toBe(
       "EDGELINK_ID_KEY=mine-and-long-enough-0123456789abcdef\n",
     );
