@@ -7,6 +7,7 @@ import {
   type WranglerConfig,
 } from "./config-files";
 import { EXIT } from "./events";
+import { devVarsIgnored } from "./gitignore";
 import { type LocalStorage, localStorageFindings, nodeLocalStorage } from "./local-storage";
 import { errorCode, type FsModule, nodeFiles } from "./node";
 import { COMPATIBILITY_DATE } from "./templates";
@@ -200,7 +201,14 @@ export async function diagnose(
     diagnosis.problems.push('wrangler.toml has no main: set main = "src/agent.ts" (your Worker)');
   else if (main === null)
     diagnosis.problems.push(`wrangler.toml's main, ${mainPath}, does not exist`);
-  checkSecrets(config, devVarsText === null ? null : parseDevVars(devVarsText), main, diagnosis);
+  const devVars = devVarsText === null ? null : parseDevVars(devVarsText);
+  checkSecrets(config, devVars, main, diagnosis);
+  const holdsSecrets = [...(devVars?.values() ?? [])].some((value) => value !== "");
+  if (holdsSecrets && !(await devVarsIgnored(fs, join, dir))) {
+    diagnosis.problems.push(
+      ".dev.vars holds secrets and git does not ignore it: add .dev.vars to .gitignore (edgelink init --force does), and if it was ever committed, rotate what it holds",
+    );
+  }
   if (local) {
     const found = await localStorageFindings(local, join, dir, boundClasses(config));
     diagnosis.problems.push(...found.problems);

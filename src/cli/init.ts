@@ -1,6 +1,7 @@
 import { flag, onlyOptions, option, UsageError } from "./args";
 import { type Context, print } from "./common";
 import { EXIT } from "./events";
+import { ensureDevVarsIgnored } from "./gitignore";
 import { errorCode, type FsModule, nodeFiles } from "./node";
 import {
   newIdKey,
@@ -102,12 +103,18 @@ export async function init(ctx: Context): Promise<number> {
     else kept.push(file.path);
   }
 
+  // A .gitignore that was there already may let the id key in .dev.vars be committed.
+  const appended = kept.includes(".gitignore")
+    ? await ensureDevVarsIgnored(fs, path.join, dir)
+    : false;
+
   const s = ctx.style;
   const shownDir = path.relative(".", dir) || ".";
   print(
     `${s.green("created")} ${s.bold(workerName(path.basename(dir)))} (template ${template}) in ${dir}`,
   );
   for (const f of written) print(`  ${f}`);
+  if (appended) print("  .gitignore (added .dev.vars: it holds your id key)");
   if (kept.length) {
     print(s.yellow(`kept (already there, not overwritten): ${kept.join(", ")}`));
     if (kept.includes(".dev.vars")) {

@@ -1,3 +1,4 @@
+import { DEV_VARS_RULES } from "./gitignore";
 /**
  * The files `edgelink init` writes. Pure functions of the project's name and the versions
  * to pin, so that the CLI writes them and the tests read them without a file system.
@@ -310,11 +311,7 @@ function packageJson(name: string, v: Versions): string {
 const GITIGNORE = `node_modules/
 .wrangler/
 dist/
-# Local secrets (EDGELINK_ID_KEY, provider keys): never commit them.
-.dev.vars
-.dev.vars.*
-!.dev.vars.example
-`;
+${DEV_VARS_RULES}`;
 
 function devVars(template: Template, idKey: string): string {
   return `# Local secrets for wrangler dev. Git-ignored; deployed Workers get them with

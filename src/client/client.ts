@@ -52,9 +52,16 @@ function apiKeyPlacement(card: PeerCard): ApiKeyPlacement | undefined {
 
 const SPOKEN: readonly string[] = ["1.0", "0.3"];
 
+/** A URL's origin; a relative or broken one has none (it never equals a real origin). */
+const originOf = (url: string | undefined): string | null =>
+  url !== undefined && URL.canParse(url) ? new URL(url).origin : null;
+
 /**
- * The interface `connect` uses: the card's first that this client speaks, v1 before v0.3,
- * of the given binding if one is given. Throws when the card has none.
+ * The interface `connect` uses: one this client speaks, of the given binding if one is
+ * given, on the origin of the card's first interface (the agent's own, the one a registry
+ * checked) before any other, and v1 before v0.3 on that origin. A card listing another
+ * origin's v1.0 beside its own v0.3 so does not pull the client off the agent's origin.
+ * Throws when the card has none.
  * @example
  * ```ts
  * const { url, protocolBinding } = chooseInterface(card, "HTTP+JSON");
@@ -69,7 +76,10 @@ export function chooseInterface(card: PeerCard, binding?: Binding): PeerInterfac
     if (version === "0.3") return i.protocolBinding === "JSONRPC";
     return i.protocolBinding === "JSONRPC" || i.protocolBinding === "HTTP+JSON";
   });
-  const chosen = usable.find((i) => majorMinor(i.protocolVersion) === "1.0") ?? usable[0];
+  const home = originOf(card.supportedInterfaces[0]?.url);
+  const preferred = (list: PeerInterface[]) =>
+    list.find((i) => majorMinor(i.protocolVersion) === "1.0") ?? list[0];
+  const chosen = preferred(usable.filter((i) => originOf(i.url) === home)) ?? preferred(usable);
   if (chosen) return chosen;
   const offered = card.supportedInterfaces
     .map((i) => `${i.protocolBinding} ${i.protocolVersion}`)

@@ -2,7 +2,7 @@ import { readBounded } from "../protocol/bounded-body";
 import type { JsonObject, JsonValue } from "../protocol/json";
 import { type ApiKeyPlacement, type Auth, applyAuth, canRefresh } from "./auth";
 import { A2AConnectionError, errorFromHttp, errorFromJsonRpc, invalidResponse } from "./errors";
-import { type CredentialScope, redirectMode, refuseRedirect } from "./origins";
+import { type CredentialScope, redirectMode, refuseRedirect, requireTrusted } from "./origins";
 import { readSse } from "./sse";
 
 /** The two A2A bindings this client speaks. */
@@ -290,6 +290,13 @@ export class Transport {
       }
       init = { method: call.method, ...(call.body ? { body: JSON.stringify(call.body) } : {}) };
     }
+    // A call that adds a credential of its own (the memory operator's key) is held to the
+    // credential policy even when the connection itself carries none.
+    const scope =
+      route?.headers && Object.keys(route.headers).length > 0
+        ? { ...this.o.scope, carries: true }
+        : this.o.scope;
+    requireTrusted(scope, url.href, "the agent's endpoint");
     const attempt = async (refresh: boolean) => {
       const headers = new Headers(this.o.headers);
       for (const [k, v] of Object.entries(route?.headers ?? {})) headers.set(k, v);
@@ -306,7 +313,7 @@ export class Transport {
         response = await this.o.fetch(target.href, {
           ...init,
           headers,
-          redirect: redirectMode(this.o.scope),
+          redirect: redirectMode(scope),
           signal: options.signal ?? null,
         });
       } catch (error) {
@@ -319,7 +326,7 @@ export class Transport {
           },
         );
       }
-      await refuseRedirect(this.o.scope, response, target.href);
+      await refuseRedirect(scope, response, target.href);
       return response;
     };
     let response = await attempt(false);

@@ -39,12 +39,18 @@ export const MCP_CACHE_TTL_MS = 5 * 60_000;
  * on it shows the message), so it never carries header values or the URL's path.
  */
 export class McpError extends UserFacingError {
+  /**
+   * True when the message quotes what the server answered (a tool's error text): content,
+   * which logs and spans carry only when the operator opts in.
+   */
+  readonly contentful: boolean;
   constructor(
     readonly server: string,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { contentful?: boolean },
   ) {
     super(`MCP server "${server}": ${message}`, options);
+    this.contentful = options?.contentful ?? false;
   }
 }
 

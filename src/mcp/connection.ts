@@ -182,7 +182,8 @@ export class McpConnection {
         }),
       );
       const text = contentText(result as CallResult);
-      if (result.isError) throw new McpError(this.server, `tool ${name} failed: ${text}`);
+      if (result.isError)
+        throw new McpError(this.server, `tool ${name} failed: ${text}`, { contentful: true });
       endSpan(traced);
       return text;
     } catch (error) {

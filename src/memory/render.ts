@@ -83,12 +83,22 @@ export class SectionFitter {
   }
 }
 
-export function factLine(fact: Pick<MemoryFact, "claim" | "validFrom" | "validTo">): string {
-  const when = [
+/** Where a fact came from, as the model reads it beside the fact. */
+const SOURCE_LABEL: Record<MemoryFact["source"], string> = {
+  user_stated: "stated by the user",
+  extraction: "noted from a conversation",
+  inferred: "inferred by the assistant",
+};
+
+export function factLine(
+  fact: Pick<MemoryFact, "claim" | "validFrom" | "validTo"> & Partial<Pick<MemoryFact, "source">>,
+): string {
+  const about = [
+    fact.source ? SOURCE_LABEL[fact.source] : "",
     fact.validFrom ? `from ${fact.validFrom.slice(0, 10)}` : "",
     fact.validTo ? `until ${fact.validTo.slice(0, 10)}` : "",
   ].filter(Boolean);
-  return `- ${oneLine(fact.claim)}${when.length ? ` (${when.join(", ")})` : ""}`;
+  return `- ${oneLine(fact.claim)}${about.length ? ` (${about.join(", ")})` : ""}`;
 }
 
 /** Characters of an entity's description or properties, and of a quoted turn, rendered. */

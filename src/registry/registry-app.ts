@@ -99,7 +99,7 @@ export function createRegistryApp<Env extends object>(options: {
     // Before the object is asked: the card must be the one its URL serves (and, signed,
     // come with a proof of its key), so nobody lists a URL that is not theirs.
     const fetchFn = verify.fetch;
-    const { keyProven } = await verifyRegistration({
+    const verdict = await verifyRegistration({
       card: parsed.data.card,
       proof: parsed.data.proof,
       limits,
@@ -114,9 +114,9 @@ export function createRegistryApp<Env extends object>(options: {
     const { entry, created } = unwrap(
       await stubOf(c.env, principal).register(
         ownerOf(principal),
-        parsed.data.card,
+        verdict.card,
         parsed.data.ttlSeconds,
-        keyProven,
+        verdict.keyProven,
       ),
     );
     return c.json(entry, created ? 201 : 200);

@@ -32,6 +32,11 @@ export interface RegistryVerifyOptions<Env> {
 /** What a registration proved, for the registry object's ownership rules. */
 export interface RegistrationVerdict {
   facts: CardFacts;
+  /**
+   * The card to list: the one the agent's URL serves, never the registrant's copy (which
+   * matched it on name and URL only, and could add interfaces on other origins).
+   */
+  card: JsonObject;
   /** True when the registrant proved it holds the card's signing key. */
   keyProven: boolean;
 }
@@ -117,6 +122,7 @@ async function readJsonAt(
  * Verifies a registration before it is stored: the URL may be read, the card it serves
  * matches the registered one (name and URL; and when the served card is signed, the
  * registered card is signed by the same keys), and a signed card comes with a proof.
+ * What is listed is the served card, so the registrant adds nothing of its own.
  * @throws A2AError: InvalidParams (400, naming the field) for what could not be read or
  * does not match; PermissionDenied (403) for a signed card without a valid proof.
  */
@@ -165,7 +171,7 @@ export async function verifyRegistration(input: {
         },
       ]);
     }
-    return { facts, keyProven: false };
+    return { facts: servedFacts, card: served, keyProven: false };
   }
 
   // A signed card: its keys come from the jku its signatures name, on its own origin.
@@ -200,7 +206,7 @@ export async function verifyRegistration(input: {
     tenant: input.tenant,
     url: facts.url,
   });
-  return { facts, keyProven: true };
+  return { facts: servedFacts, card: served, keyProven: true };
 }
 
 /** The JWKS a signed served card points at; only a `jku` on the card's origin is read. */

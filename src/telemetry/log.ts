@@ -110,14 +110,32 @@ export function describeError(error: unknown): Record<string, unknown> {
     }
   }
   if (Array.isArray(e.failures)) out.failures = e.failures.map(describeError);
-  const frames = (e.stack ?? "")
+  const frames = stackFrames(e);
+  if (frames.length) out.stack = frames;
+  if (e.cause !== undefined) out.cause = describeError(e.cause);
+  return out;
+}
+
+/**
+ * A failure's text for a span (its status and exception event), under the same rule as a
+ * log line: a provider's or receiver's message (content) only with the opt-in, any other
+ * message kept; masked and clipped either way. Without its message, its type and kind.
+ */
+export function errorText(error: unknown, kind: string): string {
+  if (!(error instanceof Error)) return content ? redact(clip(String(error))) : kind;
+  const e = error as Error & Record<string, unknown>;
+  const fromOutside = typeof e.provider === "string" || e.contentful === true;
+  if (!fromOutside || content) return redact(clip(e.message));
+  return kind && kind !== e.name ? `${e.name} (${kind})` : e.name;
+}
+
+/** A stack's frames only (its first line repeats the message, which may be content). */
+export function stackFrames(error: Error): string[] {
+  return (error.stack ?? "")
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line.startsWith("at "))
     .slice(0, MAX_FRAMES);
-  if (frames.length) out.stack = frames;
-  if (e.cause !== undefined) out.cause = describeError(e.cause);
-  return out;
 }
 
 const clip = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text);

@@ -7,6 +7,7 @@ import {
   OP_SEARCH_MEMORY,
   OP_UPDATE_MEMORY,
 } from "./attributes";
+import { errorText, stackFrames } from "./log";
 import { activeContext, SpanKind, STATUS_ERROR, setSpan } from "./otel";
 import { activeTracer } from "./tracer";
 
@@ -51,12 +52,18 @@ export function errorTypeOf(error: unknown): string {
   return "_OTHER";
 }
 
-/** Marks a span failed: status ERROR with the message, `error.type`, the exception event. */
+/**
+ * Marks a span failed: status ERROR, `error.type`, the exception event. The message is
+ * what a log line would say of the error (`errorText`): content only with the opt-in,
+ * credentials masked; the exception's stack is its frames, without the message.
+ */
 export function failSpan(span: Span, error: unknown, type = errorTypeOf(error)): void {
   span.setAttribute(ERROR_TYPE, type);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorText(error, type);
   span.setStatus({ code: STATUS_ERROR, message });
-  if (error instanceof Error) span.recordException(error);
+  if (error instanceof Error) {
+    span.recordException({ name: error.name, message, stack: stackFrames(error).join("\n") });
+  }
 }
 
 /** Ends a span, failed when `error` is given. */

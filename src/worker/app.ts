@@ -11,7 +11,7 @@ import { signingKeys } from "../conversation/push/push-keys";
 import { A2AError } from "../protocol/errors";
 import { JWKS_PATH } from "../push/headers";
 import { publicJwks } from "../push/signing";
-import { serveCard, servedFeatures, serveSignedCard } from "./a2a/card";
+import { serveCard, servedFeatures, serveSignedCard, signsCardAt } from "./a2a/card";
 import { cardSigningKeys, mergeJwks } from "./a2a/card-signing";
 import { registerChat } from "./a2a/chat";
 import { handleJsonRpc } from "./a2a/jsonrpc";
@@ -95,11 +95,13 @@ export function createApp<Env extends object>(
 
   const cardCache = etag({ retainedHeaders: ["cache-control", "etag", "last-modified", "vary"] });
   app.get("/.well-known/agent-card.json", cardCache, (c) => {
-    // Signed only when the operator configured card signing keys.
+    // Signed only when the operator configured card signing keys, and only for the
+    // card's own origin (never for whatever Host a caller names).
     const keys = cardSigningKeys(c.env);
-    return keys
-      ? serveSignedCard(anyAgent, baseUrlOf(c), keys)
-      : serveCard(anyAgent, baseUrlOf(c), "1.0");
+    const base = baseUrlOf(c);
+    return keys && signsCardAt(anyAgent, c.env, base)
+      ? serveSignedCard(anyAgent, base, keys)
+      : serveCard(anyAgent, base, "1.0");
   });
   app.get("/.well-known/agent.json", cardCache, (c) => serveCard(anyAgent, baseUrlOf(c), "0.3"));
 

@@ -1,12 +1,13 @@
 import { env, SELF } from "cloudflare:test";
-import { trace } from "@opentelemetry/api";
+import { context, trace } from "@opentelemetry/api";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { clearMcpCache } from "../../src/mcp/index";
+import { McpSession } from "../../src/mcp/catalog";
+import { clearMcpCache, mcpServers } from "../../src/mcp/index";
 import { openai } from "../../src/providers/openai/openai-chat";
 import { parseSse, userMessage } from "../helpers";
 import { FakeProvider } from "../providers/fake-provider";
@@ -87,6 +88,32 @@ describe("MCP calls in the trace", () => {
     expect((await stats()).traceparents).toEqual([
       `00-${traceId}-${call?.spanContext().spanId}-01`,
     ]);
+  });
+
+  it("an MCP tool's error text stays off its span without the opt-in: the status names the failure, not the text", async () => {
+    const servers = mcpServers({
+      docs: { url: "${MCP_URL}/mcp", headers: { Authorization: "Bearer ${MCP_TOKEN}" } },
+    });
+    const session = new McpSession(env);
+    const tools = await session.tools(servers.servers, new Set(), 2000);
+    const traceId = hex(16);
+    const parent = trace.setSpanContext(context.active(), {
+      traceId,
+      spanId: hex(8),
+      traceFlags: 1,
+    });
+    await expect(
+      tools.broken?.run({}, { signal: new AbortController().signal, traceContext: parent }),
+    ).rejects.toThrow("the index is offline");
+    await session.close();
+    const call = exporter
+      .getFinishedSpans()
+      .find((s) => s.spanContext().traceId === traceId && s.name === "tools/call broken");
+    expect(call?.status.code).toBe(2);
+    const everything = JSON.stringify({ status: call?.status, events: call?.events });
+    expect(everything).not.toContain("the index is offline");
+    expect(call?.status.message).toBe("UserFacingError");
+    expect(call?.events.find((e) => e.name === "exception")).toBeDefined();
   });
 
   it("with no tracer provider registered, the MCP server receives no traceparent", async () => {

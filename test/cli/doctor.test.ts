@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseDevVars, parseWranglerToml } from "../../src/cli/config-files";
 import { diagnose } from "../../src/cli/doctor";
+import { devVarsIgnored, ensureDevVarsIgnored } from "../../src/cli/gitignore";
 import type { FsModule } from "../../src/cli/node";
 import { newIdKey, projectFiles, type Versions, workerName } from "../../src/cli/templates";
 
@@ -203,5 +204,71 @@ describe("edgelink doctor: long-term memory", () => {
     expect(bound.problems).toEqual([]);
     // Without memory, no memory binding is asked for.
     expect((await project("echo")).problems).toEqual([]);
+  });
+});
+
+/** A memory fs that also records what is written (appended with flag "a"). */
+function writableFs(files: Record<string, string>): FsModule {
+  const base = memoryFs(files);
+  return {
+    ...base,
+    writeFile: async (path, data, options) => {
+      const key = path.replace(/^\/p\//, "");
+      files[key] = options?.flag === "a" ? (files[key] ?? "") + data : data;
+    },
+  };
+}
+
+describe("edgelink doctor and init: .dev.vars is never committed", () => {
+  it("a .dev.vars holding a secret that .gitignore does not cover is a problem", async () => {
+    const missing = await project("echo", (f) => {
+      f[".gitignore"] = "node_modules/\n.wrangler/\n";
+    });
+    expect(missing.problems).toEqual([
+      expect.stringContaining(".dev.vars holds secrets and git does not ignore it"),
+    ]);
+    // No .gitignore at all is the same problem.
+    const none = await project("echo", (f) => {
+      delete f[".gitignore"];
+    });
+    expect(none.problems).toEqual([expect.stringContaining("git does not ignore it")]);
+    // A later negation takes it back out of the ignored files.
+    const negated = await project("echo", (f) => {
+      f[".gitignore"] = ".dev.vars\n!.dev.vars\n";
+    });
+    expect(negated.problems).toEqual([expect.stringContaining("git does not ignore it")]);
+  });
+
+  it("patterns git reads the same way all cover it", async () => {
+    for (const rules of [
+      ".dev.vars",
+      "/.dev.vars",
+      ".dev.*",
+      "*.vars",
+      ".dev.var[s]",
+      "**/.dev.vars",
+    ]) {
+      const { problems } = await project("echo", (f) => {
+        f[".gitignore"] = `# secrets\n${rules}\n`;
+      });
+      expect(`${rules}: ${problems.join("; ")}`).toBe(`${rules}: `);
+    }
+    for (const rules of [".dev.vars/", "sub/.dev.vars", "dev.vars", "#.dev.vars"]) {
+      const { problems } = await project("echo", (f) => {
+        f[".gitignore"] = `${rules}\n`;
+      });
+      expect(problems).toEqual([expect.stringContaining("git does not ignore it")]);
+    }
+  });
+
+  it("init appends .dev.vars to an existing .gitignore that lacks it, once", async () => {
+    const files: Record<string, string> = { ".gitignore": "node_modules/" };
+    const fs = writableFs(files);
+    const join = (...p: string[]) => p.join("/");
+    expect(await ensureDevVarsIgnored(fs, join, "/p")).toBe(true);
+    expect(files[".gitignore"]).toMatch(/^node_modules\/\n.*\n\.dev\.vars\n/s);
+    expect(await devVarsIgnored(fs, join, "/p")).toBe(true);
+    expect(await ensureDevVarsIgnored(fs, join, "/p")).toBe(false);
+    expect(files[".gitignore"]?.match(/^\.dev\.vars$/gm)).toHaveLength(1);
   });
 });

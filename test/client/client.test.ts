@@ -4,6 +4,7 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { chooseInterface } from "../../src/client/client";
 import {
   type AgentEvent,
   answerOf,
@@ -11,6 +12,7 @@ import {
   TaskNotFoundError,
   textOf,
 } from "../../src/client/index";
+import { parsePeerCard } from "../../src/protocol/card/peer-card";
 import { BASE } from "../helpers";
 
 const viaSelf: typeof fetch = (input, init) => SELF.fetch(input, init);
@@ -44,5 +46,35 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)("client in workerd over %s", (b
     const contextId = sent.kind === "task" ? sent.task.contextId : "";
     const page = await agent.listTasks({ contextId }).next();
     expect(page.value?.tasks.length).toBe(2);
+  });
+});
+
+describe("the interface the client chooses", () => {
+  const iface = (url: string, protocolVersion: string, protocolBinding = "JSONRPC") => ({
+    url,
+    protocolBinding,
+    protocolVersion,
+  });
+  const cardWith = (...supportedInterfaces: ReturnType<typeof iface>[]) =>
+    parsePeerCard({ name: "Peer", supportedInterfaces, skills: [] });
+
+  it("A9 stays on the origin of the card's first interface: v1.0 there, else v0.3 there, before another origin's v1.0", () => {
+    const mixed = cardWith(
+      iface("https://agent.example/", "0.3"),
+      iface("https://other.example/rpc", "1.0"),
+    );
+    expect(chooseInterface(mixed).url).toBe("https://agent.example/");
+    const both = cardWith(
+      iface("https://agent.example/v03", "0.3"),
+      iface("https://other.example/rpc", "1.0"),
+      iface("https://agent.example/v1", "1.0", "HTTP+JSON"),
+    );
+    expect(chooseInterface(both).url).toBe("https://agent.example/v1");
+    // Only when the card's own origin offers nothing this client speaks does another count.
+    const elsewhere = cardWith(
+      iface("https://agent.example/grpc", "1.0", "GRPC"),
+      iface("https://other.example/rpc", "1.0"),
+    );
+    expect(chooseInterface(elsewhere).url).toBe("https://other.example/rpc");
   });
 });

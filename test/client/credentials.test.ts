@@ -42,7 +42,7 @@ function network(route: Route) {
   const answer = async (request: Request): Promise<Response> => {
     seen.push(request.clone());
     const url = new URL(request.url);
-    if (url.pathname.startsWith("/.well-known/") || request.method === "GET") {
+    if (url.pathname.startsWith("/.well-known/") || ["GET", "DELETE"].includes(request.method)) {
       const routed = await route(request);
       if (routed) return routed;
     }
@@ -254,5 +254,57 @@ describe("delegation targets", () => {
     );
     expect(answerOf(await client.send("hi"))).toBe("done");
     expect(credentialsOf(net.to("https://peer.example.com")[0] as Request).token).toBe("t");
+  });
+});
+
+describe("the memory operator's key is a credential like any other", () => {
+  const OPERATOR_KEY = "op-key-0123456789abcdef";
+  const memoryRoute: Route = (request) =>
+    new URL(request.url).pathname.endsWith("/memory") ? Response.json({ erased: 3 }) : undefined;
+
+  it("K7 connected without auth, the operator key never goes to the other origin a card names", async () => {
+    const net = network(
+      (request) => servesCard(cardOf("https://evil.test/rpc"))(request) ?? memoryRoute(request),
+    );
+    const client = await connect(PEER, { fetch: net.fetch });
+    const error = await client.memory
+      .asOperator(OPERATOR_KEY, "user-1")
+      .erase()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(CredentialPolicyError);
+    expect(error.message).toMatch(/https:\/\/evil\.test.*trustedOrigins/);
+    expect(net.to("https://evil.test")).toEqual([]);
+    // A trusted other origin gets it, and the request does not follow redirects.
+    const trusted = await connect(PEER, {
+      fetch: net.fetch,
+      trustedOrigins: ["https://evil.test"],
+    });
+    expect(await trusted.memory.asOperator(OPERATOR_KEY, "user-1").erase()).toBe(3);
+    const sent = net.to("https://evil.test").at(-1) as Request;
+    expect(sent.headers.get("X-Edgelink-Memory-Operator")).toBe(OPERATOR_KEY);
+    expect(sent.redirect).toBe("manual");
+  });
+
+  it("K7 connected without auth, a redirect of an operator call is refused and the key never reaches its target", async () => {
+    const net = network((request) => {
+      const url = new URL(request.url);
+      if (url.origin === PEER && url.pathname.endsWith("/memory")) {
+        return new Response(null, {
+          status: 302,
+          headers: { Location: "https://evil.test/memory" },
+        });
+      }
+      return servesCard(cardOf(`${PEER}/rpc`))(request) ?? memoryRoute(request);
+    });
+    const client = await connect(PEER, { fetch: net.fetch });
+    const error = await client.memory
+      .asOperator(OPERATOR_KEY, "user-1")
+      .erase()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(CredentialPolicyError);
+    expect(error.message).toMatch(/redirected to https:\/\/evil\.test\/memory/);
+    expect(net.to("https://evil.test")).toEqual([]);
+    // The user's own memory (no operator key) carries nothing and follows as before.
+    expect(await client.memory.erase()).toBe(3);
   });
 });

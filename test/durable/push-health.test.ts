@@ -88,7 +88,7 @@ function said(body: string): string {
 describe("webhook health (issue 10)", () => {
   it("after unhealthyAfter failures in a row the queue coalesces into one task snapshot; probes go on; a success restores the config and delivery resumes in order", async () => {
     const result = await runInDurableObject(stubOf("push-health"), async (_i, state) => {
-      const { store, dispatcher, step, pending } = setUp(state, 2);
+      const { push, store, dispatcher, step, pending } = setUp(state, 2);
       step("s1");
       step("s2");
       step("s3");
@@ -101,6 +101,7 @@ describe("webhook health (issue 10)", () => {
       await d.run(now); // fails again: unhealthy, the queue coalesces
       const afterUnhealthy = pending();
       const unhealthyMeta = store.read("t1")?.metadata;
+      const unhealthyHealth = push.health("t1");
       step("s4"); // folded into the coalesced delivery, not queued
       step("s5");
       const whileUnhealthy = pending();
@@ -116,21 +117,23 @@ describe("webhook health (issue 10)", () => {
         queued,
         afterUnhealthy,
         unhealthyMeta,
+        unhealthyHealth,
         whileUnhealthy,
         behindProbe,
         said: hook.got.map((g) => said(g.body)),
         got: hook.got,
         metadata: store.read("t1")?.metadata,
+        health: push.health("t1"),
         left: pending(),
       };
     });
     expect(result.queued).toBe(4);
     // Four events (the one in flight included) became one snapshot delivery.
     expect(result.afterUnhealthy).toEqual([{ event_seq: null, skipped: 4 }]);
-    expect(result.unhealthyMeta).toMatchObject({
-      pushUnhealthyConfigs: ["cfg"],
-      pushSkippedEvents: 4,
-    });
+    // The health is the owner's to read (the task's steps), never in the task every
+    // receiver gets: a config id would tell one receiver of another.
+    expect(result.unhealthyHealth).toEqual({ unhealthy: ["cfg"], skipped: 4 });
+    expect(JSON.stringify(result.unhealthyMeta ?? {})).not.toMatch(/push|cfg/);
     expect(result.whileUnhealthy).toEqual([{ event_seq: null, skipped: 6 }]);
     expect(result.behindProbe).toEqual([
       { event_seq: null, skipped: 6 },
@@ -148,8 +151,8 @@ describe("webhook health (issue 10)", () => {
     expect(result.got[3]?.body).toBe(result.got[2]?.body);
     expect(result.got[3]?.id).toBe(result.got[2]?.id);
     expect(new Set(result.got.map((g) => g.id)).size).toBe(4);
-    expect(result.metadata?.pushUnhealthyConfigs).toBeUndefined();
-    expect(result.metadata?.pushSkippedEvents).toBe(7);
+    expect(result.health).toEqual({ unhealthy: [], skipped: 7 });
+    expect(JSON.stringify(result.metadata ?? {})).not.toMatch(/push|cfg/);
     expect(result.left).toEqual([]);
   });
 

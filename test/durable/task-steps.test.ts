@@ -134,6 +134,8 @@ describe("a task's steps stay out of the task: only the owner's inspector reads 
     expect(own.status).toBe(200);
     expect(own.body.taskId).toBe(taskId);
     expect(own.body.delegations).toEqual([]);
+    // The webhook health is the owner's too: read from the push tables when asked.
+    expect(own.body.push).toEqual({ unhealthyConfigs: [], skippedEvents: 0, deadLetters: 0 });
     const attempts = own.body.pushAttempts as Json[];
     expect(attempts.map((a) => a.config)).toEqual(expect.arrayContaining(["first", "second"]));
     for (const attempt of attempts) {

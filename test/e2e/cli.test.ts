@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DemoAgent, startDemoAgent, startWorker } from "./support/worker";
+import { type DemoAgent, freePort, startDemoAgent, startWorker } from "./support/worker";
 
 const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
 let agent: DemoAgent;
@@ -44,7 +44,13 @@ beforeAll(async () => {
   });
   const { privateKey } = await generateKeyPair("ES256", { extractable: true });
   cardKeys = JSON.stringify({ ...(await exportJWK(privateKey)), kid: "cli-card" });
-  signed = await startWorker("wrangler.toml", { CARD_SIGNING_KEYS: cardKeys });
+  // Signed for its own origin only: the port is chosen first so the origin is known.
+  const port = await freePort();
+  signed = await startWorker(
+    "wrangler.toml",
+    { CARD_SIGNING_KEYS: cardKeys, CARD_SIGNING_ORIGINS: `http://127.0.0.1:${port}` },
+    port,
+  );
 });
 
 afterAll(async () => {

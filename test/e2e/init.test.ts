@@ -201,16 +201,25 @@ describe("edgelink init: a new project that works", () => {
       join(dir, ".dev.vars"),
       "EDGELINK_ID_KEY=mine-and-long-enough-0123456789abcdef\n",
     );
+    // A repository's own .gitignore that does not cover .dev.vars.
+    writeFileSync(join(dir, ".gitignore"), "node_modules/");
     const refused = await run(edgelinkBin, ["init", dir], root);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain("is not empty (.dev.vars)");
+    expect(refused.stderr).toMatch(
+      /is not empty \((\.dev\.vars, \.gitignore|\.gitignore, \.dev\.vars)\)/,
+    );
     const forced = await run(edgelinkBin, ["init", dir, "--force"], root);
     expect(forced.code).toBe(0);
-    expect(forced.stdout).toContain("kept (already there, not overwritten): .dev.vars");
+    expect(forced.stdout).toContain("kept (already there, not overwritten): .gitignore, .dev.vars");
     expect(readFileSync(join(dir, ".dev.vars"), "utf8")).toBe(
       "EDGELINK_ID_KEY=mine-and-long-enough-0123456789abcdef\n",
     );
     expect(readFileSync(join(dir, "wrangler.toml"), "utf8")).toContain("EDGELINK_INDEX");
+    // The id key is never left where git would commit it: the rule is appended.
+    expect(forced.stdout).toContain(".gitignore (added .dev.vars");
+    expect(readFileSync(join(dir, ".gitignore"), "utf8")).toMatch(
+      /^node_modules\/\n.*^\.dev\.vars$/ms,
+    );
     const unknown = await run(edgelinkBin, ["init", join(root, "x"), "--template", "nope"], root);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--template must be echo or model, got "nope"');

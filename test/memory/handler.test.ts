@@ -58,7 +58,7 @@ describe("a handler's own memory (ctx.memory)", () => {
     const recalled = await handlerSays(alice, "recall what tea does the user drink");
     expect(recalledClaims(recalled)).toEqual(["The user drinks oolong tea"]);
     expect(recalled.section).toBe(
-      "## What you remember about this user\n\nFacts:\n- The user drinks oolong tea",
+      "## What you remember about this user\n\nFacts:\n- The user drinks oolong tea (stated by the user)",
     );
     // Same scope as the API and model turns: the user's own memory, stated by the user,
     // with the task that wrote it.

@@ -144,7 +144,7 @@ describe("recall ranking", () => {
       { op: "set_goal", title: "Book the camping trip", priority: 2 },
       { op: "add_strategy", contextPattern: "camping trip", toolSequence: ["weather", "book"] },
     ]);
-    for (const tokenBudget of [1_000, 40]) {
+    for (const tokenBudget of [1_000, 60]) {
       const query = { text: "Where does my camping trip go?", tokenBudget };
       const bundle = await memory.remember(query);
       const recalled = await memory.recall(query);

@@ -150,7 +150,7 @@ describe("facts", () => {
     expect(bundle.facts.map((f) => f.claim)).toEqual(["Lives in Berlin", "Lives in Paris"]);
     expect(bundle.facts[1]).toMatchObject({ validFrom: past, validTo: ended });
     expect(renderMemoryBundle(bundle)).toContain(
-      `Lives in Paris (from ${past.slice(0, 10)}, until ${ended.slice(0, 10)})`,
+      `Lives in Paris (noted from a conversation, from ${past.slice(0, 10)}, until ${ended.slice(0, 10)})`,
     );
   });
 });

@@ -72,6 +72,19 @@ export class Wire {
     return this;
   }
 
+  /**
+   * The recalled memory of each chat turn sent: the user-role message before the
+   * conversation that holds it ("" for a turn without one).
+   */
+  get recalled(): string[] {
+    return this.turns.map((body) => {
+      const message = (body.messages as Json[]).find(
+        (m) => m.role === "user" && String(m.content).startsWith("<recalled_memory>"),
+      );
+      return message ? String(message.content) : "";
+    });
+  }
+
   /** The system prompt of each chat turn sent. */
   get systems(): string[] {
     return this.turns.map((body) => {

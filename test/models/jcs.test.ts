@@ -172,4 +172,24 @@ describe("the card's signing payload (A2A §8.4.1)", () => {
     expect(payloads).toHaveLength(1);
     expect(new TextDecoder().decode(payloads[0])).toBe(canonicalJson(served));
   });
+  it("A2 a member named __proto__ (as JSON.parse keeps it) stays in every signing payload", () => {
+    const text = (top: string, inSkill: string) =>
+      `{"name":"A","description":"d",${top}"skills":[{"id":"s","name":"s","description":"d",${inSkill}"tags":["t"]}]}`;
+    const card = JSON.parse(
+      text('"__proto__":{"url":"https://elsewhere.example/"},', '"__proto__":{"x":1},'),
+    ) as JsonObject;
+    const plain = JSON.parse(text("", "")) as JsonObject;
+    for (const form of [cardForSigning(card), servedSignedForm(card)]) {
+      expect(Object.keys(form)).toContain("__proto__");
+      expect(canonicalJson(form)).toContain('"__proto__":{"url":"https://elsewhere.example/"}');
+      // Nothing became a prototype on the way.
+      expect(Object.getPrototypeOf(form)).not.toHaveProperty("url");
+    }
+    const decode = (bytes: Uint8Array[]) => bytes.map((b) => new TextDecoder().decode(b));
+    const withMember = decode(cardSigningPayloads(card));
+    for (const payload of decode(cardSigningPayloads(plain))) {
+      expect(withMember).not.toContain(payload);
+    }
+    expect(new TextDecoder().decode(cardSigningPayload(card))).toContain('{"x":1}');
+  });
 });

@@ -2,7 +2,9 @@ import { SELF } from "cloudflare:test";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { beforeEach, describe, expect, it } from "vitest";
 import { loadCardSigningKeys } from "../../src/client/card-keys";
+import { chooseInterface } from "../../src/client/client";
 import { REGISTRATION_PROOF_TYPE, registrationProof } from "../../src/client/registration-proof";
+import { parsePeerCard } from "../../src/protocol/card/peer-card";
 import type { RegistryEntry } from "../../src/protocol/registry";
 import { signCard } from "../../src/worker/a2a/card-signing";
 import { agents, resetRegistry, serveCard } from "./helpers";
@@ -134,6 +136,37 @@ describe("registry ownership (A9): only the agent's own card, and its key outran
       await post("alice", { card: card("Real", "https://mirror.example/") }),
     );
     expect(elsewhere).toMatchObject({ status: 400, fields: ["card.url"] });
+  });
+
+  it("A9 the registry lists the card its URL serves, not the registrant's: an extra interface on another origin is never listed", async () => {
+    const victim = {
+      name: "Travel",
+      description: "Travel agent",
+      supportedInterfaces: [
+        { url: "https://victim.example/", protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      ],
+      skills: [{ id: "trips", name: "Trips", description: "Plans trips", tags: ["travel"] }],
+    };
+    await agents().serve("https://victim.example/.well-known/agent-card.json", { body: victim });
+    // The victim's URL first (as v0.3), then a v1.0 JSON-RPC interface on the squatter's origin.
+    const squat = {
+      ...victim,
+      supportedInterfaces: [
+        { url: "https://victim.example/", protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+        { url: "https://attacker.example/rpc", protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      ],
+    };
+    const registered = await outcome(await post("alice", { card: squat }));
+    expect(registered.status).toBe(201);
+    expect(registered.entry.card).toStrictEqual(victim);
+    const found = (await (
+      await SELF.fetch(`${ORIGIN}/agents?tag=travel`, { headers: { "X-API-Key": KEYS.bob } })
+    ).json()) as { agents: RegistryEntry[] };
+    expect(found.agents).toHaveLength(1);
+    expect(JSON.stringify(found.agents[0]?.card)).not.toContain("attacker.example");
+    // A client connecting to the listed card talks to the victim's own origin.
+    const chosen = chooseInterface(parsePeerCard(found.agents[0]?.card));
+    expect(new URL(chosen.url).origin).toBe("https://victim.example");
   });
 
   it("A9 a signed card is listed only with a proof of its key; a squatter without one cannot register it", async () => {

@@ -36,8 +36,11 @@ function jcs(value: unknown): string {
 }
 
 /** The demo agent's app with card signing keys in its environment. */
-function served(secret: string | undefined) {
-  const vars = secret === undefined ? env : { ...env, CARD_SIGNING_KEYS: secret };
+function served(secret: string | undefined, origins = ORIGIN) {
+  const vars =
+    secret === undefined
+      ? env
+      : { ...env, CARD_SIGNING_KEYS: secret, CARD_SIGNING_ORIGINS: origins };
   const get = (url: string) => demo.app.request(url, {}, vars);
   // What `connect` and `verifyAgentCard` fetch with: the same app, no network.
   const fetchFn = ((input: RequestInfo | URL, init?: RequestInit) =>
@@ -49,8 +52,8 @@ function served(secret: string | undefined) {
   return { get, fetchFn };
 }
 
-async function cardAndKeys(secret: string, origin = ORIGIN) {
-  const { get } = served(secret);
+async function cardAndKeys(secret: string, origin = ORIGIN, origins = ORIGIN) {
+  const { get } = served(secret, origins);
   const card = (await (await get(`${origin}/.well-known/agent-card.json`)).json()) as Json;
   const jwks = (await (await get(`${origin}/.well-known/jwks.json`)).json()) as { keys: JWK[] };
   return { card, jwks };
@@ -99,14 +102,15 @@ describe("agent card signing (A2A §8.4)", () => {
     expect(exts.every((e) => e.required === undefined)).toBe(true);
   });
 
-  it("A2 signs what each origin is served: another Host gets a card with its own URLs, signed", async () => {
+  it("A2 signs only for the origins the operator names: another Host gets the card unsigned", async () => {
     const key = await privateJwk("EdDSA");
-    const a = await cardAndKeys(JSON.stringify(key), "https://a.example");
-    const b = await cardAndKeys(JSON.stringify(key), "https://b.example");
+    const origins = "https://a.example, https://c.example";
+    const a = await cardAndKeys(JSON.stringify(key), "https://a.example", origins);
+    const c = await cardAndKeys(JSON.stringify(key), "https://c.example", origins);
     const urlOf = (card: Json) => ((card.supportedInterfaces as Json[])[0] as Json).url;
     expect(urlOf(a.card)).toBe("https://a.example/");
-    expect(urlOf(b.card)).toBe("https://b.example/");
-    for (const { card, jwks } of [a, b]) {
+    expect(urlOf(c.card)).toBe("https://c.example/");
+    for (const { card, jwks } of [a, c]) {
       const header = await joseVerifies(
         card,
         (card.signatures as Signature[])[0] as Signature,
@@ -116,6 +120,26 @@ describe("agent card signing (A2A §8.4)", () => {
       // No kid configured: the key's RFC 7638 thumbprint names it.
       expect(header?.kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
     }
+    // A Host nobody configured: the card names that origin, so it is served unsigned.
+    const evil = await cardAndKeys(JSON.stringify(key), "https://attacker.example", origins);
+    expect(urlOf(evil.card)).toBe("https://attacker.example/");
+    expect(evil.card.signatures).toBeUndefined();
+    // Keys without any origin to sign for: nothing is signed.
+    const none = await cardAndKeys(JSON.stringify(key), "https://a.example", "");
+    expect(none.card.signatures).toBeUndefined();
+  });
+
+  it("A2 with a configured public URL the card names it whatever the Host, and is signed", async () => {
+    const key = await privateJwk("ES256", "pub");
+    const agent = defineAgent({
+      card: { name: "public", description: "d", url: "https://public.example" },
+    });
+    const vars = { ...env, CARD_SIGNING_KEYS: JSON.stringify(key) };
+    const card = (await (
+      await agent.app.request("https://attacker.example/.well-known/agent-card.json", {}, vars)
+    ).json()) as Json;
+    expect(((card.supportedInterfaces as Json[])[0] as Json).url).toBe("https://public.example/");
+    expect(card.signatures).toHaveLength(1);
   });
 
   it("A2 rotation: two keys, two signatures, and the card verifies with either key alone", async () => {
@@ -174,6 +198,22 @@ describe("agent card signing (A2A §8.4)", () => {
     await expect(connect(ORIGIN, { fetch: fetchFn, verifyCard: true })).rejects.toBeInstanceOf(
       CardSignatureError,
     );
+  });
+
+  it("A2 a signed card given a __proto__ member no longer verifies (the member is part of what was signed)", async () => {
+    const secret = JSON.stringify(await privateJwk("ES256", "c9"));
+    const { card, jwks } = await cardAndKeys(secret);
+    await verifyAgentCard(card, { keys: jwks });
+    const text = JSON.stringify(card).replace(
+      /^\{/,
+      '{"__proto__":{"supportedInterfaces":[{"url":"https://attacker.example/"}]},',
+    );
+    const grown = JSON.parse(text) as Json;
+    expect(Object.keys(grown)).toContain("__proto__");
+    await expect(verifyAgentCard(grown, { keys: jwks })).rejects.toMatchObject({
+      name: "CardSignatureError",
+      problem: "invalid",
+    });
   });
 
   it("A2 a jku off the card's origin is never fetched; a JWKS that cannot be had is keys-unavailable", async () => {

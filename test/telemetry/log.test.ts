@@ -13,10 +13,12 @@ import { CONTEXT_SCHEMA } from "../../src/storage/schema";
 import { ensureSchema } from "../../src/storage/schema-version";
 import {
   describeError,
+  errorText,
   logEvent,
   redact,
   setLogContent,
   setLogTraceIds,
+  stackFrames,
 } from "../../src/telemetry/log";
 
 type Json = Record<string, unknown>;
@@ -124,6 +126,21 @@ describe("structured log lines", () => {
     expect(JSON.stringify(plain)).not.toContain("launch codes");
     setLogContent(true);
     expect(describeError(failure).message).toContain("launch codes");
+  });
+
+  it("T2 a span's error text follows the same rule: kind only by default, masked content with the opt-in", () => {
+    const failure = new ProviderError({
+      provider: "openai",
+      kind: "http",
+      status: 401,
+      message: "bad key: Authorization: Bearer sk-live-0123456789abcdef",
+    });
+    expect(errorText(failure, "401")).toBe("ProviderError (401)");
+    const local = new Error("out of order, token=abcdef0123456789");
+    expect(errorText(local, "Error")).toBe("out of order, token=[redacted]");
+    expect(stackFrames(failure).every((line) => line.startsWith("at "))).toBe(true);
+    setLogContent(true);
+    expect(errorText(failure, "401")).toBe("bad key: Authorization: Bearer [redacted]");
   });
 });
 

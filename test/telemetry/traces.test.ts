@@ -197,6 +197,36 @@ describe("OpenTelemetry traces", () => {
     expect(agent.status.code).toBe(2);
   });
 
+  it("T2 a provider error's text stays off the span without the opt-in: status and exception carry its kind, never a token", async () => {
+    const { contextId } = (await send("start")) as { contextId: string };
+    const failure = new ProviderError({
+      provider: "openai",
+      kind: "http",
+      status: 401,
+      message: "invalid key; request had Authorization: Bearer sk-live-0123456789abcdef",
+      retryable: false,
+    });
+    const model = fakeModel([failure], { provider: "openai", model: "gpt-leaky" });
+    await withAgent(stubOf(contextId), () => ({ handler: undefined, model, tools: {} }));
+    const caller = callerTrace();
+    await rpc(
+      "SendMessage",
+      { message: userMessage("hello?", { contextId }) },
+      { headers: { traceparent: caller.traceparent } },
+    );
+    const chat = await until(() =>
+      spansOf(caller.traceId).find((s) => s.name === "chat gpt-leaky"),
+    );
+    expect(chat.status.code).toBe(2);
+    expect(chat.attributes["error.type"]).toBe("401");
+    const exception = chat.events.find((e) => e.name === "exception");
+    expect(exception).toBeDefined();
+    const everything = JSON.stringify({ status: chat.status, events: chat.events });
+    expect(everything).not.toContain("sk-live");
+    expect(everything).not.toContain("invalid key");
+    expect(chat.status.message).toBe("ProviderError (401)");
+  });
+
   it("T6 a retry and a fallback inside one model call are events of its one span", async () => {
     const { contextId } = (await send("start")) as { contextId: string };
     const overloaded = () =>

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { Item, ItemInput } from "../../history/items";
+import { estimateItemTokens } from "../../history/tokens";
 import { errorReference } from "../../protocol/errors";
 import type { JsonObject } from "../../protocol/json";
 import { AllProvidersFailedError, ProviderError } from "../../providers/errors";
@@ -24,6 +25,7 @@ import type { Tools } from "../tools/tools";
 import { openTurnTools, resumeAgentCalls } from "../tools/turn-tools";
 import { ArtifactWriter, type Round, streamRound, turnItems } from "./model-round";
 import { capturesContent, endModelCall, startModelCall, ToolSpans } from "./model-trace";
+import { recalledMemoryItem, withRecalledMemoryNote } from "./recalled-memory";
 import { roundWindow } from "./round-window";
 import { turnWindow, windowPolicy } from "./turn-window";
 
@@ -194,12 +196,15 @@ async function modelLoop<Env>(
       window = await turnWindow(ctx, agent, model, prepared, signal, reserved);
     }
     const items: Item[] = answerOrphanCalls(window);
-    const settings = withMemory(prepared, memory ? await memory.recalled : "");
+    const section = memory ? await memory.recalled : "";
+    const settings = withRecalledMemoryNote(prepared, section);
+    const recalled = section ? recalledMemoryItem(section) : null;
     await toolLoop({
       ctx,
       agent,
       model,
       items,
+      recalled,
       settings,
       tools,
       callOptions,
@@ -231,16 +236,6 @@ function withTools(settings: RequestSettings, extra: Tools | undefined): Request
   return RequestSettings.parse({ ...settings, tools: [...(settings.tools ?? []), ...specs] });
 }
 
-/**
- * The settings with what memory recalled for this turn after the instructions. Applied
- * to the cached settings, so per-turn sections never grow the cache.
- */
-function withMemory(settings: RequestSettings, section: string): RequestSettings {
-  if (!section) return settings;
-  const system = settings.system ? `${settings.system}\n\n${section}` : section;
-  return { ...settings, system };
-}
-
 /** What the tool loop of one turn works with. */
 interface ToolLoop<Env> {
   ctx: TaskContext<Env>;
@@ -248,6 +243,8 @@ interface ToolLoop<Env> {
   model: Model;
   /** The request's items: the turn's window, then each round as it is recorded. */
   items: Item[];
+  /** What memory recalled for this turn, as data sent before the items (not recorded). */
+  recalled: Item | null;
   settings: RequestSettings;
   tools: Tools;
   callOptions: Pick<CallOptions, "failoverStore" | "signal">;
@@ -257,12 +254,14 @@ interface ToolLoop<Env> {
 }
 
 async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
-  const { ctx, agent, model, settings, tools, callOptions, recorder, end, desk } = loop;
+  const { ctx, agent, model, settings, tools, callOptions, recorder, end, desk, recalled } = loop;
   let items = loop.items;
   const options: CallOptions = { env: ctx.env as object, ...callOptions };
   const artifact = new ArtifactWriter(ctx);
   const signal = callOptions.signal as AbortSignal;
-  const policy = windowPolicy(agent, model, settings, signal);
+  // The recalled memory's message takes its room from the history's budget.
+  const recalledTokens = recalled ? estimateItemTokens(recalled) : 0;
+  const policy = windowPolicy(agent, model, settings, signal, recalledTokens);
   let toolRounds = 0;
   // The items the last round recorded: every later call carries them (F25 within a turn).
   let recorded: Item[] = [];
@@ -275,7 +274,10 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
       const fitted = await roundWindow(ctx, items, recorded, policy);
       if (fitted) items = answerOrphanCalls(fitted);
     }
-    const request: ModelRequest = { ...settings, messages: items };
+    const request: ModelRequest = {
+      ...settings,
+      messages: recalled ? [recalled, ...items] : items,
+    };
     let round: Round;
     const span = parent
       ? startModelCall({ parent, model, request, conversationId: ctx.contextId, content })

@@ -124,19 +124,12 @@ export class PushDispatcher {
     return merged;
   }
 
-  /** The task's metadata shows its unhealthy configs and the events coalesced for them. */
-  private showHealth(taskId: string): void {
-    const { unhealthy, skipped } = this.push.health(taskId);
-    this.store.mergeMetadata(taskId, {
-      pushUnhealthyConfigs: unhealthy.length ? unhealthy : null,
-      pushSkippedEvents: skipped || null,
-    });
-  }
-
-  /** Dead letters are visible in the task's metadata as well as through the API. */
+  /**
+   * Dead letters are the owner's to read (the dead-letter API, the task's steps), never in
+   * the task's metadata: every receiver gets the task, and one must not learn of another.
+   */
   private deadLetter(row: DeliveryRow, attempts: number, reason: string): void {
     this.push.markDead(row.seq, attempts, reason);
-    this.store.mergeMetadata(row.taskId, { pushDeadLetters: this.push.deadCount(row.taskId) });
   }
 
   /**
@@ -204,7 +197,6 @@ export class PushDispatcher {
     if (result.outcome === "delivered") {
       this.push.markDelivered(row.seq);
       if (health.failures > 0) this.push.recordSuccess(row.taskId, row.configId);
-      if (health.unhealthy) this.showHealth(row.taskId);
       return;
     }
     const failures = this.push.recordFailure(row.taskId, row.configId);
@@ -238,9 +230,6 @@ export class PushDispatcher {
         nextAt,
         lastError: reason,
       });
-      this.showHealth(row.taskId);
-    } else if (health.unhealthy) {
-      this.showHealth(row.taskId);
     }
   }
 }

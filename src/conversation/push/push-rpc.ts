@@ -24,6 +24,13 @@ export function pushNotSupported(): A2AError {
  * The push calls of one conversation object whose agent sends push notifications; the
  * object checks the caller and the task first.
  */
+/** A task's webhook health as its owner reads it (see `PushRpc.health`). */
+export interface PushHealth {
+  unhealthyConfigs: string[];
+  skippedEvents: number;
+  deadLetters: number;
+}
+
 export class PushRpc {
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -75,10 +82,22 @@ export class PushRpc {
     return this.push.dead(taskId, page);
   }
 
+  /**
+   * A task's webhook health, for its owner (the task's steps): the configs whose events
+   * coalesce, the events coalesced for them, and the deliveries dead-lettered.
+   */
+  health(taskId: string): PushHealth {
+    const { unhealthy, skipped } = this.push.health(taskId);
+    return {
+      unhealthyConfigs: unhealthy,
+      skippedEvents: skipped,
+      deadLetters: this.push.deadCount(taskId),
+    };
+  }
+
   /** Queues a task's dead-lettered deliveries again; answers how many. */
   async redeliver(taskId: string): Promise<number> {
     const count = this.push.redeliver(taskId, Date.now());
-    this.store.mergeMetadata(taskId, { pushDeadLetters: 0 });
     if (count > 0) await this.alarm.wakeAt(Date.now(), "push");
     return count;
   }

@@ -67,7 +67,7 @@ export class TaskRpc<Env> {
     if (this.host.vacant()) throw taskNotFound(taskId);
     this.identity.claim(scope);
     this.host.read(taskId, { historyLength: 0 });
-    return this.taskSteps.read(taskId);
+    return { ...this.taskSteps.read(taskId), push: this.pushRpc?.health(taskId) ?? null };
   }
 
   /** See `ContextObject.getTasks`. */

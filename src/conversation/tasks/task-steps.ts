@@ -43,6 +43,12 @@ export interface TaskStepsRecord {
   pushAttempts: JsonObject[];
   /** Per decision on a held call: `callId`, `tool`, `decision`, `by`, `at`, `reason`, edited `arguments`. */
   approvals: JsonObject[];
+  /**
+   * The task's webhook health, read when asked (null without push): unhealthy config ids,
+   * events coalesced for them, dead-lettered deliveries. Never in the task's metadata,
+   * which every receiver gets.
+   */
+  push?: { unhealthyConfigs: string[]; skippedEvents: number; deadLetters: number } | null;
 }
 
 type Column = "delegations" | "push_attempts" | "approvals";

@@ -1,6 +1,7 @@
 import type { TaskContext } from "../../agent/context";
 import type { Agent } from "../../agent/definition";
 import type { MemoryTurn, MemoryTurnOutcome, MemoryTurnScope } from "../../agent/memory-source";
+import { RECALLED_MEMORY_OVERHEAD_TOKENS } from "../../agent/model/recalled-memory";
 import type { Message } from "../../protocol/message";
 import { traceContextOf, traceMemory } from "../../telemetry";
 import { logEvent } from "../../telemetry/log";
@@ -67,8 +68,8 @@ export function openMemoryTurn<Env>(
   let done = false;
   return {
     recalled,
-    // The section and the blank line joining it to the instructions.
-    reservedTokens: options.recall && query ? tokenBudget + 1 : 0,
+    // The section, its fence and label, and the note the instructions get beside it.
+    reservedTokens: options.recall && query ? tokenBudget + RECALLED_MEMORY_OVERHEAD_TOKENS : 0,
     tools: options.tools ? memoryTools(stub, origin) : {},
     finished(outcome: MemoryTurnOutcome) {
       if (done) return;

@@ -49,7 +49,8 @@ export function memoryTools(stub: MemoryStore, origin: MemoryOrigin): Tools {
         replaces: z.string().min(1).max(2_000).optional(),
       }),
       run: async ({ claim, entities, replaces }) => {
-        const fields = { claim, source: "user_stated" as const, ...(entities ? { entities } : {}) };
+        // The model's call is its reading of the conversation, not the user's own words.
+        const fields = { claim, source: "inferred" as const, ...(entities ? { entities } : {}) };
         const old = replaces ? await factNamed(replaces) : undefined;
         return applyOne(
           stub,

@@ -136,14 +136,22 @@ function shaped(value: JsonValue, presence: Presence): JsonValue | undefined {
 
 /** The fields of `value` the shape names, each as its presence rule says; others as sent. */
 function withShape(value: JsonObject, shape: Shape): JsonObject {
-  const out: JsonObject = {};
+  const out: [string, JsonValue][] = [];
   for (const [key, child] of Object.entries(value)) {
-    const presence = shape[key];
+    const presence = Object.hasOwn(shape, key) ? shape[key] : undefined;
     const kept = presence === undefined ? child : shaped(child, presence);
-    if (kept !== undefined) out[key] = kept;
+    if (kept !== undefined) out.push([key, kept]);
   }
-  return out;
+  return ownObject(out);
 }
+
+/**
+ * An object of exactly these members. `Object.fromEntries` defines each one, where
+ * `out[key] = v` would treat a member named `__proto__` (which JSON.parse keeps as an
+ * ordinary member) as the object's prototype, so it would vanish from the signed bytes.
+ */
+const ownObject = (entries: [string, JsonValue][]): JsonObject =>
+  Object.fromEntries(entries) as JsonObject;
 
 /**
  * The card as A2A §8.4.1 canonicalizes it before signing: without `signatures`, and without
@@ -182,12 +190,12 @@ export function withoutEmpties(value: JsonValue): JsonValue | undefined {
     return kept.length ? kept : undefined;
   }
   if (typeof value !== "object") return value;
-  const out: JsonObject = {};
+  const out: [string, JsonValue][] = [];
   for (const [key, child] of Object.entries(value)) {
     const kept = withoutEmpties(child);
-    if (kept !== undefined) out[key] = kept;
+    if (kept !== undefined) out.push([key, kept]);
   }
-  return Object.keys(out).length ? out : undefined;
+  return out.length ? ownObject(out) : undefined;
 }
 
 /**

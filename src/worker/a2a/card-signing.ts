@@ -23,6 +23,31 @@ import type { JsonObject } from "../../protocol/json";
 /** Name of the secret holding the card signing keys. */
 export const CARD_KEYS_SECRET = "CARD_SIGNING_KEYS";
 
+/**
+ * Name of the variable listing the origins (comma-separated) a card may be signed for
+ * when the card has no configured `url`. Without a configured URL the card names the
+ * request's `Host`, which the caller chooses: signing it would vouch for any origin.
+ */
+export const CARD_ORIGINS_VAR = "CARD_SIGNING_ORIGINS";
+
+let origins: { value: string; set: ReadonlySet<string> } | null = null;
+
+/**
+ * The origins a card may be signed for, from `CARD_SIGNING_ORIGINS` (`https://a.example,
+ * https://b.example`); an entry that is not a URL matches nothing.
+ */
+export function cardSigningOrigins(env: unknown): ReadonlySet<string> {
+  const value = (env as Record<string, unknown> | undefined)?.[CARD_ORIGINS_VAR];
+  if (typeof value !== "string" || value.trim() === "") return new Set();
+  if (origins?.value === value) return origins.set;
+  const set = new Set<string>();
+  for (const entry of value.split(/[\s,]+/)) {
+    if (URL.canParse(entry)) set.add(new URL(entry).origin);
+  }
+  origins = { value, set };
+  return set;
+}
+
 let cached: { secret: string; keys: Promise<CardSigningKey[]> } | null = null;
 
 /** The card signing keys the environment configures, or null when signing is off. */

@@ -2,7 +2,8 @@ import type { Agent } from "../../agent/definition";
 import type { CardSigningKey } from "../../client/card-keys";
 import { cardToV1, cardToV03, type ServedFeatures } from "../../protocol/card/agent-card";
 import { JWKS_PATH } from "../../push/headers";
-import { signedCardJson } from "./card-signing";
+import { logEvent } from "../../telemetry/log";
+import { cardSigningOrigins, signedCardJson } from "./card-signing";
 
 /** What the server really serves, for the card's capability flags (A3). */
 export function servedFeatures(agent: Agent<unknown>, baseUrl: string): ServedFeatures {
@@ -68,6 +69,28 @@ export async function serveSignedCard(
     features.baseUrl + JWKS_PATH,
   );
   return cardResponse(agent, json);
+}
+
+const warned = new WeakSet<object>();
+
+/**
+ * Whether the card served at `baseUrl` may carry signatures: always when the card has a
+ * configured public URL (it names that URL whatever the Host), else only when the
+ * request's origin is one `CARD_SIGNING_ORIGINS` lists. Any other Host gets the card
+ * unsigned, so a signature never vouches for an origin the caller picked.
+ */
+export function signsCardAt(agent: Agent<unknown>, env: unknown, baseUrl: string): boolean {
+  if (configuredUrl(agent)) return true;
+  if (cardSigningOrigins(env).has(new URL(baseUrl).origin)) return true;
+  if (!warned.has(agent)) {
+    warned.add(agent);
+    logEvent(
+      "warn",
+      "edgelink: the agent card is served unsigned: card signing keys are set, but this origin is not the card's url nor in CARD_SIGNING_ORIGINS",
+      { origin: new URL(baseUrl).origin },
+    );
+  }
+  return false;
 }
 
 // A configured public URL keeps the card the same whatever Host the request named;

@@ -33,6 +33,7 @@ export async function startDemoAgent(chunkDelayMs = 5): Promise<DemoAgent> {
 export async function startWorker(
   config: string,
   vars: Record<string, string> = {},
+  port = 0,
 ): Promise<DemoAgent> {
   // wrangler logs every request at "info"; keep test output readable unless asked for.
   process.env.WRANGLER_LOG ??= "warn";
@@ -46,7 +47,7 @@ export async function startWorker(
     config: path,
     bindings,
     dev: {
-      server: { hostname: "127.0.0.1", port: 0 },
+      server: { hostname: "127.0.0.1", port },
       inspector: false,
       persist: false,
       watch: false,
@@ -60,4 +61,18 @@ export async function startWorker(
     await worker.dispose();
     throw error;
   }
+}
+
+/** A TCP port free on 127.0.0.1 now (for a Worker whose own origin must be known ahead). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
 }
