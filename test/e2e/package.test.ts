@@ -165,6 +165,7 @@ const LOCAL_ID_KEY_COST_BYTES = 466;
  * 208,688 after.
  */
 const STORE_V4_COST_BYTES = 1434;
+/**
  * Newcomer fixes: the option names of `defineAgent` at each fixed-shape level and the check
  * that refuses an unknown one naming the nearest (most of it: the names are strings a
  * minifier keeps), the held-back last artifact chunk, and the client's reading of a card
@@ -172,17 +173,20 @@ const STORE_V4_COST_BYTES = 1434;
  * bytes before, 208,291 after.
  */
 const NEWCOMER_FIXES_COST_BYTES = 1_035;
+/**
  * Conversation turns in memory, in every agent's Worker: the client's `upsertEntity` (the
  * client rides along with delegation) and a model turn handing its tool results to memory
  * for recording. Measured on the demo built from the package, gzipped: 206,851 bytes
  * before, 207,290 after.
  */
 const MEMORY_TURNS_COST_BYTES = 439;
+/**
  * Approvals and questions: held calls' rows and their migration, reading decisions, the
  * resumed round, deadlines on the alarm, the handler's approval and ask, the ask_user tool.
  * Measured on the demo built from the package: 206,851 bytes before, 212,811 after.
  */
 const APPROVALS_COST_BYTES = 5_960;
+/**
  * A security review's fixes in the Worker: the card signed only for its configured origins
  * (the allow-list, its once-logged warning), a span's error text under the log's content
  * rule, recalled memory as a fenced user-role message with its system note and source
