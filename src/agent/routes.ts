@@ -27,8 +27,12 @@ export interface RouteGuards {
    * ids are not found).
    */
   readonly scoping: "none" | "tenant" | "owner";
-  /** `verified`: a context id the client names must be one issued to this caller. */
-  readonly contextIds: "none" | "verified";
+  /**
+   * `verified`: a context id the client names must be one issued to this caller (refused,
+   * naming the field, otherwise); `filter`: one that is not matches nothing (an empty
+   * page); `none`: the route takes no context id.
+   */
+  readonly contextIds: "none" | "verified" | "filter";
   /**
    * `path`: counted against the caller's and the path's tenant's limits before the body
    * is read; `body`: the caller's first, the tenant's once the body names it; `none`.

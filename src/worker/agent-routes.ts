@@ -68,11 +68,10 @@ function originOf(url: string): string {
 
 const cardCache = etag({ retainedHeaders: ["cache-control", "etag", "last-modified", "vary"] });
 
-/** The operations whose requests may name a context id (verified for the caller). */
+/** The operations whose requests may name a context id, verified for the caller. */
 const NAMES_CONTEXT: ReadonlySet<OperationName> = new Set<OperationName>([
   "send",
   "stream",
-  "list",
   "history",
   "compact",
 ]);
@@ -89,7 +88,7 @@ const REST: readonly AgentRoute[] = (Object.keys(OPERATIONS) as OperationName[])
       guards: {
         ...CALLER_ROUTE,
         scoping: name === "extendedCard" ? "tenant" : "owner",
-        contextIds: NAMES_CONTEXT.has(name) ? "verified" : "none",
+        contextIds: NAMES_CONTEXT.has(name) ? "verified" : name === "list" ? "filter" : "none",
         body: route.body === "json" ? "json" : route.body === "object" ? "optional-json" : "none",
       },
       summary: `A2A ${OPERATIONS[name].rpc["1.0"]} over HTTP+JSON`,

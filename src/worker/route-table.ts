@@ -23,7 +23,7 @@ export interface RouteKit {
 const CHOICES: { readonly [K in keyof RouteGuards]: readonly unknown[] } = {
   auth: ["none", "caller", "caller-or-operator"],
   scoping: ["none", "tenant", "owner"],
-  contextIds: ["none", "verified"],
+  contextIds: ["none", "verified", "filter"],
   rateLimit: ["none", "path", "body"],
   body: ["none", "json", "optional-json"],
   cors: ["public", "agent", "none"],

@@ -57,9 +57,10 @@ export function chatHandlers<Env extends object>(
 
   const start = (c: C) =>
     serve(async () => {
-      const body = await readJson(c.req.raw);
-      const { params, contextField } = parseChatRequest(body);
-      return ops(c, "stream").streamMessage(params, format, contextField);
+      // The tenant first (another tenant is 403 whatever the body holds), then the body.
+      const operations = ops(c, "stream");
+      const { params, contextField } = parseChatRequest(await readJson(c.req.raw));
+      return operations.streamMessage(params, format, contextField);
     });
   const resume = (c: C) =>
     serve(() =>
