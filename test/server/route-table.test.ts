@@ -268,7 +268,7 @@ describe("the route table", () => {
   });
 
   it("refuses, at mount, a route whose declaration misses a guard", () => {
-    const { rateLimit: _, ...partial } = AGENT_ROUTES[0]?.guards as RouteGuards;
+    const { rateLimit: _, ...partial } = (AGENT_ROUTES[0] as RouteEntry<never>).guards;
     const undeclared = {
       ...(AGENT_ROUTES.at(-1) as RouteEntry<never>),
       id: "undeclared",
