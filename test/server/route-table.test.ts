@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
 import type { Agent } from "../../src/agent/definition";
-import type { RouteEntry, RouteGuards } from "../../src/agent/routes";
+import type { RouteEntry } from "../../src/agent/routes";
 import { endpoint } from "../../src/worker/a2a/endpoints";
 import { AGENT_ROUTES, agentRoutes } from "../../src/worker/agent-routes";
 import { checkRoute, mountRoutes, type RouteKit } from "../../src/worker/route-table";
