@@ -5,6 +5,9 @@ import * as z from "zod";
 import type { Agent } from "../../src/agent/definition";
 import type { RouteEntry } from "../../src/agent/routes";
 import { endpoint } from "../../src/worker/a2a/endpoints";
+import routeGuardsDoc from "../../docs/route-guards.md?raw";
+import { memory } from "../../src/memory/index";
+import { registryRoutes } from "../../src/registry/registry-routes";
 import { AGENT_ROUTES, agentRoutes } from "../../src/worker/agent-routes";
 import { checkRoute, mountRoutes, type RouteKit } from "../../src/worker/route-table";
 import { userMessage } from "../helpers";
@@ -439,3 +442,66 @@ describe("the route table", () => {
     }
   });
 });
+
+/** The route guards page's table, as the route tables declare it. */
+function guardsTable(): string {
+  const withMemory = authedAgentWithMemory();
+  const endpoints = TABLE.filter((e) => e.id.startsWith("endpoint "));
+  const rows: [string, RouteEntry<never>][] = [
+    ...AGENT_ROUTES.map((e) => ["agent", e] as [string, RouteEntry<never>]),
+    ...agentRoutes(withMemory)
+      .flat()
+      .filter((e) => e.id.startsWith("memory "))
+      .map((e) => ["agent, `memory({ api })`", e] as [string, RouteEntry<never>]),
+    ...endpoints.map(
+      (e) =>
+        [
+          "agent, `endpoint()`",
+          {
+            ...e,
+            id: `endpoint (source ${e.guards.body === "json" ? '"body"' : "other"})`,
+            methods: e.guards.body === "json" ? ["POST"] : ["GET"],
+            paths: ["its path"],
+          },
+        ] as [string, RouteEntry<never>],
+    ),
+    ...registryRoutes({}, {} as never).map(
+      (e) => ["`defineRegistry`", e] as [string, RouteEntry<never>],
+    ),
+  ];
+  const cell = (text: string) => text.replace(/\|/g, "\\|");
+  const lines = [
+    "| app | route | methods and paths | auth | scoping | context ids | rate limit | body | CORS | traced |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...rows.map(([app, e]) => {
+      const g = e.guards;
+      const paths = e.paths.map((p) => `\`${cell(p)}\``).join(" ");
+      return `| ${app} | ${e.id} | ${e.methods.join(", ")} ${paths} | ${g.auth} | ${g.scoping} | ${g.contextIds} | ${g.rateLimit} | ${g.body} | ${g.cors} | ${g.trace ? "yes" : "no"} |`;
+    }),
+  ];
+  return lines.join("\n");
+}
+
+function authedAgentWithMemory(): Agent<unknown> {
+  const base = worker.agent as Agent<unknown>;
+  return { ...base, memory: memory({ api: true }) } as Agent<unknown>;
+}
+
+describe("the route guards page", () => {
+  it("lists every route's guards as the table declares them", () => {
+    const start = routeGuardsDoc.indexOf("<!-- route-guards -->");
+    const end = routeGuardsDoc.indexOf("<!-- /route-guards -->");
+    expect(start, "docs/route-guards.md has its table markers").toBeGreaterThan(0);
+    const documented = routeGuardsDoc.slice(start + "<!-- route-guards -->".length, end).trim();
+    // Compared cell by cell, whatever the table's padding (Biome or an editor may align it).
+    const normalize = (table: string) =>
+      table
+        .split("\n")
+        .map((line) => line.split("|").map((c) => c.trim().replace(/^-+$/, "-")).join("|"))
+        .join("\n");
+    const expected = guardsTable();
+    if (normalize(documented) !== normalize(expected)) console.log(expected);
+    expect(normalize(documented)).toBe(normalize(expected));
+  });
+});
+
