@@ -2,12 +2,12 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
+import routeGuardsDoc from "../../docs/route-guards.md?raw";
 import type { Agent } from "../../src/agent/definition";
 import type { RouteEntry } from "../../src/agent/routes";
-import { endpoint } from "../../src/worker/a2a/endpoints";
-import routeGuardsDoc from "../../docs/route-guards.md?raw";
 import { memory } from "../../src/memory/index";
 import { registryRoutes } from "../../src/registry/registry-routes";
+import { endpoint } from "../../src/worker/a2a/endpoints";
 import { AGENT_ROUTES, agentRoutes } from "../../src/worker/agent-routes";
 import { checkRoute, mountRoutes, type RouteKit } from "../../src/worker/route-table";
 import { userMessage } from "../helpers";
@@ -497,11 +497,15 @@ describe("the route guards page", () => {
     const normalize = (table: string) =>
       table
         .split("\n")
-        .map((line) => line.split("|").map((c) => c.trim().replace(/^-+$/, "-")).join("|"))
+        .map((line) =>
+          line
+            .split("|")
+            .map((c) => c.trim().replace(/^-+$/, "-"))
+            .join("|"),
+        )
         .join("\n");
     const expected = guardsTable();
     if (normalize(documented) !== normalize(expected)) console.log(expected);
     expect(normalize(documented)).toBe(normalize(expected));
   });
 });
-
