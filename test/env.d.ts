@@ -11,3 +11,9 @@ declare namespace Cloudflare {
     STORE_MEMORY: DurableObjectNamespace;
   }
 }
+
+/** A file's text, as Vite's `?raw` import gives it (the docs a test checks against code). */
+declare module "*.md?raw" {
+  const text: string;
+  export default text;
+}

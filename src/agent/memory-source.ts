@@ -1,9 +1,8 @@
-import type { Hono, MiddlewareHandler } from "hono";
 import type { JsonObject } from "../protocol/json";
 import type { MemoryApplyResult, MemoryBundle, MemoryOp } from "../protocol/memory";
-import type { Principal } from "./auth";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
+import type { RouteEntry } from "./routes";
 import type { Tools } from "./tools/tools";
 
 /**
@@ -123,14 +122,10 @@ export interface MemorySource {
    */
   handlerAgent<Env>(agent: Agent<Env>, scope: () => MemoryTurnScope): Agent<Env>;
   /**
-   * Adds the memory routes to the agent's app (after authentication), when served, each
-   * behind `guards.any` (rate limits) or, with a body, `guards.body` (and the body limit).
+   * The memory routes of the agent's route table (none when the API is not served), each
+   * declaring its guards; the app mounts them after the A2A routes.
    */
-  mount<Env extends object>(
-    app: Hono<{ Bindings: Env; Variables: { principal: Principal } }>,
-    agent: Agent<Env>,
-    guards: { any: MiddlewareHandler[]; body: MiddlewareHandler[] },
-  ): void;
+  readonly routes: readonly RouteEntry<{ readonly agent: Agent<unknown> }>[];
   /**
    * The names of the memory tools a turn offers (none unless the agent turned them on):
    * `allowedTools` and `blockedTools` may name them, and they apply to them.

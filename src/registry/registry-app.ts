@@ -1,28 +1,14 @@
 import { Hono, type MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
-import { type AuthOptions, ownerOf, type Principal } from "../agent/auth";
-import { A2AError, invalidParams } from "../protocol/errors";
-import {
-  checkRegistration,
-  discoverQuery,
-  RegisterRequest,
-  type RegistryLimits,
-} from "../protocol/registry";
-import { unwrap } from "../storage/result";
+import type { AuthOptions, Principal } from "../agent/auth";
+import { A2AError } from "../protocol/errors";
+import type { RegistryLimits } from "../protocol/registry";
 import { authenticate, challenges } from "../worker/auth";
-import { readJson } from "../worker/body";
 import { restError, toA2AError } from "../worker/errors";
+import { mountRoutes } from "../worker/route-table";
 import type { RegistryObject } from "./registry-object";
-import { type RegistryVerifyOptions, verifyRegistration } from "./registry-verify";
+import { type RegistryRpc, registryRoutes } from "./registry-routes";
+import type { RegistryVerifyOptions } from "./registry-verify";
 
-/**
- * The object's methods as called here: the platform's stub type would map every return
- * type through its RPC types, which recursive JSON makes endlessly deep.
- */
-type RegistryRpc = Pick<
-  RegistryObject,
-  "register" | "heartbeat" | "unregister" | "get" | "discover"
->;
 type Vars<Env> = { Bindings: Env; Variables: { principal: Principal } };
 
 /** An entry id as the registry makes them (22 base64url characters). */
@@ -48,7 +34,7 @@ export function createRegistryApp<Env extends object>(options: {
   const app = new Hono<Vars<Env>>();
   const { limits } = options;
 
-  app.use("*", async (c, next) => {
+  const auth: MiddlewareHandler<Vars<Env>> = async (c, next) => {
     try {
       c.set("principal", await authenticate(c.req.raw, c.env, options.auth));
     } catch (error) {
@@ -60,10 +46,10 @@ export function createRegistryApp<Env extends object>(options: {
       return refused;
     }
     return next();
-  });
+  };
 
-  const stubOf = (env: Env, principal: Principal): RegistryRpc => {
-    const ns = options.registry(env);
+  const stubOf = (env: unknown, principal: Principal): RegistryRpc => {
+    const ns = options.registry(env as Env);
     const name = `registry/${encodeURIComponent(principal.tenant)}`;
     return ns.get(ns.idFromName(name)) as unknown as RegistryRpc;
   };
@@ -76,75 +62,26 @@ export function createRegistryApp<Env extends object>(options: {
     return id;
   };
 
-  // A card's characters as UTF-8 take at most 3 bytes each, plus the envelope around it.
-  const registerLimit: MiddlewareHandler<Vars<Env>> = bodyLimit({
-    maxSize: limits.maxCardChars * 3 + 1024,
-    onError: () =>
-      restError(
+  const verify = options.verify ?? {};
+  mountRoutes(
+    app,
+    [registryRoutes(verify, limits)],
+    { stubOf, entryId },
+    {
+      auth,
+      // The registry has no rate limits of its own: put it behind the platform's.
+      rateLimit: () => null,
+      // A card's characters as UTF-8 take at most 3 bytes each, plus the envelope around it.
+      maxBodyBytes: limits.maxCardChars * 3 + 1024,
+      tooLarge: () =>
         new A2AError(
           "PayloadTooLarge",
           `The registration is larger than a card of ${limits.maxCardChars} characters allows`,
         ),
-      ),
-  });
+    },
+  );
 
-  app.use("/agents", registerLimit);
-  const verify = options.verify ?? {};
-  app.post("/agents", async (c) => {
-    const parsed = RegisterRequest.safeParse(await readJson(c.req.raw));
-    if (!parsed.success) throw invalidParams(parsed.error.issues);
-    checkRegistration(parsed.data.card, parsed.data.ttlSeconds, limits);
-    const principal = c.get("principal");
-    const origin = new URL(c.req.url);
-    // Before the object is asked: the card must be the one its URL serves (and, signed,
-    // come with a proof of its key), so nobody lists a URL that is not theirs.
-    const fetchFn = verify.fetch;
-    const verdict = await verifyRegistration({
-      card: parsed.data.card,
-      proof: parsed.data.proof,
-      limits,
-      registryOrigin: origin.origin,
-      subject: principal.subject,
-      tenant: principal.tenant,
-      fetch: fetchFn ? (request) => fetchFn(request, c.env) : (request) => fetch(request),
-      allowLocalhost:
-        verify.allowLocalhost ?? ["localhost", "127.0.0.1", "[::1]"].includes(origin.hostname),
-      timeoutMs: verify.timeoutMs ?? 5_000,
-    });
-    const { entry, created } = unwrap(
-      await stubOf(c.env, principal).register(
-        ownerOf(principal),
-        verdict.card,
-        parsed.data.ttlSeconds,
-        verdict.keyProven,
-      ),
-    );
-    return c.json(entry, created ? 201 : 200);
-  });
-
-  app.get("/agents", async (c) => {
-    const query = discoverQuery(new URL(c.req.url).searchParams, limits);
-    return c.json(unwrap(await stubOf(c.env, c.get("principal")).discover(query)));
-  });
-
-  app.get("/agents/:id", async (c) => {
-    const id = entryId(c.req.param("id"));
-    return c.json(unwrap(await stubOf(c.env, c.get("principal")).get(id)));
-  });
-
-  app.post("/agents/:id/heartbeat", async (c) => {
-    const id = entryId(c.req.param("id"));
-    const principal = c.get("principal");
-    return c.json(unwrap(await stubOf(c.env, principal).heartbeat(ownerOf(principal), id)));
-  });
-
-  app.delete("/agents/:id", async (c) => {
-    const id = entryId(c.req.param("id"));
-    const principal = c.get("principal");
-    unwrap(await stubOf(c.env, principal).unregister(ownerOf(principal), id));
-    return c.body(null, 204);
-  });
-
+  // Refusals only, for the table's paths under other methods.
   app.all("/agents", () => methodNotAllowed("GET, POST"));
   app.all("/agents/:id", () => methodNotAllowed("GET, DELETE"));
   app.all("/agents/:id/heartbeat", () => methodNotAllowed("POST"));

@@ -4,16 +4,22 @@ import { checkDepth } from "../protocol/limits";
 /** Media types a JSON endpoint accepts (§9.1 application/json, §11 application/a2a+json). */
 export const JSON_MEDIA_TYPES: readonly string[] = ["application/json", "application/a2a+json"];
 
-/** Refuses a body that is not declared as JSON: 415, before a byte of it is read. */
-export function requireJsonContentType(request: Request): void {
+/** The 415 for a body not declared as JSON; null when it is. Reads no byte of the body. */
+export function jsonMediaProblem(request: Request): A2AError | null {
   const header = request.headers.get("Content-Type");
   const type = header?.split(";")[0]?.trim().toLowerCase() ?? "";
-  if (JSON_MEDIA_TYPES.includes(type)) return;
-  throw new A2AError(
+  if (JSON_MEDIA_TYPES.includes(type)) return null;
+  return new A2AError(
     "UnsupportedMediaType",
     `Content-Type ${header === null ? "is missing" : `${header} is not supported`}; send ${JSON_MEDIA_TYPES.join(" or ")}`,
     { contentType: header ?? "" },
   );
+}
+
+/** Refuses a body that is not declared as JSON: 415, before a byte of it is read. */
+export function requireJsonContentType(request: Request): void {
+  const problem = jsonMediaProblem(request);
+  if (problem) throw problem;
 }
 
 /**
@@ -22,6 +28,11 @@ export function requireJsonContentType(request: Request): void {
  */
 export async function readJson(request: Request): Promise<unknown> {
   requireJsonContentType(request);
+  return readJsonBody(request);
+}
+
+/** `readJson` for a route whose guard checked the media type already (see route-table.ts). */
+export async function readJsonBody(request: Request): Promise<unknown> {
   return parse(utf8(await request.arrayBuffer()));
 }
 

@@ -1,6 +1,6 @@
 import type { MemorySource } from "../../agent/memory-source";
 import { INSPECTOR_MEMORY_SCRIPT } from "../api/inspector-memory";
-import { mountMemoryApi } from "../api/memory-api";
+import { memoryRoutes } from "../api/memory-api";
 import { MemoryObject } from "../object/memory-object";
 import { type MemoryOptions, resolveMemoryOptions } from "../options";
 import { handlerAgentOf } from "./handler-memory";
@@ -42,7 +42,7 @@ export function memory(options: MemoryOptions = {}): MemorySource {
     inspectorScript: resolved.api ? INSPECTOR_MEMORY_SCRIPT : "",
     openTurn: (agent, ctx, scope) => openMemoryTurn(resolved, agent, ctx, scope),
     handlerAgent: (agent, scope) => handlerAgentOf(resolved, agent, scope),
-    mount: (app, _agent, guards) => mountMemoryApi(app as never, resolved, guards as never),
+    routes: memoryRoutes(resolved),
     objectClass() {
       // One class per memory(), made once: its options come from a prototype getter, as
       // EdgelinkContext's agent does.

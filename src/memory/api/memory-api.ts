@@ -1,6 +1,8 @@
-import type { Context, Hono, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import * as z from "zod";
 import { ownerOf } from "../../agent/auth";
+import type { Agent } from "../../agent/definition";
+import type { RouteEntry, RouteGuards } from "../../agent/routes";
 import { A2AError } from "../../protocol/errors";
 import {
   MemoryEntityInput,
@@ -8,7 +10,9 @@ import {
   MemoryListQuery,
   RememberQuery,
 } from "../../protocol/memory";
+import { ContextRouting } from "../../worker/a2a/context-routing";
 import { type AuthVariables, tenantFor } from "../../worker/auth";
+import { readJson } from "../../worker/body";
 import { restError, toA2AError } from "../../worker/errors";
 import { requestedTenant } from "../../worker/tenant";
 import { type MemoryStore, memoryStore } from "../agent/stub";
@@ -37,15 +41,13 @@ const GoalBody = z.strictObject({
   deadline: z.iso.datetime({ offset: true }).optional(),
 });
 
-/** Body parsing that names the bad field (`body.<path>`) with a 400, never a 500. */
+/**
+ * Body parsing that names the bad field (`body.<path>`) with a 400, never a 500. Only a
+ * JSON media type is read (415 otherwise, as the route's guard answers first), so no
+ * cross-site form can post here.
+ */
 async function body<T>(c: Context<Vars>, schema: z.ZodType<T>): Promise<T> {
-  let json: unknown;
-  try {
-    json = await c.req.json();
-  } catch {
-    throw new A2AError("JSONParse", "The request body is not JSON");
-  }
-  return parse(schema, json, "body");
+  return parse(schema, await readJson(c.req.raw), "body");
 }
 
 function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
@@ -101,6 +103,8 @@ async function sameSecret(offered: string, secret: string): Promise<boolean> {
 async function resolveStore(
   c: Context<Vars>,
   options: ResolvedMemoryOptions & { api: object },
+  agent: Agent<unknown>,
+  use: "read" | "write",
 ): Promise<MemoryStore> {
   const principal = c.get("principal");
   const url = new URL(c.req.url);
@@ -120,13 +124,20 @@ async function resolveStore(
     return memoryStore(c.env, options.binding, requested, key);
   }
   const tenant = tenantFor(principal, requested);
-  const contextId = url.searchParams.get("contextId") ?? undefined;
+  const owner = ownerOf(principal);
+  let contextId = url.searchParams.get("contextId") ?? undefined;
   if (contextId !== undefined && contextId.length > 512) {
     throw new A2AError("InvalidParams", "contextId is too long", {}, [
       { field: "query.contextId", description: "at most 512 characters" },
     ]);
   }
-  const key = scopeKeyOf(options.scope, { tenant, owner: ownerOf(principal), contextId });
+  if (contextId !== undefined) {
+    // Verified as the A2A routes verify context ids: a conversation of this caller's, or
+    // refused before any memory is named (a scope keyed on it would reach another's).
+    const routing = new ContextRouting(agent, c.env, tenant, url.origin, owner);
+    contextId = await routing.checkedContextId(contextId, "query.contextId", use);
+  }
+  const key = scopeKeyOf(options.scope, { tenant, owner, contextId });
   if (typeof key !== "string" || key === "") {
     throw new A2AError(
       "PermissionDenied",
@@ -138,77 +149,109 @@ async function resolveStore(
   return memoryStore(c.env, options.binding, tenant, key);
 }
 
+/** A memory route: the caller's own memory (or the operator's named one). */
+const MEMORY_GUARDS: RouteGuards = {
+  auth: "caller-or-operator",
+  scoping: "owner",
+  contextIds: "verified",
+  rateLimit: "path",
+  body: "none",
+  cors: "agent",
+  trace: true,
+};
+
+type Handle = (c: Context<Vars>, store: MemoryStore) => Promise<unknown>;
+type MemoryRoute = RouteEntry<{ readonly agent: Agent<unknown> }>;
+
 /**
- * The memory routes, each under `/` and `/{tenant}`, behind the agent's authentication and
- * rate limits: `GET /memory` lists (`?kind=fact|entity|goal|strategy|turn`, `query`,
- * `pageSize`, `pageToken`, `includeSuperseded`), `POST /memory/search` recalls a bundle,
- * `POST /memory/facts` adds a fact, `PUT /memory/facts/{id}` corrects one (the old one is
- * superseded, never recalled again), `POST /memory/goals` adds a goal, `POST
- * /memory/entities` names or describes an entity (merged by name or alias), `GET` and `DELETE
- * /memory/{kind}/{id}` read and delete one item, `DELETE /memory` erases everything.
+ * The memory routes of the agent's route table, each under `/` and `/{tenant}`, behind
+ * the agent's authentication and rate limits: `GET /memory` lists
+ * (`?kind=fact|entity|goal|strategy|turn`, `query`, `pageSize`, `pageToken`,
+ * `includeSuperseded`), `POST /memory/search` recalls a bundle, `POST /memory/facts` adds a
+ * fact, `PUT /memory/facts/{id}` corrects one (the old one is superseded, never recalled
+ * again), `POST /memory/goals` adds a goal, `POST /memory/entities` names or
+ * describes an entity (merged by name or alias), `GET` and `DELETE /memory/{kind}/{id}` read and
+ * delete one item, `DELETE /memory` erases everything. None when the API is not served.
  */
-export function mountMemoryApi(
-  app: Hono<Vars>,
-  options: ResolvedMemoryOptions,
-  guards: { any: MiddlewareHandler<Vars>[]; body: MiddlewareHandler<Vars>[] },
-): void {
+export function memoryRoutes(options: ResolvedMemoryOptions): MemoryRoute[] {
   const api = options.api;
-  if (!api) return;
+  if (!api) return [];
   const withApi = { ...options, api };
   const route = (
     method: "GET" | "POST" | "PUT" | "DELETE",
     path: string,
-    hasBody: boolean,
-    handle: (c: Context<Vars>, store: MemoryStore) => Promise<unknown>,
-  ) => {
-    const run = async (c: Context<Vars>) => {
-      try {
-        const store = await resolveStore(c, withApi);
-        return c.json((await handle(c, store)) as object);
-      } catch (error) {
-        return restError(toA2AError(error));
-      }
+    summary: string,
+    handle: Handle,
+  ): MemoryRoute => {
+    const hasBody = method === "POST" || method === "PUT";
+    const use = method === "GET" || path === "/memory/search" ? "read" : "write";
+    return {
+      id: `memory ${method} ${path}`,
+      methods: [method],
+      paths: [path, `/:tenant${path}`],
+      guards: { ...MEMORY_GUARDS, body: hasBody ? "json" : "none" },
+      summary,
+      serve:
+        ({ agent }) =>
+        async (c: Context<Vars>) => {
+          try {
+            const store = await resolveStore(c, withApi, agent, use);
+            return c.json((await handle(c, store)) as object);
+          } catch (error) {
+            return restError(toA2AError(error));
+          }
+        },
     };
-    for (const prefix of ["", "/:tenant"]) {
-      app.on(method, [prefix + path], ...(hasBody ? guards.body : guards.any), run);
-    }
   };
   const kindOf = (c: Context<Vars>) => parse(MemoryKind, c.req.param("kind"), "path.kind");
   const idOf = (c: Context<Vars>) =>
     parse(z.string().min(1).max(512), c.req.param("id"), "path.id");
 
-  route("GET", "/memory", false, (c, store) => store.list(listQuery(new URL(c.req.url))));
-  route("POST", "/memory/search", true, async (c, store) =>
-    store.remember(await body(c, RememberQuery)),
-  );
-  route("POST", "/memory/facts", true, async (c, store) => {
-    const fact = await body(c, FactBody);
-    return store.apply([{ op: "add_fact", source: "user_stated", ...fact }]);
-  });
-  route("PUT", "/memory/facts/:id", true, async (c, store) => {
-    const fact = await body(c, FactBody);
-    const id = idOf(c);
-    // Only a fact of this memory can be corrected; the store refuses others as data.
-    if (!(await store.get("fact", id))) throw notFound("fact", id);
-    return store.apply([{ op: "supersede_fact", id, source: "user_stated", ...fact }]);
-  });
-  route("POST", "/memory/goals", true, async (c, store) =>
-    store.apply([{ op: "set_goal", ...(await body(c, GoalBody)) }]),
-  );
-  route("POST", "/memory/entities", true, async (c, store) =>
-    store.apply([{ op: "upsert_entity", ...(await body(c, MemoryEntityInput)) }]),
-  );
-  route("GET", "/memory/:kind/:id", false, async (c, store) => {
-    const item = await store.get(kindOf(c), idOf(c));
-    if (!item) throw notFound(c.req.param("kind") ?? "", c.req.param("id") ?? "");
-    return item;
-  });
-  route("DELETE", "/memory/:kind/:id", false, async (c, store) => {
-    if (!(await store.remove(kindOf(c), idOf(c))))
-      throw notFound(c.req.param("kind") ?? "", c.req.param("id") ?? "");
-    return {};
-  });
-  route("DELETE", "/memory", false, (_c, store) => store.erase());
+  return [
+    route("GET", "/memory", "Lists the caller's memory by kind", (c, store) =>
+      store.list(listQuery(new URL(c.req.url))),
+    ),
+    route("POST", "/memory/search", "Recalls a bundle for a query", async (c, store) =>
+      store.remember(await body(c, RememberQuery)),
+    ),
+    route("POST", "/memory/facts", "Adds a fact the user states", async (c, store) => {
+      const fact = await body(c, FactBody);
+      return store.apply([{ op: "add_fact", source: "user_stated", ...fact }]);
+    }),
+    route(
+      "PUT",
+      "/memory/facts/:id",
+      "Corrects a fact (the old one is superseded)",
+      async (c, store) => {
+        const fact = await body(c, FactBody);
+        const id = idOf(c);
+        // Only a fact of this memory can be corrected; the store refuses others as data.
+        if (!(await store.get("fact", id))) throw notFound("fact", id);
+        return store.apply([{ op: "supersede_fact", id, source: "user_stated", ...fact }]);
+      },
+    ),
+    route("POST", "/memory/goals", "Adds a goal", async (c, store) =>
+      store.apply([{ op: "set_goal", ...(await body(c, GoalBody)) }]),
+    ),
+    route(
+      "POST",
+      "/memory/entities",
+      "Names or describes an entity (merged by name or alias)",
+      async (c, store) =>
+        store.apply([{ op: "upsert_entity", ...(await body(c, MemoryEntityInput)) }]),
+    ),
+    route("GET", "/memory/:kind/:id", "Reads one item", async (c, store) => {
+      const item = await store.get(kindOf(c), idOf(c));
+      if (!item) throw notFound(c.req.param("kind") ?? "", c.req.param("id") ?? "");
+      return item;
+    }),
+    route("DELETE", "/memory/:kind/:id", "Deletes one item", async (c, store) => {
+      if (!(await store.remove(kindOf(c), idOf(c))))
+        throw notFound(c.req.param("kind") ?? "", c.req.param("id") ?? "");
+      return {};
+    }),
+    route("DELETE", "/memory", "Erases the caller's memory", (_c, store) => store.erase()),
+  ];
 }
 
 function notFound(kind: string, id: string): A2AError {

@@ -1,4 +1,4 @@
-import type { Context, Hono, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { ownerOf } from "../../agent/auth";
 import type { Agent } from "../../agent/definition";
 import { A2AError } from "../../protocol/errors";
@@ -29,19 +29,15 @@ import { checkPathEncoding } from "./rest";
  *
  * It is a view of the same task and event log, not a second execution path: the task is
  * visible over A2A too (`GetTask`, `SubscribeToTask`), and the chat `sessionId` is its
- * `contextId`.
+ * `contextId`. These are its two routes' handlers (mounted from the route table).
  */
-export function registerChat<Env extends object>(
-  app: Hono<{ Bindings: Env; Variables: AuthVariables }>,
+export function chatHandlers<Env extends object>(
   agent: Agent<Env>,
-  /** The route middleware: the rate limit guard, then the body limit. */
-  guards: [
-    limit: MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables }>,
-    bodyLimit: MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables }>,
-  ],
-): void {
-  const [limit, bodyLimit] = guards;
-  type C = Context<{ Bindings: Env; Variables: AuthVariables }>;
+): {
+  start: (c: ChatContext<Env>) => Promise<Response>;
+  resume: (c: ChatContext<Env>) => Promise<Response>;
+} {
+  type C = ChatContext<Env>;
   const format: StreamFormat = {
     version: "1.0",
     binding: "chat",
@@ -61,9 +57,10 @@ export function registerChat<Env extends object>(
 
   const start = (c: C) =>
     serve(async () => {
-      const body = await readJson(c.req.raw);
-      const { params, contextField } = parseChatRequest(body);
-      return ops(c, "stream").streamMessage(params, format, contextField);
+      // The tenant first (another tenant is 403 whatever the body holds), then the body.
+      const operations = ops(c, "stream");
+      const { params, contextField } = parseChatRequest(await readJson(c.req.raw));
+      return operations.streamMessage(params, format, contextField);
     });
   const resume = (c: C) =>
     serve(() =>
@@ -73,12 +70,10 @@ export function registerChat<Env extends object>(
         lastEventId(c.req.raw) ?? 0,
       ),
     );
-
-  app.post("/chat", limit, bodyLimit, start);
-  app.post("/:tenant/chat", limit, bodyLimit, start);
-  app.get("/chat/:taskId", limit, resume);
-  app.get("/:tenant/chat/:taskId", limit, resume);
+  return { start, resume };
 }
+
+type ChatContext<Env extends object> = Context<{ Bindings: Env; Variables: AuthVariables }>;
 
 async function serve(open: () => Promise<ReadableStream>): Promise<Response> {
   try {

@@ -185,4 +185,30 @@ export class ContextRouting<Env> {
     }
     return this.context(named);
   }
+
+  /**
+   * A context id a client names outside A2A (the memory API's `?contextId=`), verified as
+   * the A2A routes verify theirs: one not issued to this caller (and not an accepted
+   * client-chosen id) is refused before any object is named, not found for a read and
+   * invalid for a write, naming `field`.
+   */
+  async checkedContextId(contextId: string, field: string, use: "read" | "write"): Promise<string> {
+    const named = await this.namedContext(contextId, field);
+    if (named === null && use === "read") {
+      throw new A2AError(
+        "ContextNotFound",
+        `Context ${contextId} not found (${field} is not a context id this agent issued to this caller)`,
+        { contextId },
+      );
+    }
+    if (named === null) {
+      throw new A2AError(
+        "InvalidParams",
+        `${field} ${contextId} is not a context id this agent issued to this caller`,
+        { contextId },
+        [{ field, description: "not issued by this agent to this caller" }],
+      );
+    }
+    return named;
+  }
 }

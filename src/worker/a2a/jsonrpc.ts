@@ -5,7 +5,7 @@ import type { JsonObject } from "../../protocol/json";
 import type { ProtocolVersion } from "../../protocol/requests";
 import { SSE_HEADERS } from "../../protocol/sse";
 import { protoJsonNames } from "../../protocol/wire/protojson";
-import { readJson } from "../body";
+import { readJsonBody } from "../body";
 import { errorHeaders, jsonRpcError, type RpcId, toA2AError } from "../errors";
 import { requestedTenant } from "../tenant";
 import { nameOperation } from "../tracing";
@@ -88,7 +88,8 @@ async function serveJsonRpc<Env>(
   let notification = false;
   const answer = (response: Response) => ({ response, notification });
   try {
-    const body = await readJson(request);
+    // Its media type and size were checked by the route's guards (route-table.ts).
+    const body = await readJsonBody(request);
     if (Array.isArray(body)) {
       throw new A2AError("InvalidRequest", "Batch requests are not supported by A2A");
     }

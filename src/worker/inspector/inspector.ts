@@ -1,4 +1,4 @@
-import type { Context, Hono } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { Agent } from "../../agent/definition";
 import { INSPECTOR_VAR, inspectorSetting } from "../../conversation/tasks/task-steps";
 import { A2AError } from "../../protocol/errors";
@@ -42,7 +42,7 @@ export const TASK_STEPS_PATH = `${STEPS_PREFIX}:id/steps`;
 /**
  * A task's steps for the inspector's waterfall, as JSON: `{taskId, delegations,
  * pushAttempts}`. Behind authentication and found as GetTask finds the task (another
- * owner's task is not found); `mountInspector` answers not found while the inspector is off.
+ * owner's task is not found); `inspectorGate` answers not found while the inspector is off.
  */
 export async function serveTaskSteps(
   ops: Pick<Operations<unknown>, "taskSteps">,
@@ -51,13 +51,21 @@ export async function serveTaskSteps(
   return Response.json(await ops.taskSteps(taskId), { headers: { "Cache-Control": "no-store" } });
 }
 
-/** Serves the inspector page at `/inspector` and its script at `/inspector/app.js`. */
-export function mountInspector<E extends { Bindings: object }>(
-  app: Hono<E>,
-  agent: Agent<E["Bindings"]>,
-): void {
-  const serve = (c: Context<E>, body: string, type: string) => {
-    if (!inspectorEnabled(agent as Agent<unknown>, c.env, c.req.url)) {
+/** The inspector's page or one of its scripts, answered not found while the inspector is off. */
+export function inspectorAsset(
+  agent: Agent<unknown>,
+  asset: "page" | "script" | "memory",
+): (c: Context) => Response {
+  const [body, type] =
+    asset === "page"
+      ? [INSPECTOR_HTML, "text/html; charset=utf-8"]
+      : // The memory panel comes with `memory()`; without it the page loads an empty script.
+        [
+          asset === "script" ? INSPECTOR_SCRIPT : (agent.memory?.inspectorScript ?? ""),
+          "text/javascript; charset=utf-8",
+        ];
+  return (c) => {
+    if (!inspectorEnabled(agent, c.env, c.req.url)) {
       return restError(
         new A2AError(
           "MethodNotFound",
@@ -67,15 +75,15 @@ export function mountInspector<E extends { Bindings: object }>(
     }
     return new Response(body, { headers: { "Content-Type": type, ...SECURITY_HEADERS } });
   };
-  // The task steps route (`serveTaskSteps`, after authentication) is not there while off.
-  app.use(`${STEPS_PREFIX}*`, async (c, next) =>
-    inspectorEnabled(agent as Agent<unknown>, c.env, c.req.url)
+}
+
+/**
+ * The task steps route's gate: not there while the inspector is off, before any
+ * credential is asked.
+ */
+export function inspectorGate(agent: Agent<unknown>): MiddlewareHandler {
+  return async (c, next) =>
+    inspectorEnabled(agent, c.env, c.req.url)
       ? next()
-      : restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)),
-  );
-  app.get("/inspector", (c) => serve(c, INSPECTOR_HTML, "text/html; charset=utf-8"));
-  app.get("/inspector/app.js", (c) => serve(c, INSPECTOR_SCRIPT, "text/javascript; charset=utf-8"));
-  // The memory panel comes with `memory()`; without it the page loads an empty script.
-  const memoryPanel = agent.memory?.inspectorScript ?? "";
-  app.get("/inspector/memory.js", (c) => serve(c, memoryPanel, "text/javascript; charset=utf-8"));
+      : restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`));
 }

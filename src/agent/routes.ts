@@ -1,0 +1,77 @@
+import type { Context, MiddlewareHandler } from "hono";
+
+/**
+ * The route table's shapes: every HTTP route a Worker mounts is one `RouteEntry`, its
+ * guards declared. Types only, here so that features below the Worker (long-term memory)
+ * can declare routes; `src/worker/route-table.ts` checks and mounts them.
+ */
+
+/** The HTTP methods a route may take. */
+export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/**
+ * What a route needs before its handler runs. Every route the Worker mounts declares all
+ * of these; `mountRoutes` applies the ones that are middleware and refuses an entry
+ * missing any, so no route is mounted unguarded by omission.
+ */
+export interface RouteGuards {
+  /**
+   * `none`: public, answered before authentication; `caller`: the agent's authentication
+   * (401 without a valid credential); `caller-or-operator`: the same, or an operator key
+   * the route checks itself (refused, never read as a caller, when wrong).
+   */
+  readonly auth: "none" | "caller" | "caller-or-operator";
+  /**
+   * Whose data the route reaches: `none` (no stored data), `tenant` (the caller's tenant:
+   * another tenant is 403), `owner` (the caller's own within its tenant: another owner's
+   * ids are not found).
+   */
+  readonly scoping: "none" | "tenant" | "owner";
+  /**
+   * `verified`: a context id the client names must be one issued to this caller (refused,
+   * naming the field, otherwise); `filter`: one that is not matches nothing (an empty
+   * page); `none`: the route takes no context id.
+   */
+  readonly contextIds: "none" | "verified" | "filter";
+  /**
+   * `path`: counted against the caller's and the path's tenant's limits before the body
+   * is read; `body`: the caller's first, the tenant's once the body names it; `none`.
+   */
+  readonly rateLimit: "none" | "path" | "body";
+  /**
+   * `json`: a JSON body is required (415 for another media type, 413 past the app's body
+   * limit); `optional-json`: the same when a body is sent; `none`: no body is read.
+   */
+  readonly body: "none" | "json" | "optional-json";
+  /**
+   * `public`: readable cross-origin by anyone; `agent`: as the agent's `cors` option allows
+   * (not at all without it); `none`: never (an app without CORS).
+   */
+  readonly cors: "public" | "agent" | "none";
+  /** Whether the request's server span (OpenTelemetry) covers the route. */
+  readonly trace: boolean;
+}
+
+/** A request handler that answers. */
+// biome-ignore lint/suspicious/noExplicitAny: a route's handler takes its app's own context.
+export type RouteHandler = (c: Context<any>) => Response | Promise<Response>;
+
+/**
+ * One route of the table: its methods and paths (Hono patterns), what it needs, and how
+ * its handler is made once, at mount time, from what the app serves (`S`).
+ */
+export interface RouteEntry<S> {
+  /** Unique within an app; names the route in docs and errors. */
+  readonly id: string;
+  readonly methods: readonly RouteMethod[];
+  readonly paths: readonly string[];
+  readonly guards: RouteGuards;
+  /** One line for the docs. */
+  readonly summary: string;
+  /**
+   * For a route that exists only while a feature is on: answered not found, before any
+   * other guard, while it is off.
+   */
+  readonly gate?: (served: S) => MiddlewareHandler;
+  readonly serve: (served: S) => RouteHandler;
+}
