@@ -183,7 +183,7 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
 }
 
 /** The version each kind's schema reaches. */
-const VERSIONS = { conversation: "4", index: "1", registry: "1" } as const;
+const VERSIONS = { conversation: "5", index: "1", registry: "1" } as const;
 
 const built = (schema: Schema) =>
   runInDurableObject(scratch(), (_i, state) => {

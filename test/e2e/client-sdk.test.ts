@@ -267,8 +267,9 @@ describe("client auth against the SDK server", () => {
     const guarded = await startSdkAgent({ requireBearer: "right" });
     try {
       const error = await connect(guarded.baseUrl, { auth: { bearer: "wrong" } }).catch((e) => e);
-      // The card fetch itself is refused here: the error says where and why.
-      expect(String(error.message)).toContain("401");
+      // The card fetch itself is refused here: the server's own answer, typed.
+      expect(error).toBeInstanceOf(UnauthenticatedError);
+      expect(error.httpStatus).toBe(401);
       const card = {
         name: "x",
         supportedInterfaces: [

@@ -104,6 +104,7 @@ const concrete = (pattern: string, tenant: string) =>
 const VALID: Record<string, Json> = {
   "POST /memory/search": { text: "anything" },
   "POST /memory/goals": { title: "A goal" },
+  "POST /memory/entities": { name: "Ana", type: "Person" },
 };
 const validBody = (id: string) =>
   JSON.stringify(VALID[id.slice("memory ".length)] ?? { claim: "x" });
@@ -145,6 +146,7 @@ describe("the memory routes of the route table", () => {
         "memory DELETE /memory/:kind/:id",
         "memory GET /memory",
         "memory GET /memory/:kind/:id",
+        "memory POST /memory/entities",
         "memory POST /memory/facts",
         "memory POST /memory/goals",
         "memory POST /memory/search",

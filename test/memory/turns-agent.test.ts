@@ -111,16 +111,18 @@ describe("turns recorded by the agent", () => {
     // Conversation B: the past turns come after the instructions, as quoted conversation.
     wire.turn("The riverside venue.");
     await ask(alice, "What did we decide about the venue?");
-    const system = wire.systems.at(-1) as string;
-    expect(system).toContain(PAST);
-    expect(system).toContain(
+    // Recalled memory is data in a fenced user-role message, never in the system prompt.
+    const recalled = wire.recalled.at(-1) as string;
+    expect(wire.systems.at(-1)).not.toContain(PAST);
+    expect(recalled).toContain(PAST);
+    expect(recalled).toContain(
       `- ${today}, the user said: "We decided on the riverside venue for the party."`,
     );
-    expect(system).toContain(`- ${today}, you answered: "Noted: the riverside venue."`);
+    expect(recalled).toContain(`- ${today}, you answered: "Noted: the riverside venue."`);
     // Conversation A has them in its own history: not quoted again.
     wire.turn("Yes, the riverside one.");
     await ask(alice, "Which venue again?", a);
-    expect(wire.systems.at(-1)).not.toContain(PAST);
+    expect(wire.recalled.at(-1)).not.toContain(PAST);
     // Another owner, and the same user in another tenant.
     wire.turn("I do not know.", "I do not know.");
     await ask({ user: `bob-${alice.user}` }, "What did we decide about the venue?");
@@ -129,6 +131,7 @@ describe("turns recorded by the agent", () => {
       "You are a helpful assistant.",
       "You are a helpful assistant.",
     ]);
+    expect(wire.recalled.slice(-2)).toEqual(["", ""]);
   });
 
   it("K1: tool turns are recorded only when turns.tools is on", async () => {
@@ -202,10 +205,11 @@ describe("turns recorded by the agent", () => {
     // Conversation C: Porto is current, and nothing brings Lisbon back.
     wire.turn("You live in Porto.");
     await ask(alice, "Where do I live?");
-    const system = wire.systems.at(-1) as string;
-    expect(system).toContain("The user says they live in Porto.");
-    expect(system).toContain('the user said: "Now I live in Porto."');
-    expect(system).not.toContain("Lisbon");
+    const recalled = wire.recalled.at(-1) as string;
+    expect(recalled).toContain("The user says they live in Porto.");
+    expect(recalled).toContain('the user said: "Now I live in Porto."');
+    expect(recalled).not.toContain("Lisbon");
+    expect(wire.systems.at(-1)).not.toContain("Lisbon");
   });
 });
 

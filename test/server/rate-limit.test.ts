@@ -475,7 +475,7 @@ describe("rate limit configuration", () => {
   it("refuses bad options when the agent is defined, naming the option", () => {
     const define = (rateLimit: unknown) => () =>
       defineAgent({ card: { name: "A", description: "a" }, rateLimit: rateLimit as false });
-    expect(define({ perCaller: "X" })).toThrow(/rateLimit: unknown option perCaller/);
+    expect(define({ perCaller: "X" })).toThrow(/unknown option rateLimit\.perCaller/);
     expect(define({ perPrincipal: "" })).toThrow(/rateLimit.perPrincipal must name/);
     expect(define({ perTenant: "has space" })).toThrow(/rateLimit.perTenant must name/);
     expect(define({ perPrincipal: { binding: "X", periodSeconds: 30 } })).toThrow(
