@@ -5,7 +5,7 @@ import { JWKS_PATH } from "../../push/headers";
 import { logEvent } from "../../telemetry/log";
 import { cardSigningOrigins, signedCardJson } from "./card-signing";
 
-/** What the server really serves, for the card's capability flags (A3). */
+/** What the server really serves, for the card's capability flags. */
 export function servedFeatures(agent: Agent<unknown>, baseUrl: string): ServedFeatures {
   const delegatesToAgents = Object.keys(agent.agents).length > 0;
   return {
