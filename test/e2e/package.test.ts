@@ -202,6 +202,13 @@ const SECURITY_REVIEW_COST_BYTES = 792;
  * 208,951 after.
  */
 const ROUTE_TABLE_COST_BYTES = 1_697;
+/**
+ * The items since the layout move were each measured on its own branch, several against a
+ * recorded goal rather than a fresh build of main; merged, gzip shares their strings and the
+ * sum overstates the whole. Measured on the merged demo: 217,973 bytes against the items'
+ * 218,611, so the goal stays tight.
+ */
+const MERGED_ITEMS_OVERLAP_BYTES = -638;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -229,7 +236,8 @@ const BUNDLE_GOAL_BYTES =
   MEMORY_TURNS_COST_BYTES +
   APPROVALS_COST_BYTES +
   SECURITY_REVIEW_COST_BYTES +
-  ROUTE_TABLE_COST_BYTES;
+  ROUTE_TABLE_COST_BYTES +
+  MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {
