@@ -205,10 +205,10 @@ const ROUTE_TABLE_COST_BYTES = 1_697;
 /**
  * The items since the layout move were each measured on its own branch, several against a
  * recorded goal rather than a fresh build of main; merged, gzip shares their strings and the
- * sum overstates the whole. Measured on the merged demo: 217,973 bytes against the items'
+ * sum overstates the whole. Measured on the merged demo: 217,974 bytes against the items'
  * 218,611, so the goal stays tight.
  */
-const MERGED_ITEMS_OVERLAP_BYTES = -638;
+const MERGED_ITEMS_OVERLAP_BYTES = -637;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
