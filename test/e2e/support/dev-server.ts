@@ -40,12 +40,29 @@ export interface DevOptions {
   port?: number;
 }
 
-/** Starts `wrangler dev` and resolves once it says "Ready on" (90 s at most). */
+/**
+ * Starts `wrangler dev` and resolves once it says "Ready on" (90 s at most). A port found
+ * free can be taken by another process before wrangler binds it (several dev servers start
+ * at once here): then it starts again, on new ports unless the caller named one.
+ */
 export async function startDev(options: DevOptions): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      const taken = String((error as Error).message).includes("Address already in use");
+      if (!taken || attempt === 4) throw error;
+      await new Promise((r) => setTimeout(r, 500 * attempt));
+    }
+  }
+}
+
+async function startOnce(options: DevOptions): Promise<DevServer> {
   const port = options.port ?? (await freePort());
   // Its own inspector port too: wrangler's default (9229) is taken by whichever of the
   // dev servers started at once binds it first, and the others fail to start.
-  const inspectorPort = await freePort();
+  let inspectorPort = await freePort();
+  while (inspectorPort === port) inspectorPort = await freePort();
   const [cmd, ...first] = options.command;
   const args = [
     ...first,
