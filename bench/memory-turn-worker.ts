@@ -40,17 +40,38 @@ async function* answer(text: string): AsyncIterable<StreamEvent[]> {
 }
 
 /**
- * Answers every turn at once: ANSWER when the system prompt holds a memory section with
- * the stored facts exactly when `remembers`, another text otherwise. Unlike `fakeModel`
+ * Answers every turn at once: ANSWER when the request holds the recalled memory (a fenced
+ * user-role message before the conversation) with the stored facts exactly when
+ * `remembers`, another text otherwise. Unlike `fakeModel`
  * it keeps no copy of each request, which would cost the memory agent's longer prompt more.
  */
+/** The recalled memory message's text: the first user message, when it is the fence. */
+function recalledSection(request: ModelRequest): string {
+  for (const item of request.messages as unknown as { role?: string; content?: unknown }[]) {
+    if (item.role !== "user") continue;
+    const content = item.content;
+    const text =
+      typeof content === "string"
+        ? content
+        : Array.isArray(content)
+          ? content
+              .map((p) =>
+                typeof p === "string" ? p : String((p as { text?: unknown }).text ?? ""),
+              )
+              .join("")
+          : "";
+    return text.startsWith("<recalled_memory>") ? text : "";
+  }
+  return "";
+}
+
 const answering = (remembers: boolean): Model => ({
   provider: "bench",
   model: "bench",
   capabilities: CAPABILITIES,
   streamBatches(request: ModelRequest) {
-    const system = request.system ?? "";
-    const recalled = system.includes(BUNDLE_HEADING) && system.includes(REMEMBERED);
+    const section = recalledSection(request);
+    const recalled = section.includes(BUNDLE_HEADING) && section.includes(REMEMBERED);
     if (recalled === remembers) return answer(ANSWER);
     return answer(remembers ? "WRONG: no memory in the request" : "WRONG: memory in the request");
   },
