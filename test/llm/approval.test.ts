@@ -296,21 +296,40 @@ describe("tool calls that need approval", () => {
     fake.reply({ fixture: "openai-chat/after-tool-result-text.sse" });
     const same = message([decision(callId, "approve")], { taskId: task.id });
     const other = message([decision(callId, "reject")], { taskId: task.id });
-    const [a, b, c] = await Promise.all([
+    // The same decision twice at once: whichever arrives first applies it and waits for the
+    // end; its twin is a retry, answered with the task as it is then (working or done).
+    const twins = await Promise.all([
       rpc("SendMessage", { message: same }),
       rpc("SendMessage", { message: same }),
-      rpc("SendMessage", { message: other }),
     ]);
-    // The first copy applies the decision and waits for the end; its twin is a retry, answered
-    // with the task as it is; the other decision finds the task working (or done): refused.
-    expect(stateOf(taskOf(a.body))).toBe("TASK_STATE_COMPLETED");
-    expect(b.body.error).toBeUndefined();
-    expect((c.body.error as Json).message).toMatch(/still working|completed and accepts no more/);
+    for (const answer of twins) expect(answer.body.error).toBeUndefined();
+    expect(twins.map((t) => stateOf(taskOf(t.body)))).toContain("TASK_STATE_COMPLETED");
     expect(harness.toolRuns).toEqual(["UK"]);
+    const c = await rpc("SendMessage", { message: other });
+    expect((c.body.error as Json).message).toMatch(/completed and accepts no more/);
+    // Two different decisions at once on another held call: one applies, the other is refused.
+    const second = await askCapital();
+    const secondId = second.request.calls[0].callId;
+    fake.reply({ fixture: "openai-chat/after-tool-result-text.sse" });
+    const raced = await Promise.all(
+      (["approve", "reject"] as const).map((verdict) =>
+        rpc("SendMessage", {
+          message: message([decision(secondId, verdict)], { taskId: second.task.id }),
+        }),
+      ),
+    );
+    const refused = raced.filter((r) => r.body.error !== undefined);
+    expect(refused).toHaveLength(1);
+    expect(((refused[0] as { body: Json }).body.error as Json).message).toMatch(
+      /still working|completed and accepts no more/,
+    );
+    // The approve ran the tool once, or the reject won and it never ran.
+    expect(["UK,UK", "UK"]).toContain(harness.toolRuns.join(","));
+    const runs = harness.toolRuns.length;
     // Sent again after it was applied: the task as it is, nothing run again.
     const again = await rpc("SendMessage", { message: same });
     expect(stateOf(taskOf(again.body))).toBe("TASK_STATE_COMPLETED");
-    expect(harness.toolRuns).toEqual(["UK"]);
+    expect(harness.toolRuns).toHaveLength(runs);
   });
 
   it("M8: a different decision after the task completed gets a clear error", async () => {
