@@ -11,7 +11,7 @@ import {
   TaskNotFoundError,
   textOf,
 } from "../../src/client/index";
-import { BASE } from "../helpers";
+import { BASE } from "../support/helpers";
 
 const viaSelf: typeof fetch = (input, init) => SELF.fetch(input, init);
 
