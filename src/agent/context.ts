@@ -8,7 +8,7 @@ import type { Task } from "../protocol/task";
 import type { ChildTask, DelegateOptions, DelegateTarget } from "./delegation";
 import type { HandlerMemory } from "./memory-source";
 
-/** What an artifact update carries; `append` adds parts to an artifact already sent (D4). */
+/** What an artifact update carries; `append` adds parts to an artifact already sent. */
 export interface ArtifactUpdate {
   /** Reuse an id with `append: true` to stream chunks into one artifact. */
   artifactId?: string;
@@ -55,13 +55,13 @@ export interface TaskContext<Env = unknown> {
    * The part of the conversation a model call sends, read back from its end without
    * loading the rest: the stored running summary, then the newest items within the
    * policy's budget. Over budget with a summarizer, the older part is summarized into a
-   * new running summary (stored for later turns), then the window is truncated (F25).
+   * new running summary (stored for later turns), then the window is truncated.
    * The user message this run answers is always in the window, however far back.
    * @example
    * const { items } = await ctx.conversationWindow({ maxTokens: 8000, summarizer });
    */
   conversationWindow(policy: WindowPolicy): Promise<ConversationWindow>;
-  /** Aborted when the task is canceled; pass it to fetch and check it in loops (B9). */
+  /** Aborted when the task is canceled; pass it to fetch and check it in loops. */
   readonly signal: AbortSignal;
   /** The worker's bindings and secrets. */
   readonly env: Env;

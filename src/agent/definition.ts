@@ -29,7 +29,7 @@ import type { ReplyHook } from "./reply";
 import { type AgentTools, checkAgentTools } from "./tools/agent-tools";
 import type { Tools } from "./tools/tools";
 
-/** Answers an `infer` part (B10); the providers module plugs a model in here. */
+/** Answers an `infer` part; the providers module plugs a model in here. */
 export type InferFn<Env = unknown> = (
   part: InferPart,
   ctx: TaskContext<Env>,
@@ -42,7 +42,7 @@ export interface AgentConfig<Env = unknown> {
   /**
    * Runs each turn of a task. Without one, an agent with a `model` runs the model (see
    * `model`); otherwise the default execution runs the latest message's `tool_call` and
-   * `infer` parts (B10).
+   * `infer` parts.
    */
   handler?: AgentHandler<Env>;
   /**
@@ -56,14 +56,14 @@ export interface AgentConfig<Env = unknown> {
    */
   tools?: Tools;
   /**
-   * MCP servers whose tools the model may call beside `tools` (M1–M3), from
+   * MCP servers whose tools the model may call beside `tools`, from
    * `mcpServers` of `edgelink/mcp` (opt-in, so Workers without MCP do not bundle its client):
    * `mcpServers({ docs: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } } })`.
    * `${VAR}` in the url and header values comes from the Worker's env and secrets.
    */
   mcp?: McpToolSource;
   /**
-   * Long-term memory of each user across conversations (K1–K8), from `memory` of
+   * Long-term memory of each user across conversations, from `memory` of
    * `edgelink/memory`: recalled into every model turn, written by extraction after each
    * turn and, when turned on, by the model's own tools; served to users and the operator
    * on `/memory` routes. Off unless given: it spends model calls and keeps what users say.
@@ -78,7 +78,7 @@ export interface AgentConfig<Env = unknown> {
    */
   agents?: AgentTools;
   /**
-   * Routes of your own beside the A2A ones (B15), behind the same authentication, CORS
+   * Routes of your own beside the A2A ones, behind the same authentication, CORS
    * and body limit, each declared with `endpoint()`.
    */
   endpoints?: readonly DeclaredEndpoint<Env>[];
@@ -101,43 +101,43 @@ export interface AgentConfig<Env = unknown> {
   /** Request settings for every model call: temperature, maxTokens, reasoning, ... */
   modelSettings?: ModelSettings;
   /**
-   * Take `<think>`, `<thinking>` and `<reasoning>` blocks out of the model's visible text
-   * (J3, J4), for models that think inline (DeepSeek R1, QwQ, ...). Default true.
+   * Take `<think>`, `<thinking>` and `<reasoning>` blocks out of the model's visible text,
+   * for models that think inline (DeepSeek R1, QwQ, ...). Default true.
    */
   stripThinkTags?: boolean;
-  /** Most model calls in one turn, counting each tool round (H10, H16). Default 20. */
+  /** Most model calls in one turn, counting each tool round. Default 20. */
   maxIterations?: number;
-  /** Most tool rounds (model turns whose tool calls ran) in one turn (H16). Default 10. */
+  /** Most tool rounds (model turns whose tool calls ran) in one turn. Default 10. */
   maxToolRounds?: number;
-  /** A model-backed turn still running after this long fails (H16). Default 300 s. */
+  /** A model-backed turn still running after this long fails. Default 300 s. */
   turnTimeoutMs?: number;
   /**
-   * A tool call still running after this long gets a timeout error result (H12); a tool's
+   * A tool call still running after this long gets a timeout error result; a tool's
    * own `timeoutMs` wins. Default 60 s.
    */
   toolTimeoutMs?: number;
   /**
    * A tool that throws or times out ends the turn with a tool error instead of giving the
-   * model an error result (H14). Unknown tools and bad arguments stay error results. Default false.
+   * model an error result. Unknown tools and bad arguments stay error results. Default false.
    */
   stopOnError?: boolean;
   /**
-   * Only these tools are offered and run; unset or empty means all (H16). Applies to the
+   * Only these tools are offered and run; unset or empty means all. Applies to the
    * agent's own tools, its `agents` and its MCP servers' tools (by the name the model sees).
    */
   allowedTools?: readonly string[];
-  /** These tools are never offered or run; wins over `allowedTools` (H16). Same scope. */
+  /** These tools are never offered or run; wins over `allowedTools`. Same scope. */
   blockedTools?: readonly string[];
   /**
    * Stream the model's reasoning deltas to A2A clients as transient status updates (a data
    * part marked `reasoning`). Off by default: some clients show every status message.
    */
   streamReasoning?: boolean;
-  /** Add a trace of every model and tool call to the turn's result (J1). Default false. */
+  /** Add a trace of every model and tool call to the turn's result. Default false. */
   trace?: boolean;
-  /** Calls beyond this many in one model turn get error results (H11). Default 16. */
+  /** Calls beyond this many in one model turn get error results. Default 16. */
   maxToolCallsPerTurn?: number;
-  /** Run one turn's tool calls concurrently; results keep call order (H13). Default true. */
+  /** Run one turn's tool calls concurrently; results keep call order. Default true. */
   parallelToolCalls?: boolean;
   /** Model call for `infer` parts in the default execution. */
   infer?: InferFn<Env>;
@@ -234,7 +234,7 @@ export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
 /**
  * Request settings of an agent's model calls; messages, system and tools come from the
- * agent. `outputSchema` may be a zod schema or a JSON Schema (G18): it is sent natively
+ * agent. `outputSchema` may be a zod schema or a JSON Schema: it is sent natively
  * where the provider supports it, as instructions otherwise, and the answer is validated
  * against it (`metadata.result.output`, or `outputError` saying what does not match).
  */
@@ -450,7 +450,7 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
 }
 
 /**
- * Which tools an agent offers and runs (H16): `allowed` (unset or empty: all) minus
+ * Which tools an agent offers and runs: `allowed` (unset or empty: all) minus
  * `blocked`. A name in either list that is no tool and no agent is a definition error,
  * unless the agent has MCP servers, whose tools are known only when listed.
  */

@@ -25,7 +25,7 @@ export interface EndpointContext<Env = unknown> {
 
 /**
  * A route of your own served beside the A2A endpoints, behind the same authentication,
- * CORS and body limit (B15). Declare it with `endpoint()` so the handler's input is typed
+ * CORS and body limit. Declare it with `endpoint()` so the handler's input is typed
  * by its `input` schema.
  */
 export interface Endpoint<Env = unknown, In = unknown> {

@@ -7,7 +7,7 @@ import type { TurnTools } from "./tools/turn-tools";
  */
 export interface McpToolSource {
   /**
-   * Opens one turn's view of the servers (M3): their tools as agent tools, named so none
+   * Opens one turn's view of the servers: their tools as agent tools, named so none
    * clashes with `taken`, each call bounded by `timeoutMs` and aborted with `signal`.
    * `close()` ends the sessions it opened. A server that cannot be listed rejects, naming it.
    */
@@ -21,7 +21,7 @@ export interface McpOpenOptions {
   timeoutMs: number;
 }
 
-/** Checks the `mcp` option of `defineAgent` when the Worker loads: it comes from `mcpServers` (M1). */
+/** Checks the `mcp` option of `defineAgent` when the Worker loads: it comes from `mcpServers`. */
 export function checkMcpSource(mcp: McpToolSource | undefined): McpToolSource | null {
   if (mcp === undefined) return null;
   if (typeof mcp !== "object" || mcp === null || typeof mcp.open !== "function") {

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import type { Tools } from "./tools/tools";
 
-/** What a prompt section holds (L1). */
+/** What a prompt section holds. */
 export const PromptSectionType = z.enum([
   "persona",
   "task",
@@ -13,7 +13,7 @@ export const PromptSectionType = z.enum([
 ]);
 export type PromptSectionType = z.infer<typeof PromptSectionType>;
 
-/** One section of a profile; disabled or blank sections are left out (L1). */
+/** One section of a profile; disabled or blank sections are left out. */
 export const PromptSection = z.object({
   id: z.string().min(1),
   name: z.string().optional(),
@@ -25,7 +25,7 @@ export const PromptSection = z.object({
 });
 export type PromptSection = z.output<typeof PromptSection>;
 
-/** A named set of sections; one profile may be the default (L1). */
+/** A named set of sections; one profile may be the default. */
 export const PromptProfile = z.object({
   id: z.string().min(1),
   name: z.string().optional(),
@@ -36,7 +36,7 @@ export const PromptProfile = z.object({
 export type PromptProfile = z.output<typeof PromptProfile>;
 
 /**
- * System instructions built from parts (L1–L3), in this order, blank parts skipped and the
+ * System instructions built from parts, in this order, blank parts skipped and the
  * rest joined by a blank line: the global prompt, a generated tools prompt, the selected
  * profile's enabled sections sorted by `order`, then additional context. A
  * `systemOverride` replaces all of it, verbatim.

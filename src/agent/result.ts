@@ -2,7 +2,7 @@ import { compact, type JsonObject, type JsonValue } from "../protocol/json";
 import { addUsage, type ToolCall, type Usage } from "../providers/types";
 import type { ToolRun } from "./tools/tool-runner";
 
-/** Where an agent's turn stands (J2); a finished task's result says complete, failed or cancelled. */
+/** Where an agent's turn stands; a finished task's result says complete, failed or cancelled. */
 export type AgentStatus =
   | "idle"
   | "planning"
@@ -51,7 +51,7 @@ export interface TraceEntry {
 }
 
 /**
- * What a model-backed turn produced (J1), in the finished task's `metadata.result`. Totals
+ * What a model-backed turn produced, in the finished task's `metadata.result`. Totals
  * cover every model call of the turn, tool rounds included. Unknown values are absent,
  * not null (task metadata is merged as a JSON merge patch, where null means "remove").
  * @example
@@ -76,7 +76,7 @@ export interface AgentResult {
   totalTimeMs: number;
   /** When the turn started (milliseconds since the epoch): with each call's `atMs`, its place in time. */
   startedAt?: number;
-  /** The answer parsed against `outputSchema` when one was set (G18). */
+  /** The answer parsed against `outputSchema` when one was set. */
   output?: JsonValue;
   /** Why the answer does not match `outputSchema`; absent when it does. */
   outputError?: string;

@@ -25,7 +25,7 @@ export interface RegistryClientOptions {
 }
 
 /**
- * A client of an agent registry served by `edgelink/registry` (A9). Runs in Node,
+ * A client of an agent registry served by `edgelink/registry`. Runs in Node,
  * browsers and Workers. Errors are the client's typed errors (`AgentNotFoundError`,
  * `RegistryFullError`, `InvalidParamsError`, ...); a registry that cannot be reached is an
  * `A2AConnectionError`.

@@ -260,7 +260,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     return attempt("context object", () => this.tasks.list(scope, params));
   }
 
-  /** CancelTask: records the cancellation, then interrupts the running handler (B9). */
+  /** CancelTask: records the cancellation, then interrupts the running handler. */
   cancelTask(scope: Scope, taskId: string, metadata?: JsonObject): Promise<Result<Task>> {
     return attempt("context object", async () => this.tasks.cancel(scope, taskId, metadata));
   }
@@ -297,7 +297,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
-   * Compacts this conversation (E5–E9, E11) as a control call (`HistoryCompaction`): a
+   * Compacts this conversation as a control call (`HistoryCompaction`): a
    * bad request, an unknown context or a failing summarizer changes nothing.
    */
   compactHistory(scope: Scope, input: unknown): Promise<Result<CompactionResult>> {

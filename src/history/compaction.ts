@@ -15,7 +15,7 @@ import { estimateItemTokens, estimateTokens } from "./tokens";
 import type { Partition } from "./truncate";
 
 /**
- * How a compaction shortens the history (E6–E8).
+ * How a compaction shortens the history.
  * @example
  * CompactionStrategy.parse("tokens");
  */
@@ -23,8 +23,8 @@ export const CompactionStrategy = z.enum(["recent", "tokens", "summary"]);
 export type CompactionStrategy = z.infer<typeof CompactionStrategy>;
 
 /**
- * A request to compact a conversation (E5). A control call, not a conversation item: it
- * is never stored in the history nor shown to a model (E10). Parsing rejects bad values
+ * A request to compact a conversation. A control call, not a conversation item: it
+ * is never stored in the history nor shown to a model. Parsing rejects bad values
  * before anything changes.
  * @example
  * CompactionRequest.parse({}); // { strategy: "recent", maxMessages: 20, maxTokens: 4000, ... }
@@ -33,7 +33,7 @@ export const CompactionRequest = z.object({
   strategy: CompactionStrategy.default("recent"),
   /** "recent": items kept, leading instruction included. Below 2 nothing but it could stay. */
   maxMessages: z.int().min(2).default(20),
-  /** "tokens": estimated-token budget (F7). */
+  /** "tokens": estimated-token budget. */
   maxTokens: z.int().min(1).default(4000),
   /** "tokens" and "summary": newest non-instruction items always kept. */
   preserveRecent: z.int().min(0).default(6),
@@ -46,7 +46,7 @@ export type CompactionRequest = z.output<typeof CompactionRequest>;
 export type CompactionRequestInput = z.input<typeof CompactionRequest>;
 
 /**
- * What a compaction did (E9).
+ * What a compaction did.
  * @example
  * const { removed, afterTokens } = await conversation.compact({ strategy: "tokens" });
  */
@@ -62,7 +62,7 @@ export interface CompactionResult {
 }
 
 /**
- * Where compaction may cut: between whole user turns only, or (E4 only) anywhere.
+ * Where compaction may cut: between whole user turns only, or (for `maxMessages` alone) anywhere.
  * @example
  * conversation.keepRecent(10, { boundary: "item" });
  */
@@ -70,7 +70,7 @@ export type CutBoundary = "turn" | "item";
 
 /**
  * Splits items into kept and removed, then also removes kept tool outputs whose call was
- * removed: a result without its call is rejected by providers (E11). Cutting at user-turn
+ * removed: a result without its call is rejected by providers. Cutting at user-turn
  * boundaries already keeps pairs together; this catches outputs that arrived a turn late.
  */
 function partition(items: readonly Item[], removed: boolean[]): Partition {
@@ -126,7 +126,7 @@ function recentCut(
 }
 
 /**
- * Keeps the first item plus the newest `maxMessages - 1` (E4), by default moving the cut
+ * Keeps the first item plus the newest `maxMessages - 1`, by default moving the cut
  * forward to the next user-turn boundary (decision 4) so no turn is split; with
  * `boundary: "item"` it cuts exactly there. Handoffs and config updates are kept. Either
  * way no tool output is kept without its call.
@@ -166,7 +166,7 @@ function protectedTailStart(items: readonly Item[], preserveRecent: number): num
 }
 
 /**
- * E7: instructions, structural items and the protected tail stay; older turns are added
+ * Instructions, structural items and the protected tail stay; older turns are added
  * back newest first while they fit.
  */
 function tokensCut(items: readonly Item[], maxTokens: number, preserveRecent: number): boolean[] {
@@ -195,9 +195,9 @@ function tokensCut(items: readonly Item[], maxTokens: number, preserveRecent: nu
 }
 
 /**
- * The synchronous strategies: "recent" (E6) keeps a leading system/developer message, every
+ * The synchronous strategies: "recent" keeps a leading system/developer message, every
  * handoff and config update, and the newest items starting at a user turn, at most
- * `maxMessages` in all unless the newest turn alone is longer; "tokens" (E7) never drops
+ * `maxMessages` in all unless the newest turn alone is longer; "tokens" never drops
  * instructions, handoffs, config updates or the protected tail.
  */
 export function compactItems(items: readonly Item[], request: CompactionRequest): Partition {
@@ -212,7 +212,7 @@ export function compactItems(items: readonly Item[], request: CompactionRequest)
 }
 
 /**
- * Runs a compaction request against a conversation (E5–E9, E11). "summary" (E8) folds the
+ * Runs a compaction request against a conversation. "summary" folds the
  * items before the protected tail into one summary message with one summarizer call,
  * keeping instructions, earlier summaries, handoffs and config updates; a summarizer
  * error, an abort or an empty summary leave the conversation unchanged (errors rethrown).

@@ -21,7 +21,7 @@ export type ConfigTarget = string | number | null;
 
 /**
  * Resolves instructions and tools by scanning from the start up to and including the
- * target (F19). The last system/developer message sets the instructions; a config update
+ * target. The last system/developer message sets the instructions; a config update
  * overrides whatever it names. Tools come only from config updates. An unknown id scans
  * everything, and so does an index past the end.
  * @example
@@ -52,7 +52,7 @@ export function activeConfigAt(items: readonly Item[], target: ConfigTarget = nu
 }
 
 /**
- * The items a model should see (G7, F20, F21): handoffs and config updates are left out,
+ * The items a model should see: handoffs and config updates are left out,
  * and when a config update changed the instructions, the first instruction message carries
  * the resolved instructions instead (a system message is put first if there was none).
  * Items are shared with the input, not copied, except the rewritten instruction message.

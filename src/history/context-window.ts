@@ -2,12 +2,12 @@ import type { Conversation } from "./conversation";
 import type { Summarizer } from "./summarize";
 
 /**
- * How much history a model call may carry, and how to get there (F25).
+ * How much history a model call may carry, and how to get there.
  * @example
  * const policy: ContextWindowPolicy = { maxTokens: 8000, keepRecentTurns: 4, summarizer };
  */
 export interface ContextWindowPolicy {
-  /** Estimated-token budget (F7). */
+  /** Estimated-token budget. */
   maxTokens: number;
   /** Item budget; absent is no limit. */
   maxItems?: number;
@@ -38,7 +38,7 @@ export interface ContextWindowResult {
 }
 
 /**
- * F25: summarize only when the conversation is over budget and has more than
+ * Summarize only when the conversation is over budget and has more than
  * `keepRecentTurns + 1` user turns (so there is an older part worth folding), then
  * truncate to the budget. A failing summarizer costs the summary, not the fit: the error
  * is reported and truncation still runs. An abort is rethrown with nothing changed.

@@ -7,7 +7,7 @@ import { type Item, MessageItem, timeOf } from "./items";
  */
 
 /**
- * `items` with `text` as the leading system message (E2): a leading one keeps its id and
+ * `items` with `text` as the leading system message: a leading one keeps its id and
  * gets the new content, else a new one goes first; an empty text removes the leading one.
  * Null when nothing changes (an empty text and no leading system message).
  */
@@ -20,7 +20,7 @@ export function withLeadingSystem(
   if (!text) return leading ? { items: items.slice(1), message: null } : null;
   if (leading) {
     const replaced: MessageItem = { ...leading, content: [text] };
-    // Variants of the old prompt would otherwise win over the new one (F24).
+    // Variants of the old prompt would otherwise win over the new one.
     delete replaced.audioInstructions;
     delete replaced.textInstructions;
     return { items: [replaced, ...items.slice(1)], message: replaced };
@@ -33,7 +33,7 @@ export function withLeadingSystem(
 }
 
 /**
- * `existing` with `incoming` inserted by createdAt (F5): each before the first item with a
+ * `existing` with `incoming` inserted by createdAt: each before the first item with a
  * strictly later time, equal times after; the incoming ones in time order, ties in their
  * given order. The same as inserting them one by one, in O(n + m log m).
  */

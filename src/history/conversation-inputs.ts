@@ -27,7 +27,7 @@ export interface AddOptions {
 }
 
 /**
- * Options of `addMessage`: the message extras (F24) and `replace` (F3).
+ * Options of `addMessage`: the message extras and `replace`.
  * @example
  * conversation.addMessage("user", "hi", { agentId: "voice", confidence: 0.92 });
  */
@@ -44,7 +44,7 @@ export interface MessageOptions extends AddOptions {
 }
 
 /**
- * What `addFunctionCall` takes (F4).
+ * What `addFunctionCall` takes.
  * @example
  * conversation.addFunctionCall({ name: "search", arguments: { q: "x" }, callId: "call_1" });
  */
@@ -59,7 +59,7 @@ export interface FunctionCallInput extends AddOptions {
 }
 
 /**
- * What `addFunctionOutput` takes (F4).
+ * What `addFunctionOutput` takes.
  * @example
  * conversation.addFunctionOutput({ name: "search", callId: "call_1", output: "3 hits" });
  */
@@ -73,7 +73,7 @@ export interface FunctionOutputInput extends AddOptions {
 }
 
 /**
- * What `addHandoff` takes (F20).
+ * What `addHandoff` takes.
  * @example
  * conversation.addHandoff({ toAgent: "billing" });
  */
@@ -84,7 +84,7 @@ export interface HandoffInput extends AddOptions {
 }
 
 /**
- * What `addConfigUpdate` takes; an absent field is left as it was (F19).
+ * What `addConfigUpdate` takes; an absent field is left as it was.
  * @example
  * conversation.addConfigUpdate({ tools: [] }); // no tools from here on
  */
@@ -101,11 +101,11 @@ export interface ConfigUpdateInput extends AddOptions {
 export interface ConversationInit {
   /** Initial items, validated (unknown types are an error here, unlike `fromJSON`). */
   items?: readonly ItemInput[];
-  /** Sets the leading system message, like `setSystem`; empty adds nothing (E2). */
+  /** Sets the leading system message, like `setSystem`; empty adds nothing. */
   systemPrompt?: string;
 }
 
-/** The message `addMessage` appends; a string content becomes `[string]` (F3). */
+/** The message `addMessage` appends; a string content becomes `[string]`. */
 export function messageItem(
   role: ItemRole,
   content: string | readonly ContentPartInput[],

@@ -110,7 +110,7 @@ export class Conversation {
   }
 
   /**
-   * Loads `{ items: [...] }` as written by `toJSON` (F23, E3). Items of unknown types are
+   * Loads `{ items: [...] }` as written by `toJSON`. Items of unknown types are
    * skipped; a malformed item or a duplicate id throws.
    * @example
    * const conversation = Conversation.fromJSON(JSON.parse(stored));
@@ -120,7 +120,7 @@ export class Conversation {
   }
 
   /**
-   * Builds a conversation from LLM messages (E1); see `fromLlmMessages`.
+   * Builds a conversation from LLM messages; see `fromLlmMessages`.
    * @example
    * Conversation.fromLlmMessages([{ role: "user", content: "Hi" }]);
    */
@@ -150,7 +150,7 @@ export class Conversation {
   }
 
   /**
-   * Only the chat messages, without tool traffic or structural items (F6).
+   * Only the chat messages, without tool traffic or structural items.
    * @example
    * conversation.messages().filter((m) => m.role === "assistant");
    */
@@ -159,7 +159,7 @@ export class Conversation {
   }
 
   /**
-   * Number of user turns: user messages (F6).
+   * Number of user turns: user messages.
    * @example
    * if (conversation.turnCount() > 10) await conversation.summarize(summarizer);
    */
@@ -170,7 +170,7 @@ export class Conversation {
   }
 
   /**
-   * The item with this id, or null (F6).
+   * The item with this id, or null.
    * @example
    * const call = conversation.getById(output.id);
    */
@@ -179,7 +179,7 @@ export class Conversation {
   }
 
   /**
-   * Estimated tokens of the whole conversation (F7, decision 5).
+   * Estimated tokens of the whole conversation (the same estimate as every budget).
    * @example
    * if (conversation.estimatedTokens() > 8000) conversation.truncate({ maxTokens: 8000 });
    */
@@ -188,7 +188,7 @@ export class Conversation {
   }
 
   /**
-   * Instructions and tools in force at a point (F19): null = the end, a number = an
+   * Instructions and tools in force at a point: null = the end, a number = an
    * index, a string = an item id (unknown = the end).
    * @example
    * conversation.activeConfigAt(); // { instructions: "…", tools: ["search"] }
@@ -198,8 +198,8 @@ export class Conversation {
   }
 
   /**
-   * The items a model should see: no handoffs or config updates, resolved instructions
-   * (G7, F21). Provider converters start from this.
+   * The items a model should see: no handoffs or config updates, resolved instructions.
+   * Provider converters start from this.
    * @example
    * const forModel = conversation.providerItems();
    */
@@ -208,7 +208,7 @@ export class Conversation {
   }
 
   /**
-   * `{ items }`, deep-copied and JSON-serializable; `fromJSON` reads it back (F23).
+   * `{ items }`, deep-copied and JSON-serializable; `fromJSON` reads it back.
    * @example
    * const stored = JSON.stringify(conversation); // calls toJSON
    */
@@ -217,7 +217,7 @@ export class Conversation {
   }
 
   /**
-   * The LLM-message view (E1); see `toLlmMessages`.
+   * The LLM-message view; see `toLlmMessages`.
    * @example
    * const messages = conversation.toLlmMessages();
    */
@@ -226,7 +226,7 @@ export class Conversation {
   }
 
   /**
-   * An editable deep copy keeping the items that pass the filters (F18).
+   * An editable deep copy keeping the items that pass the filters.
    * @example
    * conversation.copy({ excludeInstructions: true, tools: [] }); // chat only
    */
@@ -235,7 +235,7 @@ export class Conversation {
   }
 
   /**
-   * An editable deep copy; changes to either never reach the other (F12).
+   * An editable deep copy; changes to either never reach the other.
    * @example
    * const sub = conversation.fork();
    */
@@ -245,7 +245,7 @@ export class Conversation {
 
   /**
    * A copy with the instructions and the `recentTurns` newest user turns (default 3),
-   * optionally keeping only some tools' calls and outputs (F13).
+   * optionally keeping only some tools' calls and outputs.
    * @example
    * const sub = conversation.forkFiltered({ recentTurns: 1, tools: ["search"] });
    */
@@ -257,7 +257,7 @@ export class Conversation {
 
   /**
    * A fresh conversation for a sub-agent: a system message with its instructions and an
-   * optional user brief, stamped with `agentId` (F14). Nothing of this history is copied.
+   * optional user brief, stamped with `agentId`. Nothing of this history is copied.
    * @example
    * const sub = conversation.forkBrief({
    *   instructions: "Research X",
@@ -270,7 +270,7 @@ export class Conversation {
   }
 
   /**
-   * A live read-only view of this conversation (F22).
+   * A live read-only view of this conversation.
    * @example
    * await subAgent.run(conversation.readonly());
    */
@@ -284,7 +284,7 @@ export class Conversation {
   // ---------------------------------------------------------------- adding
 
   /**
-   * Appends a message; a string content becomes `[string]` (F3). With `replace: true` and
+   * Appends a message; a string content becomes `[string]`. With `replace: true` and
    * role "system", every earlier system message (not developer ones) is removed first.
    * @example
    * conversation.addMessage("user", ["What is in this picture?", { type: "image", url }]);
@@ -310,7 +310,7 @@ export class Conversation {
   }
 
   /**
-   * Appends a system message; an empty prompt adds nothing (E2).
+   * Appends a system message; an empty prompt adds nothing.
    * @example
    * conversation.addSystem("The user is on the free plan.");
    */
@@ -321,7 +321,7 @@ export class Conversation {
 
   /**
    * Replaces the content of a leading system message (same id), or puts a new one first;
-   * an empty prompt removes the leading system message (E2). Later turns are untouched.
+   * an empty prompt removes the leading system message. Later turns are untouched.
    * @example
    * conversation.setSystem("You are a pirate.");
    */
@@ -334,7 +334,7 @@ export class Conversation {
   }
 
   /**
-   * Clears everything and starts over with this system prompt; empty adds nothing (E2).
+   * Clears everything and starts over with this system prompt; empty adds nothing.
    * @example
    * conversation.resetToSystem("New session.");
    */
@@ -345,7 +345,7 @@ export class Conversation {
   }
 
   /**
-   * Appends a function call (F4); `callId` is generated when absent.
+   * Appends a function call; `callId` is generated when absent.
    * @example
    * const call = conversation.addFunctionCall({ name: "search", arguments: { q: "zod" } });
    */
@@ -355,7 +355,7 @@ export class Conversation {
   }
 
   /**
-   * Appends the output of a call (F4).
+   * Appends the output of a call.
    * @example
    * conversation.addFunctionOutput({ name: "search", callId: call.callId, output: { hits: 3 } });
    */
@@ -365,7 +365,7 @@ export class Conversation {
   }
 
   /**
-   * Records that control passed to another agent (F20).
+   * Records that control passed to another agent.
    * @example
    * conversation.addHandoff({ fromAgent: "triage", toAgent: "billing", reason: "refund" });
    */
@@ -375,7 +375,7 @@ export class Conversation {
   }
 
   /**
-   * Records a change of instructions and/or tools from here on (F19, F21).
+   * Records a change of instructions and/or tools from here on.
    * @example
    * conversation.addConfigUpdate({ instructions: "Be brief.", tools: ["search"] });
    */
@@ -388,7 +388,7 @@ export class Conversation {
 
   /**
    * Inserts an item before the first item with a strictly later createdAt; equal times
-   * go after (F5).
+   * go after.
    * @example
    * conversation.insert({ type: "message", role: "user", content: "late", createdAt });
    */
@@ -398,7 +398,7 @@ export class Conversation {
   }
 
   /**
-   * Inserts items by createdAt, sorting them first (F5). Same result as inserting them
+   * Inserts items by createdAt, sorting them first. Same result as inserting them
    * one by one in time order, in O(n + m log m).
    * @example
    * conversation.insertMany(itemsFromAnotherDevice);
@@ -413,7 +413,7 @@ export class Conversation {
   }
 
   /**
-   * Replaces every item with validated ones, keeping this object (E3). Atomic: invalid
+   * Replaces every item with validated ones, keeping this object. Atomic: invalid
    * input throws and changes nothing. Accepts `{ items }` or a plain array.
    * @example
    * conversation.replace(JSON.parse(stored));
@@ -437,7 +437,7 @@ export class Conversation {
 
   /**
    * Removes the oldest unprotected items until at most `maxItems` items and `maxTokens`
-   * estimated tokens remain (F8–F10). Protected: the first system/developer message, the
+   * estimated tokens remain. Protected: the first system/developer message, the
    * first summary, the last user message, handoffs, config updates and calls awaiting
    * their output. Calls and outputs leave together; orphans are dropped. No limits, no
    * change. Returns the removed items.
@@ -452,7 +452,7 @@ export class Conversation {
   }
 
   /**
-   * Keeps the first item plus the newest `maxMessages - 1` (E4; throws below 2), cutting
+   * Keeps the first item plus the newest `maxMessages - 1` (throws below 2), cutting
    * only between user turns unless `boundary: "item"`. Returns the removed items.
    * @example
    * conversation.keepRecent(20);
@@ -466,7 +466,7 @@ export class Conversation {
 
   /**
    * Folds everything before the `keepRecentTurns` newest user turns into one summary
-   * message (F11). No change when there are no more turns than that, nothing to
+   * message. No change when there are no more turns than that, nothing to
    * summarize, or the summary is empty; a summarizer error is rethrown, nothing changed.
    * @example
    * await conversation.summarize(summarizer, { keepRecentTurns: 2 });
@@ -480,7 +480,7 @@ export class Conversation {
   }
 
   /**
-   * Runs a compaction request (E5–E9, E11): "recent" (default), "tokens" or "summary"
+   * Runs a compaction request: "recent" (default), "tokens" or "summary"
    * (needs a summarizer). Bad request values throw before anything changes.
    * @example
    * const result = await conversation.compact({ strategy: "tokens", maxTokens: 2000 });
@@ -494,7 +494,7 @@ export class Conversation {
   }
 
   /**
-   * Summarize-then-truncate to fit a context window (F25).
+   * Summarize-then-truncate to fit a context window.
    * @example
    * await conversation.fitContextWindow({ maxTokens: 8000, summarizer });
    */
@@ -507,7 +507,7 @@ export class Conversation {
 
   /**
    * Adds copies of the other conversation's items whose ids are not here yet, then
-   * stably sorts everything by createdAt (F15). Merging again changes nothing. Returns
+   * stably sorts everything by createdAt. Merging again changes nothing. Returns
    * the added items.
    * @example
    * const sub = conversation.fork(); await runSubAgent(sub); conversation.merge(sub);
@@ -524,7 +524,7 @@ export class Conversation {
 
   /**
    * Appends a copy of the other conversation's last assistant message, attributed to
-   * `agentId` when given (F16); null when it has none. The copy keeps its id unless that
+   * `agentId` when given; null when it has none. The copy keeps its id unless that
    * id is already used here.
    * @example
    * conversation.mergeResult(sub, { agentId: "researcher" });
@@ -540,8 +540,8 @@ export class Conversation {
   }
 
   /**
-   * Appends a flagged summary of the other conversation, written by one summarizer call
-   * (F17); null and no change when there is nothing to summarize or the summary is empty.
+   * Appends a flagged summary of the other conversation, written by one summarizer call;
+   * null and no change when there is nothing to summarize or the summary is empty.
    * @example
    * await conversation.mergeWithSummary(sub, { summarizer, agentId: "researcher" });
    */

@@ -13,7 +13,7 @@ import {
 import { recentTurnsStart } from "./summarize";
 
 /**
- * Filters for `copy` (F18). Every filter is off by default.
+ * Filters for `copy`. Every filter is off by default.
  * @example
  * conversation.copy({ excludeHandoffs: true, tools: ["search"], agentId: "researcher" });
  */
@@ -43,7 +43,7 @@ function hasContent(message: MessageItem): boolean {
 }
 
 /**
- * Deep copies of the items passing the filters, in order (F18).
+ * Deep copies of the items passing the filters, in order.
  * @example
  * copyItems(items, { excludeInstructions: true, tools: ["search"] });
  */
@@ -76,7 +76,7 @@ export function copyItems(items: readonly Item[], filters: CopyFilters = {}): It
 
 /**
  * Instructions first, then everything from the `recentTurns`-th newest user message on,
- * after applying the tool filter (F13). Up to `recentTurns` user turns keeps everything.
+ * after applying the tool filter. Up to `recentTurns` user turns keeps everything.
  */
 export function forkFilteredItems(
   items: readonly Item[],
@@ -94,7 +94,7 @@ export function forkFilteredItems(
   return [...instructions, ...tail];
 }
 
-/** A fresh context for a sub-agent: its instructions and an optional brief (F14). */
+/** A fresh context for a sub-agent: its instructions and an optional brief. */
 export function forkBriefItems(options: {
   instructions: string;
   brief?: string;
@@ -121,7 +121,7 @@ export function forkBriefItems(options: {
 
 /**
  * This conversation's items plus deep copies of the other's items with ids not seen here,
- * stably sorted by createdAt (F15). Merging the same items again adds nothing.
+ * stably sorted by createdAt. Merging the same items again adds nothing.
  */
 export function mergeItems(mine: readonly Item[], theirs: readonly Item[]): Item[] {
   const seen = new Set(mine.map((item) => item.id));
@@ -139,7 +139,7 @@ export function mergeItems(mine: readonly Item[], theirs: readonly Item[]): Item
   return keyed.map((entry) => entry.item);
 }
 
-/** A copy of the other's last assistant message, or null when it has none (F16). */
+/** A copy of the other's last assistant message, or null when it has none. */
 export function lastAssistantCopy(
   theirs: readonly Item[],
   taken: (id: string) => boolean,

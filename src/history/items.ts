@@ -2,7 +2,7 @@ import * as z from "zod";
 import { JsonObject, newId, nowIso } from "../protocol/json";
 
 /**
- * The items of a conversation (F1): chat messages, function calls and their outputs,
+ * The items of a conversation: chat messages, function calls and their outputs,
  * agent handoffs and config updates. Every item is a plain JSON object discriminated on
  * `type`; ids carry a per-type prefix so logs and stored rows are easy to tell apart.
  */
@@ -22,7 +22,7 @@ export const ID_PREFIX = {
 } as const;
 
 /**
- * Who speaks in a chat message (F2); tool traffic travels as its own items.
+ * Who speaks in a chat message; tool traffic travels as its own items.
  * @example
  * ItemRole.parse("developer");
  */
@@ -89,16 +89,16 @@ export const MessageItem = z.object({
   /** Speech-recognition confidence of a transcribed message. */
   confidence: z.number().optional(),
   metrics: JsonObject.optional(),
-  /** Instructions to use when the input is audio; falls back to `content` (F24). */
+  /** Instructions to use when the input is audio; falls back to `content`. */
   audioInstructions: z.string().optional(),
-  /** Instructions to use when the input is text; falls back to `content` (F24). */
+  /** Instructions to use when the input is text; falls back to `content`. */
   textInstructions: z.string().optional(),
 });
 export type MessageItem = z.output<typeof MessageItem>;
 export type MessageItemInput = z.input<typeof MessageItem>;
 
 /**
- * A tool invocation requested by the model (F4).
+ * A tool invocation requested by the model.
  * @example
  * FunctionCallItem.parse({ type: "function_call", name: "search", arguments: "{\"q\":\"x\"}" });
  */
@@ -123,7 +123,7 @@ export type FunctionCallItem = z.output<typeof FunctionCallItem>;
 export type FunctionCallItemInput = z.input<typeof FunctionCallItem>;
 
 /**
- * The result of a tool call, matched to it by `callId` (F4).
+ * The result of a tool call, matched to it by `callId`.
  * @example
  * FunctionOutputItem.parse({ type: "function_call_output", name: "f", callId, output: "ok" });
  */
@@ -144,7 +144,7 @@ export type FunctionOutputItem = z.output<typeof FunctionOutputItem>;
 export type FunctionOutputItemInput = z.input<typeof FunctionOutputItem>;
 
 /**
- * Control passed from one agent to another; structural, never sent to a model (F20).
+ * Control passed from one agent to another; structural, never sent to a model.
  * @example
  * HandoffItem.parse({ type: "agent_handoff", fromAgent: "triage", toAgent: "billing" });
  */
@@ -163,7 +163,7 @@ export type HandoffItem = z.output<typeof HandoffItem>;
 export type HandoffItemInput = z.input<typeof HandoffItem>;
 
 /**
- * A mid-conversation change of instructions and/or tools; structural (F21). An absent
+ * A mid-conversation change of instructions and/or tools; structural. An absent
  * field leaves that part of the configuration as it was.
  * @example
  * ConfigUpdateItem.parse({ type: "agent_config_update", tools: ["search"] });
@@ -207,7 +207,7 @@ const ITEM_TYPES: ReadonlySet<string> = new Set<ItemType>([
 ]);
 
 /**
- * The persisted form of a conversation (F23).
+ * The persisted form of a conversation.
  * @example
  * const json: ConversationJson = conversation.toJSON();
  */
@@ -217,7 +217,7 @@ export interface ConversationJson {
 
 /**
  * Validates stored items. Entries of an unknown `type` are skipped so data written by a
- * newer version still loads (F23); a malformed entry of a known type throws, since
+ * newer version still loads; a malformed entry of a known type throws, since
  * silently dropping it would lose history. Duplicate ids throw: the store keys rows by id.
  * @example
  * parseItems([{ type: "message", role: "user", content: "Hi" }, { type: "future_kind" }]);
@@ -289,7 +289,7 @@ export function messageText(message: MessageItem): string {
 }
 
 /**
- * The instruction variant for a modality, falling back to the content (F24).
+ * The instruction variant for a modality, falling back to the content.
  * @example
  * instructionsForModality(message, "audio"); // audioInstructions ?? content
  */

@@ -33,7 +33,7 @@ export const LlmRole = z.enum(["system", "user", "assistant", "tool"]);
 export type LlmRole = z.infer<typeof LlmRole>;
 
 /**
- * The provider-neutral message view of a conversation (E1). It is not stored: a
+ * The provider-neutral message view of a conversation. It is not stored: a
  * conversation's items are the one model, and this view is derived from them
  * (`toLlmMessages`) or turned into them (`fromLlmMessages`). Tool results are `tool`
  * messages with `toolName` and `toolCallId`; an assistant message may carry `toolCalls`.

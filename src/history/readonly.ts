@@ -1,7 +1,7 @@
 import type { Conversation } from "./conversation";
 
 /**
- * Every method that changes a conversation. A read-only view refuses each of them (F22);
+ * Every method that changes a conversation. A read-only view refuses each of them;
  * a test checks that every method of `Conversation` is either listed here or only reads.
  * @example
  * MUTATORS.includes("truncate"); // true
@@ -31,7 +31,7 @@ export const MUTATORS = [
 export type Mutator = (typeof MUTATORS)[number];
 
 /**
- * A live, read-only view of a conversation (F22): it sees every later change of the
+ * A live, read-only view of a conversation: it sees every later change of the
  * conversation it came from, but has no mutators. `copy` and `fork*` give editable
  * conversations. Mutators reached anyway (from JavaScript, or through a cast) throw a
  * `ReadonlyConversationError`; the async ones reject with it.

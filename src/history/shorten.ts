@@ -16,7 +16,7 @@ function head(text: string, chars: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? chars - 1 : chars);
 }
 
-/** An output cut to at most `tokens` estimated payload tokens (F7), marker included. */
+/** An output cut to at most `tokens` estimated payload tokens, marker included. */
 function cut(output: string, tokens: number): string {
   // The marker's digits are at most those of the whole length: size it for that.
   const room = tokens * 4 - shortenedMarker(output.length, output.length).length;
@@ -26,7 +26,7 @@ function cut(output: string, tokens: number): string {
 
 /**
  * Cuts the tool outputs among `ids` (a turn's current round, which must be sent) until
- * the items' estimated tokens (F7) fit `maxTokens`: the room left by everything else is
+ * the items' estimated tokens fit `maxTokens`: the room left by everything else is
  * shared fairly, so small outputs stay whole and only the large ones are cut, each
  * ending with a marker that says how much was kept. The other items are never changed;
  * when they alone exceed the budget, the outputs are cut to their markers and the items

@@ -23,7 +23,7 @@ export type Summarizer = (
 ) => Promise<string>;
 
 /**
- * Default length budget handed to the summarizer (E5's summaryMaxTokens).
+ * Default length budget handed to the summarizer (a compaction request's `summaryMaxTokens`).
  * @example
  * await conversation.summarize(summarizer, { maxTokens: DEFAULT_SUMMARY_MAX_TOKENS * 2 });
  */
@@ -31,7 +31,7 @@ export const DEFAULT_SUMMARY_MAX_TOKENS = 512;
 
 /** Label in front of a conversation summary, so the model reads it as a recap. */
 export const SUMMARY_LABEL = "Summary of the earlier conversation:";
-/** Label in front of a sub-agent's summary merged back (F17). */
+/** Label in front of a sub-agent's summary merged back. */
 export const SUB_AGENT_SUMMARY_LABEL = "Summary of a sub-agent's work:";
 
 /**
@@ -199,7 +199,7 @@ export interface ItemHost {
 }
 
 /**
- * Options of `summarize` (F11).
+ * Options of `summarize`.
  * @example
  * await conversation.summarize(summarizer, { keepRecentTurns: 2, signal });
  */
@@ -225,7 +225,7 @@ export interface SummarizeResult {
 }
 
 /**
- * F11: folds everything before the `keepRecentTurns` newest user turns into one summary
+ * Folds everything before the `keepRecentTurns` newest user turns into one summary
  * message, keeping instructions, earlier summaries, handoffs and config updates in order.
  * One summarizer call; its error (or an abort) is rethrown with the items unchanged.
  */
@@ -262,7 +262,7 @@ export async function summarizeHost(
 }
 
 /**
- * F17: appends a flagged summary of another conversation's items, written by one
+ * Appends a flagged summary of another conversation's items, written by one
  * summarizer call. Nothing to summarize or an empty summary: no change, null.
  */
 export async function mergeSummaryHost(

@@ -13,7 +13,7 @@ function quarter(text: string): number {
 }
 
 /**
- * Estimated tokens of one item (F7): 4, plus ⌊len/4⌋ per text part and 300 per image for
+ * Estimated tokens of one item: 4, plus ⌊len/4⌋ per text part and 300 per image for
  * messages, plus ⌊name/4⌋ + 5 + ⌊arguments-or-output/4⌋ for calls and outputs. Lengths
  * are UTF-16 code units, so text outside the BMP counts slightly high, which is the safe
  * side for a budget. Handoffs and config updates cost only the fixed 4.

@@ -2,14 +2,14 @@ import { type Item, isInstruction, isStructural, isSummary, isUserMessage } from
 import { estimateItemTokens } from "./tokens";
 
 /**
- * Limits for `truncate`; an absent limit is no limit (F9).
+ * Limits for `truncate`; an absent limit is no limit.
  * @example
  * conversation.truncate({ maxTokens: 8000 });
  */
 export interface TruncateLimits {
   /** Keep at most this many items. */
   maxItems?: number | null;
-  /** Keep the estimated tokens (F7) at or under this. */
+  /** Keep the estimated tokens at or under this. */
   maxTokens?: number | null;
 }
 
@@ -48,7 +48,7 @@ export function awaitingCallIndexes(items: readonly Item[]): Set<number> {
 }
 
 /**
- * Indexes truncation never removes (F8): the first system/developer message, the first
+ * Indexes truncation never removes: the first system/developer message, the first
  * summary, the last user message, every handoff and config update, and calls awaiting
  * their output.
  */
@@ -65,7 +65,7 @@ export function protectedIndexes(items: readonly Item[]): Set<number> {
 }
 
 /**
- * Marks calls without an output and outputs without a call (F10), except calls awaiting
+ * Marks calls without an output and outputs without a call, except calls awaiting
  * their output. `gone` holds what is already removed and receives the orphans.
  */
 function markOrphans(items: readonly Item[], gone: boolean[], awaiting: Set<number>): void {
@@ -85,7 +85,7 @@ function markOrphans(items: readonly Item[], gone: boolean[], awaiting: Set<numb
 }
 
 /**
- * Removes the oldest unprotected items until both limits hold (F8–F10), in O(n).
+ * Removes the oldest unprotected items until both limits hold, in O(n).
  *
  * Orphaned calls and outputs are dropped first, so they never use up budget that real
  * turns could have kept. Then items go oldest first; a call and its output(s) go together.

@@ -41,7 +41,7 @@ export interface WindowSource {
   /**
    * Instruction messages (system, developer), config updates and summary messages before
    * `before`: the first one and the newest `limit`, oldest first. Instructions stay in
-   * force however old, and a summary stands for what it replaced (F8).
+   * force however old, and a summary stands for what it replaced.
    */
   pinned(before: number, limit: number): PositionedItem[];
   /**
@@ -52,13 +52,13 @@ export interface WindowSource {
 }
 
 /**
- * How much history one model call carries, and how it gets there (F25 over a stored
+ * How much history one model call carries, and how it gets there (over a stored
  * conversation).
  * @example
  * const policy: WindowPolicy = { maxTokens: 100_000, keepRecentTurns: 3, summarizer };
  */
 export interface WindowPolicy {
-  /** Estimated-token budget (F7) of the items sent: summary and pinned instructions included. */
+  /** Estimated-token budget of the items sent: summary and pinned instructions included. */
   maxTokens: number;
   /** Item budget; absent is no limit. */
   maxItems?: number;
@@ -88,7 +88,7 @@ export interface WindowPolicy {
  * const { items, summarized, truncated } = await ctx.conversationWindow(policy);
  */
 export interface ConversationWindow {
-  /** The items for the model (handoffs and config updates resolved away, G7). */
+  /** The items for the model (handoffs and config updates resolved away). */
   items: Item[];
   /** A new running summary was written for this window. */
   summarized: boolean;
@@ -102,7 +102,7 @@ export interface ConversationWindow {
   unsummarized: boolean;
   /** Stored rows read to build the window. */
   rowsRead: number;
-  /** Estimated tokens of `items` (F7). */
+  /** Estimated tokens of `items`. */
   tokens: number;
 }
 
@@ -120,13 +120,13 @@ function check(name: string, value: number, min: number): number {
 }
 
 /**
- * Reads the window a model call sends, never the whole conversation (F25): the newest
+ * Reads the window a model call sends, never the whole conversation: the newest
  * items are read back from the end in pages until the budget is passed; the stored
  * running summary stands for everything before it. When the items after the summary do
  * not fit and a summarizer is given, the part older than the `keepRecentTurns` newest
  * user turns (at most `foldMaxTokens` of it, plus the previous summary) is summarized
  * into a new running summary, stored for later turns; then the window is truncated to
- * the budget (F8–F10: instructions, the summary and the last user message stay, a call
+ * the budget (truncation's protections: instructions, the summary and the last user message stay, a call
  * and its output go together, no orphan is sent). The items in `policy.keep` are sent
  * whatever the budget, their tool outputs cut with a marker if they alone do not fit. A
  * failing summarizer costs the summary, not the turn; an abort is rethrown with nothing
@@ -242,7 +242,7 @@ export async function readWindow(
     }
   }
 
-  // Instructions and config updates older than what is sent still apply (F8, F19, F21).
+  // Instructions and config updates older than what is sent still apply.
   const sentFrom = result.summarized ? read[tail] : read[0];
   const found =
     result.summarized || running || !exhausted
@@ -271,7 +271,7 @@ export async function readWindow(
 
 /**
  * One summarizer call over the previous summary and the folded items (plus outputs in
- * the kept turns whose calls were folded, F10); null for an empty summary.
+ * the kept turns whose calls were folded, so no call loses its output); null for an empty summary.
  */
 async function summarizeFold(
   summarizer: Summarizer,

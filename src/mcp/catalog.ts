@@ -4,7 +4,7 @@ import type { JsonObject, JsonValue } from "../protocol/json";
 import { expandServer, type McpServer } from "./config";
 import { McpConnection, type McpResourceInfo, type McpToolInfo } from "./connection";
 
-/** What one server offers (M3). */
+/** What one server offers. */
 export interface McpListing {
   tools: McpToolInfo[];
   resources: McpResourceInfo[];

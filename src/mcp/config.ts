@@ -1,6 +1,6 @@
 import { UserFacingError } from "../protocol/errors";
 
-/** MCP servers an agent takes tools from (M1, M2). */
+/** MCP servers an agent takes tools from. */
 
 /** How to reach one MCP server. */
 export interface McpServerConfig {
@@ -9,11 +9,11 @@ export interface McpServerConfig {
    * secret of that name, so one definition serves every environment.
    */
   url: string;
-  /** Request headers; values expand `${VAR}` from the Worker's env and secrets (M2). */
+  /** Request headers; values expand `${VAR}` from the Worker's env and secrets. */
   headers?: Record<string, string>;
   /** `"streamable-http"` (default) or the older `"sse"`. `"stdio"` cannot run on Workers. */
   transport?: McpTransport;
-  /** How long the server's tool and resource lists are reused, in ms (M3). Default 5 min. */
+  /** How long the server's tool and resource lists are reused, in ms. Default 5 min. */
   cacheTtlMs?: number;
 }
 
@@ -52,7 +52,7 @@ const NAME = /^[A-Za-z0-9_-]{1,48}$/;
 const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /**
- * Checks the configuration given to `mcpServers` (M1): a bad entry is an error naming the
+ * Checks the configuration given to `mcpServers`: a bad entry is an error naming the
  * server, raised when the Worker loads rather than at the first task.
  */
 export function checkMcpServers(servers: McpServers | undefined): McpServer[] {
@@ -118,7 +118,7 @@ function expand(server: string, field: string, value: string, env: object): stri
   });
 }
 
-/** The server's URL and headers with `${VAR}` expanded from the Worker's env (M2). */
+/** The server's URL and headers with `${VAR}` expanded from the Worker's env. */
 export function expandServer(
   server: McpServer,
   env: object,

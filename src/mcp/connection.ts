@@ -17,7 +17,7 @@ import {
 } from "../telemetry";
 import { expandServer, McpError, type McpServer } from "./config";
 
-/** A tool an MCP server offers (M3). */
+/** A tool an MCP server offers. */
 export interface McpToolInfo {
   server: string;
   name: string;
@@ -26,7 +26,7 @@ export interface McpToolInfo {
   inputSchema: JsonObject;
 }
 
-/** A resource an MCP server offers (M3). */
+/** A resource an MCP server offers. */
 export interface McpResourceInfo {
   server: string;
   uri: string;

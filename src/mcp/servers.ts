@@ -23,7 +23,7 @@ export class McpServerSet implements McpToolSource {
 }
 
 /**
- * The MCP servers whose tools an agent's model may call beside its own (M1–M3), by name
+ * The MCP servers whose tools an agent's model may call beside its own, by name
  * (the name shows in errors and in prefixed tool names). The configuration is checked
  * here, when the Worker loads: a bad entry, or a stdio server (Workers cannot start
  * processes), throws an error naming the server. MCP lives in `edgelink/mcp` so that a
@@ -52,7 +52,7 @@ export function mcpServers(config: McpServers): McpServerSet {
 }
 
 /**
- * Every tool and resource of the given servers (M3), read through the same per-server
+ * Every tool and resource of the given servers, read through the same per-server
  * cache a model turn uses. A server that cannot be reached throws an `McpError` naming it.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * `edgelink/memory`: long-term memory for an agent (K1–K8), turned on with
+ * `edgelink/memory`: long-term memory for an agent, turned on with
  * `defineAgent({ memory: memory({...}) })`. A Worker that does not import it bundles none
  * of the memory code.
  * @example

@@ -3,8 +3,8 @@ import { JsonObject, newId, nowIso } from "./json";
 import { Part, Parts } from "./part";
 
 /**
- * Output of a task (D1). Every key is present in the stored shape; the optional
- * descriptors are null rather than absent (D3).
+ * Output of a task. Every key is present in the stored shape; the optional
+ * descriptors are null rather than absent.
  */
 export const Artifact = z.object({
   artifactId: z
@@ -26,7 +26,7 @@ export type Artifact = z.infer<typeof Artifact>;
 export type ArtifactInput = z.input<typeof Artifact>;
 
 /**
- * Artifact factory and chainable edits (D2).
+ * Artifact factory and chainable edits.
  * @example
  * const a = Artifacts.addText(Artifacts.create({ name: "answer" }), "42");
  */

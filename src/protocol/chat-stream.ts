@@ -6,7 +6,7 @@ import { sseFrame } from "./sse";
 import type { Task } from "./task";
 
 /**
- * The chat view of a task's event log (N1–N7): the same events A2A streams carry, told
+ * The chat view of a task's event log: the same events A2A streams carry, told
  * the way a chat front end wants them. `start {taskId, model, sessionId}`, `chunk
  * {content}` per streamed text, `tool_call {tool, arguments, toolCallId}` before each tool
  * runs, `tool_result {tool, content, toolCallId, isError}` after it, then, per turn,

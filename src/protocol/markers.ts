@@ -82,7 +82,7 @@ export function trimHistory<T>(history: T[], historyLength: number | undefined):
 }
 
 /**
- * Edgelink part types a client may send (B10: the default execution runs them). Every
+ * Edgelink part types a client may send (the default execution runs them). Every
  * other part type is something Edgelink writes itself (tool outputs, errors, thinking).
  */
 const CLIENT_PART_TYPES: ReadonlySet<JsonValue> = new Set(["tool_call", "infer"]);

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { JsonObject, newId, nowIso } from "./json";
 import { Part, Parts } from "./part";
 
-/** Who sent a message (C1). A2A knows user and agent; assistant and system ride along. */
+/** Who sent a message. A2A knows user and agent; assistant and system ride along. */
 export const Role = z.enum(["user", "agent", "assistant", "system"]);
 export type Role = z.infer<typeof Role>;
 
@@ -28,7 +28,7 @@ function make(role: Role, parts: Part[]): Message {
 }
 
 /**
- * Message factories and chainable edits (C2).
+ * Message factories and chainable edits.
  * @example
  * const m = Messages.user("What is 2 + 2?");
  * Messages.addPart(m, Parts.data({ hint: "math" }));

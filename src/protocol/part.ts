@@ -2,7 +2,7 @@ import * as z from "zod";
 import { compact, JsonObject, JsonValue, newId } from "./json";
 
 /**
- * A part is `{ type, content }` plus optional A2A part metadata (C3). Text, data and file
+ * A part is `{ type, content }` plus optional A2A part metadata. Text, data and file
  * parts are A2A's own; the others are Edgelink's and travel inside A2A `data` parts with
  * a marker, so any A2A peer can carry them and we get them back as themselves.
  */
@@ -14,14 +14,14 @@ export const TextPart = z.object({
   mediaType: z.string().optional(),
   ...base,
 });
-/** Structured JSON; the seed calls it `json`, A2A calls it `data` (C4). */
+/** Structured JSON; the seed calls it `json`, A2A calls it `data`. */
 export const DataPart = z.object({
   type: z.literal("data"),
   content: JsonValue,
   mediaType: z.string().optional(),
   ...base,
 });
-/** A file, image, audio or video, by URL or by base64 bytes; content is opaque (C12). */
+/** A file, image, audio or video, by URL or by base64 bytes; content is opaque. */
 export const FileContent = z
   .object({
     url: z.string().optional(),
@@ -59,7 +59,7 @@ export const ToolOutputPart = z.object({
   content: ToolOutputContent,
   ...base,
 });
-/** A request for model inference; absent keys stay absent, empty strings stay (C7). */
+/** A request for model inference; absent keys stay absent, empty strings stay. */
 export const InferContent = z.object({
   prompt: z.string().optional(),
   user: z.string().optional(),
@@ -72,20 +72,20 @@ export const InferOutputPart = z.object({
   content: z.union([z.string(), JsonObject]),
   ...base,
 });
-/** An error; it fails the task, `retryable` is advice only (C9). */
+/** An error; it fails the task, `retryable` is advice only. */
 export const ErrorContent = z.object({
   code: z.string(),
   message: z.string(),
   retryable: z.boolean().default(false),
 });
 export const ErrorPart = z.object({ type: z.literal("error"), content: ErrorContent, ...base });
-/** A status report; `message` is present as null when absent (C10). */
+/** A status report; `message` is present as null when absent. */
 export const StatusContent = z.object({
   state: z.string(),
   message: z.string().nullable().default(null),
 });
 export const StatusPart = z.object({ type: z.literal("status"), content: StatusContent, ...base });
-/** A routing decision (C11). */
+/** A routing decision. */
 export const RouteContent = z.object({
   routeKey: z.string().min(1),
   reason: z.string().optional(),
@@ -114,7 +114,7 @@ export const KNOWN_PART_TYPES = [
 ] as const;
 export type KnownPartType = (typeof KNOWN_PART_TYPES)[number];
 
-/** A part of a type this version does not know; preserved untouched (C3). */
+/** A part of a type this version does not know; preserved untouched. */
 export const OtherPart = z.object({
   type: z
     .string()

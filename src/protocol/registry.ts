@@ -40,7 +40,7 @@ const MAX_NAME_CHARS = 200;
 const MAX_TAG_CHARS = 100;
 const MAX_URL_CHARS = 2048;
 
-/** One live registration, as the registry answers it (A9). */
+/** One live registration, as the registry answers it. */
 export interface RegistryEntry {
   /** Stable for the card's URL: registering the same URL again replaces the entry. */
   id: string;

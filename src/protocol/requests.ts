@@ -98,7 +98,7 @@ function parse<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
 /**
  * What a client's parts must be beyond their wire shape (a peer's parts are read as they
  * come): a file's URL is absolute, so whoever fetches it later reads what was meant; and
- * the parts a client may mark as Edgelink's own (B10) have fitting content, since a
+ * the parts a client may mark as Edgelink's own have fitting content, since a
  * `tool_call` whose data has no tool name would otherwise fail deep in the conversion as
  * an unexpected error (a 500). v0.3 data parts wrap a non-object value in `{value}`.
  */

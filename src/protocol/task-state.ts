@@ -2,7 +2,7 @@ import * as z from "zod";
 
 /**
  * Task states, spelled as A2A v0.3 and the seed spell them (decision 1: `canceled`).
- * `unknown` is accepted for compatibility and never produced by the server (B8).
+ * `unknown` is accepted for compatibility and never produced by the server.
  */
 export const TASK_STATES = [
   "submitted",
@@ -18,7 +18,7 @@ export const TASK_STATES = [
 export const TaskState = z.enum(TASK_STATES);
 export type TaskState = z.infer<typeof TaskState>;
 
-/** States after which a task accepts no transition and is never executed again (B4). */
+/** States after which a task accepts no transition and is never executed again. */
 export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
   "completed",
   "canceled",
@@ -49,7 +49,7 @@ export const isTerminal = (state: TaskState): boolean => TERMINAL_STATES.has(sta
 export const isInterrupted = (state: TaskState): boolean => INTERRUPTED_STATES.has(state);
 
 /**
- * The legal transitions (B3). working→canceled is allowed (decision 2), and the A2A-only
+ * The legal transitions. working→canceled is allowed (decision 2), and the A2A-only
  * states fit in where the protocol puts them: `rejected` ends a task the agent will not
  * do, `auth-required` is an interruption like `input-required`.
  */
@@ -80,10 +80,10 @@ export class InvalidTransitionError extends Error {
 }
 
 /**
- * The state changes needed to reach `to` from `from`: `[]` for a same-state no-op (B5),
+ * The state changes needed to reach `to` from `from`: `[]` for a same-state no-op,
  * `[to]` for a direct move, and `["working", to]` when `via: "working"` lets a
- * convenience transition pass through working (B7). Throws on anything illegal, before
- * anything has changed (B6).
+ * convenience transition pass through working. Throws on anything illegal, before
+ * anything has changed.
  */
 export function planTransition(
   from: TaskState,

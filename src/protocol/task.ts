@@ -13,7 +13,7 @@ export const StateChange = z.object({
 export type StateChange = z.infer<typeof StateChange>;
 
 export const TaskStatus = z.object({
-  /** A missing state means submitted (B13). */
+  /** A missing state means submitted. */
   state: TaskState.default("submitted"),
   message: Message.nullable().default(null),
   timestamp: z.iso.datetime().default(() => nowIso()),
@@ -21,9 +21,9 @@ export const TaskStatus = z.object({
 export type TaskStatus = z.infer<typeof TaskStatus>;
 
 /**
- * A task: a unit of work with an enforced lifecycle (B1–B7). This is the stored and
+ * A task: a unit of work with an enforced lifecycle. This is the stored and
  * in-memory shape; the wire shapes live in `wire-v1.ts` and `wire-v03.ts`.
- * A missing state means submitted; an unknown state string is an error (B13).
+ * A missing state means submitted; an unknown state string is an error.
  */
 export const Task = z.object({
   id: z
@@ -44,7 +44,7 @@ export const Task = z.object({
   metadata: JsonObject.default({}),
   stateHistory: z.array(StateChange).default([]),
   createdAt: z.iso.datetime().default(() => nowIso()),
-  /** Orchestration scratch space; never persisted or sent (B14). */
+  /** Orchestration scratch space; never persisted or sent. */
   flowState: z.record(z.string(), z.unknown()).default({}),
 });
 export type Task = z.infer<typeof Task>;
@@ -77,7 +77,7 @@ export function submittedTask(
   };
 }
 
-// Newest message or artifact per task, kept on each add so lookup never scans (B12).
+// Newest message or artifact per task, kept on each add so lookup never scans.
 const lastItems = new WeakMap<Task, Message | Artifact>();
 
 function move(task: Task, to: TaskState, viaWorking: boolean): Task {
@@ -92,7 +92,8 @@ function move(task: Task, to: TaskState, viaWorking: boolean): Task {
 
 /**
  * The convenience ops have side effects (a message, metadata), so on a finished task
- * they refuse rather than act as a same-state no-op (B4 over B5).
+ * they refuse rather than act as a same-state no-op: a finished task accepts nothing,
+ * which wins over "the same state changes nothing".
  */
 function refuseIfTerminal(task: Task, to: TaskState): void {
   if (isTerminal(task.status.state)) throw new InvalidTransitionError(task.status.state, to);
@@ -106,12 +107,12 @@ function refuseIfTerminal(task: Task, to: TaskState): void {
  * Tasks.complete(task, "hi there"); // submitted → working → completed
  */
 export const Tasks = {
-  /** A new submitted task holding one message (B11). */
+  /** A new submitted task holding one message. */
   create: (message: Message, init: Partial<Pick<Task, "id" | "contextId">> = {}): Task => {
     const task = Task.parse({ ...init });
     return Tasks.addMessage(task, message);
   },
-  /** A new task whose single user message holds one infer part (B11). */
+  /** A new task whose single user message holds one infer part. */
   createInfer: (content: Parameters<typeof Parts.infer>[0] = {}): Task =>
     Tasks.create(Messages.infer(content)),
   addMessage: (task: Task, message: Message): Task => {
@@ -119,7 +120,7 @@ export const Tasks = {
     lastItems.set(task, message);
     return task;
   },
-  /** Adding an artifact never changes the state (D4). */
+  /** Adding an artifact never changes the state. */
   addArtifact: (task: Task, artifact: Artifact): Task => {
     task.artifacts.push(artifact);
     lastItems.set(task, artifact);

@@ -5,7 +5,7 @@ import type { StreamEvent, ToolCall } from "./types";
 /**
  * Assembles tool calls whose arguments arrive in fragments (OpenAI, Anthropic, Gemini
  * partial args), keyed by the provider's index. Emits `tool_call_start` once, a
- * `tool_call_delta` per fragment, and `tool_call_end` with the whole arguments (G13).
+ * `tool_call_delta` per fragment, and `tool_call_end` with the whole arguments.
  */
 export class ToolCallAssembler {
   readonly #open = new Map<
@@ -66,7 +66,7 @@ export class ToolCallAssembler {
 }
 
 /**
- * Parses tool arguments (G9). Empty arguments are `{}` (a no-argument call); anything that
+ * Parses tool arguments. Empty arguments are `{}` (a no-argument call); anything that
  * is not a JSON object, e.g. arguments cut off by the token limit, is `null`.
  */
 export function parseArguments(args: string): JsonObject | null {

@@ -26,7 +26,7 @@ export async function* streamEvents(
 }
 
 /**
- * Runs a call to the end and returns what it added up to (G10, G15): the text, tool calls,
+ * Runs a call to the end and returns what it added up to: the text, tool calls,
  * usage, cost, stop reason, latency and time to first token.
  * @example
  * const response = await generate(openai({ model: "gpt-4o-mini" }), {
@@ -128,7 +128,7 @@ function applyEvent(
   }
 }
 
-/** G18: the answer must be JSON matching the schema; a failure is reported, not thrown. */
+/** The answer must be JSON matching the schema; a failure is reported, not thrown. */
 function parseOutput(response: ModelResponse, schema: JsonObject): void {
   const checked = checkOutput(response.toolCalls.length === 0 ? response.text : "", schema);
   response.output = checked.output;

@@ -32,7 +32,7 @@ export class ProviderError extends Error {
   readonly status: number | null;
   readonly code: string | null;
   readonly requestId: string | null;
-  /** 429, 5xx, network and timeout failures may succeed when tried again (H7). */
+  /** 429, 5xx, network and timeout failures may succeed when tried again. */
   readonly retryable: boolean;
   /** From `Retry-After` (or Gemini's `RetryInfo`), in milliseconds. */
   readonly retryAfterMs: number | null;
@@ -49,7 +49,7 @@ export class ProviderError extends Error {
   }
 }
 
-/** H7: 429 and 5xx are worth retrying, other 4xx never; network and timeouts are. */
+/** 429 and 5xx are worth retrying, other 4xx never; network and timeouts are. */
 export function defaultRetryable(kind: ProviderErrorKind, status: number | null): boolean {
   if (kind === "network" || kind === "timeout") return true;
   if (kind === "aborted" || kind === "config") return false;
@@ -58,7 +58,7 @@ export function defaultRetryable(kind: ProviderErrorKind, status: number | null)
 }
 
 /**
- * Every provider of a fallback or router failed (I1); `failures` lists each one, in the
+ * Every provider of a fallback or router failed; `failures` lists each one, in the
  * order they were tried.
  */
 export class AllProvidersFailedError extends ProviderError {

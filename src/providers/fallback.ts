@@ -5,15 +5,15 @@ import { membersProblems } from "./http";
 import { type AttemptResult, attempt, recoveredEvent } from "./opening";
 import type { CallOptions, FailoverStore, Model, ModelRequest, StreamEvent } from "./types";
 
-/** When a fallback stops using a member, and for how long (H2–H4). */
+/** When a fallback stops using a member, and for how long. */
 export interface FallbackOptions {
   /** Key of the bookkeeping in a `FailoverStore`; default built from the members. */
   name?: string;
-  /** A failed member is skipped for this long, then tried again (H2). Default 60 s. */
+  /** A failed member is skipped for this long, then tried again. Default 60 s. */
   temporaryDisableMs?: number;
   /**
    * After this many failures in a row (a success starts the count again), a member is
-   * disabled for `permanentDisableMs` (H3). Default 3.
+   * disabled for `permanentDisableMs`. Default 3.
    */
   permanentFailures?: number;
   /**
@@ -22,9 +22,9 @@ export interface FallbackOptions {
    * `reset`). Default 1 h.
    */
   permanentDisableMs?: number;
-  /** Time to first token above this counts as slow (H4); no latency failover when unset. */
+  /** Time to first token above this counts as slow; no latency failover when unset. */
   latencyThresholdMs?: number;
-  /** Consecutive slow turns that move the fallback off a member (H4). Default 2. */
+  /** Consecutive slow turns that move the fallback off a member. Default 2. */
   latencyHits?: number;
   /** The clock, for tests. */
   now?: () => number;
@@ -34,11 +34,11 @@ export interface FallbackOptions {
 
 /** What a fallback remembers about one member; plain JSON so a Durable Object can keep it. */
 export type MemberState = {
-  /** Failures since its last success (H3). */
+  /** Failures since its last success. */
   failures: number;
-  /** When it last failed or was moved off for being slow (H2), epoch ms. */
+  /** When it last failed or was moved off for being slow, epoch ms. */
   lastFailureAt: number | null;
-  /** Consecutive slow turns (H4). */
+  /** Consecutive slow turns. */
   slowHits: number;
 };
 
@@ -54,17 +54,17 @@ export interface FallbackModel extends Model {
 }
 
 /**
- * Tries models in priority order (H1–H6). Each call starts at the highest-priority member
- * that is neither cooling down after a failure (`temporaryDisableMs`, H2) nor disabled
- * after `permanentFailures` failures in a row (for `permanentDisableMs`, H3); when every
+ * Tries models in priority order. Each call starts at the highest-priority member
+ * that is neither cooling down after a failure (`temporaryDisableMs`) nor disabled
+ * after `permanentFailures` failures in a row (for `permanentDisableMs`); when every
  * enabled member is cooling down they are tried anyway, in order, rather than failing
  * without a try. A call a member answers to the end resets its failure count. A member that fails before its
  * stream opened is recorded, and the same request goes to the next member; the stream
  * then starts with an `error` event (`recovered: true`) per failure. When the last member
  * fails too, an `AllProvidersFailedError` is thrown: it takes the last failure's kind,
- * status and code and lists every failure (H1, I1). A failure after the stream opened is
+ * status and code and lists every failure. A failure after the stream opened is
  * recorded and rethrown as it came: no member is asked again once content reached the
- * consumer (H6). A cancellation is never recorded nor passed on.
+ * consumer. A cancellation is never recorded nor passed on.
  *
  * The bookkeeping is plain JSON under `name`, in `CallOptions.failoverStore` when the
  * call brings one, else in `options.store`, else in memory: one fallback's health is then
@@ -98,7 +98,7 @@ export function fallback(models: readonly Model[], options: FallbackOptions = {}
       if (change(state)) await save(store, state);
     });
 
-  /** H3: disabled after too many failures in a row, until the disable has run out. */
+  /** Disabled after too many failures in a row, until the disable has run out. */
   const enabled = (m: MemberState, t: number) =>
     m.failures < permanentFailures ||
     (m.lastFailureAt !== null && t - m.lastFailureAt >= permanentDisableMs);
@@ -111,7 +111,7 @@ export function fallback(models: readonly Model[], options: FallbackOptions = {}
   const usable = (state: FailoverState, t: number) =>
     ids.flatMap((id, i) => (enabled(state.members[id] as MemberState, t) ? [i] : []));
 
-  /** H5: a failure someone else already recorded while we used the member is not counted again. */
+  /** A failure someone else already recorded while we used the member is not counted again. */
   const recordFailure = (store: FailoverStore, index: number, seen: MemberState) =>
     update(store, (state) => {
       const member = state.members[ids[index] as string] as MemberState;
@@ -134,7 +134,7 @@ export function fallback(models: readonly Model[], options: FallbackOptions = {}
       return true;
     });
 
-  /** H4: counts slow first tokens; tool turns say nothing about the member's speed. */
+  /** Counts slow first tokens; tool turns say nothing about the member's speed. */
   const recordLatency = (store: FailoverStore, index: number, ttftMs: number) =>
     update(store, (state) => {
       if (threshold === undefined) return false;

@@ -2,7 +2,7 @@ import type { ProviderError } from "./errors";
 import type { StreamEvent } from "./types";
 
 /**
- * The one rule retry, fallback and router share (H6, I7): a call may be tried again, or
+ * The one rule retry, fallback and router share: a call may be tried again, or
  * sent elsewhere, only while nothing has reached the consumer. Batches holding nothing but
  * `message_start` (and errors an inner wrapper recovered from) are held back; the first
  * batch with anything else "opens" the stream, and from then on a failure is final.

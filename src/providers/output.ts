@@ -1,7 +1,7 @@
 import { type Schema, Validator } from "@cfworker/json-schema";
 import type { JsonObject, JsonValue } from "../protocol/json";
 
-/** An answer checked against an output schema (G18): the value, or why there is none. */
+/** An answer checked against an output schema: the value, or why there is none. */
 export type CheckedOutput =
   | { output: JsonValue; error: null }
   | { output: undefined; error: string };

@@ -19,7 +19,7 @@ export interface Overrides {
 const Settings = ModelRequest.omit({ messages: true }).partial();
 
 /**
- * A new model that applies `overrides` to every call (G17); the original model is not
+ * A new model that applies `overrides` to every call; the original model is not
  * changed and keeps its own settings. Settings are validated here, once.
  * @example
  * const precise = withOverrides(openai({ model: "gpt-4o-mini" }), { settings: { temperature: 0 } });
@@ -33,7 +33,7 @@ export function withOverrides(model: Model, overrides: Overrides): Model {
   ) as Partial<ModelRequest>;
   const capabilities = { ...model.capabilities, ...overrides.capabilities };
   // Each adapter prices a call from its own capabilities; overridden prices must reach the
-  // cost too, not only what the model reports about itself (G14, G17).
+  // cost too, not only what the model reports about itself.
   const repriced = PRICE_KEYS.some((key) => overrides.capabilities?.[key] !== undefined);
   return {
     provider: model.provider,

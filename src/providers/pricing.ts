@@ -4,7 +4,7 @@ import type { ModelCapabilities, Usage } from "./types";
  * What we know about well-known models: context window, output limit and list prices in
  * US dollars per million tokens (decision 6). Looked up by the longest matching prefix, so
  * dated ids (`gpt-4o-mini-2024-07-18`) find their family. A model not listed has unknown
- * prices: its cost estimate is `null`, never a made-up zero (G14).
+ * prices: its cost estimate is `null`, never a made-up zero.
  */
 interface Known {
   contextWindow: number;
@@ -227,7 +227,7 @@ export function capabilitiesFor(
 }
 
 /**
- * Cost of one call in US dollars, or `null` when a price is unknown (G14). Prompt tokens
+ * Cost of one call in US dollars, or `null` when a price is unknown. Prompt tokens
  * read from the cache are charged at the cached rate, those written to it at the
  * cache-write rate, the rest at the input rate.
  * @example

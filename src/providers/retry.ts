@@ -2,7 +2,7 @@ import { asProviderError, ProviderError } from "./errors";
 import { attempt, recoveredEvent } from "./opening";
 import type { CallOptions, Model, ModelRequest, StreamEvent } from "./types";
 
-/** How often and how patiently to try a call again (H7, H8). */
+/** How often and how patiently to try a call again. */
 export interface RetryOptions {
   /** Attempts in all, the first included. Default 3. */
   maxAttempts?: number;
@@ -44,7 +44,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /**
- * H7: whether a failed attempt is worth another one. Only typed provider errors marked
+ * Whether a failed attempt is worth another one. Only typed provider errors marked
  * retryable (429, 5xx, network, timeout) are retried, and never once `attempts` (made so
  * far) reached `maxAttempts`. Anything else (a bug, a bad request, a missing key, a
  * cancellation) fails at once.
@@ -56,7 +56,7 @@ export function shouldRetry(error: unknown, attempts: number, maxAttempts: numbe
 }
 
 /**
- * H8: how long to wait before retry number `retry` (0 for the first). A provider's
+ * How long to wait before retry number `retry` (0 for the first). A provider's
  * `Retry-After` is obeyed as sent, capped at `maxDelayMs`; otherwise
  * `min(initialDelayMs × base^retry, maxDelayMs)` spread by ±`jitter`, and the spread result
  * is capped again so jitter never pushes a wait past `maxDelayMs`.
@@ -96,7 +96,7 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
 }
 
 /**
- * Wraps a model so failed calls are tried again (H6–H8). Only the opening of a call is
+ * Wraps a model so failed calls are tried again. Only the opening of a call is
  * retried: once any event beyond `message_start` has reached the consumer, a failure is
  * thrown as it came, so no text is ever duplicated. Failed attempts emit nothing; when an
  * attempt finally opens, an `error` event (`recovered: true`) per earlier failure comes

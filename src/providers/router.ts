@@ -3,7 +3,7 @@ import { membersProblems } from "./http";
 import { attempt, isContent, recoveredEvent, release } from "./opening";
 import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "./types";
 
-/** How a router picks among its models (I1–I6). */
+/** How a router picks among its models. */
 export type RouteStrategy =
   | "fallback"
   | "round_robin"
@@ -12,13 +12,13 @@ export type RouteStrategy =
   | "fastest"
   | "cheapest";
 
-/** A custom strategy's answer: the model to use and why (I6). */
+/** A custom strategy's answer: the model to use and why. */
 export interface RouteChoice {
   model: Model;
   reason: string;
 }
 
-/** I6: picks a model for a request; it may return any model, a fallback included. */
+/** Picks a model for a request; it may return any model, a fallback included. */
 export type RouteChooser = (
   request: ModelRequest,
   models: readonly Model[],
@@ -44,7 +44,7 @@ export interface RouterOptions {
 }
 
 /**
- * Sends each call to one of several models (I1–I7).
+ * Sends each call to one of several models.
  * - `fallback`: in the given order; the first to open its stream wins.
  * - `round_robin`: like fallback, but each call starts one model further, wrapping around;
  *   concurrent calls take distinct starts.
@@ -56,10 +56,10 @@ export interface RouterOptions {
  * - `cheapest`: by input + output price per million tokens, unknown prices last, then in
  *   order, falling back like `fallback`.
  *
- * A router only moves on while nothing reached the consumer (I7): a model that fails to
+ * A router only moves on while nothing reached the consumer: a model that fails to
  * open its stream is logged as an `error` event (`recovered: true`) at the start of the
  * stream that does open; a failure after that is thrown as it came. When every candidate
- * fails, one `AllProvidersFailedError` lists each failure (I1). Its capabilities are what
+ * fails, one `AllProvidersFailedError` lists each failure. Its capabilities are what
  * at least one member can do; prices are left unknown, as the member is chosen per call
  * (the member's own `message_end` carries the real cost).
  * @example
@@ -117,7 +117,7 @@ export function router(options: RouterOptions): Model {
   };
 }
 
-/** I1, I7: each model in turn until one opens its stream. */
+/** Each model in turn until one opens its stream. */
 async function* inOrder(
   order: readonly Model[],
   request: ModelRequest,
@@ -146,7 +146,7 @@ type Opening =
     }
   | { ok: false; index: number; error: unknown };
 
-/** I3: every model at once; the first to send content wins and the others are canceled. */
+/** Every model at once; the first to send content wins and the others are canceled. */
 async function* race(
   models: readonly Model[],
   request: ModelRequest,
@@ -218,7 +218,7 @@ function isCancel(error: unknown, call: CallOptions): boolean {
   );
 }
 
-/** I5: the models that can serve the request, or a `config` error naming what is missing. */
+/** The models that can serve the request, or a `config` error naming what is missing. */
 function capable(strategy: RouteStrategy, models: readonly Model[], request: ModelRequest): Route {
   const needs = requirements(request);
   const order = models.filter((m) => needs.every((need) => m.capabilities[need]));
@@ -250,7 +250,7 @@ function requirements(request: ModelRequest): Need[] {
   return needs;
 }
 
-/** I4: cheapest first by input + output price; unknown prices last; ties keep their order. */
+/** Cheapest first by input + output price; unknown prices last; ties keep their order. */
 function byPrice(models: readonly Model[]): Model[] {
   const price = (m: Model) => {
     const { inputPricePerMillion: input, outputPricePerMillion: output } = m.capabilities;

@@ -9,7 +9,7 @@ import {
 } from "./types";
 
 /**
- * How a model works through a turn (J5):
+ * How a model works through a turn:
  * - `"auto"`: as the model does by itself;
  * - `"cot"`: it reasons step by step in a `<think>` block before answering (the block
  *   becomes the answer's reasoning, never its text, when think tags are stripped, as
@@ -65,7 +65,7 @@ const REVIEW =
   "Review your answer above for mistakes, gaps and unclear wording. Reply with the final answer only, rewritten where needed.";
 
 /**
- * A model that works by `options` (J5): it wraps `model` as `withRetry` or `fallback`
+ * A model that works by `options`: it wraps `model` as `withRetry` or `fallback`
  * do, so it works anywhere a model does. Planning and reflection make more calls per
  * round; their usage and cost are added up in the round's `message_end`.
  *

@@ -4,7 +4,7 @@ import type { CallOptions, Model, ModelRequest, StreamEvent } from "./types";
  * Models that think in their visible output (DeepSeek R1, QwQ, many open models behind
  * OpenAI-compatible servers) wrap it in `<think>…</think>`, `<thinking>…</thinking>` or
  * `<reasoning>…</reasoning>`. This filter takes those blocks out of the answer as it
- * streams (J3, J4), whatever the chunking: text that might be the start of a tag is held
+ * streams, whatever the chunking: text that might be the start of a tag is held
  * until the next chunk tells, so no tag fragment ever reaches the visible text.
  */
 
@@ -174,7 +174,7 @@ function join(parts: ThinkPart[]): ThinkSplit {
 }
 
 /**
- * Wraps a model so `<think>` blocks in its text become `reasoning_delta` events (J3, J4):
+ * Wraps a model so `<think>` blocks in its text become `reasoning_delta` events:
  * the answer's `text_delta`s carry only visible text, in stream order with the thinking.
  * What the filter still holds when `message_end` arrives is settled just before it.
  * @example

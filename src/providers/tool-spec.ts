@@ -3,7 +3,7 @@ import type { JsonObject } from "../protocol/json";
 import { ToolSpec } from "./types";
 
 /**
- * A tool spec from a zod schema (G8): the schema becomes the JSON Schema of the arguments.
+ * A tool spec from a zod schema: the schema becomes the JSON Schema of the arguments.
  * @example
  * toolSpec("get_weather", "Weather for a city", z.object({ city: z.string() }));
  */

@@ -5,14 +5,14 @@ import { fromLlmMessages } from "../history/llm-message";
 import { JsonObject } from "../protocol/json";
 
 /**
- * The one provider-neutral vocabulary every adapter speaks (G1–G16): a request built from
+ * The one provider-neutral vocabulary every adapter speaks: a request built from
  * conversation items, a stream of normalized events, and the response those events add up
  * to. Adapters translate to and from the wire; nothing above `providers/` sees a provider
  * format.
  */
 
 /**
- * A tool as a model sees it (G8): name, description and a JSON Schema for its arguments.
+ * A tool as a model sees it: name, description and a JSON Schema for its arguments.
  * Build one from a zod schema with `toolSpec`.
  * @example
  * ToolSpec.parse({ name: "get_weather", description: "", parameters: { type: "object" } });
@@ -68,7 +68,7 @@ const Messages = z.array(z.unknown()).transform((list, ctx): Item[] => {
 });
 
 /**
- * What to ask a model (G3). `system` goes before the messages; `temperature: 0` is sent
+ * What to ask a model. `system` goes before the messages; `temperature: 0` is sent
  * (a zero is a value, not "unset").
  * @example
  * const request = ModelRequest.parse({
@@ -82,7 +82,7 @@ export const ModelRequest = z.object({
   system: z.string().optional(),
   tools: z.array(ToolSpec).default([]),
   toolChoice: ToolChoice.optional(),
-  /** JSON Schema the answer must match (G18); `outputName` names it where providers want one. */
+  /** JSON Schema the answer must match; `outputName` names it where providers want one. */
   outputSchema: JsonObject.optional(),
   outputName: z.string().default("output"),
   temperature: z.number().min(0).max(2).optional(),
@@ -99,7 +99,7 @@ export type ModelRequest = z.output<typeof ModelRequest>;
 export type ModelRequestInput = z.input<typeof ModelRequest>;
 
 /**
- * Token counts (G12). `totalTokens` is derived when a provider omits it.
+ * Token counts. `totalTokens` is derived when a provider omits it.
  * @example
  * Usage.parse({ promptTokens: 10, completionTokens: 5 }).totalTokens; // 15
  */
@@ -160,7 +160,7 @@ export function addUsage(a: Usage | null, b: Usage | null): Usage | null {
 }
 
 /**
- * A tool call the model made (G9): `arguments` verbatim as the model produced them,
+ * A tool call the model made: `arguments` verbatim as the model produced them,
  * `input` the parsed object (`null` when the arguments are not a JSON object, e.g. cut off
  * by the token limit). `metadata` holds provider data that must be replayed with the call
  * (a Gemini thought signature).
@@ -174,7 +174,7 @@ export const ToolCall = z.object({
 });
 export type ToolCall = z.output<typeof ToolCall>;
 
-/** A tool's answer to one call (G9). */
+/** A tool's answer to one call. */
 export const ToolResult = z.object({
   toolCallId: z.string().min(1),
   name: z.string(),
@@ -200,7 +200,7 @@ export const ReasoningBlock = z.object({
 });
 export type ReasoningBlock = z.output<typeof ReasoningBlock>;
 
-/** Why the model stopped (G11), normalized; the provider's own word is in `providerStopReason`. */
+/** Why the model stopped, normalized; the provider's own word is in `providerStopReason`. */
 export const StopReason = z.enum([
   "stop",
   "length",
@@ -212,7 +212,7 @@ export const StopReason = z.enum([
 export type StopReason = z.infer<typeof StopReason>;
 
 /**
- * The normalized stream (G13). Text deltas concatenate to the final text; a tool call's
+ * The normalized stream. Text deltas concatenate to the final text; a tool call's
  * `tool_call_end` carries its fully assembled arguments; `message_end` comes last with the
  * stop reason, the final usage and any thinking the provider wants replayed.
  */
@@ -230,7 +230,7 @@ export type StreamEvent = (
       providerStopReason: string | null;
       usage: Usage | null;
       reasoning: ReasoningBlock[];
-      /** US dollars for this call from the model's prices; `null` when unknown (G14). */
+      /** US dollars for this call from the model's prices; `null` when unknown. */
       costEstimate: number | null;
     }
   /**
@@ -250,8 +250,8 @@ export type StreamEvent = (
 export type StreamEventType = StreamEvent["type"];
 
 /**
- * Flags and limits of a model (G16) and its prices per million tokens (decision 6).
- * Unknown prices are `null`, so a cost estimate is `null` rather than a wrong zero (G14).
+ * Flags and limits of a model and its prices per million tokens (decision 6).
+ * Unknown prices are `null`, so a cost estimate is `null` rather than a wrong zero.
  */
 export interface ModelCapabilities {
   streaming: boolean;
@@ -281,7 +281,7 @@ export interface CallOptions {
   /** Replaces the global `fetch` (tests, or a service binding's `fetch`). */
   fetch?: typeof fetch;
   /**
-   * Where a fallback keeps its failure counts for this call (H2–H5). Default: the
+   * Where a fallback keeps its failure counts for this call. Default: the
    * fallback's own `store`, else its memory, shared by every call in the isolate (an
    * agent passes none, so its conversations share one health).
    */
@@ -332,14 +332,14 @@ export interface Model {
 }
 
 /**
- * What a finished call adds up to (G10, G15).
+ * What a finished call adds up to.
  */
 export interface ModelResponse {
   text: string;
   /** Thinking shown by the model (reasoning deltas joined, or `<think>` blocks). */
   reasoning: string;
   reasoningBlocks: ReasoningBlock[];
-  /** The answer parsed against `outputSchema` when one was asked for (G18). */
+  /** The answer parsed against `outputSchema` when one was asked for. */
   output: unknown;
   /** Why `output` is missing when a schema was asked for. */
   outputError: string | null;
@@ -351,7 +351,7 @@ export interface ModelResponse {
   toolCalls: ToolCall[];
   latencyMs: number;
   timeToFirstTokenMs: number | null;
-  /** In US dollars; `null` when the model's prices are unknown (G14). */
+  /** In US dollars; `null` when the model's prices are unknown. */
   costEstimate: number | null;
   requestId: string | null;
   /**

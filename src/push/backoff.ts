@@ -1,5 +1,5 @@
 /**
- * When to retry a webhook delivery, and whether to at all (catalogue H7, H8; A2A §4.3.3:
+ * When to retry a webhook delivery, and whether to at all (A2A §4.3.3:
  * agents MAY retry with exponential backoff and MAY stop after a number of failures).
  */
 
@@ -49,7 +49,7 @@ export function backoffCeiling(n: number, options: Partial<BackoffOptions> = {})
 /**
  * The delay before retry `n` with full jitter: uniform in [0, ceiling), so deliveries
  * that failed together do not retry together. It never exceeds maxDelay, even with a
- * random source that (wrongly) returns 1 (catalogue H8 **better**).
+ * random source that (wrongly) returns 1 (jitter never reaches the full delay).
  * @example
  * jitteredDelay(0, { initialDelayMs: 1000, random: () => 0.5 }); // 500
  */
@@ -74,8 +74,8 @@ export interface RetryState {
 
 /**
  * How long to wait before the next attempt, or null when the delivery is out of attempts
- * or past its horizon and goes to the dead letter (H7: no retry once attempts ≥ max).
- * A Retry-After replaces the jittered delay, capped at maxDelay (H8). A delay that would
+ * or past its horizon and goes to the dead letter (no retry once attempts ≥ max).
+ * A Retry-After replaces the jittered delay, capped at maxDelay. A delay that would
  * end past the horizon is shortened to end at it, so the last attempt is at the horizon.
  * @example
  * nextDelay({ attempts: 1, firstAttemptAt: t0, now: t0 + 200 }); // in [0, 30 000)

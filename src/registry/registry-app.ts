@@ -29,7 +29,7 @@ type Vars<Env> = { Bindings: Env; Variables: { principal: Principal } };
 const ENTRY_ID = /^[A-Za-z0-9_-]{22}$/;
 
 /**
- * The registry's HTTP+JSON routes (A9), every one behind `auth`:
+ * The registry's HTTP+JSON routes, every one behind `auth`:
  *
  * - `POST /agents` `{card, ttlSeconds?, proof?}`: register (201 new, 200 renewed or
  *   replaced), once the card matches the one its URL serves (`verifyRegistration`);

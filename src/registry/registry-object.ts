@@ -55,7 +55,7 @@ const notFound = (id: string) =>
   new A2AError("AgentNotFound", `No live agent ${id} in this registry`, { id });
 
 /**
- * One tenant's agent registry (A9): agents register their card for a time-to-live, keep
+ * One tenant's agent registry: agents register their card for a time-to-live, keep
  * it alive with heartbeats, and are found by name, role and tags. An entry that misses
  * its heartbeat is never listed again and its row goes with the next alarm. Only the
  * principal that registered a URL may renew, replace or remove its entry.

@@ -8,7 +8,7 @@ import { type CardFacts, cardFacts, type RegistryLimits } from "../protocol/regi
 import { hostVerdict } from "../push/url-policy";
 
 /**
- * How a registry checks that a registration is the agent's own (A9): it reads the card the
+ * How a registry checks that a registration is the agent's own: it reads the card the
  * agent serves at `<url>/.well-known/agent-card.json` and lists only a card that matches
  * it. When the served card is signed, the registrant must also prove it holds the key:
  * a short-lived JWT signed with one of the card's keys, naming this registry and the

@@ -168,7 +168,7 @@ export function createApp<Env extends object>(
     return serveTaskSteps(ops as Operations<unknown>, c.req.param("id") ?? "");
   });
 
-  // The chat endpoint (N1–N7): a streaming view of the same tasks for front ends.
+  // The chat endpoint: a streaming view of the same tasks for front ends.
   registerChat(app, agent, [limited, restLimit]);
 
   for (const prefix of ["", "/:tenant"]) {
@@ -190,7 +190,7 @@ export function createApp<Env extends object>(
   // Long-term memory's routes, when the agent serves them: their code comes with `memory()`.
   agent.memory?.mount(app as never, agent, { any: [limited], body: [limited, restLimit] });
 
-  // The agent's own routes (B15), after the A2A ones so that those always win. Their
+  // The agent's own routes, after the A2A ones so that those always win. Their
   // serving code comes with `endpoint()`, so a Worker without any bundles none of it.
   for (const spec of agent.endpoints) {
     const serve = spec[SERVE_ENDPOINT](agent.keepAliveMs);

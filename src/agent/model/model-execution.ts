@@ -58,7 +58,7 @@ function requestSettings<Env>(agent: Agent<Env>, system: string | null): Request
   return settings;
 }
 
-/** The system prompt of a turn: the agent's string, its composition (L1–L3), or its function's. */
+/** The system prompt of a turn: the agent's string, its composition, or its function's. */
 export async function systemPrompt<Env>(
   agent: Pick<Agent<Env>, "instructions" | "tools">,
   ctx: TaskContext<Env>,
@@ -69,7 +69,7 @@ export async function systemPrompt<Env>(
   return renderComposition(instructions, agent.tools);
 }
 
-/** The answer against the agent's output schema (G18): its value, or what is wrong with it. */
+/** The answer against the agent's output schema: its value, or what is wrong with it. */
 function structuredOutcome(text: string, schema: JsonObject): Partial<AgentResult> {
   const checked = checkOutput(text, schema);
   return checked.error === null ? { output: checked.output } : { outputError: checked.error };
@@ -79,10 +79,10 @@ function structuredOutcome(text: string, schema: JsonObject): Partial<AgentResul
  * Runs a model-backed agent's turn: the conversation so far goes to the model; its text
  * streams into the `response` artifact (one `append` chunk per network read, so the event
  * log gets one row per read, not per token); tool calls run (each call and result shown to
- * streaming clients) and their results go back to the model until it answers (H15); every
+ * streaming clients) and their results go back to the model until it answers; every
  * step is recorded in the context's history. The task ends `completed` with usage, cost,
- * timing and the turn's `AgentResult` (J1) in its metadata, or `failed` with the reason.
- * A failure after text was streamed is not retried or rerouted (H6): the task fails, and
+ * timing and the turn's `AgentResult` in its metadata, or `failed` with the reason.
+ * A failure after text was streamed is not retried or rerouted: the task fails, and
  * what was sent stays as sent.
  */
 export async function runModelAgent<Env>(
@@ -167,7 +167,7 @@ async function modelLoop<Env>(
         : turn?.tools;
     const tools: Tools = extra ? { ...agent.tools, ...extra } : agent.tools;
     const prepared = withTools(requestSettings(agent, system), extra);
-    // The window of the conversation, not all of it (F25); a turn cut by a restart first
+    // The window of the conversation, not all of it; a turn cut by a restart first
     // finishes its agents-as-tools calls (re-attaching), whose results join the window.
     // Its budget keeps the memory section's room, so it is read while recall runs.
     const signal = callOptions.signal as AbortSignal;
@@ -235,7 +235,7 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
   const signal = callOptions.signal as AbortSignal;
   const policy = windowPolicy(agent, model, settings, signal);
   let toolRounds = 0;
-  // The items the last round recorded: every later call carries them (F25 within a turn).
+  // The items the last round recorded: every later call carries them (the window holds within a turn too).
   let recorded: Item[] = [];
   // The run's span context (undefined while tracing is off: every hook below is skipped).
   const parent = traceContextOf(ctx);
@@ -330,7 +330,7 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
   });
 }
 
-/** The turn's own signal: the task's cancellation, or the whole-turn time limit (H16). */
+/** The turn's own signal: the task's cancellation, or the whole-turn time limit. */
 function turnSignal(cancel: AbortSignal, ms: number) {
   const controller = new AbortController();
   let timedOut = false;
@@ -350,7 +350,7 @@ function turnSignal(cancel: AbortSignal, ms: number) {
   };
 }
 
-/** The task metadata of a finished turn (G14, G15): totals over every model call. */
+/** The task metadata of a finished turn: totals over every model call. */
 function turnMetadata(recorder: ResultRecorder): JsonObject {
   const out: JsonObject = {
     modelCalls: recorder.modelCalls,

@@ -7,7 +7,7 @@ import type { Agent, InferFn } from "../definition";
 import { systemPrompt } from "./model-execution";
 
 /**
- * Answers `infer` parts (C7) with the agent's own model when it gives no `infer` function.
+ * Answers `infer` parts with the agent's own model when it gives no `infer` function.
  * The system prompt is always the agent's `instructions`: a part comes from a client, and
  * a client never sets it. The part's `prompt` and `user` go, in that order, as the user's
  * message. `outputSchema` turns on structured output, validated: a matching answer comes

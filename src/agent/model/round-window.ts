@@ -5,7 +5,7 @@ import { logEvent } from "../../telemetry/log";
 import type { TaskContext } from "../context";
 
 /**
- * The window of a turn's next model call after a tool round (F25 within a turn), or
+ * The window of a turn's next model call after a tool round (the history window, applied within a turn), or
  * null when the request as it stands still fits the budget (nothing is read then).
  * Over budget, the window is read again under the policy of the turn's start: the
  * running summary and pinned instructions kept, the older part summarized when a

@@ -13,7 +13,7 @@ import type { Agent } from "../definition";
  */
 export interface ContextWindowOptions {
   /**
-   * Estimated tokens (F7) of history a turn may send. Default: the model's
+   * Estimated tokens of history a turn may send. Default: the model's
    * `capabilities.contextWindow` minus the reserved output and the estimated system
    * prompt and tool schemas.
    */
@@ -124,7 +124,7 @@ export function windowPolicy<Env>(
   };
 }
 
-/** The items a model turn sends: the window of the context's conversation (F25). */
+/** The items a model turn sends: the window of the context's conversation. */
 export async function turnWindow<Env>(
   ctx: TaskContext<Env>,
   agent: Agent<Env>,

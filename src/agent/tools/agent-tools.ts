@@ -30,7 +30,7 @@ const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Checks `agents` at definition: each needs exactly one of url, binding or card, and a
- * card must be one. (`cardPrompt(card)` makes a description of it for the model: A7.)
+ * card must be one. (`cardPrompt(card)` makes a description of it for the model.)
  */
 export function checkAgentTools(agents: AgentTools | undefined, tools: Tools): AgentTools {
   if (agents === undefined) return {};

@@ -3,17 +3,17 @@ import type { JsonValue } from "../../protocol/json";
 import type { ToolCall, ToolResult } from "../../providers/types";
 import type { Tools } from "./tools";
 
-/** How a turn's tool calls are run (H11–H14). */
+/** How a turn's tool calls are run. */
 export interface ToolRunOptions {
   signal: AbortSignal;
-  /** A call still running after this long gets a timeout error result (H12); a tool's own `timeoutMs` wins. */
+  /** A call still running after this long gets a timeout error result; a tool's own `timeoutMs` wins. */
   timeoutMs: number;
-  /** Calls beyond this many in one model turn get error results instead of running (H11). */
+  /** Calls beyond this many in one model turn get error results instead of running. */
   maxCallsPerTurn: number;
-  /** Run a turn's calls concurrently (results stay in call order) or one by one (H13). */
+  /** Run a turn's calls concurrently (results stay in call order) or one by one. */
   parallel: boolean;
   /**
-   * A tool that throws or times out stops the turn (H14): run one by one, the calls after
+   * A tool that throws or times out stops the turn: run one by one, the calls after
    * it do not run (they get error results); the caller ends the loop with a tool error.
    */
   stopOnError?: boolean;
@@ -25,7 +25,7 @@ export interface ToolRunOptions {
   traceContextOf?: (callId: string) => Context | undefined;
 }
 
-/** A tool call's result with what the agent reports about it (J1). */
+/** A tool call's result with what the agent reports about it. */
 export interface ToolRun extends ToolResult {
   /** The value the tool returned (`content` is its text); null for errors. */
   value: JsonValue;
@@ -37,7 +37,7 @@ export interface ToolRun extends ToolResult {
 /**
  * Runs one turn's tool calls and returns one result per call, in call order: the provider
  * needs an answer for every call it made. Unknown tools, invalid or truncated arguments,
- * exceptions and timeouts become `isError` results so the loop can go on (H14); a
+ * exceptions and timeouts become `isError` results so the loop can go on; a
  * cancellation of the task is rethrown.
  */
 export async function runToolCalls(
@@ -119,7 +119,7 @@ async function runOne(call: ToolCall, tools: Tools, options: ToolRunOptions): Pr
   }
 }
 
-/** A tool ran past its time limit (H12). */
+/** A tool ran past its time limit. */
 export class ToolTimeoutError extends Error {
   override name = "ToolTimeoutError";
   constructor(tool: string, ms: number) {

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { JsonObject, JsonValue } from "../../protocol/json";
 
 /**
- * A tool the agent can run for a `tool_call` part (B10, C5). Arguments are validated with
+ * A tool the agent can run for a `tool_call` part. Arguments are validated with
  * the zod schema before `run` sees them.
  * @example
  * const add = tool({
@@ -29,7 +29,7 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
      */
     options: { signal: AbortSignal; callId?: string; traceContext?: Context },
   ) => JsonValue | Promise<JsonValue>;
-  /** This tool's time limit, over the agent's `toolTimeoutMs` (H12). */
+  /** This tool's time limit, over the agent's `toolTimeoutMs`. */
   timeoutMs?: number;
 }
 

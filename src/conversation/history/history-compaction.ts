@@ -23,7 +23,7 @@ export class HistoryCompaction<Env> {
   private compacting: Promise<void> = Promise.resolve();
 
   /**
-   * Compacts the conversation (E5–E9, E11) once `input` is valid and `requireContext`
+   * Compacts the conversation once `input` is valid and `requireContext`
    * passed. A bad request, an unknown context or a failing summarizer changes nothing.
    */
   compact(

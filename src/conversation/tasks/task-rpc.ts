@@ -116,7 +116,7 @@ export class TaskRpc<Env> {
     };
   }
 
-  /** CancelTask: records the cancellation, then interrupts the running handler (B9). */
+  /** CancelTask: records the cancellation, then interrupts the running handler. */
   cancel(scope: Scope, taskId: string, metadata?: JsonObject): Task {
     if (this.host.vacant()) throw taskNotFound(taskId);
     this.identity.claim(scope);

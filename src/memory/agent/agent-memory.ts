@@ -8,7 +8,7 @@ import { openMemoryTurn } from "./recall-turn";
 import { MEMORY_TOOL_NAMES } from "./tools";
 
 /**
- * Turns on long-term memory for `defineAgent({ memory })` (K1–K8): one memory per user
+ * Turns on long-term memory for `defineAgent({ memory })`: one memory per user
  * (by default) across all their conversations, recalled into each model turn as a prompt
  * section after the instructions. Extraction after each turn (`extract`), the model's
  * memory tools (`tools`) and the `/memory` routes (`api`) are each off until turned on.

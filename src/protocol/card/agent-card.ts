@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { compact, JsonObject, JsonValue } from "../json";
 
-/** The MIME types the seed names (A5); others are allowed, these are the common ones. */
+/** The MIME types the seed names; others are allowed, these are the common ones. */
 export const MIME_TYPES = [
   "text/plain",
   "text/markdown",
@@ -21,11 +21,11 @@ export const MIME_TYPES = [
 export const AgentRole = z.enum(["worker", "orchestrator", "gateway", "interface", "observer"]);
 export type AgentRole = z.infer<typeof AgentRole>;
 
-/** http, sse, websocket or runtime (A8); Edgelink serves http with SSE streaming. */
+/** http, sse, websocket or runtime; Edgelink serves http with SSE streaming. */
 export const TransportType = z.enum(["http", "sse", "websocket", "runtime"]);
 
 /**
- * What an agent can do (A3). The A2A flags (`streaming`, `pushNotifications`,
+ * What an agent can do. The A2A flags (`streaming`, `pushNotifications`,
  * `extendedAgentCard`) are set by the server from what it really serves.
  */
 export const AgentCapabilities = z.object({
@@ -61,14 +61,14 @@ export const AgentSkill = z.object({
   inputSchema: JsonObject.default({}),
   outputSchema: JsonObject.default({}),
   tags: z.array(z.string()).default([]),
-  /** Any JSON (A4); non-string examples are sent to A2A peers as JSON text. */
+  /** Any JSON; non-string examples are sent to A2A peers as JSON text. */
   examples: z.array(JsonValue).default([]),
   inputModes: z.array(z.string()).optional(),
   outputModes: z.array(z.string()).optional(),
 });
 export type AgentSkill = z.infer<typeof AgentSkill>;
 
-/** Security scheme in OpenAPI form: apiKey, http, oauth2, mutualTLS, openIdConnect (A5). */
+/** Security scheme in OpenAPI form: apiKey, http, oauth2, mutualTLS, openIdConnect. */
 export const SecurityScheme = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("apiKey"),
@@ -102,7 +102,7 @@ export const AgentExtension = z.object({
 export type AgentExtension = z.infer<typeof AgentExtension>;
 
 /**
- * An agent's identity (A1). `url` may be left out: the server fills it from the origin of
+ * An agent's identity. `url` may be left out: the server fills it from the origin of
  * each request, so the same worker is right under `wrangler dev` and in production.
  */
 export const AgentCard = z.object({
@@ -200,7 +200,7 @@ function schemeToV1(s: SecurityScheme): JsonObject {
   }
 }
 
-/** Facts only the server knows, overriding whatever the card declares (A3, A8). */
+/** Facts only the server knows, overriding whatever the card declares. */
 export interface ServedFeatures {
   /**
    * Base URL of the endpoints, no trailing slash: `https://agent.example.com`, or
@@ -241,10 +241,10 @@ function served(card: AgentCard, f: ServedFeatures): Omit<AgentCapabilities, "ma
   };
 }
 
-/** Edgelink serves HTTP, streaming over SSE when streaming is on; never websocket (A8). */
+/** Edgelink serves HTTP, streaming over SSE when streaming is on; never websocket. */
 const servedTransport = (f: ServedFeatures): "http" | "sse" => (f.streaming ? "sse" : "http");
 
-/** The A2A v1.0 card served at `/.well-known/agent-card.json` (A2). */
+/** The A2A v1.0 card served at `/.well-known/agent-card.json`. */
 export function cardToV1(card: AgentCard, f: ServedFeatures): JsonObject {
   const schemes = Object.entries(card.securitySchemes);
   const profile = profileExtension(card, served(card, f), servedTransport(f));
@@ -277,7 +277,7 @@ export function cardToV1(card: AgentCard, f: ServedFeatures): JsonObject {
   });
 }
 
-/** The A2A v0.3 card served at the legacy `/.well-known/agent.json` (A2). */
+/** The A2A v0.3 card served at the legacy `/.well-known/agent.json`. */
 export function cardToV03(card: AgentCard, f: ServedFeatures): JsonObject {
   const schemes = Object.entries(card.securitySchemes);
   const profile = profileExtension(card, served(card, f), servedTransport(f));

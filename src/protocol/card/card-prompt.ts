@@ -12,7 +12,7 @@ const FIELD_CHARS = 300;
 const LIST_ITEMS = 8;
 
 /**
- * A card as plain text for a model's prompt (A7): what another agent is for and what its
+ * A card as plain text for a model's prompt: what another agent is for and what its
  * skills do, so a model can decide whether to delegate to it. The same card always gives
  * the same text, in the card's own order. The card comes from another party: every value
  * is put on one line (control characters and line breaks become spaces, so a description

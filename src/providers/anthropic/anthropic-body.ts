@@ -18,7 +18,7 @@ import {
 } from "../types";
 
 /**
- * Conversation items → an Anthropic Messages request body (G3, G5, G7, G8, G18).
+ * Conversation items → an Anthropic Messages request body.
  *
  * Decisions, each pinned by a test:
  * - Instructions (`request.system`, then every system/developer message) are joined into
@@ -27,12 +27,12 @@ import {
  *   message in between. It becomes ONE assistant message: replayed thinking first, then
  *   text, then `tool_use`. The outputs of its calls follow in ONE user message, in call
  *   order, wherever they were stored. Outputs whose call is not in the history are dropped;
- *   a call without an output is sent as is (the agent loop gives every call a result, H11).
+ *   a call without an output is sent as is (the agent loop gives every call a result).
  * - Consecutive messages of the same role are merged so roles alternate; when the history
  *   does not start with a user message, a placeholder user message (`LEADING_USER_TEXT`) is
  *   put first, because the API requires the conversation to open with the user.
  * - Images go into user messages only (assistant messages cannot carry them).
- * - `outputSchema` (G18): a forced tool named `outputName` whose input is the answer, when
+ * - `outputSchema`: a forced tool named `outputName` whose input is the answer, when
  *   nothing else needs the tool channel (no tools, no thinking, an object schema); the
  *   stream decoder turns that tool's input back into text. Otherwise the schema is put into
  *   the system prompt as instructions.

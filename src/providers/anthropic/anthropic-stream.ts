@@ -34,7 +34,7 @@ export interface AnthropicDecoderOptions {
   capabilities: ModelCapabilities;
   /** The `request-id` response header, when there was one. */
   requestId: string | null;
-  /** The forced output tool (G18): its input is streamed as text, not as a tool call. */
+  /** The forced output tool: its input is streamed as text, not as a tool call. */
   outputTool?: string | null;
   /** `false` keeps thinking out of `reasoning_delta` (the blocks are still returned). */
   includeReasoning?: boolean;
@@ -49,7 +49,7 @@ const STOP_REASONS: Record<string, StopReason> = {
   refusal: "content_filter",
 };
 
-/** Error types worth another try (H7): overload, rate limit, server error, timeout. */
+/** Error types worth another try: overload, rate limit, server error, timeout. */
 const RETRYABLE_ERRORS = new Set([
   "overloaded_error",
   "rate_limit_error",
@@ -344,7 +344,7 @@ class AnthropicDecoder implements StreamDecoder {
     out.push({ type: "usage", usage: this.#currentUsage() });
   }
 
-  /** G12: cache reads and cache writes are prompt tokens too, each reported as its part. */
+  /** Cache reads and cache writes are prompt tokens too, each reported as its part. */
   #currentUsage(): Usage {
     const u = this.#usage;
     return usage({

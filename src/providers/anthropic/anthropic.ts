@@ -34,7 +34,7 @@ export const ANTHROPIC_VERSION = "2023-06-01";
 export const ANTHROPIC_FALLBACK_MAX_TOKENS = 4096;
 
 export interface AnthropicOptions extends HttpProviderOptions {
-  /** Overrides the known flags, limits and prices of the model (G16, G14). */
+  /** Overrides the known flags, limits and prices of the model. */
   capabilities?: Partial<ModelCapabilities>;
   /**
    * `max_tokens` when a request sets no `maxTokens`. Default: the model's output limit

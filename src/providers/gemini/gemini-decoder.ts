@@ -221,7 +221,7 @@ export class GeminiDecoder implements StreamDecoder {
   }
 }
 
-/** Google RPC statuses worth trying again (H7): overload, quota, transient server faults. */
+/** Google RPC statuses worth trying again: overload, quota, transient server faults. */
 const RETRYABLE_STATUSES = new Set([
   "RESOURCE_EXHAUSTED",
   "UNAVAILABLE",
@@ -244,7 +244,7 @@ const FILTERED = new Set([
 const FAILED = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"]);
 
 /**
- * Gemini's finish reason normalized (G11). Gemini says STOP after function calls too, so a
+ * Gemini's finish reason normalized. Gemini says STOP after function calls too, so a
  * turn that made calls is `tool_calls`. A prompt blocked before any answer is
  * `content_filter`.
  */
@@ -262,7 +262,7 @@ export function stopReasonOf(
 }
 
 /**
- * `usageMetadata` → usage (G12). Thinking is billed as output, so it is counted in
+ * `usageMetadata` → usage. Thinking is billed as output, so it is counted in
  * `completionTokens` and reported as `reasoningTokens`; tool-use prompt tokens are input.
  * `null` when the object has no counts (early chunks may carry only `trafficType`).
  */

@@ -12,7 +12,7 @@ import { isObject } from "../http";
 import type { ModelRequest, ReasoningBlock, ToolChoice } from "../types";
 
 /**
- * Conversation items → a Gemini `generateContent` body (G6, G8, G3, G18).
+ * Conversation items → a Gemini `generateContent` body.
  *
  * - Instructions (request.system first, then system/developer messages) go to
  *   `systemInstruction`; Gemini has no system role in `contents`.
@@ -232,7 +232,7 @@ function functionCallingConfig(choice: ToolChoice): JsonObject {
 
 function generationConfigOf(request: ModelRequest, schemaMode: GeminiSchemaMode): JsonObject {
   const config: JsonObject = {};
-  // G3: a zero temperature is a value; test for undefined, never for falsiness.
+  // A zero temperature is a value; test for undefined, never for falsiness.
   if (request.temperature !== undefined) config.temperature = request.temperature;
   if (request.topP !== undefined) config.topP = request.topP;
   if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;

@@ -5,7 +5,7 @@ import { ProviderError } from "../errors";
 import type { ModelCapabilities, ModelRequest } from "../types";
 
 /**
- * Request bodies for the Chat Completions wire format (G4, G8), shared by OpenAI itself,
+ * Request bodies for the Chat Completions wire format, shared by OpenAI itself,
  * OpenAI-compatible servers and Workers AI. The flavors differ only where the servers do:
  *
  * - `openai`: reasoning models (o-series, gpt-5) get their instructions as `developer` and
@@ -39,7 +39,7 @@ export function isOpenAIReasoningModel(model: string): boolean {
 }
 
 /**
- * The Chat Completions body for a request (G3, G4, G8, G18).
+ * The Chat Completions body for a request.
  *
  * Instructions: `request.system` and the FIRST system/developer message of the
  * conversation are the instructions; they go first, in one message, `system` (or
@@ -123,7 +123,7 @@ export function toChatCompletionsBody(
   return { ...body, ...request.providerOptions };
 }
 
-/** G18 without native support: the schema goes into the instructions. */
+/** An output schema without native support: the schema goes into the instructions. */
 export function schemaInstructions(schema: JsonObject): string {
   return `Answer with JSON only, no other text. The JSON must match this JSON Schema:\n${JSON.stringify(schema)}`;
 }
@@ -194,7 +194,7 @@ function textOf(item: MessageItem): string {
   return item.content.filter((part): part is string => typeof part === "string").join("\n");
 }
 
-/** Text alone stays a string; with images, parts in their order (G2). */
+/** Text alone stays a string; with images, parts in their order. */
 function userContent(item: MessageItem, provider: string): JsonValue {
   if (item.content.every((part) => typeof part === "string")) return textOf(item);
   return item.content.map((part) =>
@@ -202,7 +202,7 @@ function userContent(item: MessageItem, provider: string): JsonValue {
   );
 }
 
-/** An image as `image_url`; bytes as a `data:` URL; `detail` only when not `auto` (G4). */
+/** An image as `image_url`; bytes as a `data:` URL; `detail` only when not `auto`. */
 export function imagePart(image: ImageContent, provider: string): JsonObject {
   const url = image.url ?? `data:${mediaTypeOf(image, provider)};base64,${image.bytes ?? ""}`;
   const imageUrl: JsonObject = { url };

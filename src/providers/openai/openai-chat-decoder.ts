@@ -284,7 +284,7 @@ export function chatStreamError(
 }
 
 /**
- * G11: the provider's finish reason in our words. A plain stop after tool calls is a tool
+ * The provider's finish reason in our words. A plain stop after tool calls is a tool
  * turn (Ollama said `stop`); a stop after a refusal is a content filter; no reason at all
  * (a stream ended by `[DONE]` alone) is a stop.
  */

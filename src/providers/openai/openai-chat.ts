@@ -32,7 +32,7 @@ export {
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
 export interface OpenAIOptions extends HttpProviderOptions {
-  /** Overrides what the price table knows about the model (G16, G14). */
+  /** Overrides what the price table knows about the model. */
   capabilities?: Partial<ModelCapabilities>;
 }
 

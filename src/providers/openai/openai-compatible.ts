@@ -15,7 +15,7 @@ export interface OpenAICompatibleOptions {
   apiKeyEnv?: string;
   /** Extra headers on every request (OpenRouter's `HTTP-Referer` / `X-Title`, ...). */
   headers?: Record<string, string>;
-  /** What the model can do and costs; unknown models have unknown prices (G14, G16). */
+  /** What the model can do and costs; unknown models have unknown prices. */
   capabilities?: Partial<ModelCapabilities>;
   /** No bytes for this long fails the call with a timeout. Default 60 s. */
   stallMs?: number;

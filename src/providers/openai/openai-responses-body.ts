@@ -12,7 +12,7 @@ import { ProviderError } from "../errors";
 import { type ModelRequest, ReasoningBlock, type ToolChoice } from "../types";
 
 /**
- * Request conversion for the OpenAI Responses API (G3, G4, G7, G8, G18): conversation items
+ * Request conversion for the OpenAI Responses API: conversation items
  * become `input` items, the system prompt becomes `instructions`, and thinking stored on an
  * assistant turn is replayed as encrypted `reasoning` items. The adapter keeps no state on
  * OpenAI's side (`store: false`): every call carries the whole conversation.
@@ -60,7 +60,7 @@ export type ResponsesInputItem =
   | ResponsesFunctionCall
   | ResponsesFunctionOutput;
 
-/** G8 for Responses: function tools are flat, not nested under `function`. */
+/** Tools for Responses: function tools are flat, not nested under `function`. */
 export interface ResponsesTool {
   type: "function";
   name: string;
@@ -159,7 +159,7 @@ function toolChoice(choice: ToolChoice): NonNullable<ResponsesBody["tool_choice"
 }
 
 /**
- * G4: the system prompt and the first instruction message make `instructions`; later
+ * The system prompt and the first instruction message make `instructions`; later
  * instruction messages stay where they are, as `developer` for reasoning models and as
  * `system` otherwise. Outputs whose call is not in the input are dropped (OpenAI rejects
  * them).

@@ -16,7 +16,7 @@ import { OPENAI_RESPONSES } from "./openai-responses-body";
 
 /**
  * Decodes a Responses API stream (`event: <type>` + `data: {type, ..., sequence_number}`)
- * into normalized events (G11–G13). There is no `[DONE]`: the stream ends with
+ * into normalized events. There is no `[DONE]`: the stream ends with
  * `response.completed`, `response.incomplete` or `response.failed`, and a body that stops
  * before one of them is an error. Event types we do not know are ignored.
  */
@@ -64,7 +64,7 @@ interface WireEvent {
   message?: string;
 }
 
-/** Error codes that may succeed when tried again (H7); `insufficient_quota` never does. */
+/** Error codes that may succeed when tried again; `insufficient_quota` never does. */
 const RETRYABLE_CODE = /rate_limit|server_error|overloaded|unavailable|timeout|internal_error/i;
 
 export interface ResponsesDecoderInit {

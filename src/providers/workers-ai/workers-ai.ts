@@ -25,7 +25,7 @@ export interface WorkersAIOptions {
   gateway?: JsonObject;
   /**
    * What the model can do and costs. By default `structuredOutput` is false (JSON mode does
-   * not stream, so schemas go into the instructions, G18) and prices are unknown.
+   * not stream, so schemas go into the instructions) and prices are unknown.
    */
   capabilities?: Partial<ModelCapabilities>;
   /** No answer or no bytes for this long fails the call with a timeout. Default 60 s. */
@@ -95,8 +95,8 @@ export function workersAI(options: WorkersAIOptions): Model {
 }
 
 /**
- * The inputs of `env.AI.run` for a request: Chat Completions messages and tools (G4, G8)
- * in the `workers-ai` flavor. G16: forcing a tool (`required`, or one by name) is a
+ * The inputs of `env.AI.run` for a request: Chat Completions messages and tools
+ * in the `workers-ai` flavor. Forcing a tool (`required`, or one by name) is a
  * `config` error; `none` sends no tools; `auto` is the default and is not sent.
  * @example
  * workersAiInputs(request, "@cf/meta/llama-3.3-70b-instruct-fp8-fast", capabilities);
@@ -247,7 +247,7 @@ const TRANSIENT = /capacity|overload|internal server|temporar|try again/i;
  * temporarily exceeded"`, an `AiError`), a REST error envelope `{errors:[{message,code}]}`,
  * or an error sent inside the stream. With a code or status it is an `http` error (inside
  * the stream, a `stream` error); without, a `network` error. Invalid input (5006, 8001)
- * and other 4xx are final; capacity and server errors are retryable (H7).
+ * and other 4xx are final; capacity and server errors are retryable.
  * @example
  * workersAiError("workers-ai", new Error("3040: Capacity temporarily exceeded, please try again."));
  * // kind "http", status 429, code "3040", retryable true

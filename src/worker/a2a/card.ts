@@ -4,7 +4,7 @@ import { cardToV1, cardToV03, type ServedFeatures } from "../../protocol/card/ag
 import { JWKS_PATH } from "../../push/headers";
 import { signedCardJson } from "./card-signing";
 
-/** What the server really serves, for the card's capability flags (A3). */
+/** What the server really serves, for the card's capability flags. */
 export function servedFeatures(agent: Agent<unknown>, baseUrl: string): ServedFeatures {
   const delegatesToAgents = Object.keys(agent.agents).length > 0;
   return {

@@ -17,7 +17,7 @@ import { lastEventId } from "./request-parts";
 import { checkPathEncoding } from "./rest";
 
 /**
- * The chat endpoint (N1–N7), a streaming view for browser and app front ends beside A2A:
+ * The chat endpoint, a streaming view for browser and app front ends beside A2A:
  *
  * - `POST /chat` (or `/{tenant}/chat`) with `{"message": "text" | <A2A v1 message>,
  *   "sessionId"?: <context id>}` starts a task exactly as `SendStreamingMessage` would

@@ -31,7 +31,7 @@ const RESERVED = new Set([
 ]);
 
 /**
- * Declares an endpoint (B15) for `defineAgent({ endpoints })`, with its handler's input
+ * Declares an endpoint for `defineAgent({ endpoints })`, with its handler's input
  * typed by its schema (or parser). A bad declaration throws here, when the Worker loads.
  * To type `ctx.env`, annotate the handler's context (`ctx: EndpointContext<Env>`): a type
  * argument given to `endpoint` would stop TypeScript inferring the input.

@@ -183,7 +183,7 @@ export class Operations<Env> extends ContextRouting<Env> {
     };
   }
 
-  /** Compacts a conversation's history (E10: a control call, never a task part). */
+  /** Compacts a conversation's history (a control call, never a task part). */
   async compact(contextId: string, request: JsonObject) {
     const { stub, scope } = await this.readContext(contextId, "contextId");
     return unwrap(await stub.compactHistory(scope, request));
