@@ -96,9 +96,9 @@ const harnessTests = {
     "test/memory/agent/recall-turn.test.ts",
     "test/memory/api/memory-api.test.ts",
     "test/memory/object/memory-object.test.ts",
-    "test/memory/options.test.ts",
-    "test/memory/rank.test.ts",
-    "test/memory/scope.test.ts",
+    "test/memory/base/options.test.ts",
+    "test/memory/base/rank.test.ts",
+    "test/memory/base/scope.test.ts",
   ],
   registry: [
     "test/client/registry.test.ts",

@@ -6,7 +6,7 @@
  * object's method and answers JSON; loopback only.
  */
 import { MemoryObject, type MemoryObjectOptions } from "../src/memory/object/memory-object";
-import { renderMemoryBundle } from "../src/memory/render";
+import { renderMemoryBundle } from "../src/memory/base/render";
 import type { MemoryOp } from "../src/protocol/memory";
 import { unwrap } from "../src/storage/result";
 

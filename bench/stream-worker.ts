@@ -19,7 +19,7 @@
  * The recorded fixture's bytes arrive as the RECORDED_SSE text binding.
  */
 
-import type { CallOptions, Model, ModelRequest, StreamEvent } from "../src/providers/types";
+import type { CallOptions, Model, ModelRequest, StreamEvent } from "../src/providers/base/types";
 import { defineAgent } from "../src/worker/define-agent";
 import { aiSdkRun } from "./stream-aisdk";
 import { type StreamInput, streamInput, syntheticInput } from "./stream-input";

@@ -18,7 +18,7 @@ import {
   type Model,
   ModelRequest,
   type StreamEvent,
-} from "../src/providers/types";
+} from "../src/providers/base/types";
 import { defineAgent } from "../src/worker/define-agent";
 import { type StreamInput, streamInput } from "./stream-input";
 import { ourModel } from "./stream-ours";

@@ -5,7 +5,7 @@ import {
   type ToolCallPart,
   type ToolOutputPart,
 } from "../protocol/part";
-import type { ToolCall } from "../providers/types";
+import type { ToolCall } from "../providers/base/types";
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
 import { runToolCalls } from "./tools/tool-runner";

@@ -1,5 +1,5 @@
 import { compact, type JsonObject, type JsonValue } from "../protocol/json";
-import { addUsage, type ToolCall, type Usage } from "../providers/types";
+import { addUsage, type ToolCall, type Usage } from "../providers/base/types";
 import type { ToolRun } from "./tools/tool-runner";
 
 /** Where an agent's turn stands; a finished task's result says complete, failed or cancelled. */

@@ -1,13 +1,13 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { type AuthOptions, ownerOf, type Principal } from "../agent/auth";
-import { A2AError, invalidParams } from "../protocol/errors";
 import {
   checkRegistration,
   discoverQuery,
   RegisterRequest,
   type RegistryLimits,
-} from "../protocol/registry";
+} from "../protocol/card/registry";
+import { A2AError, invalidParams } from "../protocol/errors";
 import { unwrap } from "../storage/result";
 import { authenticate, challenges } from "../worker/auth";
 import { readJson } from "../worker/body";

@@ -9,7 +9,7 @@ import { Artifacts } from "../../src/protocol/artifact";
 import { Messages } from "../../src/protocol/message";
 import { type Part, Parts } from "../../src/protocol/part";
 import { type Task, Tasks } from "../../src/protocol/task";
-import type { Model } from "../../src/providers/types";
+import type { Model } from "../../src/providers/base/types";
 
 /** A TaskContext over the pure task model, recording what the execution did. */
 function contextFor(parts: Part[], signal = new AbortController().signal) {

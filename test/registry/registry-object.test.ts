@@ -5,7 +5,7 @@ import {
   SELF,
 } from "cloudflare:test";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import type { DiscoverPage, RegistryEntry } from "../../src/protocol/registry";
+import type { DiscoverPage, RegistryEntry } from "../../src/protocol/card/registry";
 import { defineRegistry } from "../../src/registry/index";
 import { REGISTRY_SCHEMA } from "../../src/storage/schema";
 import { inspectSchema } from "../../src/storage/schema-version";

@@ -3,7 +3,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { beforeEach, describe, expect, it } from "vitest";
 import { loadCardSigningKeys } from "../../src/client/card-keys";
 import { REGISTRATION_PROOF_TYPE, registrationProof } from "../../src/client/registration-proof";
-import type { RegistryEntry } from "../../src/protocol/registry";
+import type { RegistryEntry } from "../../src/protocol/card/registry";
 import { signCard } from "../../src/worker/a2a/card-signing";
 import { agents, resetRegistry, serveCard } from "../harness/registry/helpers";
 

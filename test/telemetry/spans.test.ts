@@ -8,7 +8,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { tool } from "../../src/agent/tools/tools";
-import { ProviderError } from "../../src/providers/errors";
+import { ProviderError } from "../../src/providers/base/errors";
 import { fallback } from "../../src/providers/fallback";
 import { withRetry } from "../../src/providers/retry";
 import { fakeModel } from "../../src/testing/fake-model";

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { generate, streamEvents } from "../../src/providers/collect";
-import { ProviderError } from "../../src/providers/errors";
-import type { StreamEvent } from "../../src/providers/types";
+import { generate, streamEvents } from "../../src/providers/base/collect";
+import { ProviderError } from "../../src/providers/base/errors";
+import type { StreamEvent } from "../../src/providers/base/types";
 import { fakeModel } from "../../src/testing/index";
 import { streamMessage } from "../harness/llm/stream";
 import { harness } from "../harness/llm/worker";

@@ -1,8 +1,8 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Model } from "../../src/providers/base/types";
 import { fallback } from "../../src/providers/fallback";
 import { openai } from "../../src/providers/openai/openai-chat";
-import type { Model } from "../../src/providers/types";
 import { indexObjectName } from "../../src/storage/ids";
 import { defineAgent } from "../../src/worker/define-agent";
 import { BASE, userMessage } from "../support/helpers";

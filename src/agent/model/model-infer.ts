@@ -1,7 +1,7 @@
 import type { JsonObject } from "../../protocol/json";
 import type { InferPart } from "../../protocol/part";
-import { generate } from "../../providers/collect";
-import type { Model } from "../../providers/types";
+import { generate } from "../../providers/base/collect";
+import type { Model } from "../../providers/base/types";
 import type { TaskContext } from "../context";
 import type { Agent, InferFn } from "../definition";
 import { systemPrompt } from "./model-execution";

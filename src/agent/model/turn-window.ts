@@ -1,6 +1,6 @@
 import type { Item } from "../../history/items";
 import type { WindowPolicy } from "../../history/window";
-import type { Model, ModelRequest } from "../../providers/types";
+import type { Model, ModelRequest } from "../../providers/base/types";
 import { logEvent } from "../../telemetry/log";
 import type { TaskContext } from "../context";
 import type { Agent } from "../definition";

@@ -1,6 +1,6 @@
 import type { Context } from "@opentelemetry/api";
 import type { JsonValue } from "../../protocol/json";
-import type { ToolCall, ToolResult } from "../../providers/types";
+import type { ToolCall, ToolResult } from "../../providers/base/types";
 import type { Tools } from "./tools";
 
 /** How a turn's tool calls are run. */

@@ -1,5 +1,5 @@
 import type { FunctionCallItem, Item } from "../../history/items";
-import type { ToolCall } from "../../providers/types";
+import type { ToolCall } from "../../providers/base/types";
 import type { TaskContext } from "../context";
 import type { Agent } from "../definition";
 import { agentTools } from "./agent-tools";

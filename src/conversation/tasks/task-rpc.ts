@@ -6,10 +6,10 @@
  */
 import { A2AError } from "../../protocol/errors";
 import type { JsonObject } from "../../protocol/json";
-import type { ListTasksParams } from "../../protocol/requests";
-import type { StreamFormat } from "../../protocol/stream";
 import type { Task } from "../../protocol/task";
 import { isTerminal, type TaskState } from "../../protocol/task-state";
+import type { ListTasksParams } from "../../protocol/wire/requests";
+import type { StreamFormat } from "../../protocol/wire/stream";
 import { type ChildStore, cancelChildren } from "../children";
 import type { ContextIdentity, Scope } from "../context-identity";
 import type { PartsHost } from "../context-parts";

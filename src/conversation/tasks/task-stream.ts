@@ -7,9 +7,9 @@ import { ChatView, chatFrames } from "../../protocol/chat-stream";
 import { A2AError } from "../../protocol/errors";
 import type { TaskEvent } from "../../protocol/events";
 import { SSE_KEEP_ALIVE, sseFrame } from "../../protocol/sse";
-import { renderEvent, type StreamFormat } from "../../protocol/stream";
 import type { Task } from "../../protocol/task";
 import { isInterrupted, isTerminal } from "../../protocol/task-state";
+import { renderEvent, type StreamFormat } from "../../protocol/wire/stream";
 import type { EventHub } from "../runs/event-hub";
 import type { TaskStore } from "./task-store";
 

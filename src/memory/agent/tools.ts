@@ -2,7 +2,7 @@ import * as z from "zod";
 import { type Tools, tool } from "../../agent/tools/tools";
 import type { JsonValue } from "../../protocol/json";
 import type { MemoryApplyResult, MemoryOp, MemoryOrigin } from "../../protocol/memory";
-import type { MemoryStore } from "./stub";
+import type { MemoryStore } from "../object/memory-store";
 
 /** The names of the memory tools, as the model sees them. */
 export const MEMORY_TOOL_NAMES = ["remember", "forget", "set_goal", "update_goal"] as const;

@@ -6,7 +6,7 @@ import {
   type MemoryKind,
   type MemoryStrategy,
 } from "../../protocol/memory";
-import { cosine } from "../embedder";
+import { cosine } from "../base/embedder";
 import {
   factScore,
   ftsQuery,
@@ -15,8 +15,8 @@ import {
   recency,
   relevance,
   strategyScore,
-} from "../rank";
-import { entityLine, factLine, goalLine, SectionFitter, strategyLine } from "../render";
+} from "../base/rank";
+import { entityLine, factLine, goalLine, SectionFitter, strategyLine } from "../base/render";
 import {
   type EntityRow,
   entityOf,

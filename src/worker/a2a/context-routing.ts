@@ -6,7 +6,7 @@
 import type { Agent } from "../../agent/definition";
 import type { ContextRpc, Scope } from "../../conversation/context-object";
 import { A2AError } from "../../protocol/errors";
-import type { SendParams } from "../../protocol/requests";
+import type { SendParams } from "../../protocol/wire/requests";
 import {
   contextObjectName,
   type IdScope,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../../src/agent/definition";
 import { historyBudget, resolveContextWindow } from "../../../src/agent/model/turn-window";
-import { capabilitiesFor } from "../../../src/providers/pricing";
-import type { Model } from "../../../src/providers/types";
+import { capabilitiesFor } from "../../../src/providers/base/pricing";
+import type { Model } from "../../../src/providers/base/types";
 
 const modelWith = (contextWindow: number | null, maxOutputTokens: number | null): Model => ({
   provider: "test",

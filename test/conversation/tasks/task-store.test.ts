@@ -16,7 +16,7 @@ import { DROPPED_COMMENT, openTaskStream } from "../../../src/conversation/tasks
 import { A2AError } from "../../../src/protocol/errors";
 import { Messages } from "../../../src/protocol/message";
 import { Parts } from "../../../src/protocol/part";
-import type { StreamFormat } from "../../../src/protocol/stream";
+import type { StreamFormat } from "../../../src/protocol/wire/stream";
 import { contextObjectName, idKeys, issuedContextId } from "../../../src/storage/ids";
 import { CHUNK_CHARS, MAX_ROW_BYTES } from "../../../src/storage/row-limit";
 import { CONTEXT_SCHEMA } from "../../../src/storage/schema";

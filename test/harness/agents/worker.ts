@@ -6,8 +6,13 @@
 import { z } from "zod";
 import { type AgentHandler, defineAgent, tool } from "../../../src/index";
 import { mcpServers } from "../../../src/mcp/index";
-import { capabilitiesFor } from "../../../src/providers/pricing";
-import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../../src/providers/types";
+import { capabilitiesFor } from "../../../src/providers/base/pricing";
+import type {
+  CallOptions,
+  Model,
+  ModelRequest,
+  StreamEvent,
+} from "../../../src/providers/base/types";
 
 export interface Env {
   MCP_URL: string;

@@ -5,8 +5,13 @@
  */
 import { z } from "zod";
 import { defineAgent, tool } from "../../../src/index";
-import { capabilitiesFor } from "../../../src/providers/pricing";
-import type { CallOptions, Model, ModelRequest, StreamEvent } from "../../../src/providers/types";
+import { capabilitiesFor } from "../../../src/providers/base/pricing";
+import type {
+  CallOptions,
+  Model,
+  ModelRequest,
+  StreamEvent,
+} from "../../../src/providers/base/types";
 
 export const harness: {
   model: Model | null;

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
+import { memoryObjectName } from "../../../src/memory/base/scope";
 import type { MemoryObjectOptions, MemoryRpc } from "../../../src/memory/object/memory-object";
 import { type MemoryHandle, openMemory } from "../../../src/memory/object/memory-stub";
-import { memoryObjectName } from "../../../src/memory/scope";
 import { storeHarness } from "./store-worker";
 
 let n = 0;

@@ -4,7 +4,7 @@
  * so they read the same map.
  */
 
-import type { VectorIndex } from "../../../src/memory/embedder";
+import type { VectorIndex } from "../../../src/memory/base/embedder";
 import { MemoryObject, type MemoryObjectOptions } from "../../../src/memory/object/memory-object";
 
 export const storeHarness = {

@@ -6,8 +6,8 @@
 import { z } from "zod";
 import { defineAgent, tool } from "../../../src/index";
 import { memory } from "../../../src/memory/index";
+import type { CallOptions, Model, ModelRequest } from "../../../src/providers/base/types";
 import { openai } from "../../../src/providers/openai/openai-chat";
-import type { CallOptions, Model, ModelRequest } from "../../../src/providers/types";
 import { handlerAgent } from "./handler-worker";
 
 export const harness: {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ownerOf } from "../../../src/agent/auth";
-import { BUNDLE_HEADING } from "../../../src/memory/render";
+import { BUNDLE_HEADING } from "../../../src/memory/base/render";
 import { contextObjectName } from "../../../src/storage/ids";
 import {
   answerOf,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { claimHash } from "../../../src/memory/claim-hash";
-import { renderMemoryBundle } from "../../../src/memory/render";
+import { claimHash } from "../../../src/memory/base/claim-hash";
+import { renderMemoryBundle } from "../../../src/memory/base/render";
 import type { MemoryFact } from "../../../src/protocol/memory";
 import { inObject, storeMemory } from "../../harness/memory/helpers";
 

@@ -7,8 +7,8 @@ import {
   outputMode,
   toAnthropicBody,
 } from "../../../src/providers/anthropic/anthropic";
-import { ProviderError } from "../../../src/providers/errors";
-import { ModelRequest, type ModelRequestInput } from "../../../src/providers/types";
+import { ProviderError } from "../../../src/providers/base/errors";
+import { ModelRequest, type ModelRequestInput } from "../../../src/providers/base/types";
 
 function body(request: ModelRequestInput, maxTokens = 4096): AnthropicBody {
   return toAnthropicBody(ModelRequest.parse(request), { model: "claude-test", maxTokens });

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { ItemInput } from "../../../src/history/items";
 import { anthropic, toAnthropicBody } from "../../../src/providers/anthropic/anthropic";
-import { generate } from "../../../src/providers/collect";
-import { capabilitiesFor, estimateCost } from "../../../src/providers/pricing";
+import { generate } from "../../../src/providers/base/collect";
+import { capabilitiesFor, estimateCost } from "../../../src/providers/base/pricing";
 import {
   addUsage,
   ModelRequest,
   type ModelRequestInput,
   usage,
-} from "../../../src/providers/types";
+} from "../../../src/providers/base/types";
 import { FakeProvider } from "../fake-provider";
 
 const user = (text: string): ItemInput => ({ type: "message", role: "user", content: text });

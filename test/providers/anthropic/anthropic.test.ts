@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { ItemInput } from "../../../src/history/items";
 import { anthropic } from "../../../src/providers/anthropic/anthropic";
-import { generate } from "../../../src/providers/collect";
-import { ProviderError } from "../../../src/providers/errors";
+import { generate } from "../../../src/providers/base/collect";
+import { ProviderError } from "../../../src/providers/base/errors";
 import {
   type CallOptions,
   ModelRequest,
   type ModelRequestInput,
   type StreamEvent,
   type ToolCall,
-} from "../../../src/providers/types";
+} from "../../../src/providers/base/types";
 import {
   collectBatches,
   FakeProvider,

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { Item, ItemInput } from "../../../src/history/items";
-import { generate } from "../../../src/providers/collect";
-import { ProviderError } from "../../../src/providers/errors";
+import { generate } from "../../../src/providers/base/collect";
+import { ProviderError } from "../../../src/providers/base/errors";
+import { capabilitiesFor } from "../../../src/providers/base/pricing";
+import {
+  ModelRequest,
+  type ModelRequestInput,
+  type StreamEvent,
+  type ToolCall,
+} from "../../../src/providers/base/types";
 import {
   decodeGenerateContent,
   GEMINI_BASE_URL,
@@ -10,13 +17,6 @@ import {
   geminiRequestBody,
   stopReasonOf,
 } from "../../../src/providers/gemini/gemini";
-import { capabilitiesFor } from "../../../src/providers/pricing";
-import {
-  ModelRequest,
-  type ModelRequestInput,
-  type StreamEvent,
-  type ToolCall,
-} from "../../../src/providers/types";
 import {
   collectBatches,
   FakeProvider,

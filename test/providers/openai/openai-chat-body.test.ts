@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { ItemInput } from "../../../src/history/items";
-import { ProviderError } from "../../../src/providers/errors";
+import { ProviderError } from "../../../src/providers/base/errors";
+import { ModelRequest, type ModelRequestInput } from "../../../src/providers/base/types";
 import {
   type ChatFlavor,
   isOpenAIReasoningModel,
   toChatCompletionsBody,
 } from "../../../src/providers/openai/openai-chat-body";
-import { ModelRequest, type ModelRequestInput } from "../../../src/providers/types";
 
 /** Conversation items → Chat Completions bodies (G3, G4, G7, G8, G18). */
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { StreamEvent } from "../../../src/providers/base/types";
 import { openai } from "../../../src/providers/openai/openai-chat";
 import { normalizeStop } from "../../../src/providers/openai/openai-chat-decoder";
-import type { StreamEvent } from "../../../src/providers/types";
 import { CHUNKINGS, failure, run, stableIds, summarize } from "../chat-helpers";
 import { FakeProvider } from "../fake-provider";
 

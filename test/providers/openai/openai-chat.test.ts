@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { generate } from "../../../src/providers/collect";
+import { generate } from "../../../src/providers/base/collect";
+import { ModelRequest, type ModelRequestInput } from "../../../src/providers/base/types";
 import { openai, toChatCompletionsBody } from "../../../src/providers/openai/openai-chat";
-import { ModelRequest, type ModelRequestInput } from "../../../src/providers/types";
 import {
   expectAllCovered,
   failure,

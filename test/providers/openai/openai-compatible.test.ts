@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { ModelRequest, type ModelRequestInput } from "../../../src/providers/base/types";
 import { toChatCompletionsBody } from "../../../src/providers/openai/openai-chat";
 import { openaiCompatible } from "../../../src/providers/openai/openai-compatible";
-import { ModelRequest, type ModelRequestInput } from "../../../src/providers/types";
 import {
   expectAllCovered,
   failure,

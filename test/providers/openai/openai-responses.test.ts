@@ -1,20 +1,20 @@
 import { describe, expect, it } from "vitest";
 import type { ItemInput } from "../../../src/history/items";
-import { generate } from "../../../src/providers/collect";
-import { ProviderError } from "../../../src/providers/errors";
-import {
-  type OpenAIResponsesOptions,
-  openaiResponses,
-  type ResponsesBody,
-  responsesBody,
-} from "../../../src/providers/openai/openai-responses";
+import { generate } from "../../../src/providers/base/collect";
+import { ProviderError } from "../../../src/providers/base/errors";
 import {
   ModelRequest,
   type ModelRequestInput,
   type ReasoningBlock,
   type StreamEvent,
   type ToolCall,
-} from "../../../src/providers/types";
+} from "../../../src/providers/base/types";
+import {
+  type OpenAIResponsesOptions,
+  openaiResponses,
+  type ResponsesBody,
+  responsesBody,
+} from "../../../src/providers/openai/openai-responses";
 import {
   collectBatches,
   FakeProvider,

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../../src/protocol/json";
-import { generate } from "../../../src/providers/collect";
+import { generate } from "../../../src/providers/base/collect";
 import {
   ModelRequest,
   type ModelRequestInput,
   type StreamEvent,
-} from "../../../src/providers/types";
+} from "../../../src/providers/base/types";
 import {
   type AiBinding,
   workersAI,

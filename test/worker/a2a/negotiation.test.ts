@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../../src/agent/definition";
 import { A2AError } from "../../../src/protocol/errors";
 import { Parts } from "../../../src/protocol/part";
-import type { Model } from "../../../src/providers/types";
+import type { Model } from "../../../src/providers/base/types";
 import {
   requireAcceptedParts,
   requireExtensions,

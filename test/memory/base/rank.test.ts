@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { openAiEmbedder, workersAiEmbedder } from "../../src/memory/embedder";
-import { estimateTokens, renderMemoryBundle } from "../../src/memory/render";
-import { inObject, storeMemory } from "../harness/memory/helpers";
-import { FakeVectorIndex, storeHarness } from "../harness/memory/store-worker";
+import { openAiEmbedder, workersAiEmbedder } from "../../../src/memory/base/embedder";
+import { estimateTokens, renderMemoryBundle } from "../../../src/memory/base/render";
+import { inObject, storeMemory } from "../../harness/memory/helpers";
+import { FakeVectorIndex, storeHarness } from "../../harness/memory/store-worker";
 
 describe("recall ranking", () => {
   it("K7 text match ranks first (bm25), then confidence; unrelated recent facts come after as context", async () => {

@@ -1,5 +1,5 @@
-import type { JsonObject } from "../protocol/json";
-import { newId } from "../protocol/json";
+import type { JsonObject } from "../../protocol/json";
+import { newId } from "../../protocol/json";
 import type { StreamEvent, ToolCall } from "./types";
 
 /**

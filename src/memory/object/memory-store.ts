@@ -1,5 +1,5 @@
 import { A2AError } from "../../protocol/errors";
-import { type MemoryHandle, openMemory } from "../object/memory-stub";
+import { type MemoryHandle, openMemory } from "./memory-stub";
 
 /** One scope's memory as the agent uses it. */
 export type MemoryStore = MemoryHandle;

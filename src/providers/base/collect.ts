@@ -1,4 +1,4 @@
-import type { JsonObject } from "../protocol/json";
+import type { JsonObject } from "../../protocol/json";
 import { ProviderError } from "./errors";
 import { checkOutput } from "./output";
 import {

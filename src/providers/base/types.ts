@@ -1,8 +1,8 @@
 import type { Context } from "@opentelemetry/api";
 import * as z from "zod";
-import { Item } from "../history/items";
-import { fromLlmMessages } from "../history/llm-message";
-import { JsonObject } from "../protocol/json";
+import { Item } from "../../history/items";
+import { fromLlmMessages } from "../../history/llm-message";
+import { JsonObject } from "../../protocol/json";
 
 /**
  * The one provider-neutral vocabulary every adapter speaks: a request built from

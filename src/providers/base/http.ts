@@ -1,5 +1,5 @@
-import { injectHeaders } from "../telemetry/carrier";
-import { inContext } from "../telemetry/otel";
+import { injectHeaders } from "../../telemetry/carrier";
+import { inContext } from "../../telemetry/otel";
 import { asProviderError, ProviderError, retryAfterMs } from "./errors";
 import type { CallOptions, Model } from "./types";
 

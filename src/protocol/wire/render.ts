@@ -1,9 +1,9 @@
-import type { JsonObject } from "./json";
-import type { Message } from "./message";
+import type { JsonObject } from "../json";
+import type { Message } from "../message";
+import type { Task } from "../task";
 import type { ProtocolVersion } from "./requests";
-import type { Task } from "./task";
-import { messageToV1, taskToV1 } from "./wire/wire-v1";
-import { messageToV03, taskToV03 } from "./wire/wire-v03";
+import { messageToV1, taskToV1 } from "./wire-v1";
+import { messageToV03, taskToV03 } from "./wire-v03";
 
 /** A ListTasks page before rendering. */
 export interface TaskList {

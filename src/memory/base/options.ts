@@ -1,4 +1,4 @@
-import type { Model } from "../providers/types";
+import type { Model } from "../../providers/base/types";
 import type { Embedder } from "./embedder";
 import { type MemoryLimits, resolveMemoryLimits } from "./limits";
 import type { MemoryScope } from "./scope-key";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkOutput } from "../../src/providers/output";
+import { checkOutput } from "../../../src/providers/base/output";
 
 const schema = {
   type: "object",

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { A2AError } from "../../src/protocol/errors";
+import { A2AError } from "../../../src/protocol/errors";
 import {
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,
   parseList,
   parseSend,
   parseTaskId,
-} from "../../src/protocol/requests";
+} from "../../../src/protocol/wire/requests";
 
 const v1Message = { messageId: "m1", role: "ROLE_USER", parts: [{ text: "Hello" }] };
 const v03Message = {

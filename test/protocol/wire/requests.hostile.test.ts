@@ -1,9 +1,9 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { LIMITS } from "../../src/protocol/limits";
-import { parseSend } from "../../src/protocol/requests";
-import { toA2AError } from "../../src/worker/errors";
-import { BASE, rest, rpc, send, userMessage } from "../support/helpers";
+import { LIMITS } from "../../../src/protocol/limits";
+import { parseSend } from "../../../src/protocol/wire/requests";
+import { toA2AError } from "../../../src/worker/errors";
+import { BASE, rest, rpc, send, userMessage } from "../../support/helpers";
 
 type Json = Record<string, unknown>;
 const errorOf = (body: Json) => body.error as { code: number; message: string; data?: Json[] };

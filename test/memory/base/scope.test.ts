@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { memoryObjectName } from "../../src/memory/scope";
-import type { MemoryOp } from "../../src/protocol/memory";
-import { inObject, storeMemory, unique } from "../harness/memory/helpers";
+import { memoryObjectName } from "../../../src/memory/base/scope";
+import type { MemoryOp } from "../../../src/protocol/memory";
+import { inObject, storeMemory, unique } from "../../harness/memory/helpers";
 
 describe("isolation and erasure", () => {
   it("K8 memories are isolated across owners and tenants: another owner or tenant recalls nothing", async () => {
@@ -140,7 +140,9 @@ describe("limits", () => {
   });
 
   it("K8 limits are checked when configured: a wrong value names the setting", async () => {
-    const { resolveMemoryLimits, DEFAULT_MEMORY_LIMITS } = await import("../../src/memory/limits");
+    const { resolveMemoryLimits, DEFAULT_MEMORY_LIMITS } = await import(
+      "../../../src/memory/base/limits"
+    );
     expect(resolveMemoryLimits()).toEqual(DEFAULT_MEMORY_LIMITS);
     expect(resolveMemoryLimits({ maxItems: 10 })).toMatchObject({
       maxItems: 10,

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { AgentCard, cardToV1 } from "../../src/protocol/card/agent-card";
+import { AgentCard, cardToV1 } from "../../../src/protocol/card/agent-card";
 import {
   cardFacts,
   discoverQuery,
   encodeRegistryToken,
   REGISTRY_LIMITS,
   registryEntryId,
-} from "../../src/protocol/registry";
-import { refusalOf } from "../support/helpers";
+} from "../../../src/protocol/card/registry";
+import { refusalOf } from "../../support/helpers";
 
 const features = {
   baseUrl: "https://travel.example.com",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { jsonArrayFramer } from "../../src/providers/json-array-framer";
-import type { Frame } from "../../src/providers/sse";
-import { fixtureText, seededRandom } from "./fake-provider";
+import { jsonArrayFramer } from "../../../src/providers/base/json-array-framer";
+import type { Frame } from "../../../src/providers/base/sse";
+import { fixtureText, seededRandom } from "../fake-provider";
 
 /** Feeds text in the given pieces and returns the frames' data. */
 function frames(pieces: readonly string[]): string[] {

@@ -1,11 +1,11 @@
-import { ChatView, chatFrames } from "./chat-stream";
-import type { TaskEvent } from "./events";
-import type { JsonObject } from "./json";
-import type { Message } from "./message";
+import { ChatView, chatFrames } from "../chat-stream";
+import type { TaskEvent } from "../events";
+import type { JsonObject } from "../json";
+import type { Message } from "../message";
+import { sseFrame } from "../sse";
 import type { ProtocolVersion } from "./requests";
-import { sseFrame } from "./sse";
-import { eventToV1 } from "./wire/wire-v1";
-import { eventToV03 } from "./wire/wire-v03";
+import { eventToV1 } from "./wire-v1";
+import { eventToV03 } from "./wire-v03";
 
 /** How a stream's events are framed: protocol version, binding, and the JSON-RPC id. */
 export interface StreamFormat {

@@ -1,15 +1,15 @@
 import { createParser } from "eventsource-parser";
 import { describe, expect, it } from "vitest";
-import { anthropic } from "../../src/providers/anthropic/anthropic";
-import { generate } from "../../src/providers/collect";
-import { gemini } from "../../src/providers/gemini/gemini";
-import { openai } from "../../src/providers/openai/openai-chat";
-import { openaiCompatible } from "../../src/providers/openai/openai-compatible";
-import { openaiResponses } from "../../src/providers/openai/openai-responses";
-import type { Model, ModelRequestInput, StreamEvent } from "../../src/providers/types";
-import { workersAI } from "../../src/providers/workers-ai/workers-ai";
-import { run } from "./chat-helpers";
-import { FakeProvider, fixtureText } from "./fake-provider";
+import { anthropic } from "../../../src/providers/anthropic/anthropic";
+import { generate } from "../../../src/providers/base/collect";
+import type { Model, ModelRequestInput, StreamEvent } from "../../../src/providers/base/types";
+import { gemini } from "../../../src/providers/gemini/gemini";
+import { openai } from "../../../src/providers/openai/openai-chat";
+import { openaiCompatible } from "../../../src/providers/openai/openai-compatible";
+import { openaiResponses } from "../../../src/providers/openai/openai-responses";
+import { workersAI } from "../../../src/providers/workers-ai/workers-ai";
+import { run } from "../chat-helpers";
+import { FakeProvider, fixtureText } from "../fake-provider";
 
 /**
  * G10 G13: `raw: true` in the call options keeps the provider's own payloads, for

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { A2AError } from "../protocol/errors";
+import { A2AError } from "../../protocol/errors";
 
 /**
  * Bounds of one memory (one scope). Every one is configurable; the defaults suit one

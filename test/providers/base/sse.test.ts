@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { decodeBody, type Frame, type StreamDecoder } from "../../src/providers/sse";
-import type { StreamEvent } from "../../src/providers/types";
-import { FakeProvider, fixtureBytes, fixturePaths } from "./fake-provider";
+import { decodeBody, type Frame, type StreamDecoder } from "../../../src/providers/base/sse";
+import type { StreamEvent } from "../../../src/providers/base/types";
+import { FakeProvider, fixtureBytes, fixturePaths } from "../fake-provider";
 
 /** A decoder that turns every frame into a text delta of its data, to see the framing. */
 function framesOf(frames: Frame[]): StreamDecoder {

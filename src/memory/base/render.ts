@@ -1,4 +1,4 @@
-import type { MemoryBundle, MemoryFact } from "../protocol/memory";
+import type { MemoryBundle, MemoryFact } from "../../protocol/memory";
 
 /** Estimated tokens of a text: about four characters each, rounded up. */
 export function estimateTokens(text: string): number {

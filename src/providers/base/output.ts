@@ -1,5 +1,5 @@
 import { type Schema, Validator } from "@cfworker/json-schema";
-import type { JsonObject, JsonValue } from "../protocol/json";
+import type { JsonObject, JsonValue } from "../../protocol/json";
 
 /** An answer checked against an output schema: the value, or why there is none. */
 export type CheckedOutput =

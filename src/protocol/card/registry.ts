@@ -1,8 +1,8 @@
 import * as z from "zod";
-import { fromBase64url, toBase64url } from "./base64url";
-import { AgentRole, PROFILE_EXTENSION } from "./card/agent-card";
-import { invalidParams } from "./errors";
-import { JsonObject, type JsonValue } from "./json";
+import { fromBase64url, toBase64url } from "../base64url";
+import { invalidParams } from "../errors";
+import { JsonObject, type JsonValue } from "../json";
+import { AgentRole, PROFILE_EXTENSION } from "./agent-card";
 
 /**
  * What an agent registry holds at most, each settable in `defineRegistry({ limits })`.

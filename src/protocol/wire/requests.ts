@@ -1,13 +1,13 @@
 import * as z from "zod";
-import { invalidParams } from "./errors";
-import { JsonObject } from "./json";
-import { ClientId, Metadata, NameList, TaskIdString } from "./limits";
-import { MARK, stripClientMarks } from "./markers";
-import type { Message } from "./message";
-import { InferContent, ToolCallContent } from "./part";
-import type { TaskState } from "./task-state";
-import { messageFromV1, V1RequestMessage, V1TaskState } from "./wire/wire-v1";
-import { messageFromV03, V03RequestMessage } from "./wire/wire-v03";
+import { invalidParams } from "../errors";
+import { JsonObject } from "../json";
+import { ClientId, Metadata, NameList, TaskIdString } from "../limits";
+import { MARK, stripClientMarks } from "../markers";
+import type { Message } from "../message";
+import { InferContent, ToolCallContent } from "../part";
+import type { TaskState } from "../task-state";
+import { messageFromV1, V1RequestMessage, V1TaskState } from "./wire-v1";
+import { messageFromV03, V03RequestMessage } from "./wire-v03";
 
 /** Protocol version a request is served under (§3.6). */
 export type ProtocolVersion = "1.0" | "0.3";

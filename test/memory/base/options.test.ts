@@ -1,18 +1,18 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { resolveAgent } from "../../src/agent/definition";
+import { resolveAgent } from "../../../src/agent/definition";
 import {
   decisionsToOps,
   type Extracted,
   extractAfterTurn,
   usagePatch,
-} from "../../src/memory/agent/extract";
-import type { MemoryStore } from "../../src/memory/agent/stub";
-import { memory } from "../../src/memory/index";
-import { scopeKeyOf } from "../../src/memory/scope-key";
-import type { MemoryFact } from "../../src/protocol/memory";
-import type { Model } from "../../src/providers/types";
-import { configurationProblems } from "../../src/worker/startup";
+} from "../../../src/memory/agent/extract";
+import { scopeKeyOf } from "../../../src/memory/base/scope-key";
+import { memory } from "../../../src/memory/index";
+import type { MemoryStore } from "../../../src/memory/object/memory-store";
+import type { MemoryFact } from "../../../src/protocol/memory";
+import type { Model } from "../../../src/providers/base/types";
+import { configurationProblems } from "../../../src/worker/startup";
 
 const card = { name: "M", description: "memory options" };
 
