@@ -20,7 +20,7 @@
  */
 
 import type { CallOptions, Model, ModelRequest, StreamEvent } from "../src/providers/base/types";
-import { defineAgent } from "../src/worker/define-agent";
+import { defineAgent } from "../src/worker/app/define-agent";
 import { aiSdkRun } from "./stream-aisdk";
 import { type StreamInput, streamInput, syntheticInput } from "./stream-input";
 import { ourModel, oursRun, textOfFrames } from "./stream-ours";

@@ -19,7 +19,7 @@ import {
   ModelRequest,
   type StreamEvent,
 } from "../src/providers/base/types";
-import { defineAgent } from "../src/worker/define-agent";
+import { defineAgent } from "../src/worker/app/define-agent";
 import { type StreamInput, streamInput } from "./stream-input";
 import { ourModel } from "./stream-ours";
 

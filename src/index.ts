@@ -61,4 +61,4 @@ export {
 export type { Task } from "./protocol/task";
 export type { TaskState } from "./protocol/task-state";
 export { endpoint } from "./worker/a2a/endpoints";
-export { defineAgent, type EdgelinkWorker } from "./worker/define-agent";
+export { defineAgent, type EdgelinkWorker } from "./worker/app/define-agent";

@@ -5,7 +5,7 @@ import type { ContextRpc } from "../../src/conversation/context-object";
 import { LIMITS } from "../../src/protocol/limits";
 import { Message } from "../../src/protocol/message";
 import { contextObjectName, indexObjectName, MAX_TASK_ID_LENGTH } from "../../src/storage/ids";
-import { defineAgent } from "../../src/worker/define-agent";
+import { defineAgent } from "../../src/worker/app/define-agent";
 import { BASE, listUntil, rest, rpc, send, sleep, userMessage } from "../support/helpers";
 import { ALICE, authedAgent, BOB, call, rpcAs, signingKey } from "../worker/auth-support";
 

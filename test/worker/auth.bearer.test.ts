@@ -1,6 +1,6 @@
 import * as jose from "jose";
 import { describe, expect, it, vi } from "vitest";
-import { defineAgent } from "../../src/worker/define-agent";
+import { defineAgent } from "../../src/worker/app/define-agent";
 import { AUDIENCE, authedAgent, call, ISSUER, signingKey } from "./auth-support";
 
 /**

@@ -1,7 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import * as jose from "jose";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { defineAgent } from "../../src/worker/define-agent";
+import { defineAgent } from "../../src/worker/app/define-agent";
 import { BASE } from "../support/helpers";
 import { AUDIENCE, ISSUER } from "./auth-support";
 

@@ -1,7 +1,7 @@
 import * as jose from "jose";
 import { describe, expect, it } from "vitest";
 import type { AuthOptions, BearerAuth } from "../../src/agent/auth";
-import { defineAgent } from "../../src/worker/define-agent";
+import { defineAgent } from "../../src/worker/app/define-agent";
 import { AUDIENCE, ISSUER, signingKey } from "./auth-support";
 
 /**

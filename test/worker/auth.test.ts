@@ -144,7 +144,7 @@ describe("the card says what is enforced", () => {
   });
 
   it("declaring securitySchemes by hand, or an extended card without auth, fails at definition", async () => {
-    const { defineAgent } = await import("../../src/worker/define-agent");
+    const { defineAgent } = await import("../../src/worker/app/define-agent");
     expect(() =>
       defineAgent({
         card: {

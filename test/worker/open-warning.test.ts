@@ -4,7 +4,7 @@
  */
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { defineAgent } from "../../src/worker/define-agent";
+import { defineAgent } from "../../src/worker/app/define-agent";
 
 type Worker = ReturnType<typeof defineAgent<Record<string, unknown>>>;
 const card = { name: "Open agent", description: "no auth" };

@@ -6,7 +6,7 @@ import type { AgentConfig } from "../../src/agent/definition";
 import { errorFromHttp, errorFromJsonRpc, RateLimitedError } from "../../src/client/errors";
 import type { JsonValue } from "../../src/protocol/json";
 import { endpoint } from "../../src/worker/a2a/endpoints";
-import { defineAgent } from "../../src/worker/define-agent";
+import { defineAgent } from "../../src/worker/app/define-agent";
 import { ipPrefix } from "../../src/worker/rate-limit";
 import { userMessage } from "../support/helpers";
 import {

@@ -4,7 +4,7 @@ import type { Model } from "../../src/providers/base/types";
 import { fallback } from "../../src/providers/fallback";
 import { openai } from "../../src/providers/openai/openai-chat";
 import { indexObjectName } from "../../src/storage/ids";
-import { defineAgent } from "../../src/worker/define-agent";
+import { defineAgent } from "../../src/worker/app/define-agent";
 import { BASE, userMessage } from "../support/helpers";
 
 type Json = Record<string, unknown>;

@@ -27,7 +27,7 @@ import {
   GEN_AI_CONVERSATION_ID,
   type Traced,
 } from "../../telemetry";
-import { inspectorEnabled } from "../inspector/inspector";
+import { inspectorEnabled } from "../inspector-on";
 
 /** The routing of one request's operations: its agent, tenant, origin and caller. */
 export class ContextRouting<Env> {

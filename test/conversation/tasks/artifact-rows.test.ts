@@ -10,7 +10,7 @@ import { Parts } from "../../../src/protocol/part";
 import { contextObjectName } from "../../../src/storage/ids";
 import { CONTEXT_SCHEMA } from "../../../src/storage/schema";
 import { ensureSchema } from "../../../src/storage/schema-version";
-import { defineAgent } from "../../../src/worker/define-agent";
+import { defineAgent } from "../../../src/worker/app/define-agent";
 import { withLimits as setLimits } from "../../support/agent-override";
 import { artifactText, listUntil, refusalOf, rpc, send, userMessage } from "../../support/helpers";
 import { taskFixture } from "../../support/task-fixture";

@@ -11,7 +11,7 @@ import {
 import { describe, expect, it } from "vitest";
 import demo from "../../../examples/demo-agent";
 import { CardSignatureError, connect, verifyAgentCard } from "../../../src/client/index";
-import { defineAgent } from "../../../src/worker/define-agent";
+import { defineAgent } from "../../../src/worker/app/define-agent";
 
 type Json = Record<string, unknown>;
 type Signature = { protected: string; signature: string };

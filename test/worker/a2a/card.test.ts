@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { servedFeatures } from "../../../src/worker/a2a/card";
-import { defineAgent } from "../../../src/worker/define-agent";
+import { defineAgent } from "../../../src/worker/app/define-agent";
 import { BASE, rpc } from "../../support/helpers";
 
 type Json = Record<string, unknown>;

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import * as z from "zod";
 import { ERROR_TABLE } from "../../../src/protocol/errors";
 import { endpoint } from "../../../src/worker/a2a/endpoints";
-import { defineAgent } from "../../../src/worker/define-agent";
+import { defineAgent } from "../../../src/worker/app/define-agent";
 import { ALICE, authedAgent, call, signingKey } from "../auth-support";
 
 type Json = Record<string, unknown>;

@@ -2,9 +2,9 @@ import { env } from "cloudflare:test";
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { describe, expect, it } from "vitest";
-import demo from "../../examples/demo-agent";
-import { parseSse, readEvents, userMessage } from "../support/helpers";
-import { ALICE, API_KEYS, authedAgent, signingKey } from "./auth-support";
+import demo from "../../../examples/demo-agent";
+import { parseSse, readEvents, userMessage } from "../../support/helpers";
+import { ALICE, API_KEYS, authedAgent, signingKey } from "../auth-support";
 
 type Json = Record<string, unknown>;
 const ORIGIN = "http://agent.test";

@@ -1,7 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BASE, rpc, send } from "../support/helpers";
+import { BASE, rpc, send } from "../../support/helpers";
 
 /**
  * Property: whatever arrives (method, path, headers, body), on either binding, the answer

@@ -1,12 +1,12 @@
 import { env as loadedEnv } from "cloudflare:workers";
 import type { Hono } from "hono";
-import { type Agent, type AgentConfig, resolveAgent } from "../agent/definition";
-import { ContextObject } from "../conversation/context-object";
-import { IndexObject } from "../index/index-object";
-import { logContentFrom, setLogContent } from "../telemetry/log";
+import { type Agent, type AgentConfig, resolveAgent } from "../../agent/definition";
+import { ContextObject } from "../../conversation/context-object";
+import { IndexObject } from "../../index/index-object";
+import { logContentFrom, setLogContent } from "../../telemetry/log";
+import type { AuthVariables } from "../auth";
+import { checkRateLimitBindings } from "../rate-limit";
 import { createApp } from "./app";
-import type { AuthVariables } from "./auth";
-import { checkRateLimitBindings } from "./rate-limit";
 
 /** What `defineAgent` returns: a Worker's default export plus its Durable Object classes. */
 export interface EdgelinkWorker<Env extends object> {
