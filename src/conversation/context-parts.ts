@@ -146,7 +146,6 @@ export function buildParts<Env>(
     withHandlerMemory(current, memoryScope),
     (work) => ctx.waitUntil(work),
     (taskId) => identity.logIds(taskId),
-    ctx.storage.sql,
     memoryScope,
   );
   const streams = new TaskStreams(store, hub, current, read);

@@ -25,6 +25,8 @@ export interface PruneParts {
   cache: TaskCache;
   /** Whether the agent has push on (webhook rows to delete). */
   withPush: boolean;
+  /** Deletes these tasks' rows (the task store writes the tasks table). */
+  deleteTasks(ids: readonly string[]): void;
 }
 
 export class Retention {
@@ -135,6 +137,6 @@ export class Retention {
       this.sql.exec(`DELETE FROM push_deliveries WHERE task_id IN (${marks})`, ...chunk);
       this.sql.exec(`DELETE FROM push_configs WHERE task_id IN (${marks})`, ...chunk);
     }
-    this.sql.exec(`DELETE FROM tasks WHERE id IN (${marks})`, ...chunk);
+    this.parts.deleteTasks(chunk);
   }
 }

@@ -57,8 +57,6 @@ export class HandlerRuns<Env> {
     private readonly waitUntil: (work: Promise<unknown>) => void,
     /** Where a log line happened: the object's tenant and conversation, and the task. */
     private readonly logIds: (taskId: string | null) => LogFields,
-    /** The object's SQLite: a traced run keeps its trace context with the task. */
-    private readonly sql: SqlStorage,
     /** Who a model turn's long-term memory is for (read only when the agent has memory). */
     private readonly memoryScope: () => MemoryTurnScope,
   ) {}
@@ -126,7 +124,7 @@ export class HandlerRuns<Env> {
       (id, e) => this.publish(id, e),
       this.children,
     );
-    const traced = traceRun(this.sql, run, this.agent() as Agent<unknown>, trace);
+    const traced = traceRun(this.store, run, this.agent() as Agent<unknown>, trace);
     let failure: unknown;
     try {
       const agent = this.agent();
