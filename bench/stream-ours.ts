@@ -4,7 +4,7 @@
  * network read) → for each batch's text, the A2A v1 TaskArtifactUpdateEvent built as the
  * agent builds it (src/conversation/runs/task-run.ts: `Artifact.parse`, first chunk names the
  * artifact, later ones append) → JSON-RPC frame and SSE bytes through the server's own
- * renderer (src/protocol/wire/stream.ts `renderEvent` + `sseFrame`, as src/conversation/tasks/task-stream.ts
+ * renderer (src/protocol/wire/stream.ts `renderEvent` + `sseFrame`, as src/conversation/runs/task-stream.ts
  * sends them) → TextEncoder. No SQLite here: pipeline (2) runs the real agent in workerd.
  */
 import { Artifact } from "../src/protocol/artifact";

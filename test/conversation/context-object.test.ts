@@ -1,8 +1,8 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type ContextRpc, RESTART_REASON } from "../../src/conversation/context-object";
-import { itemFromMessage } from "../../src/conversation/conversation-bridge";
 import { HistoryStore } from "../../src/conversation/history/history-store";
+import { itemFromMessage } from "../../src/conversation/tasks/conversation-bridge";
 import { Message } from "../../src/protocol/message";
 import { contextObjectName, idKeys, sealedTaskId, verifiedContextOf } from "../../src/storage/ids";
 import { CONTEXT_SCHEMA } from "../../src/storage/schema";

@@ -17,9 +17,8 @@ import { isTerminal } from "../../protocol/task-state";
 import type { TraceCarrier } from "../../telemetry";
 import { type LogFields, logEvent } from "../../telemetry/log";
 import { inContext } from "../../telemetry/otel";
-import type { ObjectAlarm } from "../alarm";
-import type { ChildStore } from "../children";
 import type { TaskStore } from "../tasks/task-store";
+import type { ChildStore } from "./children";
 import type { EventHub } from "./event-hub";
 import { endRun, traceRun } from "./run-trace";
 import { TaskRun } from "./task-run";
@@ -44,11 +43,17 @@ export function publicReason(error: unknown, where: LogFields): string {
   return `The agent failed (reference ${reference})`;
 }
 
+/** The object's alarm, as a run's end asks it for work (the object's `ObjectAlarm`). */
+export interface RunWakeups {
+  armRetention(): Promise<void>;
+  wakeSoon(at: number, reason: "push", what: string): void;
+}
+
 export class HandlerRuns<Env> {
   constructor(
     private readonly store: TaskStore,
     private readonly hub: EventHub,
-    private readonly alarm: ObjectAlarm,
+    private readonly alarm: RunWakeups,
     private readonly children: ChildStore,
     private readonly env: Env,
     /** The agent, read at each run (a test may replace it). */

@@ -19,13 +19,12 @@ import { mergePatch } from "../../storage/merge-patch";
 import type { CuttablePage, PageQuery } from "../../storage/paging";
 import { checkRowBytes } from "../../storage/row-limit";
 import type { TraceCarrier } from "../../telemetry";
-import { itemFromMessage, messageFromItem } from "../conversation-bridge";
 import type { HistoryStore } from "../history/history-store";
-import type { PushStore } from "../push/push-store";
-import { Retention } from "../retention";
-import { EventLog } from "../runs/event-log";
 import { inlineParts, writeArtifact } from "./artifact-rows";
+import { itemFromMessage, messageFromItem } from "./conversation-bridge";
+import { EventLog } from "./event-log";
 import { ListingClock } from "./listing-clock";
+import { Retention } from "./retention";
 import { type ReadOptions, type StoreBound, TaskCache } from "./task-cache";
 import {
   announceStatus,
@@ -39,6 +38,17 @@ import {
 export type { IndexEntry } from "../../index/index-outbox";
 export { INLINE_PARTS_CHARS } from "./artifact-rows";
 export { LIVE_TASKS, type ListBudget, type ReadOptions } from "./task-cache";
+
+/**
+ * The webhook delivery outbox as the store writes to it, in the same transaction as the
+ * event (the conversation's `PushStore`).
+ */
+export interface TaskPushQueue {
+  /** The task has no webhook config: its events queue nothing. */
+  noConfigs(taskId: string): void;
+  /** Queues the event for the task's webhooks; returns how many deliveries it queued. */
+  enqueueEvent(taskId: string, seq: number, event: TaskEvent, now: number): number;
+}
 
 /**
  * The rows of one conversation's tasks. Every method is synchronous SQLite work, so a
@@ -56,7 +66,7 @@ export class TaskStore {
     /** The context's conversation, where task messages are kept. */
     readonly history: HistoryStore<Item>,
     /** Webhook configs and their delivery outbox; null when the agent has push off. */
-    readonly push: PushStore | null = null,
+    readonly push: TaskPushQueue | null = null,
     /** How much of a task's history a read carries, and what memory keeps (defaults). */
     bounds: Partial<Pick<Limits, StoreBound>> = {},
   ) {

@@ -1,7 +1,7 @@
-import { type ContentPart, isBuiltItem, type MessageItem } from "../history/items";
-import { type JsonValue, newId } from "../protocol/json";
-import { Message } from "../protocol/message";
-import { isKnownPart, Parts } from "../protocol/part";
+import { type ContentPart, isBuiltItem, type MessageItem } from "../../history/items";
+import { type JsonValue, newId } from "../../protocol/json";
+import { Message } from "../../protocol/message";
+import { isKnownPart, Parts } from "../../protocol/part";
 
 /**
  * A2A messages and conversation items are one history: each task message is stored as a

@@ -3,15 +3,15 @@
  * the history model, and only the rows it removes or adds written, in one transaction.
  */
 
-import type { Agent } from "../../agent/definition";
-import { CompactionRequest, type CompactionResult } from "../../history/compaction";
-import { Conversation } from "../../history/conversation";
-import { diffItems } from "../../history/diff";
-import { A2AError, invalidParams } from "../../protocol/errors";
-import { attempt, type Result } from "../../storage/result";
-import type { TraceCarrier } from "../../telemetry";
-import { traceCompaction } from "../runs/run-trace";
-import type { TaskStore } from "../tasks/task-store";
+import type { Agent } from "../agent/definition";
+import { CompactionRequest, type CompactionResult } from "../history/compaction";
+import { Conversation } from "../history/conversation";
+import { diffItems } from "../history/diff";
+import { A2AError, invalidParams } from "../protocol/errors";
+import { attempt, type Result } from "../storage/result";
+import type { TraceCarrier } from "../telemetry";
+import { traceCompaction } from "./runs/run-trace";
+import type { TaskStore } from "./tasks/task-store";
 
 export class HistoryCompaction<Env> {
   constructor(

@@ -10,8 +10,8 @@ import { SSE_KEEP_ALIVE, sseFrame } from "../../protocol/sse";
 import type { Task } from "../../protocol/task";
 import { isInterrupted, isTerminal } from "../../protocol/task-state";
 import { renderEvent, type StreamFormat } from "../../protocol/wire/stream";
-import type { EventHub } from "../runs/event-hub";
-import type { TaskStore } from "./task-store";
+import type { TaskStore } from "../tasks/task-store";
+import type { EventHub } from "./event-hub";
 
 /** A task as a stream's first event shows it, and the log position it stands for. */
 export interface Snapshot {

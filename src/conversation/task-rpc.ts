@@ -4,20 +4,20 @@
  * a task's push calls, each checking the caller and the task first; the object's RPC
  * methods answer with them.
  */
-import { A2AError } from "../../protocol/errors";
-import type { JsonObject } from "../../protocol/json";
-import type { Task } from "../../protocol/task";
-import { isTerminal, type TaskState } from "../../protocol/task-state";
-import type { ListTasksParams } from "../../protocol/wire/requests";
-import type { StreamFormat } from "../../protocol/wire/stream";
-import { type ChildStore, cancelChildren } from "../children";
-import type { ContextIdentity, Scope } from "../context-identity";
-import type { PartsHost } from "../context-parts";
-import { type PushRpc, pushNotSupported } from "../push/push-rpc";
-import type { HandlerRuns } from "../runs/handler-runs";
-import type { TaskSteps, TaskStepsRecord } from "./task-steps";
-import type { ListBudget, ReadOptions, TaskStore } from "./task-store";
-import type { TaskStreams } from "./task-stream";
+import { A2AError } from "../protocol/errors";
+import type { JsonObject } from "../protocol/json";
+import type { Task } from "../protocol/task";
+import { isTerminal, type TaskState } from "../protocol/task-state";
+import type { ListTasksParams } from "../protocol/wire/requests";
+import type { StreamFormat } from "../protocol/wire/stream";
+import type { ContextIdentity, Scope } from "./context-identity";
+import type { PartsHost } from "./context-parts";
+import { type PushRpc, pushNotSupported } from "./push/push-rpc";
+import { type ChildStore, cancelChildren } from "./runs/children";
+import type { HandlerRuns } from "./runs/handler-runs";
+import type { TaskStreams } from "./runs/task-stream";
+import type { TaskSteps, TaskStepsRecord } from "./tasks/task-steps";
+import type { ListBudget, ReadOptions, TaskStore } from "./tasks/task-store";
 
 /** A page of ListTasks for one conversation. */
 export interface TaskPage {

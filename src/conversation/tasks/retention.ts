@@ -4,11 +4,11 @@
  * deletion. The task store runs a prune in its transaction; the alarm asks when.
  */
 
-import type { PendingIndexRows } from "../index/index-outbox";
-import { sqlLimit } from "../storage/sql-limit";
-import type { EventLog } from "./runs/event-log";
-import type { ListingClock } from "./tasks/listing-clock";
-import type { TaskCache } from "./tasks/task-cache";
+import type { PendingIndexRows } from "../../index/index-outbox";
+import { sqlLimit } from "../../storage/sql-limit";
+import type { EventLog } from "./event-log";
+import type { ListingClock } from "./listing-clock";
+import type { TaskCache } from "./task-cache";
 
 /** The states retention prunes (the terminal ones), as SQL. */
 const FINISHED = "state IN ('completed', 'failed', 'canceled', 'rejected')";

@@ -1,6 +1,6 @@
-import { type ChildLedger, type ChildRecord, connectTarget } from "../agent/delegation";
-import { isTerminal, type TaskState } from "../protocol/task-state";
-import { logEvent } from "../telemetry/log";
+import { type ChildLedger, type ChildRecord, connectTarget } from "../../agent/delegation";
+import { isTerminal, type TaskState } from "../../protocol/task-state";
+import { logEvent } from "../../telemetry/log";
 
 /** What changed in a delegation: its key and the fields that changed. */
 export type ChildChange = Pick<ChildRecord, "key"> & Partial<ChildRecord>;
