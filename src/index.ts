@@ -34,7 +34,6 @@ export type {
   StatusOptions,
   TaskContext,
 } from "./agent/context";
-export { runDefaultExecution } from "./agent/default-execution";
 export type { AgentConfig, InferFn, ModelSettings, PushOptions } from "./agent/definition";
 export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
 export type { Endpoint, EndpointContext } from "./agent/endpoints";
@@ -42,8 +41,9 @@ export { composePrompt, type PromptCompositionInput } from "./agent/prompt";
 export type { RateLimitOptions } from "./agent/rate-limit";
 export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
 export type { AgentResult } from "./agent/result";
+export { type Tool, type Tools, tool } from "./agent/tool";
 export type { AgentToolConfig, AgentTools } from "./agent/tools/agent-tools";
-export { type Tool, type Tools, tool } from "./agent/tools/tools";
+export { runDefaultExecution } from "./agent/tools/default-execution";
 export type { Artifact } from "./protocol/artifact";
 export type { AgentCardInput } from "./protocol/card/agent-card";
 export { A2AError, UserFacingError } from "./protocol/errors";

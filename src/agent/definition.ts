@@ -7,18 +7,14 @@ import type { InferPart } from "../protocol/part";
 import { type Model, ModelRequest, type ModelRequestInput } from "../providers/base/types";
 import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
+import { type AgentTools, checkAgentTools } from "./agent-tool-options";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import type { AgentHandler, TaskContext } from "./context";
 import { checkEndpoints, type DeclaredEndpoint } from "./endpoints";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpSource, type McpToolSource } from "./mcp-source";
 import { checkMemorySource, type MemorySource } from "./memory-source";
-import { modelInfer } from "./model/model-infer";
-import {
-  type ContextWindowOptions,
-  type ContextWindowSettings,
-  resolveContextWindow,
-} from "./model/turn-window";
+import { modelInfer } from "./model-infer";
 import {
   type PromptComposition,
   type PromptCompositionInput,
@@ -26,8 +22,12 @@ import {
 } from "./prompt";
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from "./rate-limit";
 import type { ReplyHook } from "./reply";
-import { type AgentTools, checkAgentTools } from "./tools/agent-tools";
-import type { Tools } from "./tools/tools";
+import type { Tools } from "./tool";
+import {
+  type ContextWindowOptions,
+  type ContextWindowSettings,
+  resolveContextWindow,
+} from "./window-options";
 
 /** Answers an `infer` part; the providers module plugs a model in here. */
 export type InferFn<Env = unknown> = (

@@ -3,7 +3,7 @@ import { trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { tool } from "../../src/agent/tools/tools";
+import { tool } from "../../src/agent/tool";
 import type { CallOptions, Model, ModelRequest } from "../../src/providers/base/types";
 import { openai } from "../../src/providers/openai/openai-chat";
 import { fakeModel } from "../../src/testing/fake-model";

@@ -7,7 +7,7 @@ import {
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { tool } from "../../src/agent/tools/tools";
+import { tool } from "../../src/agent/tool";
 import { ProviderError } from "../../src/providers/base/errors";
 import { fallback } from "../../src/providers/fallback";
 import { withRetry } from "../../src/providers/retry";

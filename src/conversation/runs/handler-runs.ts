@@ -4,10 +4,10 @@
  * tasks a restart interrupted, and publishing the events they log.
  */
 
-import { runDefaultExecution } from "../../agent/default-execution";
 import type { Agent } from "../../agent/definition";
 import type { MemoryTurnScope } from "../../agent/memory-source";
 import { runModelAgent } from "../../agent/model/model-execution";
+import { runDefaultExecution } from "../../agent/tools/default-execution";
 import { A2AError, errorReference, UserFacingError } from "../../protocol/errors";
 import type { LoggedEvent } from "../../protocol/events";
 import { newId, nowIso } from "../../protocol/json";

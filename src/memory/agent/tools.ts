@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { type Tools, tool } from "../../agent/tools/tools";
+import { type Tools, tool } from "../../agent/tool";
 import type { JsonValue } from "../../protocol/json";
 import type { MemoryApplyResult, MemoryOp, MemoryOrigin } from "../../protocol/memory";
 import type { MemoryStore } from "../object/memory-store";

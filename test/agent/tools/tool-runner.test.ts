@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { type Tools, tool } from "../../../src/agent/tool";
 import { runToolCalls, type ToolRunOptions } from "../../../src/agent/tools/tool-runner";
-import { type Tools, tool } from "../../../src/agent/tools/tools";
 import type { ToolCall } from "../../../src/providers/base/types";
 
 const call = (name: string, input: Record<string, unknown> | null, id = `c_${name}`): ToolCall => ({

@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { ArtifactUpdate, TaskContext } from "../../src/agent/context";
-import { runDefaultExecution } from "../../src/agent/default-execution";
-import { resolveAgent } from "../../src/agent/definition";
-import { tool } from "../../src/agent/tools/tools";
-import { Conversation } from "../../src/history/conversation";
-import { Artifacts } from "../../src/protocol/artifact";
-import { Messages } from "../../src/protocol/message";
-import { type Part, Parts } from "../../src/protocol/part";
-import { type Task, Tasks } from "../../src/protocol/task";
-import type { Model } from "../../src/providers/base/types";
+import type { ArtifactUpdate, TaskContext } from "../../../src/agent/context";
+import { resolveAgent } from "../../../src/agent/definition";
+import { tool } from "../../../src/agent/tool";
+import { runDefaultExecution } from "../../../src/agent/tools/default-execution";
+import { Conversation } from "../../../src/history/conversation";
+import { Artifacts } from "../../../src/protocol/artifact";
+import { Messages } from "../../../src/protocol/message";
+import { type Part, Parts } from "../../../src/protocol/part";
+import { type Task, Tasks } from "../../../src/protocol/task";
+import type { Model } from "../../../src/providers/base/types";
 
 /** A TaskContext over the pure task model, recording what the execution did. */
 function contextFor(parts: Part[], signal = new AbortController().signal) {

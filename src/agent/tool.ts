@@ -1,6 +1,6 @@
 import type { Context } from "@opentelemetry/api";
 import type { z } from "zod";
-import type { JsonObject, JsonValue } from "../../protocol/json";
+import type { JsonObject, JsonValue } from "../protocol/json";
 
 /**
  * A tool the agent can run for a `tool_call` part. Arguments are validated with

@@ -4,12 +4,12 @@ import {
   Parts,
   type ToolCallPart,
   type ToolOutputPart,
-} from "../protocol/part";
-import type { ToolCall } from "../providers/base/types";
-import type { TaskContext } from "./context";
-import type { Agent } from "./definition";
-import { runToolCalls } from "./tools/tool-runner";
-import { announceCall, announceResult } from "./tools/tool-work";
+} from "../../protocol/part";
+import type { ToolCall } from "../../providers/base/types";
+import type { TaskContext } from "../context";
+import type { Agent } from "../definition";
+import { runToolCalls } from "./tool-runner";
+import { announceCall, announceResult } from "./tool-work";
 
 /**
  * The default execution: run the `tool_call` and `infer` parts of the latest message,

@@ -1,10 +1,10 @@
-import type { JsonObject } from "../../protocol/json";
-import type { InferPart } from "../../protocol/part";
-import { generate } from "../../providers/base/collect";
-import type { Model } from "../../providers/base/types";
-import type { TaskContext } from "../context";
-import type { Agent, InferFn } from "../definition";
-import { systemPrompt } from "./model-execution";
+import type { JsonObject } from "../protocol/json";
+import type { InferPart } from "../protocol/part";
+import { generate } from "../providers/base/collect";
+import type { Model } from "../providers/base/types";
+import type { TaskContext } from "./context";
+import type { Agent, InferFn } from "./definition";
+import { systemPrompt } from "./prompt";
 
 /**
  * Answers `infer` parts with the agent's own model when it gives no `infer` function.
