@@ -10,8 +10,8 @@
  * owner.
  */
 import { defineAgent } from "../src/index";
-import { memory } from "../src/memory/index";
 import { BUNDLE_HEADING } from "../src/memory/base/render";
+import { memory } from "../src/memory/index";
 import type { Model, ModelRequest, StreamEvent } from "../src/providers/base/types";
 import { fakeModel } from "../src/testing/index";
 

@@ -12,8 +12,8 @@ import type { TaskEvent } from "../src/protocol/events";
 import { Parts } from "../src/protocol/part";
 import { sseFrame } from "../src/protocol/sse";
 import { renderEvent, type StreamFormat } from "../src/protocol/wire/stream";
-import { openai } from "../src/providers/openai/openai-chat";
 import { type Model, ModelRequest } from "../src/providers/base/types";
+import { openai } from "../src/providers/openai/openai-chat";
 import type { StreamInput } from "./stream-input";
 
 export const PROMPT = "Write a long essay about streaming.";
