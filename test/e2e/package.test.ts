@@ -157,6 +157,14 @@ const SOURCE_LAYOUT_COST_BYTES = 403;
  * the demo built from the package: 206,385 bytes before, 206,851 after.
  */
 const LOCAL_ID_KEY_COST_BYTES = 466;
+/**
+ * Folders without import cycles and one writer of the tasks table, the same behaviour: the
+ * moved files change the modules' order in the bundle, and the task store's writes of the
+ * status row, the trace, retention's deletions and the index flags are methods and
+ * callbacks it hands out. Measured on the demo built from the package: 207,254 bytes
+ * before, 207,346 after.
+ */
+const FOLDER_LAYERS_COST_BYTES = 92;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -178,7 +186,8 @@ const BUNDLE_GOAL_BYTES =
   MEMORY_RECALL_FIRST_COST_BYTES +
   CONTEXT_ROUTING_SPLIT_COST_BYTES +
   SOURCE_LAYOUT_COST_BYTES +
-  LOCAL_ID_KEY_COST_BYTES;
+  LOCAL_ID_KEY_COST_BYTES +
+  FOLDER_LAYERS_COST_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
 const ENTRIES = {
