@@ -64,6 +64,55 @@ const testRateLimits = {
   },
 };
 
+/**
+ * Tests live beside the source they test (test/<path of the file under src>), whatever
+ * harness runs them. The tests that need a harness Worker of their own (test/harness/<name>:
+ * its wrangler.toml, worker and helpers) are listed here by file; every other unit test runs
+ * in the `workers` project. A new file that needs a harness goes in its list.
+ */
+const harnessTests = {
+  llm: [
+    "test/agent/approval/approval.test.ts",
+    "test/agent/model/model-execution.stream.test.ts",
+    "test/agent/model/model-execution.answer-record.test.ts",
+    "test/agent/model/model-round.providers.test.ts",
+    "test/agent/model/round-window.test.ts",
+    "test/agent/model/turn-window.history.test.ts",
+    "test/agent/result.test.ts",
+    "test/providers/retry.rounds.test.ts",
+    "test/telemetry/log.model.test.ts",
+    "test/testing/fake-model.test.ts",
+  ],
+  agents: [
+    "test/agent/delegation.test.ts",
+    "test/agent/tools/agent-tools.test.ts",
+    "test/mcp/connection.test.ts",
+    "test/mcp/servers.test.ts",
+  ],
+  memory: [
+    "test/memory/agent/record-turns.agent.test.ts",
+    "test/memory/agent/record-turns.test.ts",
+    "test/memory/api/api-guards.test.ts",
+    "test/memory/api/route-table.test.ts",
+    "test/cli/memory.test.ts",
+    "test/client/memory.test.ts",
+    "test/memory/agent/agent-memory.test.ts",
+    "test/memory/agent/handler-memory.test.ts",
+    "test/memory/agent/recall-turn.test.ts",
+    "test/memory/api/memory-api.test.ts",
+    "test/memory/object/memory-object.test.ts",
+    "test/memory/base/options.test.ts",
+    "test/memory/base/rank.test.ts",
+    "test/memory/base/scope.test.ts",
+  ],
+  registry: [
+    "test/registry/registry-routes.test.ts",
+    "test/client/registry.test.ts",
+    "test/registry/registry-object.test.ts",
+    "test/registry/registry-verify.test.ts",
+  ],
+};
+
 export default defineConfig({
   plugins: [quietMcpSourceMaps],
   test: {
@@ -87,20 +136,14 @@ export default defineConfig({
           // CPU each on a loaded 2-core machine. A hang still fails, just later.
           testTimeout: 20_000,
           include: ["test/**/*.test.ts"],
-          exclude: [
-            "test/e2e/**",
-            "test/llm/**",
-            "test/agents/**",
-            "test/registry/**",
-            "test/memory/**",
-          ],
+          exclude: ["test/e2e/**", ...Object.values(harnessTests).flat()],
         },
       },
       {
         plugins: [
           quietMcpSourceMaps,
           cloudflareTest({
-            wrangler: { configPath: "./test/llm/wrangler.toml" },
+            wrangler: { configPath: "./test/harness/llm/wrangler.toml" },
             miniflare: { ...noNetwork, ...testSecrets },
           }),
           providerFixtures(),
@@ -108,17 +151,17 @@ export default defineConfig({
         test: {
           name: "llm",
           ...shareOneWorkerd,
-          include: ["test/llm/**/*.test.ts"],
+          include: harnessTests.llm,
           testTimeout: 20_000,
         },
       },
       {
-        // Long-term memory: an agent with memory on (test/memory/worker.ts) and the store's
-        // objects, configured test by test (test/memory/store-worker.ts).
+        // Long-term memory: an agent with memory on (test/harness/memory/worker.ts) and the store's
+        // objects, configured test by test (test/harness/memory/store-worker.ts).
         plugins: [
           quietMcpSourceMaps,
           cloudflareTest({
-            wrangler: { configPath: "./test/memory/wrangler.toml" },
+            wrangler: { configPath: "./test/harness/memory/wrangler.toml" },
             miniflare: { ...noNetwork, ...testSecrets },
           }),
           providerFixtures(),
@@ -126,7 +169,7 @@ export default defineConfig({
         test: {
           name: "memory",
           ...shareOneWorkerd,
-          include: ["test/memory/**/*.test.ts"],
+          include: harnessTests.memory,
           testTimeout: 20_000,
         },
       },
@@ -135,7 +178,7 @@ export default defineConfig({
         plugins: [
           quietMcpSourceMaps,
           cloudflareTest(({ inject }) => ({
-            wrangler: { configPath: "./test/agents/wrangler.toml" },
+            wrangler: { configPath: "./test/harness/agents/wrangler.toml" },
             miniflare: {
               bindings: {
                 ...testSecrets.bindings,
@@ -165,8 +208,8 @@ export default defineConfig({
         test: {
           name: "agents",
           ...shareOneWorkerd,
-          include: ["test/agents/**/*.test.ts"],
-          globalSetup: ["./test/agents/node/global-setup.ts"],
+          include: harnessTests.agents,
+          globalSetup: ["./test/harness/agents/node/global-setup.ts"],
           // The first MCP test loads the SDK through vite, which takes seconds.
           testTimeout: 20_000,
         },
@@ -175,7 +218,7 @@ export default defineConfig({
         // The agent registry (A9), its own Worker: `edgelink/registry` is not in an agent's.
         plugins: [
           cloudflareTest({
-            wrangler: { configPath: "./test/registry/wrangler.toml" },
+            wrangler: { configPath: "./test/harness/registry/wrangler.toml" },
             miniflare: {
               ...noNetwork,
               bindings: {
@@ -191,7 +234,7 @@ export default defineConfig({
         test: {
           name: "registry",
           ...shareOneWorkerd,
-          include: ["test/registry/**/*.test.ts"],
+          include: harnessTests.registry,
         },
       },
       {

@@ -10,9 +10,9 @@
  * owner.
  */
 import { defineAgent } from "../src/index";
+import { BUNDLE_HEADING } from "../src/memory/base/render";
 import { memory } from "../src/memory/index";
-import { BUNDLE_HEADING } from "../src/memory/render";
-import type { Model, ModelRequest, StreamEvent } from "../src/providers/types";
+import type { Model, ModelRequest, StreamEvent } from "../src/providers/base/types";
 import { fakeModel } from "../src/testing/index";
 
 /** Kept equal to bench/memory-turn.mjs's. */

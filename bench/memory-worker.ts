@@ -6,8 +6,9 @@
  * each bundle rendered as the agent renders it. `GET /<method>?name=…&…` calls the
  * object's method and answers JSON; loopback only.
  */
+
+import { renderMemoryBundle } from "../src/memory/base/render";
 import { MemoryObject, type MemoryObjectOptions } from "../src/memory/object/memory-object";
-import { renderMemoryBundle } from "../src/memory/render";
 import type { MemoryOp } from "../src/protocol/memory";
 import { unwrap } from "../src/storage/result";
 

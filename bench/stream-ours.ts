@@ -4,16 +4,16 @@
  * network read) → for each batch's text, the A2A v1 TaskArtifactUpdateEvent built as the
  * agent builds it (src/conversation/runs/task-run.ts: `Artifact.parse`, first chunk names the
  * artifact, later ones append) → JSON-RPC frame and SSE bytes through the server's own
- * renderer (src/protocol/stream.ts `renderEvent` + `sseFrame`, as src/conversation/tasks/task-stream.ts
+ * renderer (src/protocol/wire/stream.ts `renderEvent` + `sseFrame`, as src/conversation/runs/task-stream.ts
  * sends them) → TextEncoder. No SQLite here: pipeline (2) runs the real agent in workerd.
  */
 import { Artifact } from "../src/protocol/artifact";
 import type { TaskEvent } from "../src/protocol/events";
 import { Parts } from "../src/protocol/part";
 import { sseFrame } from "../src/protocol/sse";
-import { renderEvent, type StreamFormat } from "../src/protocol/stream";
+import { renderEvent, type StreamFormat } from "../src/protocol/wire/stream";
+import { type Model, ModelRequest } from "../src/providers/base/types";
 import { openai } from "../src/providers/openai/openai-chat";
-import { type Model, ModelRequest } from "../src/providers/types";
 import type { StreamInput } from "./stream-input";
 
 export const PROMPT = "Write a long essay about streaming.";

@@ -19,8 +19,8 @@
  * The recorded fixture's bytes arrive as the RECORDED_SSE text binding.
  */
 
-import type { CallOptions, Model, ModelRequest, StreamEvent } from "../src/providers/types";
-import { defineAgent } from "../src/worker/define-agent";
+import type { CallOptions, Model, ModelRequest, StreamEvent } from "../src/providers/base/types";
+import { defineAgent } from "../src/worker/app/define-agent";
 import { aiSdkRun } from "./stream-aisdk";
 import { type StreamInput, streamInput, syntheticInput } from "./stream-input";
 import { ourModel, oursRun, textOfFrames } from "./stream-ours";

@@ -18,8 +18,8 @@ import {
   type Model,
   ModelRequest,
   type StreamEvent,
-} from "../src/providers/types";
-import { defineAgent } from "../src/worker/define-agent";
+} from "../src/providers/base/types";
+import { defineAgent } from "../src/worker/app/define-agent";
 import { type StreamInput, streamInput } from "./stream-input";
 import { ourModel } from "./stream-ours";
 

@@ -24,14 +24,14 @@
  * @packageDocumentation
  */
 
-export type { ApprovalsConfig } from "./agent/approval/approvals-config";
 export type {
   ApprovalAnswer,
+  ApprovalCaller,
   ApprovalRequest,
+  ApprovalsConfig,
   QuestionAnswer,
   QuestionRequest,
-} from "./agent/approval/handler-approval";
-export type { ApprovalCaller } from "./agent/approval/held-calls";
+} from "./agent/approval-options";
 export type { ApiKeyAuth, AuthOptions, BearerAuth, Principal, PrincipalInput } from "./agent/auth";
 export { ownerOf } from "./agent/auth";
 export type {
@@ -42,7 +42,6 @@ export type {
   StatusOptions,
   TaskContext,
 } from "./agent/context";
-export { runDefaultExecution } from "./agent/default-execution";
 export type { AgentConfig, InferFn, ModelSettings, PushOptions } from "./agent/definition";
 export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
 export type { Endpoint, EndpointContext } from "./agent/endpoints";
@@ -50,8 +49,9 @@ export { composePrompt, type PromptCompositionInput } from "./agent/prompt";
 export type { RateLimitOptions } from "./agent/rate-limit";
 export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
 export type { AgentResult } from "./agent/result";
+export { type Tool, type Tools, tool } from "./agent/tool";
 export type { AgentToolConfig, AgentTools } from "./agent/tools/agent-tools";
-export { type Tool, type Tools, tool } from "./agent/tools/tools";
+export { runDefaultExecution } from "./agent/tools/default-execution";
 export type { Artifact } from "./protocol/artifact";
 export type { AgentCardInput } from "./protocol/card/agent-card";
 export { A2AError, UserFacingError } from "./protocol/errors";
@@ -69,4 +69,4 @@ export {
 export type { Task } from "./protocol/task";
 export type { TaskState } from "./protocol/task-state";
 export { endpoint } from "./worker/a2a/endpoints";
-export { defineAgent, type EdgelinkWorker } from "./worker/define-agent";
+export { defineAgent, type EdgelinkWorker } from "./worker/app/define-agent";

@@ -2,12 +2,12 @@ declare namespace Cloudflare {
   interface Env {
     EDGELINK_CONTEXT: DurableObjectNamespace;
     EDGELINK_INDEX: DurableObjectNamespace;
-    /** The registry tests' object (test/registry/wrangler.toml). */
+    /** The registry tests' object (test/harness/registry/wrangler.toml). */
     EDGELINK_REGISTRY: DurableObjectNamespace;
-    /** The agents the registry tests read cards from (test/registry/worker.ts). */
+    /** The agents the registry tests read cards from (test/harness/registry/worker.ts). */
     FAKE_AGENTS: DurableObjectNamespace;
     DEMO_CHUNK_DELAY_MS: string;
-    /** The memory store tests' objects (test/memory/wrangler.toml). */
+    /** The memory store tests' objects (test/harness/memory/wrangler.toml). */
     STORE_MEMORY: DurableObjectNamespace;
   }
 }

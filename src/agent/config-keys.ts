@@ -1,10 +1,10 @@
-import type { ReasoningOptions } from "../providers/types";
-import type { ApprovalsConfig } from "./approval/approvals-config";
+import type { ReasoningOptions } from "../providers/base/types";
+import type { ApprovalsConfig } from "./approval-options";
 import type { AuthOptions } from "./auth";
 import type { AgentConfig, ModelSettings, PushOptions } from "./definition";
 import type { LimitsConfig } from "./limits";
-import type { ContextWindowOptions } from "./model/turn-window";
 import type { RateLimitOptions } from "./rate-limit";
+import type { ContextWindowOptions } from "./window-options";
 
 /**
  * The option names of `defineAgent` at each level whose shape is fixed. Each list is checked

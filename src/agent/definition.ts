@@ -4,11 +4,11 @@ import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../protocol/card/agent-card";
 import type { JsonObject } from "../protocol/json";
 import type { InferPart } from "../protocol/part";
+import { type Model, ModelRequest, type ModelRequestInput } from "../providers/base/types";
 import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
-import { type Model, ModelRequest, type ModelRequestInput } from "../providers/types";
-import type { ApprovalSettings } from "./approval/approval-round";
-import { type ApprovalsConfig, resolveApprovals } from "./approval/approvals-config";
+import { type AgentTools, checkAgentTools } from "./agent-tool-options";
+import { type ApprovalSettings, type ApprovalsConfig, resolveApprovals } from "./approval-options";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import { refuseUnknownOptions } from "./config-keys";
 import type { AgentHandler, TaskContext } from "./context";
@@ -16,12 +16,7 @@ import { checkEndpoints, type DeclaredEndpoint } from "./endpoints";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpSource, type McpToolSource } from "./mcp-source";
 import { checkMemorySource, type MemorySource } from "./memory-source";
-import { modelInfer } from "./model/model-infer";
-import {
-  type ContextWindowOptions,
-  type ContextWindowSettings,
-  resolveContextWindow,
-} from "./model/turn-window";
+import { modelInfer } from "./model-infer";
 import {
   type PromptComposition,
   type PromptCompositionInput,
@@ -29,8 +24,12 @@ import {
 } from "./prompt";
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from "./rate-limit";
 import type { ReplyHook } from "./reply";
-import { type AgentTools, checkAgentTools } from "./tools/agent-tools";
-import type { Tools } from "./tools/tools";
+import type { Tools } from "./tool";
+import {
+  type ContextWindowOptions,
+  type ContextWindowSettings,
+  resolveContextWindow,
+} from "./window-options";
 
 /** Answers an `infer` part; the providers module plugs a model in here. */
 export type InferFn<Env = unknown> = (

@@ -1,4 +1,4 @@
-import type { TurnTools } from "./tools/turn-tools";
+import type { Tools } from "./tool";
 
 /**
  * Where an agent's MCP tools come from, as the core sees it. The MCP client lives in
@@ -30,4 +30,10 @@ export function checkMcpSource(mcp: McpToolSource | undefined): McpToolSource | 
     );
   }
   return mcp;
+}
+
+/** Tools a model turn gets beyond the agent's own, and what to release when the turn ends. */
+export interface TurnTools {
+  tools: Tools;
+  close(): Promise<void>;
 }

@@ -3,7 +3,7 @@ import type { MemoryApplyResult, MemoryBundle, MemoryOp } from "../protocol/memo
 import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
 import type { RouteEntry } from "./routes";
-import type { Tools } from "./tools/tools";
+import type { Tools } from "./tool";
 
 /**
  * Where a conversation's turn stands for long-term memory: who is asking (the caller's

@@ -1,5 +1,7 @@
 import * as z from "zod";
-import type { Tools } from "./tools/tools";
+import type { TaskContext } from "./context";
+import type { Agent } from "./definition";
+import type { Tools } from "./tool";
 
 /** What a prompt section holds. */
 export const PromptSectionType = z.enum([
@@ -167,4 +169,15 @@ export function generatedToolsPrompt(tools: Tools): string {
     return description ? `- ${name}: ${description}` : `- ${name}`;
   });
   return `You can call these tools:\n${lines.join("\n")}`;
+}
+
+/** The system prompt of a turn: the agent's string, its composition, or its function's. */
+export async function systemPrompt<Env>(
+  agent: Pick<Agent<Env>, "instructions" | "tools">,
+  ctx: TaskContext<Env>,
+): Promise<string | null> {
+  const instructions = agent.instructions;
+  if (instructions === null || typeof instructions === "string") return instructions;
+  if (typeof instructions === "function") return instructions(ctx);
+  return renderComposition(instructions, agent.tools);
 }

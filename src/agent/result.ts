@@ -1,6 +1,5 @@
 import { compact, type JsonObject, type JsonValue } from "../protocol/json";
-import { addUsage, type ToolCall, type Usage } from "../providers/types";
-import type { ToolRun } from "./tools/tool-runner";
+import { addUsage, type ToolCall, type ToolResult, type Usage } from "../providers/base/types";
 
 /** Where an agent's turn stands; a finished task's result says complete, failed or cancelled. */
 export type AgentStatus =
@@ -180,4 +179,13 @@ export class ResultRecorder {
     if (this.#trace) out.trace = this.#trace;
     return out;
   }
+}
+
+/** A tool call's result with what the agent reports about it. */
+export interface ToolRun extends ToolResult {
+  /** The value the tool returned (`content` is its text); null for errors. */
+  value: JsonValue;
+  durationMs: number;
+  /** The tool itself failed (threw or timed out), as opposed to a refused call. */
+  threw: boolean;
 }

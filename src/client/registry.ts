@@ -1,5 +1,5 @@
 import type { AgentRole } from "../protocol/card/agent-card";
-import type { DiscoverPage, RegistryEntry } from "../protocol/registry";
+import type { DiscoverPage, RegistryEntry } from "../protocol/card/registry";
 import { type Auth, applyAuth, canRefresh } from "./auth";
 import { A2AConnectionError, errorFromHttp, invalidResponse } from "./errors";
 import { type CredentialScope, credentialScope, redirectMode, refuseRedirect } from "./origins";

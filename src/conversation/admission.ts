@@ -18,10 +18,10 @@ import type { ContextIdentity, Scope } from "./context-identity";
 import { type PushRpc, pushNotSupported } from "./push/push-rpc";
 import { findSent, type Sent, sentItemId } from "./retries";
 import { type HandlerRuns, publicReason } from "./runs/handler-runs";
+import type { Snapshot } from "./runs/task-stream";
 import type { ApprovalRows } from "./tasks/approval-rows";
 import type { TaskSteps } from "./tasks/task-steps";
 import type { TaskStore } from "./tasks/task-store";
-import type { Snapshot } from "./tasks/task-stream";
 
 /** SQLite's refusal of a history row whose id is taken: a client's message seen before. */
 const TAKEN_ITEM = /UNIQUE constraint failed: history_(items\.id|chunks\.item_id)/;

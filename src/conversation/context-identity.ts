@@ -7,22 +7,11 @@ import type { Agent } from "../agent/definition";
 import type { IndexRpc } from "../index/index-object";
 import { indexShardFor } from "../index/index-shards";
 import { A2AError } from "../protocol/errors";
+import type { Scope } from "../storage/ids";
 import type { LogFields } from "../telemetry/log";
 import type { TaskStore } from "./tasks/task-store";
 
-/** Which tenant and conversation an object holds; sent with every call. */
-export interface Scope {
-  tenant: string;
-  contextId: string;
-  /** The principal owning the conversation ("" when the agent has no auth). */
-  owner?: string;
-  /** The id a new task gets: sealed by the Worker, which holds the id key (`sealedTaskId`). */
-  newTaskId?: string;
-  /** The caller's trace context (a `TraceCarrier`), when tracing is on. */
-  trace?: string;
-  /** Set when the inspector is on for this request: the object then records task steps. */
-  inspector?: true;
-}
+export type { Scope } from "../storage/ids";
 
 export class ContextIdentity {
   constructor(

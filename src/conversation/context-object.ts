@@ -11,11 +11,11 @@ import type { Item } from "../history/items";
 import type { IndexOutbox } from "../index/index-outbox";
 import type { A2AError } from "../protocol/errors";
 import type { JsonObject } from "../protocol/json";
-import { renderReplyResult, renderSendResult } from "../protocol/render";
-import type { ListTasksParams, ProtocolVersion, SendParams } from "../protocol/requests";
-import { replyStream, type StreamFormat } from "../protocol/stream";
 import type { Task } from "../protocol/task";
 import type { TaskState } from "../protocol/task-state";
+import { renderReplyResult, renderSendResult } from "../protocol/wire/render";
+import type { ListTasksParams, ProtocolVersion, SendParams } from "../protocol/wire/requests";
+import { replyStream, type StreamFormat } from "../protocol/wire/stream";
 import type { PushConfig, PushConfigInput } from "../push/config";
 import { attempt, type Result } from "../storage/result";
 import { CONTEXT_SCHEMA } from "../storage/schema";
@@ -29,23 +29,23 @@ import type { Admission, InlinePush } from "./admission";
 import type { ObjectAlarm } from "./alarm";
 import type { ContextIdentity, Scope } from "./context-identity";
 import { buildParts } from "./context-parts";
-import type { HistoryCompaction } from "./history/history-compaction";
 import type { HistoryPage } from "./history/history-store";
+import type { HistoryCompaction } from "./history-compaction";
 import type { DeliveryRow } from "./push/push-deliveries";
 import type { PushDispatcher } from "./push/push-dispatcher";
 import type { PushStore } from "./push/push-store";
 import type { HandlerRuns } from "./runs/handler-runs";
+import type { TaskStreams } from "./runs/task-stream";
+import { type TaskPage, type TaskRpc, taskNotFound } from "./task-rpc";
 import type { ApprovalRows } from "./tasks/approval-rows";
-import { type TaskPage, type TaskRpc, taskNotFound } from "./tasks/task-rpc";
 import type { TaskSteps, TaskStepsRecord } from "./tasks/task-steps";
 import type { ListBudget, ReadOptions, TaskStore } from "./tasks/task-store";
-import type { TaskStreams } from "./tasks/task-stream";
 
 export type { Result } from "../storage/result";
 export type { InlinePush } from "./admission";
 export type { Scope } from "./context-identity";
 export { RESTART_REASON } from "./runs/handler-runs";
-export type { TaskPage } from "./tasks/task-rpc";
+export type { TaskPage } from "./task-rpc";
 
 /**
  * The object's RPC surface as the Worker calls it. (The generated stub types recurse

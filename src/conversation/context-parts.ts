@@ -12,22 +12,22 @@ import type { Task } from "../protocol/task";
 import { logEvent } from "../telemetry/log";
 import { Admission } from "./admission";
 import { ObjectAlarm } from "./alarm";
-import { ChildStore } from "./children";
 import { ContextIdentity } from "./context-identity";
-import { HistoryCompaction } from "./history/history-compaction";
 import { HistoryStore } from "./history/history-store";
+import { HistoryCompaction } from "./history-compaction";
 import { PushDispatcher } from "./push/push-dispatcher";
 import { PushRpc } from "./push/push-rpc";
 import { PushStore } from "./push/push-store";
+import { ChildStore } from "./runs/children";
 import { EventHub } from "./runs/event-hub";
 import { HandlerRuns } from "./runs/handler-runs";
 import { HeldExpiry } from "./runs/held-expiry";
 import { storedTrace } from "./runs/run-trace";
+import { TaskStreams } from "./runs/task-stream";
+import { TaskRpc } from "./task-rpc";
 import { ApprovalRows } from "./tasks/approval-rows";
-import { TaskRpc } from "./tasks/task-rpc";
 import { inspectorSetting, TaskSteps } from "./tasks/task-steps";
 import { type ReadOptions, TaskStore } from "./tasks/task-store";
-import { TaskStreams } from "./tasks/task-stream";
 
 /** What the parts ask of their object, at call time. */
 export interface PartsHost<Env> {
@@ -157,7 +157,6 @@ export function buildParts<Env>(
     withHandlerMemory(current, memoryScope),
     (work) => ctx.waitUntil(work),
     (taskId) => identity.logIds(taskId),
-    ctx.storage.sql,
     memoryScope,
     approvals,
     () => {

@@ -1,8 +1,8 @@
 import { ID_PREFIX, type Item } from "../history/items";
 import { A2AError } from "../protocol/errors";
 import type { Message } from "../protocol/message";
-import { messageFromItem } from "./conversation-bridge";
 import type { HistoryStore } from "./history/history-store";
+import { messageFromItem } from "./tasks/conversation-bridge";
 
 /**
  * The history item id a client's message is stored under: derived from its `messageId`,

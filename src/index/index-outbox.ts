@@ -15,6 +15,17 @@ export interface IndexEntry {
 }
 
 /**
+ * The writes of the tasks' `index_pending` flag, made by the task store, the one writer
+ * of the tasks table (this folder cannot import the conversation's, which imports it).
+ */
+export interface IndexFlags {
+  /** Marks every task pending. */
+  markAll(): void;
+  /** Clears the flag of these tasks (at most the statement's parameter limit). */
+  clear(taskIds: readonly string[]): void;
+}
+
+/**
  * The rows waiting for the tenant index. A task's row is marked in SQLite
  * (`index_pending`) by the write that changes it; memory keeps what to send (read from
  * SQLite once) and the acknowledgements, which ride along with the next transaction.
@@ -24,6 +35,8 @@ export class PendingIndexRows {
     private readonly storage: DurableObjectStorage,
     /** The task store's transaction (`TaskStore.atomic`). */
     private readonly atomic: <T>(fn: () => T) => T,
+    /** The task store's writes of the flag. */
+    private readonly flags: IndexFlags,
   ) {}
 
   /** Called when a row is pending (a state change or a removal). */
@@ -84,7 +97,7 @@ export class PendingIndexRows {
 
   /** Marks every task for the index again (its rows must reach another shard). */
   resendAll(): void {
-    this.atomic(() => this.sql.exec("UPDATE tasks SET index_pending = 1"));
+    this.atomic(() => this.flags.markAll());
     this.pending = null;
   }
 
@@ -112,11 +125,7 @@ export class PendingIndexRows {
   writeAcks(): void {
     // Bound parameters per statement are limited; 90 ids at a time stay well under.
     for (let i = 0; i < this.acked.length; i += 90) {
-      const ids = this.acked.slice(i, i + 90);
-      this.sql.exec(
-        `UPDATE tasks SET index_pending = 0 WHERE id IN (${ids.map(() => "?").join(", ")})`,
-        ...ids,
-      );
+      this.flags.clear(this.acked.slice(i, i + 90));
     }
   }
 

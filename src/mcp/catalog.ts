@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { Tool, Tools } from "../agent/tools/tools";
+import type { Tool, Tools } from "../agent/tool";
 import type { JsonObject, JsonValue } from "../protocol/json";
 import { expandServer, type McpServer } from "./config";
 import { McpConnection, type McpResourceInfo, type McpToolInfo } from "./connection";

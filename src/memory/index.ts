@@ -12,6 +12,6 @@
 
 export { memory } from "./agent/agent-memory";
 export { OPERATOR_HEADER } from "./api/memory-api";
-export type { MemoryOptions } from "./options";
+export type { MemoryOptions } from "./base/options";
+export type { MemoryScope, MemoryWho } from "./base/scope-key";
 export * from "./public";
-export type { MemoryScope, MemoryWho } from "./scope-key";

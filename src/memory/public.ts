@@ -24,7 +24,7 @@ export type {
   RememberQuery,
   TurnRole,
 } from "../protocol/memory";
-export { claimHash } from "./claim-hash";
+export { claimHash } from "./base/claim-hash";
 export {
   type Embedder,
   type OpenAiEmbedderOptions,
@@ -32,9 +32,9 @@ export {
   type VectorIndex,
   type WorkersAiBinding,
   workersAiEmbedder,
-} from "./embedder";
-export { DEFAULT_MEMORY_LIMITS, type MemoryLimits, resolveMemoryLimits } from "./limits";
+} from "./base/embedder";
+export { DEFAULT_MEMORY_LIMITS, type MemoryLimits, resolveMemoryLimits } from "./base/limits";
+export { renderMemoryBundle } from "./base/render";
+export { memoryObjectName } from "./base/scope";
 export type { MemoryObjectOptions } from "./object/memory-object";
 export { type MemoryHandle, openMemory } from "./object/memory-stub";
-export { renderMemoryBundle } from "./render";
-export { memoryObjectName } from "./scope";

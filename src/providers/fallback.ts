@@ -1,9 +1,9 @@
 import type { JsonObject } from "../protocol/json";
-import { isFirstToken } from "./collect";
-import { AllProvidersFailedError, asProviderError, ProviderError } from "./errors";
-import { membersProblems } from "./http";
+import { isFirstToken } from "./base/collect";
+import { AllProvidersFailedError, asProviderError, ProviderError } from "./base/errors";
+import { membersProblems } from "./base/http";
+import type { CallOptions, FailoverStore, Model, ModelRequest, StreamEvent } from "./base/types";
 import { type AttemptResult, attempt, recoveredEvent } from "./opening";
-import type { CallOptions, FailoverStore, Model, ModelRequest, StreamEvent } from "./types";
 
 /** When a fallback stops using a member, and for how long. */
 export interface FallbackOptions {

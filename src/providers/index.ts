@@ -14,19 +14,9 @@
  * @packageDocumentation
  */
 export { type AnthropicOptions, anthropic } from "./anthropic/anthropic";
-export { generate, streamEvents } from "./collect";
-export { AllProvidersFailedError, ProviderError, type ProviderErrorKind } from "./errors";
-export { type FallbackModel, type FallbackOptions, fallback } from "./fallback";
-export { type GeminiOptions, gemini } from "./gemini/gemini";
-export type { HttpProviderOptions } from "./http";
-export { type OpenAIOptions, openai } from "./openai/openai-chat";
-export { type OpenAICompatibleOptions, openaiCompatible } from "./openai/openai-compatible";
-export { type OpenAIResponsesOptions, openaiResponses } from "./openai/openai-responses";
-export { type Overrides, withOverrides } from "./overrides";
-export { type RetryOptions, withRetry } from "./retry";
-export { type Route, type RouterOptions, type RouteStrategy, router } from "./router";
-export { type StrategyMode, type StrategyOptions, withStrategy } from "./strategy";
-export { stripThinkTags } from "./think-tags";
+export { generate, streamEvents } from "./base/collect";
+export { AllProvidersFailedError, ProviderError, type ProviderErrorKind } from "./base/errors";
+export type { HttpProviderOptions } from "./base/http";
 export type {
   CallOptions,
   FailoverStore,
@@ -37,5 +27,15 @@ export type {
   ModelResponse,
   StreamEvent,
   Usage,
-} from "./types";
+} from "./base/types";
+export { type FallbackModel, type FallbackOptions, fallback } from "./fallback";
+export { type GeminiOptions, gemini } from "./gemini/gemini";
+export { type OpenAIOptions, openai } from "./openai/openai-chat";
+export { type OpenAICompatibleOptions, openaiCompatible } from "./openai/openai-compatible";
+export { type OpenAIResponsesOptions, openaiResponses } from "./openai/openai-responses";
+export { type Overrides, withOverrides } from "./overrides";
+export { type RetryOptions, withRetry } from "./retry";
+export { type Route, type RouterOptions, type RouteStrategy, router } from "./router";
+export { type StrategyMode, type StrategyOptions, withStrategy } from "./strategy";
+export { stripThinkTags } from "./think-tags";
 export { type AiBinding, type WorkersAIOptions, workersAI } from "./workers-ai/workers-ai";

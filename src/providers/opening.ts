@@ -1,5 +1,5 @@
-import type { ProviderError } from "./errors";
-import type { StreamEvent } from "./types";
+import type { ProviderError } from "./base/errors";
+import type { StreamEvent } from "./base/types";
 
 /**
  * The one rule retry, fallback and router share: a call may be tried again, or

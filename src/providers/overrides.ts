@@ -1,4 +1,4 @@
-import { estimateCost } from "./pricing";
+import { estimateCost } from "./base/pricing";
 import {
   type CallOptions,
   type Model,
@@ -6,7 +6,7 @@ import {
   ModelRequest,
   type ModelRequestInput,
   type StreamEvent,
-} from "./types";
+} from "./base/types";
 
 /** What `withOverrides` can change: request settings and the capabilities (prices) reported. */
 export interface Overrides {

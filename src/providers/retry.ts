@@ -1,6 +1,6 @@
-import { asProviderError, ProviderError } from "./errors";
+import { asProviderError, ProviderError } from "./base/errors";
+import type { CallOptions, Model, ModelRequest, StreamEvent } from "./base/types";
 import { attempt, recoveredEvent } from "./opening";
-import type { CallOptions, Model, ModelRequest, StreamEvent } from "./types";
 
 /** How often and how patiently to try a call again. */
 export interface RetryOptions {

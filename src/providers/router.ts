@@ -1,7 +1,13 @@
-import { AllProvidersFailedError, asProviderError, ProviderError } from "./errors";
-import { membersProblems } from "./http";
+import { AllProvidersFailedError, asProviderError, ProviderError } from "./base/errors";
+import { membersProblems } from "./base/http";
+import type {
+  CallOptions,
+  Model,
+  ModelCapabilities,
+  ModelRequest,
+  StreamEvent,
+} from "./base/types";
 import { attempt, isContent, recoveredEvent, release } from "./opening";
-import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "./types";
 
 /** How a router picks among its models. */
 export type RouteStrategy =

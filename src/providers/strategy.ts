@@ -6,7 +6,7 @@ import {
   type ModelRequest,
   type StreamEvent,
   type Usage,
-} from "./types";
+} from "./base/types";
 
 /**
  * How a model works through a turn:

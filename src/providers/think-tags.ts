@@ -1,4 +1,4 @@
-import type { CallOptions, Model, ModelRequest, StreamEvent } from "./types";
+import type { CallOptions, Model, ModelRequest, StreamEvent } from "./base/types";
 
 /**
  * Models that think in their visible output (DeepSeek R1, QwQ, many open models behind

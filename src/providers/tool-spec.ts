@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { JsonObject } from "../protocol/json";
-import { ToolSpec } from "./types";
+import { ToolSpec } from "./base/types";
 
 /**
  * A tool spec from a zod schema: the schema becomes the JSON Schema of the arguments.

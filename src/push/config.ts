@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { invalidParams } from "../protocol/errors";
 import { compact, type JsonObject } from "../protocol/json";
-import type { ProtocolVersion } from "../protocol/requests";
+import type { ProtocolVersion } from "../protocol/wire/requests";
 import { checkWebhookUrl } from "./url-policy";
 
 /**

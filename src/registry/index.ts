@@ -7,13 +7,13 @@
  */
 import type { Hono } from "hono";
 import { type AuthOptions, checkAuth, type Principal } from "../agent/auth";
-import { REGISTRY_LIMITS, type RegistryLimits } from "../protocol/registry";
+import { REGISTRY_LIMITS, type RegistryLimits } from "../protocol/card/registry";
 import { createRegistryApp } from "./registry-app";
 import { RegistryObject } from "./registry-object";
 import type { RegistryVerifyOptions } from "./registry-verify";
 
-export type { RegisterRequest, RegistryLimits } from "../protocol/registry";
-export { REGISTRY_LIMITS } from "../protocol/registry";
+export type { RegisterRequest, RegistryLimits } from "../protocol/card/registry";
+export { REGISTRY_LIMITS } from "../protocol/card/registry";
 export type { RegistryVerifyOptions } from "./registry-verify";
 
 /** What `defineRegistry` takes. */

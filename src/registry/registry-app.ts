@@ -1,7 +1,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import type { AuthOptions, Principal } from "../agent/auth";
+import type { RegistryLimits } from "../protocol/card/registry";
 import { A2AError } from "../protocol/errors";
-import type { RegistryLimits } from "../protocol/registry";
 import { authenticate, challenges } from "../worker/auth";
 import { restError, toA2AError } from "../worker/errors";
 import { mountRoutes } from "../worker/route-table";

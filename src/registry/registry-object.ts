@@ -1,6 +1,4 @@
 import { DurableObject } from "cloudflare:workers";
-import { A2AError } from "../protocol/errors";
-import type { JsonObject } from "../protocol/json";
 import {
   cardFacts,
   checkRegistration,
@@ -11,7 +9,9 @@ import {
   type RegistryEntry,
   type RegistryLimits,
   registryEntryId,
-} from "../protocol/registry";
+} from "../protocol/card/registry";
+import { A2AError } from "../protocol/errors";
+import type { JsonObject } from "../protocol/json";
 import { attempt, type Result } from "../storage/result";
 import { REGISTRY_SCHEMA } from "../storage/schema";
 import { createSchema, openSchema } from "../storage/schema-version";

@@ -1,13 +1,13 @@
 import type { Context } from "hono";
 import { ownerOf, type Principal } from "../agent/auth";
 import type { RouteEntry, RouteGuards } from "../agent/routes";
-import { invalidParams } from "../protocol/errors";
 import {
   checkRegistration,
   discoverQuery,
   RegisterRequest,
   type RegistryLimits,
-} from "../protocol/registry";
+} from "../protocol/card/registry";
+import { invalidParams } from "../protocol/errors";
 import { unwrap } from "../storage/result";
 import { readJson } from "../worker/body";
 import type { RegistryObject } from "./registry-object";

@@ -2,9 +2,9 @@ import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify
 import { CardSignatureError, verifyAgentCard } from "../client/card-verify";
 import { REGISTRATION_PROOF_TYPE } from "../client/registration-proof";
 import { readBounded } from "../protocol/bounded-body";
+import { type CardFacts, cardFacts, type RegistryLimits } from "../protocol/card/registry";
 import { A2AError, invalidParams } from "../protocol/errors";
 import type { JsonObject } from "../protocol/json";
-import { type CardFacts, cardFacts, type RegistryLimits } from "../protocol/registry";
 import { hostVerdict } from "../push/url-policy";
 
 /**

@@ -394,3 +394,17 @@ export function decodeCursor(token: string): Cursor | null {
   } catch {}
   return null;
 }
+
+/** Which tenant and conversation an object holds; sent with every call. */
+export interface Scope {
+  tenant: string;
+  contextId: string;
+  /** The principal owning the conversation ("" when the agent has no auth). */
+  owner?: string;
+  /** The id a new task gets: sealed by the Worker, which holds the id key (`sealedTaskId`). */
+  newTaskId?: string;
+  /** The caller's trace context (a `TraceCarrier`), when tracing is on. */
+  trace?: string;
+  /** Set when the inspector is on for this request: the object then records task steps. */
+  inspector?: true;
+}

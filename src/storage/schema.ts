@@ -1,4 +1,3 @@
-import { PINNED } from "../conversation/history/history-store";
 import type { Migration, Schema } from "./schema-version";
 
 /**
@@ -7,6 +6,14 @@ import type { Migration, Schema } from "./schema-version";
  * (see `schema-version.ts`); a later change to a schema goes in its `migrations`, applied
  * on top of the baseline.
  */
+
+/**
+ * Rows a model must see however old: config updates, system or developer messages and
+ * flagged summaries (by their JSON; one over a row's size, kept in chunks, is not found).
+ * Written exactly as in the partial index `history_pinned`, so SQLite uses it.
+ */
+export const PINNED =
+  "(type = 'agent_config_update' OR (type = 'message' AND (json_extract(body, '$.role') IN ('system', 'developer') OR json_extract(body, '$.extra.summary') = 1)))";
 
 /** The `meta` key of the event log's high-water mark (the newest seq ever deleted). */
 export const EVENTS_SEQ_KEY = "events_seq";

@@ -102,7 +102,7 @@ export async function inSpan<T>(
  * memory operations. For Edgelink's memory (internal: src/telemetry).
  * @example
  * ```ts
- * import { traceContextOf, traceMemory } from "../telemetry";
+ * import { traceContextOf, traceMemory } from "./";
  * const facts = await traceMemory("recall", traceContextOf(ctx), ctx.contextId, () =>
  *   store.recall(query),
  * );

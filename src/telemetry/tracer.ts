@@ -37,7 +37,7 @@ export interface TraceHolder {
  * under it; undefined while tracing is off.
  * @example
  * ```ts
- * import { traceContextOf } from "../telemetry";
+ * import { traceContextOf } from "./";
  * const parent = traceContextOf(ctx); // a TaskContext; pass to tracer.startSpan(name, {}, parent)
  * ```
  */

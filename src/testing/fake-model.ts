@@ -1,5 +1,5 @@
 import type { JsonObject } from "../protocol/json";
-import { ProviderError } from "../providers/errors";
+import { ProviderError } from "../providers/base/errors";
 import type {
   CallOptions,
   Model,
@@ -7,7 +7,7 @@ import type {
   ModelRequest,
   StreamEvent,
   ToolCall,
-} from "../providers/types";
+} from "../providers/base/types";
 
 /** A tool call a fake model makes: the tool's name and its arguments. */
 export interface FakeToolCall {

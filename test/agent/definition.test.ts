@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { resolveAgent } from "../../src/agent/definition";
-import { tool } from "../../src/agent/tools/tools";
+import { tool } from "../../src/agent/tool";
 import { mcpServers } from "../../src/mcp/index";
 
 const noop = (name: string) => tool({ description: name, input: z.object({}), run: () => name });

@@ -6,7 +6,7 @@ import {
   generatedToolsPrompt,
   type PromptCompositionInput,
 } from "../../src/agent/prompt";
-import { tool } from "../../src/agent/tools/tools";
+import { tool } from "../../src/agent/tool";
 
 const tools = {
   search: tool({ description: "Searches the web", input: z.object({}), run: () => "" }),

@@ -6,8 +6,8 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { answerOf, connect, UnauthenticatedError } from "../../src/client/index";
-import { BASE } from "../helpers";
-import { API_KEYS, authedAgent, signingKey, token } from "../server/auth-support";
+import { BASE } from "../support/helpers";
+import { API_KEYS, authedAgent, signingKey, token } from "../worker/auth-support";
 
 async function guarded() {
   const key = await signingKey();

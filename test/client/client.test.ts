@@ -13,7 +13,7 @@ import {
   textOf,
 } from "../../src/client/index";
 import { parsePeerCard } from "../../src/protocol/card/peer-card";
-import { BASE } from "../helpers";
+import { BASE } from "../support/helpers";
 
 const viaSelf: typeof fetch = (input, init) => SELF.fetch(input, init);
 

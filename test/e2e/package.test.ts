@@ -209,6 +209,14 @@ const ROUTE_TABLE_COST_BYTES = 1_697;
  * 218,611, so the goal stays tight.
  */
 const MERGED_ITEMS_OVERLAP_BYTES = -637;
+/**
+ * Folders without import cycles and one writer of the tasks table, the same behaviour: the
+ * moved files change the modules' order in the bundle, and the task store's writes of the
+ * status row, the trace, retention's deletions and the index flags are methods and
+ * callbacks it hands out. Measured on the demo built from the package: 207,254 bytes
+ * before, 207,346 after.
+ */
+const FOLDER_LAYERS_COST_BYTES = 92;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -237,6 +245,7 @@ const BUNDLE_GOAL_BYTES =
   APPROVALS_COST_BYTES +
   SECURITY_REVIEW_COST_BYTES +
   ROUTE_TABLE_COST_BYTES +
+  FOLDER_LAYERS_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */

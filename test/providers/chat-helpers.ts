@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import type { ItemInput } from "../../src/history/items";
-import { ProviderError } from "../../src/providers/errors";
+import { ProviderError } from "../../src/providers/base/errors";
 import {
   type CallOptions,
   type Model,
@@ -9,7 +9,7 @@ import {
   type StreamEvent,
   type ToolCall,
   type Usage,
-} from "../../src/providers/types";
+} from "../../src/providers/base/types";
 import { collectBatches, FakeProvider, fixtureBytes, fixturePaths } from "./fake-provider";
 
 /**

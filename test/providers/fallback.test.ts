@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
 import type { JsonObject } from "../../src/protocol/json";
-import { AllProvidersFailedError, ProviderError } from "../../src/providers/errors";
+import { AllProvidersFailedError, ProviderError } from "../../src/providers/base/errors";
+import { type FailoverStore, ModelRequest, type StreamEvent } from "../../src/providers/base/types";
 import { type FailoverState, fallback } from "../../src/providers/fallback";
 import { openai } from "../../src/providers/openai/openai-chat";
-import { type FailoverStore, ModelRequest, type StreamEvent } from "../../src/providers/types";
 import { collectBatches, FakeProvider } from "./fake-provider";
 import { deferred, end, failure, ScriptedModel, type Step, start } from "./scripted-model";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { ModelRequest } from "../../src/providers/base/types";
 import { openai } from "../../src/providers/openai/openai-chat";
 import { withOverrides } from "../../src/providers/overrides";
-import { ModelRequest } from "../../src/providers/types";
 import { collectBatches, FakeProvider } from "./fake-provider";
 
 const request = ModelRequest.parse({ messages: [{ role: "user", content: "Hi" }], temperature: 1 });

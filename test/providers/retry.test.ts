@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { generate } from "../../src/providers/collect";
-import { ProviderError } from "../../src/providers/errors";
+import { generate } from "../../src/providers/base/collect";
+import { ProviderError } from "../../src/providers/base/errors";
+import { ModelRequest, type StreamEvent } from "../../src/providers/base/types";
 import { openai } from "../../src/providers/openai/openai-chat";
 import {
   abortableSleep,
@@ -10,7 +11,6 @@ import {
   shouldRetry,
   withRetry,
 } from "../../src/providers/retry";
-import { ModelRequest, type StreamEvent } from "../../src/providers/types";
 import { collectBatches, FakeProvider, fixtureText } from "./fake-provider";
 import { end, failure, ScriptedModel, type Step, start, textScript } from "./scripted-model";
 

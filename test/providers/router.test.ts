@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { AllProvidersFailedError, ProviderError } from "../../src/providers/errors";
-import { openai } from "../../src/providers/openai/openai-chat";
-import { type Route, router } from "../../src/providers/router";
+import { AllProvidersFailedError, ProviderError } from "../../src/providers/base/errors";
 import {
   type Model,
   ModelRequest,
   type ModelRequestInput,
   type StreamEvent,
-} from "../../src/providers/types";
+} from "../../src/providers/base/types";
+import { openai } from "../../src/providers/openai/openai-chat";
+import { type Route, router } from "../../src/providers/router";
 import { collectBatches, FakeProvider } from "./fake-provider";
 import {
   deferred,

@@ -1,11 +1,11 @@
-import { ProviderError, type ProviderErrorInit } from "../../src/providers/errors";
+import { ProviderError, type ProviderErrorInit } from "../../src/providers/base/errors";
 import type {
   CallOptions,
   Model,
   ModelCapabilities,
   ModelRequest,
   StreamEvent,
-} from "../../src/providers/types";
+} from "../../src/providers/base/types";
 
 /**
  * A fake `Model` for wrapper logic: each call plays the next script, step by step. A step

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { resolveAgent } from "../../src/agent/definition";
-import { generate } from "../../src/providers/collect";
+import { generate } from "../../src/providers/base/collect";
+import { type Model, ModelRequest } from "../../src/providers/base/types";
 import { openai } from "../../src/providers/openai/openai-chat";
 import { openaiCompatible } from "../../src/providers/openai/openai-compatible";
 import { pickedIndex, withStrategy } from "../../src/providers/strategy";
-import { type Model, ModelRequest } from "../../src/providers/types";
 import { FakeProvider } from "./fake-provider";
 
 const base = () => openai({ model: "gpt-4o-mini", apiKey: "k", baseUrl: "https://fake.test/v1" });

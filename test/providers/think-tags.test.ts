@@ -1,13 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { generate } from "../../src/providers/collect";
+import { generate } from "../../src/providers/base/collect";
+import { ModelRequest, type StreamEvent } from "../../src/providers/base/types";
 import { openai } from "../../src/providers/openai/openai-chat";
 import {
   stripThinkTags,
   ThinkTagFilter,
   type ThinkTagOptions,
 } from "../../src/providers/think-tags";
-import { ModelRequest, type StreamEvent } from "../../src/providers/types";
 import { collectBatches, FakeProvider } from "./fake-provider";
 import { end, ScriptedModel, start } from "./scripted-model";
 

@@ -1,7 +1,7 @@
 import type { TaskEvent } from "../../src/protocol/events";
 import { Messages } from "../../src/protocol/message";
 import type { PushConfig } from "../../src/push/config";
-import { bareArtifact, fullArtifact, fullTask } from "../models/fixtures";
+import { bareArtifact, fullArtifact, fullTask } from "../protocol/fixtures";
 
 export const AGENT = "https://agent.example.com";
 export const HOOK = "https://hooks.example.com/a2a";

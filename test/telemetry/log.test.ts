@@ -7,7 +7,7 @@ import { PushStore } from "../../src/conversation/push/push-store";
 import { MAX_PUSH_ATTEMPTS_SHOWN, TaskSteps } from "../../src/conversation/tasks/task-steps";
 import { TaskStore } from "../../src/conversation/tasks/task-store";
 import { Messages } from "../../src/protocol/message";
-import { ProviderError } from "../../src/providers/errors";
+import { ProviderError } from "../../src/providers/base/errors";
 import { contextObjectName } from "../../src/storage/ids";
 import { CONTEXT_SCHEMA } from "../../src/storage/schema";
 import { ensureSchema } from "../../src/storage/schema-version";

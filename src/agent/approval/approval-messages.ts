@@ -9,7 +9,7 @@ import { A2AError } from "../../protocol/errors";
 import type { JsonObject, JsonValue } from "../../protocol/json";
 import type { Message } from "../../protocol/message";
 import { type Part, Parts } from "../../protocol/part";
-import type { Tools } from "../tools/tools";
+import type { Tools } from "../tool";
 import {
   DECISION_KIND,
   type HeldCall,

@@ -5,15 +5,15 @@
  * model what was not, so the loop goes on where it stopped.
  */
 import type { JsonObject } from "../../protocol/json";
-import type { ToolCall } from "../../providers/types";
+import type { ToolCall } from "../../providers/base/types";
 import { traceContextOf } from "../../telemetry";
 import { getSpan } from "../../telemetry/otel";
+import type { ApprovalCaller, ApprovalSettings } from "../approval-options";
 import type { TaskContext } from "../context";
+import type { Tools } from "../tool";
 import { runToolCalls, type ToolRun, type ToolRunOptions } from "../tools/tool-runner";
-import type { Tools } from "../tools/tools";
 import { parseObject, requestParts } from "./approval-messages";
 import {
-  type ApprovalCaller,
   type ApprovalDesk,
   ASK_USER_TOOL,
   type HeldCall,
@@ -22,13 +22,6 @@ import {
   MAX_HELD_CALLS,
   MAX_HELD_TEXT_CHARS,
 } from "./held-calls";
-
-/** An agent's approval settings (the `approvals` option, resolved). */
-export interface ApprovalSettings {
-  timeoutMs: number;
-  onTimeout: "reject" | "fail";
-  askUser: boolean;
-}
 
 const DEFAULT_REASON = "This tool needs approval before it runs";
 /** Who "decided" a call refused by a limit, never asked. */

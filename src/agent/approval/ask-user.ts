@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { type Tool, tool } from "../tools/tools";
+import { type Tool, tool } from "../tool";
 import { ASK_USER_RULE } from "./approval-round";
 import { MAX_HELD_TEXT_CHARS } from "./held-calls";
 

@@ -4,6 +4,12 @@
  * the handler runs again and the same call answers the decision, read back from storage.
  */
 import type { JsonObject } from "../../protocol/json";
+import type {
+  ApprovalAnswer,
+  ApprovalRequest,
+  QuestionAnswer,
+  QuestionRequest,
+} from "../approval-options";
 import { parseObject, requestParts } from "./approval-messages";
 import {
   type ApprovalDesk,
@@ -12,44 +18,6 @@ import {
   MAX_HELD_CALLS,
   MAX_HELD_TEXT_CHARS,
 } from "./held-calls";
-
-/** What a handler asks a person to approve. */
-export interface ApprovalRequest {
-  /** Names this request within the task: the same id answers its decision on resume. */
-  id: string;
-  /** What would be done (shown to the person), e.g. "refund". */
-  action: string;
-  /** Its arguments; the person may approve with edited ones. */
-  arguments?: JsonObject;
-  /** Why approval is needed. */
-  reason: string;
-  /** How long it waits, over the agent's `approvals.timeoutMs`. */
-  timeoutMs?: number;
-}
-
-/** A person's decision on an `ApprovalRequest`. */
-export interface ApprovalAnswer {
-  decision: "approve" | "reject" | "expired";
-  /** The arguments to act on: the edited ones when the person changed them. */
-  arguments: JsonObject;
-  reason: string | null;
-  /** Who decided ("deadline" on expiry). */
-  by: string;
-}
-
-/** A question a handler asks the user. */
-export interface QuestionRequest {
-  id: string;
-  question: string;
-  /** When given, the answer is one of these. */
-  choices?: string[];
-  timeoutMs?: number;
-}
-
-/** The user's answer, or why there is none. */
-export type QuestionAnswer =
-  | { answered: true; answer: string; by: string }
-  | { answered: false; decision: "reject" | "expired"; reason: string | null };
 
 const MAX_ID_CHARS = 200;
 

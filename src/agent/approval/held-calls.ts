@@ -5,6 +5,7 @@
  * the model loop and the handler context only use it.
  */
 import type { Part } from "../../protocol/part";
+import type { ApprovalCaller } from "../approval-options";
 
 /** Why a call is held: it needs approval, it asks a question, or it waits with them. */
 export type HeldKind = "approval" | "question" | "auto";
@@ -49,13 +50,6 @@ export interface HeldCall {
   decision: HeldDecision | null;
 }
 
-/** Who the task runs for: the rule of a tool's `approval` function sees it. */
-export interface ApprovalCaller {
-  tenant: string;
-  /** The task's owner ("" when the agent has no auth). */
-  owner: string;
-}
-
 /** Where a run stores and reads its held calls (the conversation object's rows). */
 export interface ApprovalDesk {
   readonly caller: ApprovalCaller;
@@ -82,5 +76,3 @@ export const MAX_HELD_CALLS = 16;
 export const MAX_HELD_ARGUMENT_CHARS = 16_384;
 /** Longest reason, question, answer or choice kept (characters). */
 export const MAX_HELD_TEXT_CHARS = 2_000;
-/** How long a held call waits by default: one day. */
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;

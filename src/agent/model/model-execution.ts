@@ -3,26 +3,29 @@ import type { Item, ItemInput } from "../../history/items";
 import { estimateItemTokens } from "../../history/tokens";
 import { errorReference } from "../../protocol/errors";
 import type { JsonObject } from "../../protocol/json";
-import { AllProvidersFailedError, ProviderError } from "../../providers/errors";
-import { checkOutput } from "../../providers/output";
+import { AllProvidersFailedError, ProviderError } from "../../providers/base/errors";
+import { checkOutput } from "../../providers/base/output";
+import { type CallOptions, type Model, ModelRequest } from "../../providers/base/types";
 import { jsonSchemaOf } from "../../providers/tool-spec";
-import { type CallOptions, type Model, ModelRequest } from "../../providers/types";
 import { traceContextOf } from "../../telemetry";
 import { logEvent } from "../../telemetry/log";
 import { holdRound, planHold, resumeHeld } from "../approval/approval-round";
 import { askUserTool } from "../approval/ask-user";
 import { type ApprovalDesk, ASK_USER_TOOL } from "../approval/held-calls";
 import type { TaskContext } from "../context";
-import { runDefaultExecution } from "../default-execution";
 import type { Agent } from "../definition";
 import type { MemoryTurn, MemoryTurnScope } from "../memory-source";
-import { renderComposition } from "../prompt";
+import { systemPrompt } from "../prompt";
 import { type AgentResult, ResultRecorder } from "../result";
+import type { Tools } from "../tool";
+import { runDefaultExecution } from "../tools/default-execution";
 import { answerOrphanCalls } from "../tools/orphan-calls";
 import { runToolCalls, type ToolRunOptions } from "../tools/tool-runner";
 import { announceCall, announceReasoning, announceResult } from "../tools/tool-work";
-import type { Tools } from "../tools/tools";
 import { openTurnTools, resumeAgentCalls } from "../tools/turn-tools";
+
+export { systemPrompt } from "../prompt";
+
 import { ArtifactWriter, type Round, streamRound, turnItems } from "./model-round";
 import { capturesContent, endModelCall, startModelCall, ToolSpans } from "./model-trace";
 import { recalledMemoryItem, withRecalledMemoryNote } from "./recalled-memory";
@@ -61,17 +64,6 @@ function requestSettings<Env>(agent: Agent<Env>, system: string | null): Request
     if (typeof agent.instructions !== "function") byInstructions.set(system, settings);
   }
   return settings;
-}
-
-/** The system prompt of a turn: the agent's string, its composition, or its function's. */
-export async function systemPrompt<Env>(
-  agent: Pick<Agent<Env>, "instructions" | "tools">,
-  ctx: TaskContext<Env>,
-): Promise<string | null> {
-  const instructions = agent.instructions;
-  if (instructions === null || typeof instructions === "string") return instructions;
-  if (typeof instructions === "function") return instructions(ctx);
-  return renderComposition(instructions, agent.tools);
 }
 
 /** The answer against the agent's output schema: its value, or what is wrong with it. */

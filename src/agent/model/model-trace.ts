@@ -1,6 +1,6 @@
 import type { Context } from "@opentelemetry/api";
 import type { Item } from "../../history/items";
-import type { Model, ModelRequest, ToolCall } from "../../providers/types";
+import type { Model, ModelRequest, ToolCall } from "../../providers/base/types";
 import {
   ERROR_TYPE,
   EVENT_FALLBACK,

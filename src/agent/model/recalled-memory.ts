@@ -1,5 +1,5 @@
 import { type Item, MessageItem } from "../../history/items";
-import type { ModelRequest } from "../../providers/types";
+import type { ModelRequest } from "../../providers/base/types";
 
 type RequestSettings = Omit<ModelRequest, "messages">;
 

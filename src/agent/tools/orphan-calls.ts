@@ -1,6 +1,6 @@
 /** Tool calls a turn left without a result, answered before the history goes to a model. */
 import type { FunctionCallItem, Item } from "../../history/items";
-import { REQUEST_KIND } from "../approval/held-calls";
+import { REQUEST_KIND } from "../../protocol/approval";
 
 /**
  * Marks the history item of a message that decided calls held for a person: the model

@@ -1,7 +1,10 @@
 import type { Context } from "@opentelemetry/api";
 import type { JsonValue } from "../../protocol/json";
-import type { ToolCall, ToolResult } from "../../providers/types";
-import type { Tools } from "./tools";
+import type { ToolCall } from "../../providers/base/types";
+import type { ToolRun } from "../result";
+import type { Tools } from "../tool";
+
+export type { ToolRun } from "../result";
 
 /** How a turn's tool calls are run. */
 export interface ToolRunOptions {
@@ -23,15 +26,6 @@ export interface ToolRunOptions {
   onResult?: (run: ToolRun) => void;
   /** The trace context of a call's span (set while tracing is on). */
   traceContextOf?: (callId: string) => Context | undefined;
-}
-
-/** A tool call's result with what the agent reports about it. */
-export interface ToolRun extends ToolResult {
-  /** The value the tool returned (`content` is its text); null for errors. */
-  value: JsonValue;
-  durationMs: number;
-  /** The tool itself failed (threw or timed out), as opposed to a refused call. */
-  threw: boolean;
 }
 
 /**

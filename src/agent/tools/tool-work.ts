@@ -1,6 +1,6 @@
 import type { JsonObject } from "../../protocol/json";
 import type { OtherPart, ToolCallPart, ToolOutputPart } from "../../protocol/part";
-import type { ToolCall } from "../../providers/types";
+import type { ToolCall } from "../../providers/base/types";
 import type { TaskContext } from "../context";
 import type { ToolRun } from "./tool-runner";
 

@@ -1,16 +1,13 @@
 import type { FunctionCallItem, Item } from "../../history/items";
-import type { ToolCall } from "../../providers/types";
+import type { ToolCall } from "../../providers/base/types";
 import type { TaskContext } from "../context";
 import type { Agent } from "../definition";
+import type { TurnTools } from "../mcp-source";
+import type { Tools } from "../tool";
 import { agentTools } from "./agent-tools";
 import { runToolCalls, type ToolRunOptions } from "./tool-runner";
-import type { Tools } from "./tools";
 
-/** Tools a model turn gets beyond the agent's own, and what to release when the turn ends. */
-export interface TurnTools {
-  tools: Tools;
-  close(): Promise<void>;
-}
+export type { TurnTools } from "../mcp-source";
 
 /**
  * The tools that exist only at run time: the agent's MCP servers' tools, listed (or taken

@@ -1,5 +1,6 @@
 import { A2AError } from "../../protocol/errors";
 import { CHUNK_CHARS } from "../../storage/row-limit";
+import { PINNED } from "../../storage/schema";
 import { sqlLimit } from "../../storage/sql-limit";
 
 /** What the store needs of a conversation item: a stable id and a type. */
@@ -60,14 +61,6 @@ export const HISTORY_SEQ_KEY = "history_seq";
  */
 const OF_TASK = `seq >= COALESCE((SELECT history_floor FROM tasks WHERE id = ?1), -9e999)
   AND seq <= COALESCE((SELECT history_ceiling FROM tasks WHERE id = ?1), 9e999) AND task_id = ?1`;
-
-/**
- * Rows a model must see however old: config updates, system or developer messages and
- * flagged summaries (by their JSON; one over a row's size, kept in chunks, is not found).
- * Written exactly as in the partial index `history_pinned`, so SQLite uses it.
- */
-export const PINNED =
-  "(type = 'agent_config_update' OR (type = 'message' AND (json_extract(body, '$.role') IN ('system', 'developer') OR json_extract(body, '$.extra.summary') = 1)))";
 
 /**
  * The conversation of one context as SQLite rows, one per item, ordered by a sequence

@@ -6,7 +6,6 @@ import type { Limits } from "../../agent/limits";
 import { A2AError } from "../../protocol/errors";
 import type { Task } from "../../protocol/task";
 import { type PushConfig, type PushConfigInput, resolvePushConfig } from "../../push/config";
-import type { ObjectAlarm } from "../alarm";
 import type { TaskStore } from "../tasks/task-store";
 import type { DeliveryRow } from "./push-deliveries";
 import { MAX_SNAPSHOT_CHARS } from "./push-snapshots";
@@ -31,12 +30,17 @@ export interface PushHealth {
   deadLetters: number;
 }
 
+/** The object's alarm, as the push calls use it (the object's `ObjectAlarm`). */
+export interface PushWakeups {
+  wakeAt(at: number, reason: "push"): Promise<void>;
+}
+
 export class PushRpc {
   constructor(
     private readonly storage: DurableObjectStorage,
     private readonly push: PushStore,
     private readonly store: TaskStore,
-    private readonly alarm: ObjectAlarm,
+    private readonly alarm: PushWakeups,
     /** The agent's limits, read at each call. */
     private readonly limits: () => Limits,
     /** A task as it is now (TaskNotFound when it is not there). */

@@ -4,11 +4,11 @@
  * tasks a restart interrupted, and publishing the events they log.
  */
 
-import type { ApprovalCaller } from "../../agent/approval/held-calls";
-import { runDefaultExecution } from "../../agent/default-execution";
+import type { ApprovalCaller } from "../../agent/approval-options";
 import type { Agent } from "../../agent/definition";
 import type { MemoryTurnScope } from "../../agent/memory-source";
 import { runModelAgent } from "../../agent/model/model-execution";
+import { runDefaultExecution } from "../../agent/tools/default-execution";
 import { A2AError, errorReference, UserFacingError } from "../../protocol/errors";
 import type { LoggedEvent } from "../../protocol/events";
 import { newId, nowIso } from "../../protocol/json";
@@ -18,10 +18,9 @@ import { isTerminal } from "../../protocol/task-state";
 import type { TraceCarrier } from "../../telemetry";
 import { type LogFields, logEvent } from "../../telemetry/log";
 import { inContext } from "../../telemetry/otel";
-import type { ObjectAlarm } from "../alarm";
-import type { ChildStore } from "../children";
 import type { ApprovalRows } from "../tasks/approval-rows";
 import type { TaskStore } from "../tasks/task-store";
+import type { ChildStore } from "./children";
 import type { EventHub } from "./event-hub";
 import { HeldDesk } from "./held-desk";
 import { endRun, traceRun } from "./run-trace";
@@ -47,11 +46,17 @@ export function publicReason(error: unknown, where: LogFields): string {
   return `The agent failed (reference ${reference})`;
 }
 
+/** The object's alarm, as a run's end asks it for work (the object's `ObjectAlarm`). */
+export interface RunWakeups {
+  armRetention(): Promise<void>;
+  wakeSoon(at: number, reason: "push" | "approval", what: string): void;
+}
+
 export class HandlerRuns<Env> {
   constructor(
     private readonly store: TaskStore,
     private readonly hub: EventHub,
-    private readonly alarm: ObjectAlarm,
+    private readonly alarm: RunWakeups,
     private readonly children: ChildStore,
     private readonly env: Env,
     /** The agent, read at each run (a test may replace it). */
@@ -60,8 +65,6 @@ export class HandlerRuns<Env> {
     private readonly waitUntil: (work: Promise<unknown>) => void,
     /** Where a log line happened: the object's tenant and conversation, and the task. */
     private readonly logIds: (taskId: string | null) => LogFields,
-    /** The object's SQLite: a traced run keeps its trace context with the task. */
-    private readonly sql: SqlStorage,
     /** Who a model turn's long-term memory is for (read only when the agent has memory). */
     private readonly memoryScope: () => MemoryTurnScope,
     /** The calls a task holds for a person. */
@@ -143,7 +146,7 @@ export class HandlerRuns<Env> {
       this.agent().approvals,
       (at) => this.alarm.wakeSoon(at, "approval", "schedule an approval deadline"),
     );
-    const traced = traceRun(this.sql, run, this.agent() as Agent<unknown>, trace);
+    const traced = traceRun(this.store, run, this.agent() as Agent<unknown>, trace);
     let failure: unknown;
     try {
       const agent = this.agent();

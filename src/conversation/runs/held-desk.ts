@@ -3,12 +3,9 @@
  * task's move to `input-required` in one transaction, read back when the task resumes,
  * released once answered; each hold wakes the alarm at its earliest deadline.
  */
-import type {
-  ApprovalCaller,
-  ApprovalDesk,
-  HeldCall,
-  HeldOrigin,
-} from "../../agent/approval/held-calls";
+
+import type { ApprovalDesk, HeldCall, HeldOrigin } from "../../agent/approval/held-calls";
+import type { ApprovalCaller } from "../../agent/approval-options";
 import type { Part } from "../../protocol/part";
 import type { ApprovalRows } from "../tasks/approval-rows";
 import type { TaskStore } from "../tasks/task-store";

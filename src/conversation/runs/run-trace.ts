@@ -41,13 +41,13 @@ export function storedTrace(sql: SqlStorage, taskId: string): TraceCarrier | nul
  * resumed run). Undefined, with nothing read or written, while tracing is off.
  */
 export function traceRun(
-  sql: SqlStorage,
+  store: { readonly sql: SqlStorage; setTrace(taskId: string, carrier: TraceCarrier): void },
   run: TraceHolder & { taskId: string; contextId: string },
   agent: Agent<unknown>,
   carrier: TraceCarrier | undefined,
 ): Traced | undefined {
   if (!activeTracer()) return undefined;
-  const parent = contextOfCarrier(carrier ?? storedTrace(sql, run.taskId));
+  const parent = contextOfCarrier(carrier ?? storedTrace(store.sql, run.taskId));
   const name = agent.card.name;
   const traced = startSpan(`${OP_INVOKE_AGENT} ${name}`, SpanKind.INTERNAL, parent, {
     [GEN_AI_OPERATION_NAME]: OP_INVOKE_AGENT,
@@ -64,7 +64,7 @@ export function traceRun(
   if (!traced) return undefined;
   run[TRACE_CONTEXT] = traced.ctx;
   const own = carrierOf(traced.ctx);
-  if (own) sql.exec("UPDATE tasks SET trace = ? WHERE id = ?", own, run.taskId);
+  if (own) store.setTrace(run.taskId, own);
   return traced;
 }
 

@@ -1,13 +1,12 @@
 import type { Context } from "@opentelemetry/api";
-import {
-  type ApprovalAnswer,
-  type ApprovalRequest,
-  handlerApproval,
-  handlerQuestion,
-  type QuestionAnswer,
-  type QuestionRequest,
-} from "../../agent/approval/handler-approval";
+import { handlerApproval, handlerQuestion } from "../../agent/approval/handler-approval";
 import type { ApprovalDesk } from "../../agent/approval/held-calls";
+import type {
+  ApprovalAnswer,
+  ApprovalRequest,
+  QuestionAnswer,
+  QuestionRequest,
+} from "../../agent/approval-options";
 import type { ArtifactUpdate, EndOptions, StatusOptions, TaskContext } from "../../agent/context";
 import {
   type ChildLedger,

@@ -10,9 +10,9 @@ import type { JsonObject } from "../../protocol/json";
 import type { Message } from "../../protocol/message";
 import type { StateChange, Task } from "../../protocol/task";
 import type { TaskState } from "../../protocol/task-state";
-import { messageFromItem } from "../conversation-bridge";
 import type { HistoryStore } from "../history/history-store";
 import { type ArtifactSizes, readArtifacts } from "./artifact-rows";
+import { messageFromItem } from "./conversation-bridge";
 import type { ListingClock } from "./listing-clock";
 
 interface TaskRow {

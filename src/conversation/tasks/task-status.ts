@@ -114,28 +114,15 @@ function setStatus(
   checkRowBytes("task status", message, metadata, stateHistory);
   // `updated_at` is the status timestamp: when it changes the task moves in the listing.
   const rowSeq = store.listing.rowSeqFor(task, status.timestamp);
-  const args: SqlStorageValue[] = [task.id, status.state, status.timestamp, stateHistory, rowSeq];
-  let set = "status_message = NULL";
-  if (message !== null) {
-    args.push(message);
-    set = `status_message = ?${args.length}`;
-  }
-  if (metadataChanged) {
-    args.push(metadata);
-    set += `, metadata = ?${args.length}`;
-  }
-  if (eventCeiling !== null) {
-    args.push(eventCeiling);
-    set += `, event_ceiling = ?${args.length}`;
-    // Its history ends with its last item, or with the final message appended next.
-    args.push(store.history.nextSeq() - (status.message ? 0 : 1));
-    set += `, history_ceiling = ?${args.length}`;
-  }
-  store.sql.exec(
-    `UPDATE tasks SET state = ?2, status_timestamp = ?3, updated_at = ?3, state_history = ?4,
-     row_seq = ?5, index_pending = 1, ${set} WHERE id = ?1`,
-    ...args,
-  );
+  store.writeStatusRow(task.id, {
+    state: status.state,
+    timestamp: status.timestamp,
+    stateHistory,
+    rowSeq,
+    message,
+    metadata: metadataChanged ? metadata : null,
+    eventCeiling,
+  });
   store.listing.setRowSeq(task, rowSeq);
   if (isTerminal(status.state) && !isTerminal(task.status.state)) {
     store.retention.noteFinished(status.timestamp);

@@ -9,7 +9,7 @@ import type { Agent } from "../../agent/definition";
 import type { ChildRecord } from "../../agent/delegation";
 import { compact, type JsonObject } from "../../protocol/json";
 import { isTerminal, type TaskState } from "../../protocol/task-state";
-import type { Scope } from "../context-identity";
+import type { Scope } from "../../storage/ids";
 
 /** How many of a task's delegations its steps keep (`delegations`), the latest. */
 export const MAX_DELEGATIONS_SHOWN = 32;

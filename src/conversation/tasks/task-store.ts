@@ -2,13 +2,14 @@
  * The task store: the one writer of a conversation's tasks. Each change and the event
  * announcing it are written in one transaction; the rows of each concern are kept by the
  * parts it owns (the event log, the listing clock, the index outbox, retention, the task
- * cache, the artifact rows); a task's status changes are written by task-status.ts.
+ * cache, the artifact rows); a task's status changes are decided by task-status.ts. Every
+ * statement that writes the `tasks` table is in this file (scripts/check-layout.mjs checks).
  */
 
 import type { Limits } from "../../agent/limits";
 import { ANSWERS_HELD } from "../../agent/tools/orphan-calls";
 import type { Item } from "../../history/items";
-import { PendingIndexRows } from "../../index/index-outbox";
+import { type IndexFlags, PendingIndexRows } from "../../index/index-outbox";
 import type { Artifact } from "../../protocol/artifact";
 import { A2AError } from "../../protocol/errors";
 import type { TaskEvent } from "../../protocol/events";
@@ -19,13 +20,13 @@ import { isTerminal, type TaskState } from "../../protocol/task-state";
 import { mergePatch } from "../../storage/merge-patch";
 import type { CuttablePage, PageQuery } from "../../storage/paging";
 import { checkRowBytes } from "../../storage/row-limit";
-import { itemFromMessage, messageFromItem } from "../conversation-bridge";
+import type { TraceCarrier } from "../../telemetry";
 import type { HistoryStore } from "../history/history-store";
-import type { PushStore } from "../push/push-store";
-import { Retention } from "../retention";
-import { EventLog } from "../runs/event-log";
 import { inlineParts, writeArtifact } from "./artifact-rows";
+import { itemFromMessage, messageFromItem } from "./conversation-bridge";
+import { EventLog } from "./event-log";
 import { ListingClock } from "./listing-clock";
+import { Retention } from "./retention";
 import { type ReadOptions, type StoreBound, TaskCache } from "./task-cache";
 import {
   announceStatus,
@@ -39,6 +40,17 @@ import {
 export type { IndexEntry } from "../../index/index-outbox";
 export { INLINE_PARTS_CHARS } from "./artifact-rows";
 export { LIVE_TASKS, type ListBudget, type ReadOptions } from "./task-cache";
+
+/**
+ * The webhook delivery outbox as the store writes to it, in the same transaction as the
+ * event (the conversation's `PushStore`).
+ */
+export interface TaskPushQueue {
+  /** The task has no webhook config: its events queue nothing. */
+  noConfigs(taskId: string): void;
+  /** Queues the event for the task's webhooks; returns how many deliveries it queued. */
+  enqueueEvent(taskId: string, seq: number, event: TaskEvent, now: number): number;
+}
 
 /**
  * The rows of one conversation's tasks. Every method is synchronous SQLite work, so a
@@ -56,14 +68,14 @@ export class TaskStore {
     /** The context's conversation, where task messages are kept. */
     readonly history: HistoryStore<Item>,
     /** Webhook configs and their delivery outbox; null when the agent has push off. */
-    readonly push: PushStore | null = null,
+    readonly push: TaskPushQueue | null = null,
     /** How much of a task's history a read carries, and what memory keeps (defaults). */
     bounds: Partial<Pick<Limits, StoreBound>> = {},
   ) {
     this.events = new EventLog(storage);
     this.listing = new ListingClock(storage);
     this.cache = new TaskCache(storage, history, this.listing, bounds);
-    this.index = new PendingIndexRows(storage, (fn) => this.atomic(fn));
+    this.index = new PendingIndexRows(storage, (fn) => this.atomic(fn), indexFlags(storage));
     this.retention = new Retention(storage, {
       atomic: (fn) => this.atomic(fn),
       listing: this.listing,
@@ -71,6 +83,11 @@ export class TaskStore {
       index: this.index,
       cache: this.cache,
       withPush: push !== null,
+      deleteTasks: (ids) => {
+        // Numbered, so a chunk of ids is one statement.
+        const marks = ids.map((_, i) => `?${i + 1}`).join(", ");
+        this.sql.exec(`DELETE FROM tasks WHERE id IN (${marks})`, ...ids);
+      },
     });
     history.onTaskItemPlaced = (taskId, seq) => this.widenHistory(taskId, seq);
   }
@@ -94,6 +111,47 @@ export class TaskStore {
   /** The object's SQL, for the task's writers here and in task-status.ts. */
   get sql(): SqlStorage {
     return this.storage.sql;
+  }
+
+  /**
+   * Writes a status change to the task's row (task-status.ts decides it): only the columns
+   * that change, so the statement is a fixed amount of work; `index_pending` set in the
+   * same statement, the index outbox's mark.
+   */
+  writeStatusRow(taskId: string, row: StatusRow): void {
+    const args: SqlStorageValue[] = [
+      taskId,
+      row.state,
+      row.timestamp,
+      row.stateHistory,
+      row.rowSeq,
+    ];
+    let set = "status_message = NULL";
+    if (row.message !== null) {
+      args.push(row.message);
+      set = `status_message = ?${args.length}`;
+    }
+    if (row.metadata !== null) {
+      args.push(row.metadata);
+      set += `, metadata = ?${args.length}`;
+    }
+    if (row.eventCeiling !== null) {
+      args.push(row.eventCeiling);
+      set += `, event_ceiling = ?${args.length}`;
+      // Its history ends with its last item, or with the final message appended next.
+      args.push(this.history.nextSeq() - (row.message !== null ? 0 : 1));
+      set += `, history_ceiling = ?${args.length}`;
+    }
+    this.sql.exec(
+      `UPDATE tasks SET state = ?2, status_timestamp = ?3, updated_at = ?3, state_history = ?4,
+       row_seq = ?5, index_pending = 1, ${set} WHERE id = ?1`,
+      ...args,
+    );
+  }
+
+  /** Keeps the trace context of a task's run with it, for what is queued later. */
+  setTrace(taskId: string, carrier: TraceCarrier): void {
+    this.sql.exec("UPDATE tasks SET trace = ? WHERE id = ?", carrier, taskId);
   }
 
   /**
@@ -397,4 +455,31 @@ export class TaskStore {
     }
     return { seq, event };
   }
+}
+
+/** A status change as the row holds it (JSON columns already serialized; null: unchanged). */
+export interface StatusRow {
+  state: TaskState;
+  timestamp: string;
+  stateHistory: string;
+  rowSeq: number;
+  /** The status message; null clears it. */
+  message: string | null;
+  /** The new metadata, or null when it did not change. */
+  metadata: string | null;
+  /** The final event's position, once the task ends. */
+  eventCeiling: number | null;
+}
+
+/** The index outbox's writes of `index_pending`. */
+function indexFlags(storage: DurableObjectStorage): IndexFlags {
+  return {
+    markAll: () => storage.sql.exec("UPDATE tasks SET index_pending = 1"),
+    clear: (ids) => {
+      storage.sql.exec(
+        `UPDATE tasks SET index_pending = 0 WHERE id IN (${ids.map(() => "?").join(", ")})`,
+        ...ids,
+      );
+    },
+  };
 }

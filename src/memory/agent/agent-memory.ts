@@ -1,8 +1,8 @@
 import type { MemorySource } from "../../agent/memory-source";
 import { INSPECTOR_MEMORY_SCRIPT } from "../api/inspector-memory";
 import { memoryRoutes } from "../api/memory-api";
+import { type MemoryOptions, resolveMemoryOptions } from "../base/options";
 import { MemoryObject } from "../object/memory-object";
-import { type MemoryOptions, resolveMemoryOptions } from "../options";
 import { handlerAgentOf } from "./handler-memory";
 import { openMemoryTurn } from "./recall-turn";
 import { MEMORY_TOOL_NAMES } from "./tools";

@@ -1,10 +1,10 @@
 import * as z from "zod";
 import type { JsonObject } from "../../protocol/json";
 import type { MemoryFact, MemoryOp, MemoryOrigin } from "../../protocol/memory";
-import { generate } from "../../providers/collect";
-import { addUsage, type Model, type Usage } from "../../providers/types";
+import { generate } from "../../providers/base/collect";
+import { addUsage, type Model, type Usage } from "../../providers/base/types";
 import { logEvent } from "../../telemetry/log";
-import type { MemoryStore } from "./stub";
+import type { MemoryStore } from "../object/memory-store";
 
 /** Existing facts shown to the extraction model, to decide add / update / delete / nothing. */
 export const EXTRACTION_NEIGHBOURS = 8;

@@ -4,10 +4,10 @@ import type { HandlerMemory, MemoryTurnScope } from "../../agent/memory-source";
 import { DEFAULT_TOKEN_BUDGET, type MemoryOp } from "../../protocol/memory";
 import { traceContextOf, traceMemory } from "../../telemetry";
 import { logEvent } from "../../telemetry/log";
-import type { ResolvedMemoryOptions } from "../options";
-import { renderMemoryBundle } from "../render";
-import { scopeKeyOf } from "../scope-key";
-import { memoryStore } from "./stub";
+import type { ResolvedMemoryOptions } from "../base/options";
+import { renderMemoryBundle } from "../base/render";
+import { scopeKeyOf } from "../base/scope-key";
+import { memoryStore } from "../object/memory-store";
 
 /**
  * A handler run's memory (`ctx.memory`): the caller's scope, chosen exactly as for a model

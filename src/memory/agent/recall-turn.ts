@@ -5,11 +5,11 @@ import { RECALLED_MEMORY_OVERHEAD_TOKENS } from "../../agent/model/recalled-memo
 import type { Message } from "../../protocol/message";
 import { traceContextOf, traceMemory } from "../../telemetry";
 import { logEvent } from "../../telemetry/log";
-import type { ResolvedMemoryOptions } from "../options";
-import { scopeKeyOf } from "../scope-key";
+import type { ResolvedMemoryOptions } from "../base/options";
+import { scopeKeyOf } from "../base/scope-key";
+import { type MemoryStore, memoryStore } from "../object/memory-store";
 import { extractAfterTurn } from "./extract";
 import { turnOps } from "./record-turns";
-import { type MemoryStore, memoryStore } from "./stub";
 import { memoryTools } from "./tools";
 
 /** Longest recall may hold up a turn; past it the turn goes on without memory. */

@@ -1,6 +1,6 @@
 import type { MemoryTurnOutcome } from "../../agent/memory-source";
 import type { MemoryOp } from "../../protocol/memory";
-import { estimateTokens } from "../render";
+import { estimateTokens } from "../base/render";
 
 /** Most tool turns recorded from one model turn (the first ones). */
 export const MAX_TOOL_TURNS = 16;

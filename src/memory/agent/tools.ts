@@ -1,8 +1,8 @@
 import * as z from "zod";
-import { type Tools, tool } from "../../agent/tools/tools";
+import { type Tools, tool } from "../../agent/tool";
 import type { JsonValue } from "../../protocol/json";
 import type { MemoryApplyResult, MemoryOp, MemoryOrigin } from "../../protocol/memory";
-import type { MemoryStore } from "./stub";
+import type { MemoryStore } from "../object/memory-store";
 
 /** The names of the memory tools, as the model sees them. */
 export const MEMORY_TOOL_NAMES = [

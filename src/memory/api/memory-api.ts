@@ -15,9 +15,9 @@ import { type AuthVariables, tenantFor } from "../../worker/auth";
 import { readJson } from "../../worker/body";
 import { restError, toA2AError } from "../../worker/errors";
 import { requestedTenant } from "../../worker/tenant";
-import { type MemoryStore, memoryStore } from "../agent/stub";
-import type { ResolvedMemoryOptions } from "../options";
-import { scopeKeyOf } from "../scope-key";
+import type { ResolvedMemoryOptions } from "../base/options";
+import { scopeKeyOf } from "../base/scope-key";
+import { type MemoryStore, memoryStore } from "../object/memory-store";
 
 /** The header carrying the operator's memory key (`memory({ api: { operatorSecret } })`). */
 export const OPERATOR_HEADER = "X-Edgelink-Memory-Operator";

@@ -1,5 +1,5 @@
 import { GLOBAL_CHANNEL } from "../../protocol/memory";
-import { followsSequence, ftsQuery, queryTerms } from "../rank";
+import { followsSequence, ftsQuery, queryTerms } from "../base/rank";
 import {
   type GoalRow,
   memoryId,

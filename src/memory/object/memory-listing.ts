@@ -6,7 +6,7 @@ import {
   type MemoryListQuery,
   type MemoryPage,
 } from "../../protocol/memory";
-import { ftsQuery, queryTerms } from "../rank";
+import { ftsQuery, queryTerms } from "../base/rank";
 import {
   type EntityRow,
   entityOf,

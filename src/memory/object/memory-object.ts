@@ -19,8 +19,8 @@ import {
 } from "../../protocol/memory";
 import { attempt, type Result } from "../../storage/result";
 import { createSchema, openSchema } from "../../storage/schema-version";
-import type { Embedder, VectorIndex } from "../embedder";
-import { type MemoryLimits, resolveMemoryLimits } from "../limits";
+import type { Embedder, VectorIndex } from "../base/embedder";
+import { type MemoryLimits, resolveMemoryLimits } from "../base/limits";
 import { AccessLog } from "./memory-access";
 import {
   CHANGES_ONLY,

@@ -7,7 +7,7 @@ import {
   type MemoryStrategy,
   type MemoryTurn,
 } from "../../protocol/memory";
-import { cosine } from "../embedder";
+import { cosine } from "../base/embedder";
 import {
   factScore,
   ftsQuery,
@@ -17,8 +17,15 @@ import {
   relevance,
   strategyScore,
   turnScore,
-} from "../rank";
-import { entityLine, factLine, goalLine, SectionFitter, strategyLine, turnLine } from "../render";
+} from "../base/rank";
+import {
+  entityLine,
+  factLine,
+  goalLine,
+  SectionFitter,
+  strategyLine,
+  turnLine,
+} from "../base/render";
 import {
   type EntityRow,
   entityOf,

@@ -11,7 +11,7 @@ import type {
   MemoryTurn,
   TurnRole,
 } from "../../protocol/memory";
-import type { MemoryLimits } from "../limits";
+import type { MemoryLimits } from "../base/limits";
 
 /** Rows as SQLite answers them (see memory-schema.ts), and their public shapes. */
 export interface FactRow extends Record<string, SqlStorageValue> {

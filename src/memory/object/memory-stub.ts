@@ -13,7 +13,7 @@ import type {
   RememberQuery,
 } from "../../protocol/memory";
 import { unwrap } from "../../storage/result";
-import { memoryObjectName } from "../scope";
+import { memoryObjectName } from "../base/scope";
 import type { MemoryRpc } from "./memory-object";
 
 /** One memory as the Worker uses it: the object's methods, their errors thrown as A2AError. */

@@ -1,7 +1,7 @@
 import type { MemoryOp } from "../../protocol/memory";
 import { logEvent } from "../../telemetry/log";
-import { claimHash } from "../claim-hash";
-import { type Embedder, type VectorIndex, vectorBlob } from "../embedder";
+import { claimHash } from "../base/claim-hash";
+import { type Embedder, type VectorIndex, vectorBlob } from "../base/embedder";
 import { VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
 import type { Prepared } from "./memory-writer";
 

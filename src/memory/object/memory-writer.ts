@@ -4,8 +4,8 @@ import {
   type MemoryOp,
   type MemoryOrigin,
 } from "../../protocol/memory";
-import type { MemoryLimits } from "../limits";
-import { memoryFull } from "../limits";
+import type { MemoryLimits } from "../base/limits";
+import { memoryFull } from "../base/limits";
 import { deleteEntity, upsertEntity } from "./memory-entities";
 import { addStrategy, setGoal, strategyOutcome, updateGoal } from "./memory-goals";
 import {

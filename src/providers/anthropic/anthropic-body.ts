@@ -8,14 +8,14 @@ import {
   messageText,
 } from "../../history/items";
 import type { JsonObject, JsonValue } from "../../protocol/json";
-import { parseArguments } from "../assemble";
-import { ProviderError } from "../errors";
+import { parseArguments } from "../base/assemble";
+import { ProviderError } from "../base/errors";
 import {
   type ModelRequest,
   ReasoningBlock,
   type ReasoningOptions,
   type ToolChoice,
-} from "../types";
+} from "../base/types";
 
 /**
  * Conversation items → an Anthropic Messages request body.

@@ -1,8 +1,8 @@
-import { ToolCallAssembler } from "../assemble";
-import { ProviderError } from "../errors";
-import { errorFields, isObject } from "../http";
-import { estimateCost } from "../pricing";
-import { type Frame, parseFrame, type StreamDecoder } from "../sse";
+import { ToolCallAssembler } from "../base/assemble";
+import { ProviderError } from "../base/errors";
+import { errorFields, isObject } from "../base/http";
+import { estimateCost } from "../base/pricing";
+import { type Frame, parseFrame, type StreamDecoder } from "../base/sse";
 import {
   type ModelCapabilities,
   type ReasoningBlock,
@@ -10,7 +10,7 @@ import {
   type StreamEvent,
   type Usage,
   usage,
-} from "../types";
+} from "../base/types";
 import { StreamedArgs } from "./gemini-partial-args";
 
 /**

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "../../protocol/json";
-import { isObject } from "../http";
+import { isObject } from "../base/http";
 
 /**
  * Gemini's streamed function-call arguments (`functionCall.partialArgs`): each piece names

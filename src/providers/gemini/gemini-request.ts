@@ -7,9 +7,9 @@ import {
   messageText,
 } from "../../history/items";
 import type { JsonObject, JsonValue } from "../../protocol/json";
-import { parseArguments } from "../assemble";
-import { isObject } from "../http";
-import type { ModelRequest, ReasoningBlock, ToolChoice } from "../types";
+import { parseArguments } from "../base/assemble";
+import { isObject } from "../base/http";
+import type { ModelRequest, ReasoningBlock, ToolChoice } from "../base/types";
 
 /**
  * Conversation items → a Gemini `generateContent` body.

@@ -1,4 +1,4 @@
-import { ProviderError } from "../errors";
+import { ProviderError } from "../base/errors";
 import {
   DEFAULT_STALL_MS,
   endpointProblems,
@@ -8,11 +8,17 @@ import {
   postJson,
   requestIdOf,
   requireKey,
-} from "../http";
-import { jsonArrayFramer } from "../json-array-framer";
-import { capabilitiesFor } from "../pricing";
-import { decodeOpened, type OpenedBody } from "../sse";
-import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "../types";
+} from "../base/http";
+import { jsonArrayFramer } from "../base/json-array-framer";
+import { capabilitiesFor } from "../base/pricing";
+import { decodeOpened, type OpenedBody } from "../base/sse";
+import type {
+  CallOptions,
+  Model,
+  ModelCapabilities,
+  ModelRequest,
+  StreamEvent,
+} from "../base/types";
 import { GeminiDecoder } from "./gemini-decoder";
 import { type GeminiSchemaMode, geminiRequestBody } from "./gemini-request";
 

@@ -1,8 +1,8 @@
 import { providerItems } from "../../history/config";
 import { type ImageContent, type Item, isInstruction, type MessageItem } from "../../history/items";
 import type { JsonObject, JsonValue } from "../../protocol/json";
-import { ProviderError } from "../errors";
-import type { ModelCapabilities, ModelRequest } from "../types";
+import { ProviderError } from "../base/errors";
+import type { ModelCapabilities, ModelRequest } from "../base/types";
 
 /**
  * Request bodies for the Chat Completions wire format, shared by OpenAI itself,

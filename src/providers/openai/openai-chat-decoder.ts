@@ -1,15 +1,15 @@
-import { ToolCallAssembler } from "../assemble";
-import { ProviderError } from "../errors";
-import { isObject } from "../http";
-import { estimateCost } from "../pricing";
-import { type Frame, parseFrame, type StreamDecoder } from "../sse";
+import { ToolCallAssembler } from "../base/assemble";
+import { ProviderError } from "../base/errors";
+import { isObject } from "../base/http";
+import { estimateCost } from "../base/pricing";
+import { type Frame, parseFrame, type StreamDecoder } from "../base/sse";
 import {
   type ModelCapabilities,
   usage as makeUsage,
   type StopReason,
   type StreamEvent,
   type Usage,
-} from "../types";
+} from "../base/types";
 
 export interface ChatDecoderInit {
   provider: string;

@@ -7,10 +7,16 @@ import {
   postJson,
   requestIdOf,
   requireKey,
-} from "../http";
-import { capabilitiesFor } from "../pricing";
-import { decodeOpened, type OpenedBody } from "../sse";
-import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "../types";
+} from "../base/http";
+import { capabilitiesFor } from "../base/pricing";
+import { decodeOpened, type OpenedBody } from "../base/sse";
+import type {
+  CallOptions,
+  Model,
+  ModelCapabilities,
+  ModelRequest,
+  StreamEvent,
+} from "../base/types";
 import { type ChatFlavor, toChatCompletionsBody } from "./openai-chat-body";
 import { ChatCompletionsDecoder } from "./openai-chat-decoder";
 

@@ -1,6 +1,6 @@
-import { DEFAULT_STALL_MS, endpointProblems, joinUrl, requireKey } from "../http";
-import { capabilitiesFor } from "../pricing";
-import type { Model, ModelCapabilities } from "../types";
+import { DEFAULT_STALL_MS, endpointProblems, joinUrl, requireKey } from "../base/http";
+import { capabilitiesFor } from "../base/pricing";
+import type { Model, ModelCapabilities } from "../base/types";
 import { chatCompletionsModel } from "./openai-chat";
 
 export interface OpenAICompatibleOptions {

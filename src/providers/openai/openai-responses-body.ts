@@ -8,8 +8,8 @@ import {
   type MessageItem,
   messageText,
 } from "../../history/items";
-import { ProviderError } from "../errors";
-import { type ModelRequest, ReasoningBlock, type ToolChoice } from "../types";
+import { ProviderError } from "../base/errors";
+import { type ModelRequest, ReasoningBlock, type ToolChoice } from "../base/types";
 
 /**
  * Request conversion for the OpenAI Responses API: conversation items

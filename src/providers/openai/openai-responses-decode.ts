@@ -1,9 +1,9 @@
-import { ToolCallAssembler } from "../assemble";
-import { assertEnded } from "../collect";
-import { ProviderError } from "../errors";
-import { isObject } from "../http";
-import { estimateCost } from "../pricing";
-import { type Frame, parseFrame, type StreamDecoder } from "../sse";
+import { ToolCallAssembler } from "../base/assemble";
+import { assertEnded } from "../base/collect";
+import { ProviderError } from "../base/errors";
+import { isObject } from "../base/http";
+import { estimateCost } from "../base/pricing";
+import { type Frame, parseFrame, type StreamDecoder } from "../base/sse";
 import {
   type ModelCapabilities,
   type ReasoningBlock,
@@ -11,7 +11,7 @@ import {
   type StreamEvent,
   type Usage,
   usage,
-} from "../types";
+} from "../base/types";
 import { OPENAI_RESPONSES } from "./openai-responses-body";
 
 /**

@@ -1,4 +1,4 @@
-import { ProviderError } from "../errors";
+import { ProviderError } from "../base/errors";
 import {
   DEFAULT_STALL_MS,
   endpointProblems,
@@ -8,10 +8,16 @@ import {
   postJson,
   requestIdOf,
   requireKey,
-} from "../http";
-import { capabilitiesFor } from "../pricing";
-import { decodeOpened, type OpenedBody } from "../sse";
-import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "../types";
+} from "../base/http";
+import { capabilitiesFor } from "../base/pricing";
+import { decodeOpened, type OpenedBody } from "../base/sse";
+import type {
+  CallOptions,
+  Model,
+  ModelCapabilities,
+  ModelRequest,
+  StreamEvent,
+} from "../base/types";
 import { OPENAI_RESPONSES, responsesBody } from "./openai-responses-body";
 import { responsesDecoder } from "./openai-responses-decode";
 

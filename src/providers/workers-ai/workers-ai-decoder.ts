@@ -1,11 +1,11 @@
-import { isObject } from "../http";
+import { isObject } from "../base/http";
+import { type Frame, parseFrame, type StreamDecoder } from "../base/sse";
+import type { StreamEvent } from "../base/types";
 import {
   ChatCompletionsDecoder,
   type ChatDecoderInit,
   chatUsage,
 } from "../openai/openai-chat-decoder";
-import { type Frame, parseFrame, type StreamDecoder } from "../sse";
-import type { StreamEvent } from "../types";
 
 /**
  * Decodes the SSE stream of `env.AI.run(model, { stream: true })`. It comes in two shapes,

@@ -1,10 +1,16 @@
 import type { JsonObject } from "../../protocol/json";
-import { defaultRetryable, ProviderError } from "../errors";
-import { DEFAULT_STALL_MS, isObject } from "../http";
+import { defaultRetryable, ProviderError } from "../base/errors";
+import { DEFAULT_STALL_MS, isObject } from "../base/http";
+import { capabilitiesFor } from "../base/pricing";
+import { decodeBody } from "../base/sse";
+import type {
+  CallOptions,
+  Model,
+  ModelCapabilities,
+  ModelRequest,
+  StreamEvent,
+} from "../base/types";
 import { toChatCompletionsBody } from "../openai/openai-chat-body";
-import { capabilitiesFor } from "../pricing";
-import { decodeBody } from "../sse";
-import type { CallOptions, Model, ModelCapabilities, ModelRequest, StreamEvent } from "../types";
 import { WorkersAiDecoder } from "./workers-ai-decoder";
 
 /**

@@ -6,7 +6,7 @@
 import type { Agent } from "../../agent/definition";
 import type { ContextRpc, Scope } from "../../conversation/context-object";
 import { A2AError } from "../../protocol/errors";
-import type { SendParams } from "../../protocol/requests";
+import type { SendParams } from "../../protocol/wire/requests";
 import {
   contextObjectName,
   type IdScope,
@@ -27,7 +27,7 @@ import {
   GEN_AI_CONVERSATION_ID,
   type Traced,
 } from "../../telemetry";
-import { inspectorEnabled } from "../inspector/inspector";
+import { inspectorEnabled } from "../inspector-on";
 
 /** The routing of one request's operations: its agent, tenant, origin and caller. */
 export class ContextRouting<Env> {

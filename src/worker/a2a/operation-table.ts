@@ -5,7 +5,7 @@ import {
   type ServedFeatures,
 } from "../../protocol/card/agent-card";
 import type { JsonObject } from "../../protocol/json";
-import { renderTask, renderTaskList } from "../../protocol/render";
+import { renderTask, renderTaskList } from "../../protocol/wire/render";
 import {
   type ProtocolVersion,
   parseCompact,
@@ -13,8 +13,8 @@ import {
   parseList,
   parseSend,
   parseTaskId,
-} from "../../protocol/requests";
-import type { StreamFormat } from "../../protocol/stream";
+} from "../../protocol/wire/requests";
+import type { StreamFormat } from "../../protocol/wire/stream";
 import type { Operations } from "./operations";
 import {
   getPushConfig,

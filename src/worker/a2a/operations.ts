@@ -3,7 +3,8 @@ import type { TaskStepsRecord } from "../../conversation/tasks/task-steps";
 import { listIndex } from "../../index/index-shards";
 import { A2AError } from "../../protocol/errors";
 import type { JsonObject } from "../../protocol/json";
-import type { TaskList } from "../../protocol/render";
+import type { Task } from "../../protocol/task";
+import type { TaskList } from "../../protocol/wire/render";
 import {
   encodeHistoryToken,
   type HistoryParams,
@@ -11,9 +12,8 @@ import {
   type ProtocolVersion,
   type SendParams,
   type TaskIdParams,
-} from "../../protocol/requests";
-import type { StreamFormat } from "../../protocol/stream";
-import type { Task } from "../../protocol/task";
+} from "../../protocol/wire/requests";
+import type { StreamFormat } from "../../protocol/wire/stream";
 import { type PushConfig, parsePushConfig } from "../../push/config";
 import { decodeCursor } from "../../storage/ids";
 import { unwrap } from "../../storage/result";

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { invalidParams } from "../../protocol/errors";
 import type { JsonObject } from "../../protocol/json";
-import type { ProtocolVersion } from "../../protocol/requests";
+import type { ProtocolVersion } from "../../protocol/wire/requests";
 import { masked, type PushConfig, pushConfigToV1, pushConfigToV03 } from "../../push/config";
 import type { Operations } from "./operations";
 

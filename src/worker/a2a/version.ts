@@ -1,5 +1,5 @@
 import { A2AError } from "../../protocol/errors";
-import type { ProtocolVersion } from "../../protocol/requests";
+import type { ProtocolVersion } from "../../protocol/wire/requests";
 
 export const SUPPORTED_VERSIONS: readonly ProtocolVersion[] = ["1.0", "0.3"];
 

@@ -1,30 +1,15 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { Agent } from "../../agent/definition";
-import { INSPECTOR_VAR, inspectorSetting } from "../../conversation/tasks/task-steps";
+import { INSPECTOR_VAR } from "../../conversation/tasks/task-steps";
 import { A2AError } from "../../protocol/errors";
 import type { Operations } from "../a2a/operations";
 import { restError } from "../errors";
-import { isLocalUrl } from "../open-warning";
+import { inspectorEnabled } from "../inspector-on";
 import { INSPECTOR_HTML } from "./inspector-page";
 import { INSPECTOR_SCRIPT } from "./inspector-script";
 
 export { INSPECTOR_VAR } from "../../conversation/tasks/task-steps";
-
-/**
- * Whether to serve the inspector for this request: the agent's `inspector` option when
- * set; else the `EDGELINK_INSPECTOR` variable ("true"/"false"); else only when the agent
- * is served from localhost, which is what `wrangler dev` does (a deployed Worker never is).
- */
-export function inspectorEnabled(agent: Agent<unknown>, env: unknown, url: string): boolean {
-  const set = inspectorSetting(agent, env);
-  if (set !== null) return set;
-  try {
-    // Remembered per origin: asked on every call to an object, it parses no URL per request.
-    return isLocalUrl(url);
-  } catch {
-    return false;
-  }
-}
+export { inspectorEnabled } from "../inspector-on";
 
 // Only this page's own script and requests: nothing from elsewhere, no inline script.
 const SECURITY_HEADERS = {

@@ -1,0 +1,194 @@
+/**
+ * Streams of a conversation's tasks: one task's updates as SSE bytes (its snapshot or
+ * backlog, then live events), and the cap on a task's open streams.
+ */
+import type { Agent } from "../../agent/definition";
+import { ChatView, chatFrames } from "../../protocol/chat-stream";
+import { A2AError } from "../../protocol/errors";
+import type { TaskEvent } from "../../protocol/events";
+import { SSE_KEEP_ALIVE, sseFrame } from "../../protocol/sse";
+import type { Task } from "../../protocol/task";
+import { isInterrupted, isTerminal } from "../../protocol/task-state";
+import { renderEvent, type StreamFormat } from "../../protocol/wire/stream";
+import type { TaskStore } from "../tasks/task-store";
+import type { EventHub } from "./event-hub";
+
+/** A task as a stream's first event shows it, and the log position it stands for. */
+export interface Snapshot {
+  task: Task;
+  seq: number;
+}
+
+/** Where a stream starts: a fresh task snapshot, or right after an event the client saw. */
+/**
+ * Where a stream starts: the task as it is now, or the events after `afterSeq`. `retry`:
+ * a retried send, whose stream also ends at once when the task already ended or paused
+ * (a subscription to a paused task stays open for what comes next).
+ */
+export type StreamStart =
+  | { snapshot: true; retry?: boolean }
+  | { snapshot: false; afterSeq: number };
+
+const isFinal = (e: TaskEvent): boolean => e.kind === "status-update" && e.final;
+
+/** The text a dropped subscriber gets last, before its stream closes. */
+export const DROPPED_COMMENT =
+  ": dropped: this client read too slowly; reconnect with Last-Event-ID to resume\n\n";
+
+/**
+ * One task's updates as SSE bytes: the snapshot or the backlog, then live events until
+ * the task ends or pauses, with a keep-alive comment every `keepAliveMs`.
+ *
+ * Bounded: the backlog of a resumed stream is read `pageSize` events at a time, as the
+ * client reads; a live subscriber more than `bufferBytes` behind is dropped with a
+ * closing comment (it resumes with Last-Event-ID) instead of being buffered without
+ * limit. The last backlog page is read and the live listener registered in one
+ * synchronous turn, so no event can fall between them. Cancelling the stream (the client
+ * left) only stops this stream.
+ */
+export function openTaskStream(options: {
+  taskId: string;
+  format: StreamFormat;
+  from: StreamStart;
+  store: TaskStore;
+  hub: EventHub;
+  snapshot: () => Snapshot;
+  keepAliveMs: number;
+  bufferBytes: number;
+  pageSize: number;
+}): ReadableStream<Uint8Array> {
+  const { taskId, format, from, store, hub, keepAliveMs, bufferBytes, pageSize } = options;
+  const encoder = new TextEncoder();
+  let stop = () => {};
+  let pump = () => {};
+  return new ReadableStream<Uint8Array>(
+    {
+      start: (controller) => {
+        let closed = false;
+        let unsubscribe = () => {};
+        let timer: ReturnType<typeof setInterval> | undefined;
+        stop = () => {
+          closed = true;
+          unsubscribe();
+          if (timer !== undefined) clearInterval(timer);
+        };
+        const chat =
+          format.binding === "chat"
+            ? new ChatView({
+                model: format.model ?? null,
+                resumed: !from.snapshot && from.afterSeq > 0,
+                task: () => store.read(taskId) ?? options.snapshot().task,
+              })
+            : null;
+        const send = (event: TaskEvent, seq: number) => {
+          const frame = chat
+            ? chatFrames(chat.events(event), seq)
+            : sseFrame(renderEvent(event, format), seq);
+          if (frame) controller.enqueue(encoder.encode(frame));
+        };
+        const close = () => {
+          if (closed) return;
+          stop();
+          controller.close();
+        };
+        const live = () => {
+          unsubscribe = hub.on(taskId, ({ seq, event }) => {
+            if (closed) return;
+            if ((controller.desiredSize ?? 0) < 0) {
+              controller.enqueue(encoder.encode(DROPPED_COMMENT));
+              return close();
+            }
+            send(event, seq);
+            if (isFinal(event)) close();
+          });
+          timer = setInterval(() => {
+            if (!closed && (controller.desiredSize ?? 0) > 0) {
+              controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
+            }
+          }, keepAliveMs);
+        };
+        if (from.snapshot) {
+          const { task, seq } = options.snapshot();
+          send({ kind: "task", task }, seq);
+          const state = task.status.state;
+          if (from.retry && (isTerminal(state) || isInterrupted(state))) return close();
+          return live();
+        }
+        let cursor = from.afterSeq;
+        let backlog = true;
+        let pumping = false;
+        pump = () => {
+          // enqueue may call pull (and so pump) again from inside; one pump at a time.
+          if (pumping) return;
+          pumping = true;
+          try {
+            while (backlog && !closed && (controller.desiredSize ?? 0) > 0) {
+              const page = store.events.after(taskId, cursor, pageSize);
+              const last = page.at(-1);
+              if (last) cursor = last.seq;
+              for (const { seq, event } of page) send(event, seq);
+              if (page.length === pageSize) continue;
+              backlog = false;
+              const state = store.state(taskId);
+              if ((last && isFinal(last.event)) || (state && isTerminal(state))) return close();
+              live();
+            }
+          } finally {
+            pumping = false;
+          }
+        };
+        pump();
+      },
+      pull: () => pump(),
+      cancel: () => stop(),
+    },
+    { highWaterMark: bufferBytes, size: (chunk) => chunk.byteLength },
+  );
+}
+
+/** The streams of a conversation's tasks: opened on its event hub, capped per task. */
+export class TaskStreams {
+  constructor(
+    private readonly store: TaskStore,
+    private readonly hub: EventHub,
+    /** The agent, read at each call (a test may replace it). */
+    private readonly agent: () => Pick<Agent<unknown>, "limits" | "keepAliveMs">,
+    /** A task as it is now (TaskNotFound when it is not there). */
+    private readonly read: (taskId: string) => Task,
+  ) {}
+
+  /** A task's open streams are capped (`limits.maxSubscribersPerTask`). */
+  checkSubscribers(taskId: string): void {
+    const max = this.agent().limits.maxSubscribersPerTask;
+    if (this.hub.count(taskId) >= max) {
+      throw new A2AError(
+        "UnsupportedOperation",
+        `Task ${taskId} already has ${max} open streams, the limit; close one or poll with GetTask`,
+        { taskId, limit: String(max) },
+      );
+    }
+  }
+
+  /** Opens a stream of a task's updates from `from` (`start`: the snapshot it begins with). */
+  open(
+    taskId: string,
+    format: StreamFormat,
+    from: StreamStart,
+    start?: Snapshot,
+  ): ReadableStream<Uint8Array> {
+    this.checkSubscribers(taskId);
+    const agent = this.agent();
+    const { streamBufferBytes, backlogPageSize } = agent.limits;
+    return openTaskStream({
+      bufferBytes: streamBufferBytes,
+      pageSize: backlogPageSize,
+      taskId,
+      format,
+      from,
+      store: this.store,
+      hub: this.hub,
+      snapshot: () => start ?? { task: this.read(taskId), seq: this.store.events.lastSeq(taskId) },
+      keepAliveMs: agent.keepAliveMs,
+    });
+  }
+}

@@ -1,0 +1,191 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { HistoryStore } from "../../../src/conversation/history/history-store";
+import { itemFromMessage } from "../../../src/conversation/tasks/conversation-bridge";
+import { TaskStore } from "../../../src/conversation/tasks/task-store";
+import type { Item } from "../../../src/history/items";
+import { Artifacts } from "../../../src/protocol/artifact";
+import { Messages } from "../../../src/protocol/message";
+import { Parts } from "../../../src/protocol/part";
+import { submittedTask } from "../../../src/protocol/task";
+import { CONTEXT_SCHEMA } from "../../../src/storage/schema";
+import { ensureSchema } from "../../../src/storage/schema-version";
+import { countedStorage } from "../../support/counted-storage";
+
+/** A new object of the context namespace, white-box (any class's SQLite will do). */
+const scratch = () =>
+  env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(`store-trees-${crypto.randomUUID()}`));
+
+/** What one blocking message writes, as the echo agent's run writes it. */
+function oneMessage(store: TaskStore, id: string, text: string): void {
+  const task = submittedTask(id, "c", { ...Messages.user(text), messageId: `m-${id}` });
+  store.atomic(() => {
+    store.create(task, true, false, `msg_a2a_m-${id}`);
+    store.putArtifact(
+      id,
+      Artifacts.create({
+        artifactId: `a-${id}`,
+        name: "result",
+        parts: [Parts.text(`echo: ${text}`)],
+      }),
+      { append: false, lastChunk: true },
+    );
+    store.transition(id, "completed");
+  });
+}
+
+/** How many values a statement takes: its highest `?N`, or its count of bare `?`. */
+function paramCount(query: string): number {
+  const numbered = [...query.matchAll(/\?(\d+)/g)].map((m) => Number(m[1]));
+  const bare = (query.match(/\?(?!\d)/g) ?? []).length;
+  return Math.max(bare, ...numbered, 0);
+}
+
+/** The B-trees (tables and indexes, by name) a statement opens for writing. */
+function treesWritten(sql: SqlStorage, query: string): string[] {
+  const roots = new Map(
+    sql
+      .exec<{ name: string; rootpage: number }>(
+        "SELECT name, rootpage FROM sqlite_master WHERE rootpage > 0",
+      )
+      .toArray()
+      .map((r) => [r.rootpage, r.name]),
+  );
+  // EXPLAIN compiles without running: its OpenWrite instructions name each root page.
+  const args = Array.from({ length: paramCount(query) }, () => null);
+  return sql
+    .exec<{ opcode: string; p2: number }>(`EXPLAIN ${query}`, ...args)
+    .toArray()
+    .filter((op) => op.opcode === "OpenWrite")
+    .map((op) => roots.get(op.p2) ?? `page ${op.p2}`);
+}
+
+describe("what a message writes: statements and B-trees, counted", () => {
+  it("B12: a blocking message is 5 statements entering 9 B-trees (one a partial index it skips), none an index by task", async () => {
+    const result = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const counted = countedStorage(state.storage);
+      const store = new TaskStore(counted.proxy, new HistoryStore(counted.proxy));
+      for (let i = 0; i < 3; i++) oneMessage(store, `warm-${i}`, "warm");
+      const done = counted.measure();
+      oneMessage(store, "t", "hello");
+      const { queries } = done();
+      const writes = queries.filter((q) => !/^\s*SELECT/i.test(q));
+      const trees = new Set(writes.flatMap((q) => treesWritten(state.storage.sql, q)));
+      return { statements: queries.length, writes: writes.length, trees: [...trees].sort() };
+    });
+    // In one transaction: the task, its message, its artifact, its completion, and its
+    // three events in one INSERT.
+    expect(result.statements).toBe(5);
+    expect(result.writes).toBe(5);
+    expect(result.trees).toEqual([
+      "artifacts",
+      "events",
+      "history_by_seq",
+      "history_items",
+      "history_pinned", // partial: a user message is not pinned, so no page of it changes
+      "sqlite_autoindex_history_items_1",
+      "sqlite_autoindex_tasks_1",
+      "tasks",
+      "tasks_by_seq",
+    ]);
+  });
+
+  it("B12: each hot read searches the index meant for it, never scanning a table", async () => {
+    const plans = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const counted = countedStorage(state.storage);
+      const store = new TaskStore(counted.proxy, new HistoryStore(counted.proxy));
+      for (let i = 0; i < 5; i++) oneMessage(store, `t${i}`, `hello ${i}`);
+      store.cache.clear();
+      const sql = state.storage.sql;
+      const plan = (read: () => unknown) => {
+        const done = counted.measure();
+        read();
+        // The listing's total is a count: it reads the smallest index whole, by design.
+        return done()
+          .queries.filter((q) => !q.includes("COUNT(*)"))
+          .map((q) => {
+            const args = Array.from({ length: paramCount(q) }, () => "t1");
+            return sql
+              .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${q}`, ...args)
+              .toArray()
+              .map((r) => r.detail)
+              .join("; ");
+          });
+      };
+      return {
+        read: plan(() => store.read("t1", { includeArtifacts: true })),
+        page: plan(() => store.page({ pageSize: 2 })),
+        events: plan(() => store.events.after("t1", 0)),
+      };
+    });
+    const all = [...plans.read, ...plans.page, ...plans.events].join("\n");
+    expect(all).not.toMatch(/\bSCAN (tasks|history_items|artifacts|artifact_parts|events)\b/);
+    // A task by its id; its history between its bounds along the position index; its
+    // artifacts by its integer key.
+    expect(plans.read.join("\n")).toMatch(
+      /SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 \(id=\?\)/,
+    );
+    expect(plans.read.join("\n")).toMatch(
+      /SEARCH history_items USING INDEX history_by_seq \(seq>\? AND seq<\?\)/,
+    );
+    expect(plans.read.join("\n")).toMatch(/SEARCH artifacts USING PRIMARY KEY \(task_key=\?\)/);
+    expect(plans.read.join("\n")).toMatch(
+      /SEARCH artifact_parts USING PRIMARY KEY \(task_key=\?\)/,
+    );
+    // The listing walks the sequence index, newest first.
+    expect(plans.page.join("\n")).toMatch(/SEARCH t USING INDEX tasks_by_seq \(row_seq<\?\)/);
+    expect(plans.events.join("\n")).toMatch(/SEARCH events USING INTEGER PRIMARY KEY/);
+  });
+});
+
+describe("a task's history bounds hold every item of the task", () => {
+  const texts = (store: TaskStore, id: string) => {
+    store.cache.clear(); // read back from the rows, as after a restart
+    return (store.read(id)?.history ?? []).map((m) => (m.parts[0] as { content: string }).content);
+  };
+
+  it("B7: an ending message, an item after the end, an item a rewrite places before the task, and a live task's item after a rewrite removed its newest rows are all read back", async () => {
+    const result = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const history = new HistoryStore<Item>(state.storage);
+      const store = new TaskStore(state.storage, history);
+      oneMessage(store, "before", "earlier");
+      store.create(submittedTask("a", "c", Messages.user("question")), true);
+      oneMessage(store, "between", "other task");
+      // Ends with a final message, appended after its status.
+      store.transition("a", "failed", { message: Messages.agent("the end") });
+      const ended = texts(store, "a");
+      // An item recorded for it after it ended.
+      store.recordItems("a", [itemFromMessage(Messages.agent("late"))]);
+      const late = texts(store, "a");
+      // A rewrite places an item of the task before the task was made (compaction's apply).
+      const first = history.all()[0]?.item.id ?? null;
+      history.apply(
+        {
+          removed: [],
+          changed: [],
+          added: [{ item: itemFromMessage(Messages.agent("moved")), afterId: null }],
+        },
+        () => "a",
+      );
+      const moved = texts(store, "a");
+      // A rewrite removes the newest rows (a live task's message and the row before it):
+      // the task's next item still goes above its floor.
+      store.create(submittedTask("b", "c", Messages.user("before the rewrite")), true);
+      const newest = history
+        .all()
+        .slice(-2)
+        .map((r) => r.item.id);
+      history.apply({ removed: newest, changed: [], added: [] }, () => null);
+      store.appendMessage("b", Messages.agent("answer"));
+      return { ended, late, moved, first, b: texts(store, "b") };
+    });
+    expect(result.first).not.toBeNull();
+    expect(result.ended).toEqual(["question", "the end"]);
+    expect(result.late).toEqual(["question", "the end", "late"]);
+    expect(result.moved).toEqual(["moved", "question", "the end", "late"]);
+    expect(result.b).toEqual(["answer"]);
+  });
+});
