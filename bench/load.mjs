@@ -208,6 +208,8 @@ export function createLoad({
   const errors = { measured: 0, unmeasured: 0, samples: [] };
   const totals = { seconds: 0, serverCpu: 0, clientCpu: 0, machineCpu: 0, sent: 0 };
   const sliceRps = [];
+  /** Each measured slice's own figures, for medians over rounds (bench/peer.mjs). */
+  const slices = [];
   let rpcId = 0;
 
   async function one(client) {
@@ -285,10 +287,13 @@ export function createLoad({
     if (!measured) return;
     const seconds = ((streaming ? end : Math.min(end, to)) - from) / 1000;
     totals.seconds += seconds;
-    sliceRps.push((latencies.length - done0) / seconds);
+    const done = latencies.length - done0;
+    sliceRps.push(done / seconds);
     totals.clientCpu += cpu1.client - cpu0.client;
-    if (cpu0.server !== null && cpu1.server !== null) totals.serverCpu += cpu1.server - cpu0.server;
-    else totals.serverCpu = NaN;
+    const serverCpu =
+      cpu0.server !== null && cpu1.server !== null ? cpu1.server - cpu0.server : NaN;
+    totals.serverCpu += serverCpu;
+    slices.push({ rps: done / seconds, serverCpuMsPerRequest: (serverCpu * 1000) / done });
     if (cpu0.machine !== null && cpu1.machine !== null)
       totals.machineCpu += cpu1.machine - cpu0.machine;
     else totals.machineCpu = NaN;
@@ -305,6 +310,7 @@ export function createLoad({
       rps: sorted.length / s,
       sliceRpsMin: Math.min(...sliceRps),
       sliceRpsMax: Math.max(...sliceRps),
+      slices,
       p50: pct(0.5),
       p99: pct(0.99),
       errors,

@@ -15,7 +15,9 @@
  * default all),
  * BENCH_ROUNDS (slices the measured time is cut into, interleaving scenarios; default 8),
  * BENCH_MAX_REQUESTS (per scenario, default 500000), BENCH_TMPDIR (where the Durable
- * Objects' SQLite files go; default the OS temp dir).
+ * Objects' SQLite files go; default the OS temp dir). BENCH_ONLY=peer runs only the
+ * four-way comparison of bench/peer.mjs (floor, SDK in a DO, the `agents` peer, Edgelink),
+ * in 3 rounds unless BENCH_ROUNDS says otherwise.
  */
 
 import { readFileSync } from "node:fs";
@@ -28,6 +30,7 @@ import { runIndexBench } from "./index.mjs";
 import { checkResponse, createLoad, openContexts, sendMessageBody } from "./load.mjs";
 import { runMemoryBench } from "./memory.mjs";
 import { runMemoryTurnBench } from "./memory-turn.mjs";
+import { PEER_KEYS, PEER_WAL_KINDS, peerFigures, printPeerComparison } from "./peer.mjs";
 import { runPushBench } from "./push.mjs";
 import { cleanupTempDirs, startSdkServer, startWorkerd } from "./servers.mjs";
 import { cleanupStreamTemp, runStreamBench } from "./stream.mjs";
@@ -37,11 +40,17 @@ import { cleanupWindowTemp, runWindowBench } from "./window.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+/** `BENCH_ONLY=peer`: only the four-way comparison with the `agents` peer (bench/peer.mjs). */
+const ONLY = process.env.BENCH_ONLY ?? "";
+if (ONLY !== "" && ONLY !== "peer") throw new Error(`BENCH_ONLY: unknown ${ONLY}; known: peer`);
+if (ONLY && process.env.BENCH_SCENARIOS) {
+  throw new Error("BENCH_ONLY and BENCH_SCENARIOS both name the scenarios; set one of them");
+}
 const SECONDS = envNumber("BENCH_SECONDS", 8, 1, 120);
 const WARMUP = envNumber("BENCH_WARMUP", 2, 0, 60);
 const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 16, 1, 256);
 const MAX_REQUESTS = envNumber("BENCH_MAX_REQUESTS", 500_000, 100, 10_000_000);
-const ROUNDS = envNumber("BENCH_ROUNDS", 8, 1, 40);
+const ROUNDS = envNumber("BENCH_ROUNDS", ONLY === "peer" ? 3 : 8, 1, 40);
 /**
  * Clients of the streaming scenarios (bs, es): a stream of 20 events takes several times a
  * blocking answer, and a slice counts only what completes inside it, so 16 clients would
@@ -56,6 +65,7 @@ const RUN = Date.now().toString(36);
 const EDGELINK_DOS = { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" };
 const FLOOR_DOS = { FLOOR_CONTEXT: "FloorContext", FLOOR_ROWS: "FloorRowsContext" };
 const SDK_DOS = { SDK_CONTEXT: "SdkContext" };
+const PEER_DOS = { PEER_AGENT: "PeerAgent" };
 /** Targets of issue 10, printed as met or not (the run fails only on wrong answers). */
 const TARGET_RATIO = 0.8;
 const TARGET_CPU_MS = 1.2;
@@ -151,6 +161,12 @@ const SCENARIOS = [
     key: "e",
     label: "(e)  @a2a-js/sdk in a DO, tasks as SQLite JSON rows",
     start: () => startWorkerd("sdk-do-worker.ts", SDK_DOS),
+    contextFor: ownContext,
+  },
+  {
+    key: "p",
+    label: "(p)  agents' Agent DO + @a2a-js/sdk (the peer)",
+    start: () => startWorkerd("peer-worker.ts", PEER_DOS),
     contextFor: ownContext,
   },
   {
@@ -289,7 +305,7 @@ function printTable(rows) {
 }
 
 async function main() {
-  const wanted = (process.env.BENCH_SCENARIOS ?? "")
+  const wanted = (ONLY === "peer" ? PEER_KEYS.join(",") : (process.env.BENCH_SCENARIOS ?? ""))
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
@@ -325,7 +341,7 @@ async function main() {
     `  machine   ${cpu.length} cores (${cpu[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${process.platform} ${release()}`,
   );
   console.log(
-    `  software  Node ${process.version}, workerd via miniflare ${packageVersion("miniflare")}, hono ${packageVersion("hono")}, @a2a-js/sdk ${packageVersion("@a2a-js/sdk")}, express ${packageVersion("express")}`,
+    `  software  Node ${process.version}, workerd via miniflare ${packageVersion("miniflare")}, hono ${packageVersion("hono")}, @a2a-js/sdk ${packageVersion("@a2a-js/sdk")}, express ${packageVersion("express")}, agents ${packageVersion("agents")}`,
   );
   if (scenarios.length) {
     try {
@@ -449,11 +465,27 @@ async function sendMessageBench(scenarios, cpu) {
       countFailed = true;
     }
   }
-  if (scenarios.some((s) => s.key === "b" || s.key === "e")) {
+  // Pages per message of (b) and (e), and with the peer (p) in the run, of (a) and (p) too.
+  const withPeer = scenarios.some((s) => s.key === "p");
+  const walKeys = scenarios
+    .map((s) => s.key)
+    .filter((key) => key === "b" || key === "e" || (withPeer && key in PEER_WAL_KINDS));
+  let pagesByKey = null;
+  if (walKeys.length) {
     try {
-      const pages = await measureWalPages();
+      const pages = await measureWalPages(
+        40,
+        walKeys.map((key) => PEER_WAL_KINDS[key]),
+      );
+      pagesByKey = Object.fromEntries(walKeys.map((key) => [key, pages[PEER_WAL_KINDS[key]]]));
+      const names = {
+        a: "the floor (a)",
+        e: "the alternative (e)",
+        p: "the peer (p)",
+        b: "Edgelink (b)",
+      };
       say(
-        `SQLite pages written per SendMessage (WAL frames, one client, 40 messages into a warm conversation; independent of the machine's load): Edgelink (b) ${fmt(pages.edgelink, 1)}, the alternative (e) ${fmt(pages.alternative, 1)}. A commit's cost grows with its pages (bench/wal-pages.mjs).`,
+        `SQLite pages written per SendMessage (WAL frames, one client, 40 messages into a warm conversation; independent of the machine's load): ${walKeys.map((key) => `${names[key]} ${fmt(pagesByKey[key], 1)}`).join(", ")}. A commit's cost grows with its pages (bench/wal-pages.mjs).`,
         "",
         "  ",
       );
@@ -494,6 +526,7 @@ async function sendMessageBench(scenarios, cpu) {
       b: 2,
       bo: 2,
       e: 3,
+      p: 3.1,
       bs: 3.3,
       es: 3.6,
       d: 4,
@@ -577,6 +610,12 @@ async function sendMessageBench(scenarios, cpu) {
     );
   }
 
+  printPeerComparison(
+    peerFigures(by, pagesByKey),
+    Object.fromEntries(rows.map(({ scenario }) => [scenario.key, scenario.label])),
+    say,
+  );
+
   if (by.c && by.b) {
     const extra = by.c.serverCpuMsPerRequest - by.b.serverCpuMsPerRequest;
     console.log("\nWhy (c) differs from (b)");
@@ -600,7 +639,7 @@ async function sendMessageBench(scenarios, cpu) {
     "Local workerd is not production: one workerd process on this machine runs the Worker and all Durable Objects on one thread; SQLite commits go to the local disk, not to Cloudflare's replicated storage; there is no network between Worker and objects. Absolute figures say little about production; the ratios compare the same work on equal terms.",
     "Requests go to a Miniflare direct socket into the worker (no wrangler dev proxy, no Miniflare entry worker), which is closer to production than mf.ready's URL.",
     `One ${cpu.length}-core machine runs the load generator and the server under test, so they compete for CPU (CPU columns: 100% = one core; 'other CPU' is everything else running on the machine meanwhile).`,
-    "What each side keeps durable: the SDK (d) nothing (InMemoryTaskStore, on Node); the floor (a) one task row; the alternative (e) one JSON row per task, rewritten at each of its events; Edgelink (b, c) the task, its message in the conversation history, its artifact and its event log, and its row in the tenant's index object.",
+    "What each side keeps durable: the SDK (d) nothing (InMemoryTaskStore, on Node); the floor (a) one task row; the alternative (e) one JSON row per task, rewritten at each of its events; the peer (p) the same, with the `agents` Agent's own tables beside it; Edgelink (b, c) the task, its message in the conversation history, its artifact and its event log, and its row in the tenant's index object.",
     "Closed-loop clients: throughput = concurrency / latency, and latency includes the client's own fetch and JSON work.",
   ]) {
     say(line, "  - ", "    ");

@@ -5,7 +5,7 @@
  */
 import { fork } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { builtinModules, createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,6 +39,21 @@ const sourcesFrom = (checkout) => ({
 });
 
 /**
+ * Bare Node built-in imports (`path`, `fs/promises`) as workerd's `node:` modules, as
+ * wrangler resolves them under `nodejs_compat`: some packages (the `agents` package's
+ * dependencies) import them without the prefix.
+ */
+const nodeBuiltins = {
+  name: "node-builtins",
+  setup(b) {
+    const bare = new Set(builtinModules.filter((name) => !name.startsWith("_")));
+    b.onResolve({ filter: /^[a-z_/]+$/ }, (args) =>
+      bare.has(args.path) ? { path: `node:${args.path}`, external: true } : undefined,
+    );
+  },
+};
+
+/**
  * Bundles a TS worker entry (relative to bench/, or absolute) into one ESM module in `dir`;
  * with `srcFrom`, the entry's own `../src/` imports come from that checkout.
  */
@@ -46,7 +61,7 @@ async function bundle(entry, dir, srcFrom) {
   const outfile = join(dir, "worker.mjs");
   await build({
     entryPoints: [isAbsolute(entry) ? entry : join(here, entry)],
-    plugins: srcFrom ? [sourcesFrom(srcFrom)] : [],
+    plugins: srcFrom ? [sourcesFrom(srcFrom), nodeBuiltins] : [nodeBuiltins],
     outfile,
     bundle: true,
     format: "esm",

@@ -7,7 +7,7 @@
  * conversation, and for Edgelink its index shard) by the messages sent. Independent of
  * the machine's load, unlike CPU time: a schema or write-path change shows here exactly.
  *
- *   node bench/wal-pages.mjs [messages]
+ *   node bench/wal-pages.mjs [messages] [edgelink,alternative,floor,peer]
  *
  * A commit's cost grows with the pages it writes (locally each is a write(2) before one
  * fsync; in production each page is also shipped to replicas), so this is the part of the
@@ -43,11 +43,11 @@ function walBytes(dir) {
  * reuses the file from its start, so `count` is kept well under that; a message after
  * which the files did not grow fails the measurement.
  */
-async function framesPerMessage(entry, durableObjects, edgelink, count, warm = 10) {
+async function framesPerMessage(entry, durableObjects, issuesContexts, count, warm = 10) {
   const server = await startWorkerd(entry, durableObjects);
   try {
     const state = join(dirname(server.scriptPath), "state");
-    const contextId = edgelink
+    const contextId = issuesContexts
       ? (await openContexts(server.url, HEADERS, 1, 10_000))[0]
       : `wal-pages-${Date.now()}`;
     const send = async (i) => {
@@ -78,29 +78,56 @@ async function framesPerMessage(entry, durableObjects, edgelink, count, warm = 1
   }
 }
 
-/** Pages written per message by Edgelink (b) and the alternative (e). */
-export async function measureWalPages(count = 40) {
-  const edgelink = await framesPerMessage(
-    "echo-worker.ts",
-    { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
-    true,
-    count,
-  );
-  const alternative = await framesPerMessage(
-    "sdk-do-worker.ts",
-    { SDK_CONTEXT: "SdkContext" },
-    false,
-    count,
-  );
-  return { edgelink, alternative };
+/** The servers whose pages can be counted: entry, Durable Objects, and whether it issues context ids. */
+const SERVERS = {
+  edgelink: {
+    entry: "echo-worker.ts",
+    durableObjects: { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
+    issuesContexts: true,
+  },
+  alternative: {
+    entry: "sdk-do-worker.ts",
+    durableObjects: { SDK_CONTEXT: "SdkContext" },
+    issuesContexts: false,
+  },
+  floor: {
+    entry: "floor-worker.ts",
+    durableObjects: { FLOOR_CONTEXT: "FloorContext", FLOOR_ROWS: "FloorRowsContext" },
+    issuesContexts: false,
+  },
+  peer: {
+    entry: "peer-worker.ts",
+    durableObjects: { PEER_AGENT: "PeerAgent" },
+    issuesContexts: false,
+  },
+};
+
+/**
+ * Pages written per message by each server named in `kinds`: Edgelink (b), the
+ * alternative (e), and on request the floor (a) and the `agents` peer (p).
+ */
+export async function measureWalPages(count = 40, kinds = ["edgelink", "alternative"]) {
+  const pages = {};
+  for (const kind of kinds) {
+    const server = SERVERS[kind];
+    if (!server) throw new Error(`wal pages: unknown server ${kind}`);
+    pages[kind] = await framesPerMessage(
+      server.entry,
+      server.durableObjects,
+      server.issuesContexts,
+      count,
+    );
+  }
+  return pages;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
     const count = Number(process.argv[2] ?? 40);
-    const { edgelink, alternative } = await measureWalPages(count);
+    const kinds = process.argv[3]?.split(",") ?? ["edgelink", "alternative"];
+    const pages = await measureWalPages(count, kinds);
     console.log(
-      `SQLite pages written per SendMessage (WAL frames, ${count} messages): Edgelink ${edgelink.toFixed(1)}, the alternative (e) ${alternative.toFixed(1)}`,
+      `SQLite pages written per SendMessage (WAL frames, ${count} messages): ${kinds.map((k) => `${k} ${pages[k].toFixed(1)}`).join(", ")}`,
     );
   } finally {
     cleanupTempDirs();
