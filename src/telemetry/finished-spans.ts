@@ -2,12 +2,15 @@ import type { SpanContext } from "@opentelemetry/api";
 
 /** A finished span as a span processor receives it (an SDK's `ReadableSpan` is one). */
 export interface FinishedSpan {
+  /** Its ids and trace flags (only the sampled flag is read). */
   spanContext(): SpanContext;
 }
 
 /** The outcome an exporter reports: code 0 is success (the SDK's `ExportResultCode`). */
 export interface SpanExportResult {
+  /** 0 for success, 1 for failure. */
   code: number;
+  /** Why the export failed. */
   error?: Error;
 }
 
@@ -16,7 +19,9 @@ export interface SpanExportResult {
  * `InMemorySpanExporter` from `@opentelemetry/sdk-trace-base`.
  */
 export interface FinishedSpanExporter<S extends FinishedSpan = FinishedSpan> {
+  /** Sends a batch of spans and calls `done` once it has gone (or failed). */
   export(spans: S[], done: (result: SpanExportResult) => void): void;
+  /** Releases what the exporter holds. */
   shutdown(): Promise<void>;
 }
 
