@@ -1,6 +1,7 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
+import { otlpCollector } from "./test/harness/agents/node/otlp-collector.mjs";
 import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
 
 /**
@@ -84,6 +85,7 @@ const harnessTests = {
     "test/testing/fake-model.test.ts",
   ],
   agents: [
+    "test/telemetry/finished-spans.same-worker.test.ts",
     "test/agent/delegation.test.ts",
     "test/agent/tools/agent-tools.test.ts",
     "test/mcp/connection.test.ts",
@@ -185,8 +187,9 @@ export default defineConfig({
                 MCP_URL: inject("mcpUrl"),
                 MCP_DOWN_URL: inject("mcpDownUrl"),
               },
-              // The demo agent as a second Worker, reached through a service binding.
-              serviceBindings: { DEMO: "demo" },
+              // The demo agent as a second Worker, reached through a service binding; the
+              // traced agent as a third, exporting its spans to a fake OTLP collector.
+              serviceBindings: { DEMO: "demo", TRACED: "traced", COLLECTOR: otlpCollector },
               workers: [
                 {
                   name: "demo",
@@ -199,6 +202,24 @@ export default defineConfig({
                     EDGELINK_INDEX: { className: "EdgelinkIndex", useSQLite: true },
                   },
                   bindings: { ...testSecrets.bindings, DEMO_CHUNK_DELAY_MS: "150" },
+                },
+                {
+                  name: "traced",
+                  modules: true,
+                  scriptPath: String(inject("tracedBundle")),
+                  compatibilityDate: "2026-11-01",
+                  compatibilityFlags: ["nodejs_compat"],
+                  durableObjects: {
+                    EDGELINK_CONTEXT: { className: "EdgelinkContext", useSQLite: true },
+                    EDGELINK_INDEX: { className: "EdgelinkIndex", useSQLite: true },
+                  },
+                  bindings: {
+                    ...testSecrets.bindings,
+                    OTLP_URL: "http://collector.test/v1/traces",
+                  },
+                  // A binding to itself: delegation nests an invocation in the caller's.
+                  serviceBindings: { PEER: "traced" },
+                  outboundService: otlpCollector,
                 },
               ],
             },

@@ -68,5 +68,12 @@ export {
 } from "./protocol/part";
 export type { Task } from "./protocol/task";
 export type { TaskState } from "./protocol/task-state";
+export {
+  type FinishedSpan,
+  type FinishedSpanExporter,
+  FinishedSpanProcessor,
+  type FinishedSpanProcessorOptions,
+  type SpanExportResult,
+} from "./telemetry/finished-spans";
 export { endpoint } from "./worker/a2a/endpoints";
 export { defineAgent, type EdgelinkWorker } from "./worker/app/define-agent";

@@ -3,7 +3,6 @@
  * an id asks (the task waits `input-required`; the handler returns); when the task resumes
  * the handler runs again and the same call answers the decision, read back from storage.
  */
-import type { JsonObject } from "../../protocol/json";
 import type {
   ApprovalAnswer,
   ApprovalRequest,

@@ -1,10 +1,16 @@
 /**
- * An agent traced with @microlabs/otel-cf-workers, exporting by OTLP/HTTP to OTLP_URL
+ * An agent traced with @microlabs/otel-cf-workers as the tracing guide sets it up,
+ * exporting by OTLP/HTTP to OTLP_URL
  * (test/e2e/tracing.test.ts starts a receiver). With PEER_URL set it delegates a message
  * starting "delegate" to the agent there, which is this same Worker started again.
  */
-import { instrument, instrumentDO, type ResolveConfigFn } from "@microlabs/otel-cf-workers";
-import { defineAgent } from "../../../src/index";
+import {
+  instrument,
+  instrumentDO,
+  OTLPExporter,
+  type ResolveConfigFn,
+} from "@microlabs/otel-cf-workers";
+import { defineAgent, FinishedSpanProcessor } from "../../../src/index";
 
 interface Env {
   OTLP_URL: string;
@@ -25,7 +31,7 @@ const worker = defineAgent<Env>({
 });
 
 const config: ResolveConfigFn<Env> = (env) => ({
-  exporter: { url: env.OTLP_URL },
+  spanProcessors: new FinishedSpanProcessor(new OTLPExporter({ url: env.OTLP_URL })),
   service: { name: env.SERVICE_NAME },
 });
 

@@ -9,13 +9,14 @@ declare module "vitest" {
     mcpUrl: string;
     mcpDownUrl: string;
     demoBundle: string;
+    tracedBundle: string;
   }
 }
 
 /**
  * Starts the MCP server the `agents` project's workers reach over loopback, and bundles
  * the demo agent (examples/demo-agent.ts) as the second Worker that delegation tests
- * call through a service binding.
+ * call through a service binding, and the traced agent (traced-worker.ts) as a third.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const mcp = await startMcpServer();
@@ -24,17 +25,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Inside the project: workerd resolves module names relative to it.
   const outdir = resolve(import.meta.dirname, "../../../../node_modules/.cache/edgelink-demo");
   mkdirSync(outdir, { recursive: true });
-  const outfile = join(outdir, "demo-agent.mjs");
-  await build({
-    entryPoints: [resolve(import.meta.dirname, "../../../../examples/demo-agent.ts")],
-    outfile,
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    conditions: ["workerd", "worker", "browser"],
-    external: ["cloudflare:*", "node:*"],
-    logLevel: "error",
-  });
-  project.provide("demoBundle", outfile);
+  const bundle = async (entry: string, name: string) => {
+    const outfile = join(outdir, name);
+    await build({
+      entryPoints: [resolve(import.meta.dirname, entry)],
+      outfile,
+      bundle: true,
+      format: "esm",
+      platform: "browser",
+      conditions: ["workerd", "worker", "browser"],
+      external: ["cloudflare:*", "node:*"],
+      logLevel: "error",
+    });
+    return outfile;
+  };
+  project.provide(
+    "demoBundle",
+    await bundle("../../../../examples/demo-agent.ts", "demo-agent.mjs"),
+  );
+  project.provide("tracedBundle", await bundle("../traced-worker.ts", "traced-agent.mjs"));
   return () => mcp.close();
 }
