@@ -63,6 +63,7 @@ try {
   for (let i = 0; i < count; i++) await send(10 + i);
   const copy = mkdtempSync(join(tmpdir(), "wal-trees-"));
   const totals = new Map();
+  let commits = 0;
   for (const wal of wals(state)) {
     const start = Math.max(32, before.get(wal) ?? 32);
     let bytes;
@@ -72,8 +73,11 @@ try {
       continue; // an idle object closed and its WAL went (checkpointed)
     }
     const pages = [];
-    for (let at = start; at + FRAME <= bytes.length; at += FRAME)
+    for (let at = start; at + FRAME <= bytes.length; at += FRAME) {
       pages.push(bytes.readUInt32BE(at));
+      // A frame's second field is the database's size in pages on a commit's last frame.
+      if (bytes.readUInt32BE(at + 4) !== 0) commits++;
+    }
     if (pages.length === 0) continue;
     const db = join(copy, "db.sqlite");
     copyFileSync(wal.replace(/-wal$/, ""), db);
@@ -98,6 +102,7 @@ try {
   }
   const kind = streamed ? "streamed message (20 chunks)" : "blocking message";
   console.log(`${(sum / count).toFixed(2).padStart(6)}  pages per ${kind} (${count} messages)`);
+  console.log(`${(commits / count).toFixed(2).padStart(6)}  commits per ${kind} (every object)`);
 } finally {
   await server.stop();
   cleanupTempDirs();

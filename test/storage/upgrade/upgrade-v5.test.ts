@@ -1,0 +1,4 @@
+import recorded from "./conversation-v5.json";
+import { upgradeSuite } from "./upgrade-suite";
+
+upgradeSuite(5, recorded, true);
