@@ -213,10 +213,10 @@ const MERGED_ITEMS_OVERLAP_BYTES = -637;
  * Folders without import cycles and one writer of the tasks table, the same behaviour: the
  * moved files change the modules' order in the bundle, and the task store's writes of the
  * status row, the trace, retention's deletions and the index flags are methods and
- * callbacks it hands out. Measured on the demo built from the package: 207,254 bytes
- * before, 207,346 after.
+ * callbacks it hands out. Measured on the merged demo built from the package: 217,974 bytes
+ * before, 217,872 after.
  */
-const FOLDER_LAYERS_COST_BYTES = 92;
+const FOLDER_LAYERS_COST_BYTES = -102;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
