@@ -98,7 +98,8 @@ export function registryFallback() {
     notFound: (c) => restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)),
     methodNotAllowed: (_c, methods) => {
       // HEAD goes without saying: the registry lists what its routes declare.
-      const allow = methods.filter((m) => m !== "HEAD").join(", ");
+      const order = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+      const allow = order.filter((m) => methods.includes(m)).join(", ");
       const response = restError(
         new A2AError("MethodNotAllowed", `This path takes ${allow}`, { allow }),
       );
