@@ -7,7 +7,7 @@ import type { Context, MiddlewareHandler } from "hono";
  */
 
 /** The HTTP methods a route may take. */
-export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+export type RouteMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
 /**
  * What a route needs before its handler runs. Every route the Worker mounts declares all
@@ -28,11 +28,11 @@ export interface RouteGuards {
    */
   readonly scoping: "none" | "tenant" | "owner";
   /**
-   * `verified`: a context id the client names must be one issued to this caller (refused,
-   * naming the field, otherwise); `filter`: one that is not matches nothing (an empty
-   * page); `none`: the route takes no context id.
+   * Where a route's requests name a context id, verified by the route table for the caller
+   * (see `ContextIdGuard`); `none`: the route takes no context id (a handler that asks for
+   * one anyway is refused, as a route mounted without its guard).
    */
-  readonly contextIds: "none" | "verified" | "filter";
+  readonly contextIds: "none" | ContextIdGuard;
   /**
    * `path`: counted against the caller's and the path's tenant's limits before the body
    * is read; `body`: the caller's first, the tenant's once the body names it; `none`.
@@ -50,6 +50,24 @@ export interface RouteGuards {
   readonly cors: "public" | "agent" | "none";
   /** Whether the request's server span (OpenTelemetry) covers the route. */
   readonly trace: boolean;
+}
+
+/**
+ * Where a route's requests name a context id, and what one that is not the caller's gets.
+ * `in: "path"` and `in: "query"` are verified before the handler runs; `in: "body"` when
+ * the binding reads the field `name` (the body is parsed once, by its handler).
+ */
+export interface ContextIdGuard {
+  readonly in: "path" | "query" | "body";
+  /** The path parameter, query parameter or body field (dotted) that names it. */
+  readonly name: string;
+  /** How refusals name it, when not `name` (`query.contextId`). */
+  readonly field?: string;
+  /**
+   * `write`: refused (400, naming the field); `read`: not found (404); `filter`: it matches
+   * nothing (an empty page, never another caller's data).
+   */
+  readonly use: "write" | "read" | "filter";
 }
 
 /** A request handler that answers. */

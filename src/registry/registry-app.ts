@@ -1,12 +1,13 @@
 import { Hono, type MiddlewareHandler } from "hono";
+import type { RouterRoute } from "hono/types";
 import type { AuthOptions, Principal } from "../agent/auth";
 import type { RegistryLimits } from "../protocol/card/registry";
 import { A2AError } from "../protocol/errors";
 import { authenticate, challenges } from "../worker/auth";
 import { restError, toA2AError } from "../worker/errors";
-import { mountRoutes } from "../worker/route-table";
+import { fallbackRoute, mountRoutes } from "../worker/route-table";
 import type { RegistryObject } from "./registry-object";
-import { type RegistryRpc, registryRoutes } from "./registry-routes";
+import { type RegistryRpc, type RegistryServices, registryRoutes } from "./registry-routes";
 import type { RegistryVerifyOptions } from "./registry-verify";
 
 type Vars<Env> = { Bindings: Env; Variables: { principal: Principal } };
@@ -65,12 +66,14 @@ export function createRegistryApp<Env extends object>(options: {
   const verify = options.verify ?? {};
   mountRoutes(
     app,
-    [registryRoutes(verify, limits)],
-    { stubOf, entryId },
+    [registryRoutes(verify, limits), [registryFallback()]],
+    { stubOf, entryId, routes: () => app.routes },
     {
       auth,
       // The registry has no rate limits of its own: put it behind the platform's.
       rateLimit: () => null,
+      // No registry route names a conversation.
+      contextIds: null,
       // A card's characters as UTF-8 take at most 3 bytes each, plus the envelope around it.
       maxBodyBytes: limits.maxCardChars * 3 + 1024,
       tooLarge: () =>
@@ -81,19 +84,27 @@ export function createRegistryApp<Env extends object>(options: {
     },
   );
 
-  // Refusals only, for the table's paths under other methods.
-  app.all("/agents", () => methodNotAllowed("GET, POST"));
-  app.all("/agents/:id", () => methodNotAllowed("GET, DELETE"));
-  app.all("/agents/:id/heartbeat", () => methodNotAllowed("POST"));
-  app.notFound((c) => restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)));
   app.onError((error) => restError(toA2AError(error)));
   return app;
 }
 
-function methodNotAllowed(allow: string): Response {
-  const response = restError(
-    new A2AError("MethodNotAllowed", `This path takes ${allow}`, { allow }),
-  );
-  response.headers.set("Allow", allow);
-  return response;
+/** The registry's last route: another method of its paths (405), or another path (404). */
+export function registryFallback() {
+  return fallbackRoute<RegistryServices & { routes: () => readonly RouterRoute[] }>({
+    id: "registry fallback",
+    routesOf: ({ routes }) => routes(),
+    trace: false,
+    cors: "none",
+    notFound: (c) => restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)),
+    methodNotAllowed: (_c, methods) => {
+      // HEAD goes without saying: the registry lists what its routes declare.
+      const order = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+      const allow = order.filter((m) => methods.includes(m)).join(", ");
+      const response = restError(
+        new A2AError("MethodNotAllowed", `This path takes ${allow}`, { allow }),
+      );
+      response.headers.set("Allow", allow);
+      return response;
+    },
+  });
 }

@@ -1,12 +1,20 @@
 import type { Context, Env, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { basePath } from "hono/route";
-import type { RouteEntry, RouteGuards } from "../agent/routes";
+import { basePath, matchedRoutes } from "hono/route";
+import { TrieRouter } from "hono/router/trie-router";
+import type { RouteEntry, RouteGuards, RouteHandler, RouteMethod } from "../agent/routes";
 import type { A2AError } from "../protocol/errors";
 import { refusal } from "./auth";
 import { jsonMediaProblem } from "./body";
+import { type ContextVerifier, scopeGuard } from "./route-scope";
 
-export type { RouteEntry, RouteGuards, RouteHandler, RouteMethod } from "../agent/routes";
+export type {
+  ContextIdGuard,
+  RouteEntry,
+  RouteGuards,
+  RouteHandler,
+  RouteMethod,
+} from "../agent/routes";
 
 /** The guards' middleware an app supplies; its routes pick theirs by declaration. */
 export interface RouteKit {
@@ -18,18 +26,33 @@ export interface RouteKit {
   readonly maxBodyBytes: number;
   /** The error a body past the limit gets. */
   readonly tooLarge: () => A2AError;
+  /** How the app verifies the context ids its routes declare; null when none may. */
+  readonly contextIds: ContextVerifier | null;
 }
 
 const CHOICES: { readonly [K in keyof RouteGuards]: readonly unknown[] } = {
   auth: ["none", "caller", "caller-or-operator"],
   scoping: ["none", "tenant", "owner"],
-  contextIds: ["none", "verified", "filter"],
+  contextIds: ["none"],
   rateLimit: ["none", "path", "body"],
   body: ["none", "json", "optional-json"],
   cors: ["public", "agent", "none"],
   trace: [true, false],
 };
-const METHODS = new Set<string>(["GET", "POST", "PUT", "PATCH", "DELETE"]);
+const METHODS = new Set<string>(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+const WHERE = new Set<string>(["path", "query", "body"]);
+const USES = new Set<string>(["write", "read", "filter"]);
+
+/** A context-id declaration's problem, or null when it is one (see `ContextIdGuard`). */
+function contextIdProblem(value: unknown): string | null {
+  if (value === "none") return null;
+  const guard = value as Record<string, unknown> | null;
+  if (typeof guard !== "object" || guard === null) return "must be declared";
+  if (!WHERE.has(guard.in as string)) return "in must be path, query or body";
+  if (typeof guard.name !== "string" || guard.name === "") return "name must name the id";
+  if (!USES.has(guard.use as string)) return "use must be write, read or filter";
+  return null;
+}
 
 /**
  * Throws a TypeError naming the route and the guard when an entry does not declare every
@@ -54,6 +77,13 @@ export function checkRoute(entry: RouteEntry<never>): void {
   const guards = entry.guards as Partial<RouteGuards> | undefined;
   for (const [key, allowed] of Object.entries(CHOICES)) {
     const value = guards?.[key as keyof RouteGuards];
+    if (key === "contextIds") {
+      const problem = contextIdProblem(value);
+      if (problem) {
+        throw new TypeError(`${name}: guards.contextIds ${problem} ("none", or { in, name, use })`);
+      }
+      continue;
+    }
     if (!allowed.includes(value)) {
       throw new TypeError(
         `${name}: guards.${key} must be declared (${allowed.map((v) => JSON.stringify(v)).join(", ")})`,
@@ -63,6 +93,36 @@ export function checkRoute(entry: RouteEntry<never>): void {
   if (entry.guards.body !== "none" && entry.methods.every((m) => m === "GET")) {
     throw new TypeError(`${name}: a GET request has no body`);
   }
+  const ids = entry.guards.contextIds;
+  if (ids !== "none" && entry.guards.scoping === "none") {
+    throw new TypeError(`${name}: context ids are verified for a caller's scope (guards.scoping)`);
+  }
+  if (
+    ids !== "none" &&
+    ids.in === "path" &&
+    !entry.paths.every((p) => p.includes(`:${ids.name}`))
+  ) {
+    throw new TypeError(`${name}: guards.contextIds names :${ids.name}, which a path lacks`);
+  }
+  if (ids !== "none" && ids.in === "body" && entry.guards.body === "none") {
+    throw new TypeError(`${name}: guards.contextIds is in a body the route does not read`);
+  }
+}
+
+/** The table entry a matched handler belongs to (Hono wraps a mounted app's handlers). */
+const entries = new WeakMap<object, RouteEntry<never>>();
+
+/**
+ * The route of the table a request is about to be served by (its first matched handler
+ * that is a route's), and the path pattern it matched; null when none matched.
+ */
+export function routeOf(c: Context): { entry: RouteEntry<never>; pattern: string } | null {
+  for (const route of matchedRoutes(c)) {
+    const handler = route.handler as unknown as Record<string, unknown>;
+    const entry = entries.get(handler) ?? entries.get(handler.__COMPOSED_HANDLER as object);
+    if (entry) return { entry, pattern: route.path };
+  }
+  return null;
 }
 
 /** Whether the request carries a body (an empty one counts as none). */
@@ -139,7 +199,10 @@ export function mountRoutes<S, E extends Env>(
           app.use("*", kit.auth);
           authed = true;
         }
-        app.on([...entry.methods], path, ...(chain as [MiddlewareHandler]));
+        // A route taking every method takes any method (PROPFIND is answered too).
+        if (entry.methods.length === ALL_METHODS.length) app.all(path, ...(chain as [never]));
+        else app.on([...entry.methods], path, ...(chain as [MiddlewareHandler]));
+        entries.set(chain.at(-1) as object, entry as RouteEntry<never>);
       }
     }
   }
@@ -153,6 +216,77 @@ function chainOf<S>(entry: RouteEntry<S>, served: S, kit: RouteKit): MiddlewareH
     if (limit) steps.push(limit);
   }
   if (entry.guards.body !== "none") steps.push(bodyGuard(entry.guards.body, kit));
+  const scope = scopeGuard(entry, kit.contextIds);
+  if (scope) steps.push(scope);
   steps.push(entry.serve(served) as MiddlewareHandler);
   return steps;
+}
+
+const ALL_METHODS: readonly RouteMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/**
+ * The table's last entry: every request no route served. A path the table serves under
+ * other methods is answered `methodNotAllowed` with them (405, `Allow`); any other path
+ * under the app, `notFound` (404). Mounted last, after authentication, so its guards are
+ * a caller's.
+ */
+export function fallbackRoute<S>(options: {
+  readonly id: string;
+  /** The app's mounted routes (Hono's `app.routes`), read at the first request. */
+  readonly routesOf: (served: S) => readonly { method: string; path: string }[];
+  readonly trace: boolean;
+  readonly cors: RouteGuards["cors"];
+  readonly notFound: (c: Context) => Response;
+  readonly methodNotAllowed: (c: Context, allow: string[]) => Response;
+}): RouteEntry<S> {
+  return {
+    id: options.id,
+    methods: ALL_METHODS,
+    paths: ["/*"],
+    guards: {
+      auth: "caller",
+      scoping: "none",
+      contextIds: "none",
+      rateLimit: "none",
+      body: "none",
+      cors: options.cors,
+      trace: options.trace,
+    },
+    summary: "Any other method (405 with Allow) or path (404) under the app",
+    serve: (servedBy) => {
+      // Built at the first request: every route is mounted by then.
+      let served: TrieRouter<readonly string[]> | null = null;
+      const answer = (c: Context): Response => {
+        if (!served) {
+          served = new TrieRouter();
+          const byPath = new Map<string, Set<string>>();
+          for (const route of options.routesOf(servedBy)) {
+            if (route.method === "ALL" || route.path === "/*") continue;
+            const methods = byPath.get(route.path) ?? new Set<string>();
+            methods.add(route.method);
+            if (route.method === "GET") methods.add("HEAD");
+            byPath.set(route.path, methods);
+          }
+          for (const [path, methods] of byPath) served.add("ALL", path, [...methods]);
+        }
+        // The path within the app, wherever it is mounted.
+        const base = basePath(c);
+        const path = base === "/" ? c.req.path : c.req.path.slice(base.length) || "/";
+        const allow = new Set<string>();
+        for (const [methods] of served.match("ALL", path)[0]) for (const m of methods) allow.add(m);
+        if (allow.size === 0 || allow.has(c.req.method)) return options.notFound(c);
+        return options.methodNotAllowed(c, [...allow]);
+      };
+      // Routes of an app this one is mounted in, registered after it, are served first: the
+      // fallback answers only for a request none of them took.
+      const fallback: MiddlewareHandler = async (c, next) => {
+        const index = c.req.routeIndex;
+        const later = matchedRoutes(c).some((r, i) => i > index && r.method !== "ALL");
+        if (!later) return answer(c);
+        await next();
+        if (!c.finalized) c.res = answer(c);
+      };
+      return fallback as unknown as RouteHandler;
+    },
+  };
 }

@@ -1,5 +1,4 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
-import type { Agent } from "../agent/definition";
 import {
   A2A_METHOD_NAME,
   A2A_PROTOCOL_VERSION,
@@ -7,14 +6,15 @@ import {
   activeTracer,
   contextOfRequest,
   ERROR_TYPE,
-  GEN_AI_AGENT_NAME,
   HTTP_REQUEST_METHOD,
   HTTP_RESPONSE_STATUS_CODE,
+  HTTP_ROUTE,
   SpanKind,
   STATUS_ERROR,
   startSpan,
   type Traced,
 } from "../telemetry";
+import { routeOf } from "./route-table";
 
 /** The server span of each request being served, by its Request (no Hono variable type). */
 const spans = new WeakMap<Request, Traced>();
@@ -25,25 +25,34 @@ export function requestTrace(request: Request): Traced | undefined {
 }
 
 /**
- * One SERVER span per request, under the caller's `traceparent` (or the span a wrapper
- * such as otel-cf-workers opened). The operation names it once known (`nameOperation`).
- * With no tracer registered it is one lookup and `next()`.
+ * One SERVER span per request to a route of the table that declares `trace: true` (none
+ * for a route declaring `false`), under the caller's `traceparent` (or the span a wrapper
+ * such as otel-cf-workers opened), named after the route: `GET /tasks/:id`, its pattern in
+ * `http.route`. An A2A operation renames it once known (`nameOperation`). Installed before
+ * every guard, so it covers their refusals. With no tracer registered it is one lookup and
+ * `next()`.
  */
-export function traceRequests(agent: Agent<unknown>): MiddlewareHandler {
+export function traceRequests(attributes: Record<string, string> = {}): MiddlewareHandler {
   // Not async: untraced, a request passes through without a promise of this layer's own.
-  return (c, next) => (activeTracer() ? serveTraced(agent, c, next) : next());
+  return (c, next) => {
+    if (!activeTracer()) return next();
+    const route = routeOf(c);
+    return route?.entry.guards.trace ? serveTraced(attributes, route.pattern, c, next) : next();
+  };
 }
 
-async function serveTraced(agent: Agent<unknown>, c: Context, next: Next): Promise<void> {
+async function serveTraced(
+  attributes: Record<string, string>,
+  pattern: string,
+  c: Context,
+  next: Next,
+): Promise<void> {
   const request = c.req.raw;
   const traced = startSpan(
-    `${request.method} ${c.req.path}`,
+    `${request.method} ${pattern}`,
     SpanKind.SERVER,
     contextOfRequest(request.headers),
-    {
-      [HTTP_REQUEST_METHOD]: request.method,
-      [GEN_AI_AGENT_NAME]: agent.card.name,
-    },
+    { ...attributes, [HTTP_REQUEST_METHOD]: request.method, [HTTP_ROUTE]: pattern },
   ) as Traced;
   spans.set(request, traced);
   try {

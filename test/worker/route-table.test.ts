@@ -6,6 +6,7 @@ import routeGuardsDoc from "../../docs/route-guards.md?raw";
 import type { Agent } from "../../src/agent/definition";
 import type { RouteEntry } from "../../src/agent/routes";
 import { memory } from "../../src/memory/index";
+import { registryFallback } from "../../src/registry/registry-app";
 import { registryRoutes } from "../../src/registry/registry-routes";
 import { endpoint } from "../../src/worker/a2a/endpoints";
 import { AGENT_ROUTES, agentRoutes } from "../../src/worker/app/agent-routes";
@@ -267,7 +268,8 @@ describe("the route table", () => {
         "endpoint lookup",
       ]),
     );
-    expect(TABLE.length).toBe(AGENT_ROUTES.length + 2);
+    // The agent's routes, its two endpoints, and the fallback.
+    expect(TABLE.length).toBe(AGENT_ROUTES.length + 3);
   });
 
   it("refuses, at mount, a route whose declaration misses a guard", () => {
@@ -283,6 +285,7 @@ describe("the route table", () => {
       rateLimit: () => null,
       maxBodyBytes: 1,
       tooLarge: () => new Error("x") as never,
+      contextIds: null,
     };
     expect(() => mountRoutes(new Hono(), [[undeclared as never]], {}, kit)).toThrow(
       /guards\.rateLimit must be declared/,
@@ -406,7 +409,7 @@ describe("the route table", () => {
             headers: json(headers),
             body: req.body === undefined ? undefined : JSON.stringify(req.body),
           });
-          if (g.contextIds === "filter") {
+          if (g.contextIds.use === "filter") {
             // A filter naming it matches nothing: an empty page, never another's tasks.
             expect(answer.status, `${entry.id} ${who}`).toBe(200);
             expect(answer.body.tasks, `${entry.id} ${who}`).toEqual([]);
@@ -447,6 +450,7 @@ describe("the route table", () => {
 function guardsTable(): string {
   const withMemory = authedAgentWithMemory();
   const endpoints = TABLE.filter((e) => e.id.startsWith("endpoint "));
+  const fallback = TABLE.find((e) => e.id === "fallback") as RouteEntry<never>;
   const rows: [string, RouteEntry<never>][] = [
     ...AGENT_ROUTES.map((e) => ["agent", e] as [string, RouteEntry<never>]),
     ...agentRoutes(withMemory)
@@ -465,8 +469,9 @@ function guardsTable(): string {
           },
         ] as [string, RouteEntry<never>],
     ),
-    ...registryRoutes({}, {} as never).map(
-      (e) => ["`defineRegistry`", e] as [string, RouteEntry<never>],
+    ["agent", fallback],
+    ...[...registryRoutes({}, {} as never), registryFallback()].map(
+      (e) => ["`defineRegistry`", e as RouteEntry<never>] as [string, RouteEntry<never>],
     ),
   ];
   const cell = (text: string) => text.replace(/\|/g, "\\|");
@@ -476,7 +481,11 @@ function guardsTable(): string {
     ...rows.map(([app, e]) => {
       const g = e.guards;
       const paths = e.paths.map((p) => `\`${cell(p)}\``).join(" ");
-      return `| ${app} | ${e.id} | ${e.methods.join(", ")} ${paths} | ${g.auth} | ${g.scoping} | ${g.contextIds} | ${g.rateLimit} | ${g.body} | ${g.cors} | ${g.trace ? "yes" : "no"} |`;
+      const ids =
+        g.contextIds === "none"
+          ? "none"
+          : `${g.contextIds.use}: ${g.contextIds.in} \`${g.contextIds.name}\``;
+      return `| ${app} | ${e.id} | ${e.methods.join(", ")} ${paths} | ${g.auth} | ${g.scoping} | ${ids} | ${g.rateLimit} | ${g.body} | ${g.cors} | ${g.trace ? "yes" : "no"} |`;
     }),
   ];
   return lines.join("\n");

@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import * as z from "zod";
-import { ownerOf } from "../../agent/auth";
 import type { Agent } from "../../agent/definition";
 import type { RouteEntry, RouteGuards } from "../../agent/routes";
 import { A2AError } from "../../protocol/errors";
@@ -10,11 +9,10 @@ import {
   MemoryListQuery,
   RememberQuery,
 } from "../../protocol/memory";
-import { ContextRouting } from "../../worker/a2a/context-routing";
-import { type AuthVariables, tenantFor } from "../../worker/auth";
+import type { AuthVariables } from "../../worker/auth";
 import { readJson } from "../../worker/body";
 import { restError, toA2AError } from "../../worker/errors";
-import { requestedTenant } from "../../worker/tenant";
+import type { ScopeVariables } from "../../worker/route-scope";
 import type { ResolvedMemoryOptions } from "../base/options";
 import { scopeKeyOf } from "../base/scope-key";
 import { type MemoryStore, memoryStore } from "../object/memory-store";
@@ -22,7 +20,7 @@ import { type MemoryStore, memoryStore } from "../object/memory-store";
 /** The header carrying the operator's memory key (`memory({ api: { operatorSecret } })`). */
 export const OPERATOR_HEADER = "X-Edgelink-Memory-Operator";
 
-type Vars = { Bindings: object; Variables: AuthVariables };
+type Vars = { Bindings: object; Variables: AuthVariables & ScopeVariables };
 
 const claimFields = {
   claim: z.string().trim().min(1).max(16_384),
@@ -96,47 +94,34 @@ async function sameSecret(offered: string, secret: string): Promise<boolean> {
 
 /**
  * Whose memory a request reaches. A user reaches only their own scope (their owner, or
- * their conversation's with `?contextId=`). The operator, with the key from the
- * `operatorSecret` secret in the operator header, names any scope key of the tenant with
- * `?scope=`; a wrong key is refused, never treated as a user.
+ * their conversation's with `?contextId=`, verified by the route's guards before this
+ * runs). The operator, with the key from the `operatorSecret` secret in the operator
+ * header, names any scope key of the caller's tenant with `?scope=`; a wrong key is
+ * refused, never treated as a user.
  */
 async function resolveStore(
   c: Context<Vars>,
   options: ResolvedMemoryOptions & { api: object },
-  agent: Agent<unknown>,
-  use: "read" | "write",
 ): Promise<MemoryStore> {
-  const principal = c.get("principal");
-  const url = new URL(c.req.url);
+  const scope = c.get("scope");
   const offered = c.req.header(OPERATOR_HEADER);
-  const requested = requestedTenant(c.req.param("tenant"), "tenant");
   if (offered !== undefined) {
     const secret = (c.env as Record<string, unknown>)[options.api.operatorSecret];
     if (typeof secret !== "string" || secret.length < 16 || !(await sameSecret(offered, secret))) {
       throw new A2AError("PermissionDenied", "The memory operator key is wrong or not configured");
     }
-    const key = url.searchParams.get("scope") ?? "";
+    const key = c.req.query("scope") ?? "";
     if (key === "" || key.length > 1_024) {
       throw new A2AError("InvalidParams", "The operator names a memory with ?scope=", {}, [
         { field: "query.scope", description: "required, at most 1024 characters" },
       ]);
     }
-    return memoryStore(c.env, options.binding, requested, key);
+    return memoryStore(c.env, options.binding, scope.tenant, key);
   }
-  const tenant = tenantFor(principal, requested);
-  const owner = ownerOf(principal);
-  let contextId = url.searchParams.get("contextId") ?? undefined;
-  if (contextId !== undefined && contextId.length > 512) {
-    throw new A2AError("InvalidParams", "contextId is too long", {}, [
-      { field: "query.contextId", description: "at most 512 characters" },
-    ]);
-  }
-  if (contextId !== undefined) {
-    // Verified as the A2A routes verify context ids: a conversation of this caller's, or
-    // refused before any memory is named (a scope keyed on it would reach another's).
-    const routing = new ContextRouting(agent, c.env, tenant, url.origin, owner);
-    contextId = await routing.checkedContextId(contextId, "query.contextId", use);
-  }
+  const { tenant, owner } = scope;
+  const named = c.req.query("contextId");
+  // Verified already by the route's guard (the same answer, remembered for this request).
+  const contextId = named === undefined ? undefined : ((await scope.contextId(named)) as string);
   const key = scopeKeyOf(options.scope, { tenant, owner, contextId });
   if (typeof key !== "string" || key === "") {
     throw new A2AError(
@@ -153,7 +138,7 @@ async function resolveStore(
 const MEMORY_GUARDS: RouteGuards = {
   auth: "caller-or-operator",
   scoping: "owner",
-  contextIds: "verified",
+  contextIds: "none",
   rateLimit: "path",
   body: "none",
   cors: "agent",
@@ -189,18 +174,21 @@ export function memoryRoutes(options: ResolvedMemoryOptions): MemoryRoute[] {
       id: `memory ${method} ${path}`,
       methods: [method],
       paths: [path, `/:tenant${path}`],
-      guards: { ...MEMORY_GUARDS, body: hasBody ? "json" : "none" },
+      guards: {
+        ...MEMORY_GUARDS,
+        // A conversation's memory is named with ?contextId=: the caller's, or refused.
+        contextIds: { in: "query", name: "contextId", field: "query.contextId", use },
+        body: hasBody ? "json" : "none",
+      },
       summary,
-      serve:
-        ({ agent }) =>
-        async (c: Context<Vars>) => {
-          try {
-            const store = await resolveStore(c, withApi, agent, use);
-            return c.json((await handle(c, store)) as object);
-          } catch (error) {
-            return restError(toA2AError(error));
-          }
-        },
+      serve: () => async (c: Context<Vars>) => {
+        try {
+          const store = await resolveStore(c, withApi);
+          return c.json((await handle(c, store)) as object);
+        } catch (error) {
+          return restError(toA2AError(error));
+        }
+      },
     };
   };
   const kindOf = (c: Context<Vars>) => parse(MemoryKind, c.req.param("kind"), "path.kind");

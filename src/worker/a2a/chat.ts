@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import { ownerOf } from "../../agent/auth";
 import type { Agent } from "../../agent/definition";
 import { A2AError } from "../../protocol/errors";
 import { newId } from "../../protocol/json";
@@ -7,10 +6,10 @@ import { clientIdProblem } from "../../protocol/limits";
 import { SSE_HEADERS } from "../../protocol/sse";
 import { parseSend, parseTaskId } from "../../protocol/wire/requests";
 import type { StreamFormat } from "../../protocol/wire/stream";
-import { type AuthVariables, tenantFor } from "../auth";
+import type { AuthVariables } from "../auth";
 import { readJson } from "../body";
 import { restError, toA2AError } from "../errors";
-import { requestedTenant } from "../tenant";
+import type { ScopeVariables } from "../route-scope";
 import { nameOperation, requestTrace } from "../tracing";
 import { Operations } from "./operations";
 import { lastEventId } from "./request-parts";
@@ -45,19 +44,17 @@ export function chatHandlers<Env extends object>(
   };
   const ops = (c: C, operation: "stream" | "subscribe") => {
     checkPathEncoding(new URL(c.req.url).pathname);
-    const principal = c.get("principal");
-    const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
     const trace = requestTrace(c.req.raw);
     nameOperation(trace, operation === "stream" ? "SendStreamingMessage" : "SubscribeToTask", {
       spanName: `chat ${operation}`,
     });
     const origin = new URL(c.req.url).origin;
-    return new Operations(agent, c.env, tenant, origin, ownerOf(principal), trace);
+    return new Operations(agent, c.env, c.get("scope"), origin, trace);
   };
 
   const start = (c: C) =>
     serve(async () => {
-      // The tenant first (another tenant is 403 whatever the body holds), then the body.
+      // The tenant was checked by the route's scoping guard (403 whatever the body holds).
       const operations = ops(c, "stream");
       const { params, contextField } = parseChatRequest(await readJson(c.req.raw));
       return operations.streamMessage(params, format, contextField);
@@ -73,7 +70,10 @@ export function chatHandlers<Env extends object>(
   return { start, resume };
 }
 
-type ChatContext<Env extends object> = Context<{ Bindings: Env; Variables: AuthVariables }>;
+type ChatContext<Env extends object> = Context<{
+  Bindings: Env;
+  Variables: AuthVariables & ScopeVariables;
+}>;
 
 async function serve(open: () => Promise<ReadableStream>): Promise<Response> {
   try {

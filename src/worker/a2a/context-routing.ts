@@ -12,13 +12,9 @@ import {
   type IdScope,
   idKeys,
   issuedContextId,
-  LOCAL_ID_SECRET_OBJECT,
   type LocalSecretSource,
-  looksIssued,
-  MAX_CONTEXT_ID_LENGTH,
   sealedTaskId,
   verifiedContextOf,
-  verifyContextId,
 } from "../../storage/ids";
 import {
   A2A_TASK_ID,
@@ -27,22 +23,31 @@ import {
   GEN_AI_CONVERSATION_ID,
   type Traced,
 } from "../../telemetry";
+import { localSecretHolder } from "../context-ids";
 import { inspectorEnabled } from "../inspector-on";
+import type { CallerScope } from "../route-scope";
 
-/** The routing of one request's operations: its agent, tenant, origin and caller. */
+/**
+ * The routing of one request's operations: its agent, its caller's scope (resolved by the
+ * route table's guards, which also verify the context ids it names), its origin.
+ */
 export class ContextRouting<Env> {
+  protected readonly tenant: string;
+  /** The caller's owner (`ownerOf`): owns what it creates, sees only that ("" = anonymous). */
+  protected readonly owner: string;
+
   constructor(
     protected readonly agent: Agent<Env>,
     protected readonly env: Env,
-    protected readonly tenant: string,
+    protected readonly scope: CallerScope,
     /** The request's origin: the issuer of push signatures, and how dev is recognized. */
     protected readonly origin = "",
-    /** The caller's owner (`ownerOf`): owns what it creates, sees only that ("" = anonymous). */
-    protected readonly owner = "",
     /** The request's server span, when tracing is on: its context goes with each object call. */
     readonly trace?: Traced,
   ) {
-    if (trace && tenant) trace.span.setAttribute(A2A_TENANT, tenant);
+    this.tenant = scope.tenant;
+    this.owner = scope.owner;
+    if (trace && scope.tenant) trace.span.setAttribute(A2A_TENANT, scope.tenant);
   }
 
   protected namespace(name: string): DurableObjectNamespace {
@@ -58,8 +63,7 @@ export class ContextRouting<Env> {
 
   /** Under wrangler dev without EDGELINK_ID_KEY: the object that keeps the generated secret. */
   localSecretSource(): LocalSecretSource {
-    const ns = this.namespace(this.agent.bindings.index);
-    return ns.get(ns.idFromName(LOCAL_ID_SECRET_OBJECT)) as unknown as LocalSecretSource;
+    return localSecretHolder(this.env, this.agent.bindings.index).localSecretSource();
   }
 
   protected get ids(): IdScope {
@@ -117,98 +121,14 @@ export class ContextRouting<Env> {
       return this.context(owner);
     }
     const keys = await idKeys(this.env, this.origin, this);
+    // A named one is verified by the route's context-id guard (a write: refused, never null).
     const named =
       contextId === undefined
         ? await issuedContextId(keys, this.ids)
-        : await this.namedContext(contextId, field);
-    if (named === null) {
-      throw new A2AError(
-        "InvalidParams",
-        `${field} ${contextId} is not a context id this agent issued to this caller`,
-        { contextId: contextId ?? "" },
-        [{ field, description: "not issued by this agent to this caller" }],
-      );
-    }
+        : ((await this.scope.contextId(contextId, field, "write")) as string);
     const target = this.context(named);
     target.scope.newTaskId = await sealedTaskId(keys, this.ids, named);
     this.trace?.span.setAttribute(A2A_TASK_ID, target.scope.newTaskId);
     return target;
-  }
-
-  /**
-   * A context id a client names. One of the shape Edgelink issues must verify for this
-   * caller (null when it does not: forged, or another caller's); any other is a
-   * client-chosen id, refused unless the agent accepts those (a `filter` gets null: no
-   * context of this caller has it). Checked here in the Worker, so a forged id reaches no
-   * object.
-   */
-  protected async namedContext(
-    contextId: string,
-    field: string,
-    use: "address" | "filter" = "address",
-  ): Promise<string | null> {
-    if (contextId.length > MAX_CONTEXT_ID_LENGTH) {
-      throw new A2AError("InvalidParams", `${field} is too long`, {}, [
-        { field, description: `at most ${MAX_CONTEXT_ID_LENGTH} characters` },
-      ]);
-    }
-    if (looksIssued(contextId)) {
-      const keys = await idKeys(this.env, this.origin, this);
-      return (await verifyContextId(keys, this.ids, contextId)) ? contextId : null;
-    }
-    if (!this.agent.clientContextIds) {
-      if (use === "filter") return null;
-      throw new A2AError(
-        "InvalidParams",
-        `${field}: this agent does not accept client-chosen context ids`,
-        { contextId },
-        [
-          {
-            field,
-            description: "omit it to start a conversation, or send a contextId this agent issued",
-          },
-        ],
-      );
-    }
-    return contextId;
-  }
-
-  /** The object of a context a read names; not found, in the Worker, when not issued to us. */
-  protected async readContext(contextId: string, field: string) {
-    const named = await this.namedContext(contextId, field);
-    if (named === null) {
-      throw new A2AError(
-        "ContextNotFound",
-        `Context ${contextId} not found (${field} is not a context id this agent issued to this caller)`,
-        { contextId },
-      );
-    }
-    return this.context(named);
-  }
-
-  /**
-   * A context id a client names outside A2A (the memory API's `?contextId=`), verified as
-   * the A2A routes verify theirs: one not issued to this caller (and not an accepted
-   * client-chosen id) is refused before any object is named, not found for a read and
-   * invalid for a write, naming `field`.
-   */
-  async checkedContextId(contextId: string, field: string, use: "read" | "write"): Promise<string> {
-    const named = await this.namedContext(contextId, field);
-    if (named === null && use === "read") {
-      throw new A2AError(
-        "ContextNotFound",
-        `Context ${contextId} not found (${field} is not a context id this agent issued to this caller)`,
-        { contextId },
-      );
-    }
-    if (named === null) {
-      throw new A2AError(
-        "InvalidParams",
-        `${field} ${contextId} is not a context id this agent issued to this caller`,
-        { contextId },
-        [{ field, description: "not issued by this agent to this caller" }],
-      );
-    }
-    return named;
   }
 }

@@ -103,7 +103,7 @@ export class Operations<Env> extends ContextRouting<Env> {
       // A context not issued to this caller, or a client-chosen id this agent never
       // accepts, holds none of its tasks: an empty page, and no object reached. A filter
       // asks a question; it claims nothing, so it is answered rather than refused.
-      const named = await this.namedContext(params.contextId, "params.contextId", "filter");
+      const named = await this.scope.contextId(params.contextId, "params.contextId", "filter");
       if (named === null)
         return { tasks: [], nextPageToken: "", pageSize: params.pageSize, totalSize: 0 };
       const { stub, scope } = this.context(named);
@@ -172,7 +172,7 @@ export class Operations<Env> extends ContextRouting<Env> {
 
   /** A page of a conversation's history. */
   async history(params: HistoryParams) {
-    const { stub, scope } = await this.readContext(params.contextId, "contextId");
+    const { stub, scope } = this.context(await this.readContext(params.contextId));
     const page = unwrap(
       await stub.getHistory(scope, { after: params.after, limit: params.pageSize }),
     );
@@ -185,8 +185,13 @@ export class Operations<Env> extends ContextRouting<Env> {
 
   /** Compacts a conversation's history (a control call, never a task part). */
   async compact(contextId: string, request: JsonObject) {
-    const { stub, scope } = await this.readContext(contextId, "contextId");
+    const { stub, scope } = this.context(await this.readContext(contextId));
     return unwrap(await stub.compactHistory(scope, request));
+  }
+
+  /** A context a read names, verified by the route's guard (not found when not the caller's). */
+  private async readContext(contextId: string): Promise<string> {
+    return (await this.scope.contextId(contextId, "contextId", "read")) as string;
   }
 
   extendedCard() {

@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import { etag } from "hono/etag";
-import { ownerOf } from "../../agent/auth";
 import type { Agent } from "../../agent/definition";
 import { SERVE_ENDPOINT } from "../../agent/endpoints";
 import { signingKeys } from "../../conversation/push/push-keys";
@@ -14,7 +13,8 @@ import { handleJsonRpc } from "../a2a/jsonrpc";
 import { OPERATIONS, type OperationName } from "../a2a/operation-table";
 import { Operations } from "../a2a/operations";
 import { checkPathEncoding, handleRest } from "../a2a/rest";
-import { type AuthVariables, tenantFor } from "../auth";
+import type { AuthVariables } from "../auth";
+import { originOf } from "../context-ids";
 import { CARD_PATHS } from "../cors";
 import { restError } from "../errors";
 import {
@@ -24,8 +24,13 @@ import {
   TASK_STEPS_PATH,
 } from "../inspector/inspector";
 import type { RateLimiter } from "../rate-limit";
-import type { RouteEntry, RouteGuards } from "../route-table";
-import { requestedTenant } from "../tenant";
+import type { ScopeVariables } from "../route-scope";
+import {
+  type ContextIdGuard,
+  fallbackRoute,
+  type RouteEntry,
+  type RouteGuards,
+} from "../route-table";
 import { requestTrace } from "../tracing";
 
 /** What an agent's routes are made from when its app is built. */
@@ -34,9 +39,11 @@ export interface AgentServices {
   readonly limits: RateLimiter<object>;
   /** Where the agent is served (its origin plus the app's mount path). */
   readonly baseUrl: (c: Context, url?: URL) => string;
+  /** The app's mounted routes, for the fallback's `Allow`. */
+  readonly routes: () => readonly { method: string; path: string }[];
 }
 
-type C = Context<{ Bindings: object; Variables: AuthVariables }>;
+type C = Context<{ Bindings: object; Variables: AuthVariables & ScopeVariables }>;
 type AgentRoute = RouteEntry<AgentServices>;
 
 /** Public, holding no stored data. */
@@ -60,21 +67,21 @@ export const CALLER_ROUTE: RouteGuards = {
   trace: true,
 };
 
-/** A normalized URL's origin (`Request.url` is one), read without parsing the URL. */
-function originOf(url: string): string {
-  const end = url.indexOf("/", url.indexOf("//") + 2);
-  return end < 0 ? url : url.slice(0, end);
-}
-
 const cardCache = etag({ retainedHeaders: ["cache-control", "etag", "last-modified", "vary"] });
 
-/** The operations whose requests may name a context id, verified for the caller. */
-const NAMES_CONTEXT: ReadonlySet<OperationName> = new Set<OperationName>([
-  "send",
-  "stream",
-  "history",
-  "compact",
-]);
+/** Where each operation's HTTP+JSON requests name a context id (the fields its errors name). */
+const CONTEXT_IDS: Partial<Record<OperationName, ContextIdGuard>> = {
+  send: { in: "body", name: "message.contextId", field: "params.message.contextId", use: "write" },
+  stream: {
+    in: "body",
+    name: "message.contextId",
+    field: "params.message.contextId",
+    use: "write",
+  },
+  list: { in: "query", name: "contextId", field: "params.contextId", use: "filter" },
+  history: { in: "path", name: "contextId", use: "read" },
+  compact: { in: "path", name: "contextId", use: "read" },
+};
 
 /** The HTTP+JSON binding's routes (§11.3), each also under `/{tenant}`. */
 const REST: readonly AgentRoute[] = (Object.keys(OPERATIONS) as OperationName[]).flatMap((name) =>
@@ -88,7 +95,7 @@ const REST: readonly AgentRoute[] = (Object.keys(OPERATIONS) as OperationName[])
       guards: {
         ...CALLER_ROUTE,
         scoping: name === "extendedCard" ? "tenant" : "owner",
-        contextIds: NAMES_CONTEXT.has(name) ? "verified" : name === "list" ? "filter" : "none",
+        contextIds: CONTEXT_IDS[name] ?? "none",
         body: route.body === "json" ? "json" : route.body === "object" ? "optional-json" : "none",
       },
       summary: `A2A ${OPERATIONS[name].rpc["1.0"]} over HTTP+JSON`,
@@ -97,10 +104,8 @@ const REST: readonly AgentRoute[] = (Object.keys(OPERATIONS) as OperationName[])
         (c: C) => {
           checkPathEncoding(new URL(c.req.url).pathname);
           const origin = new URL(c.req.url).origin;
-          const principal = c.get("principal");
-          const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
           const trace = requestTrace(c.req.raw);
-          const ops = new Operations(agent, c.env, tenant, origin, ownerOf(principal), trace);
+          const ops = new Operations(agent, c.env, c.get("scope"), origin, trace);
           // The card's features only for the operation that shows them.
           const features = () => servedFeatures(agent, baseUrl(c));
           return handleRest(
@@ -203,9 +208,7 @@ export const AGENT_ROUTES: readonly AgentRoute[] = [
       (c: C) => {
         const url = new URL(c.req.url);
         checkPathEncoding(url.pathname);
-        const principal = c.get("principal");
-        const owner = ownerOf(principal);
-        const ops = new Operations(agent, c.env, tenantFor(principal, ""), url.origin, owner);
+        const ops = new Operations(agent, c.env, c.get("scope"), url.origin);
         return serveTaskSteps(ops, c.req.param("id") ?? "");
       },
   },
@@ -213,7 +216,13 @@ export const AGENT_ROUTES: readonly AgentRoute[] = [
     id: "jsonrpc",
     methods: ["POST"],
     paths: ["/"],
-    guards: { ...CALLER_ROUTE, contextIds: "verified", rateLimit: "body", body: "json" },
+    guards: {
+      ...CALLER_ROUTE,
+      // Its tenant is `params.tenant` when the body names one (the scope's `within`).
+      contextIds: { in: "body", name: "params.message.contextId", use: "write" },
+      rateLimit: "body",
+      body: "json",
+    },
     summary: "A2A over JSON-RPC 2.0, every method of v1.0 and v0.3",
     serve:
       ({ agent, limits, baseUrl }) =>
@@ -221,15 +230,15 @@ export const AGENT_ROUTES: readonly AgentRoute[] = [
         // No URL parsed for a message: its origin is the URL's head (the URL a request
         // carries is already normalized); the card's features only for the method that shows them.
         const url = c.req.url;
-        const principal = c.get("principal");
+        const caller = c.get("scope");
         return handleJsonRpc(
           c.req.raw,
           agent,
           async (tenant) => {
-            const acting = tenantFor(principal, tenant);
-            await limits.bodyTenant(c, acting);
+            const scope = caller.within(tenant);
+            await limits.bodyTenant(c as never, scope.tenant);
             const trace = requestTrace(c.req.raw);
-            return new Operations(agent, c.env, acting, originOf(url), ownerOf(principal), trace);
+            return new Operations(agent, c.env, scope, originOf(url), trace);
           },
           () => servedFeatures(agent, baseUrl(c, new URL(url))),
           url,
@@ -240,7 +249,11 @@ export const AGENT_ROUTES: readonly AgentRoute[] = [
     id: "chat start",
     methods: ["POST"],
     paths: ["/chat", "/:tenant/chat"],
-    guards: { ...CALLER_ROUTE, contextIds: "verified", body: "json" },
+    guards: {
+      ...CALLER_ROUTE,
+      contextIds: { in: "body", name: "sessionId", use: "write" },
+      body: "json",
+    },
     summary: "The chat endpoint: starts a task and streams it",
     serve: ({ agent }) => chatHandlers(agent).start,
   },
@@ -275,5 +288,21 @@ function endpointRoutes(agent: Agent<unknown>): AgentRoute[] {
  * these, so a test walking them walks the app.
  */
 export function agentRoutes(agent: Agent<unknown>): readonly (readonly AgentRoute[])[] {
-  return [AGENT_ROUTES, agent.memory?.routes ?? [], endpointRoutes(agent)];
+  return [AGENT_ROUTES, agent.memory?.routes ?? [], endpointRoutes(agent), [FALLBACK]];
 }
+
+/** Any other method of a served path (405 with Allow), or any other path (404). */
+const FALLBACK: AgentRoute = fallbackRoute<AgentServices>({
+  id: "fallback",
+  routesOf: ({ routes }) => routes(),
+  trace: true,
+  cors: "agent",
+  notFound: (c) => restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)),
+  methodNotAllowed: (c, methods) => {
+    const response = restError(
+      new A2AError("MethodNotAllowed", `${c.req.method} is not allowed on ${c.req.path}`),
+    );
+    response.headers.set("Allow", methods.join(", "));
+    return response;
+  },
+});

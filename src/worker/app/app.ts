@@ -1,10 +1,11 @@
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { HonoBase } from "hono/hono-base";
-import { methodNotAllowed } from "hono/method-not-allowed";
 import { basePath } from "hono/route";
 import type { Agent } from "../../agent/definition";
 import { A2AError } from "../../protocol/errors";
+import { GEN_AI_AGENT_NAME } from "../../telemetry";
 import { type AuthVariables, requireAuth } from "../auth";
+import { contextVerifier } from "../context-ids";
 import { useCors } from "../cors";
 import { restError, toA2AError } from "../errors";
 import { warnWhenOpen } from "../open-warning";
@@ -47,7 +48,7 @@ export function createApp<Env extends object>(
       },
     );
   // The request's server span first, so it covers every refusal too (a no-op untraced).
-  app.use("*", traceRequests(anyAgent));
+  app.use("*", traceRequests({ [GEN_AI_AGENT_NAME]: agent.card.name }));
   // An agent without auth on a public host says so once, whichever route is asked first
   // (an agent with auth has nothing to say: no step).
   if (!agent.auth) app.use("*", warnWhenOpen(agent));
@@ -56,20 +57,6 @@ export function createApp<Env extends object>(
   useCors(app, agent, routes);
   // Then the configuration, checked once: a misconfigured Worker answers nothing else.
   app.use("*", startupCheck(agent));
-
-  // A path served under other methods is 405 with Allow, in the A2A error shape.
-  app.use(
-    methodNotAllowed({
-      app,
-      onMethodNotAllowed: (c, methods) => {
-        const response = restError(
-          new A2AError("MethodNotAllowed", `${c.req.method} is not allowed on ${c.req.path}`),
-        );
-        response.headers.set("Allow", methods.join(", "));
-        return response;
-      },
-    }),
-  );
 
   // Middleware for every Edgelink route goes here, before the routes: a Hono handler that
   // answers ends the chain, so middleware added after a route never runs for it.
@@ -81,16 +68,24 @@ export function createApp<Env extends object>(
   mountRoutes(
     app,
     routes,
-    { agent: anyAgent, limits: limits as unknown as RateLimiter<object>, baseUrl: baseUrlOf },
+    {
+      agent: anyAgent,
+      limits: limits as unknown as RateLimiter<object>,
+      baseUrl: baseUrlOf,
+      routes: () => app.routes,
+    },
     {
       auth: requireAuth(agent) as MiddlewareHandler,
       rateLimit: (from) => (agent.rateLimit ? (limits.guard(from) as MiddlewareHandler) : null),
       maxBodyBytes: agent.maxBodyBytes,
       tooLarge,
+      contextIds: contextVerifier({
+        clientContextIds: agent.clientContextIds,
+        indexBinding: agent.bindings.index,
+      }),
     },
   );
 
-  app.notFound((c) => restError(new A2AError("MethodNotFound", `No endpoint at ${c.req.path}`)));
   // Protocol errors thrown before a binding's handler (a bad path) keep their status.
   app.onError((error) => restError(toA2AError(error)));
   return app;

@@ -163,7 +163,7 @@ describe("the memory routes of the route table", () => {
       const body = g.body === "none" ? undefined : validBody(entry.id);
       const name = entry.id;
       expect(g.auth).toBe("caller-or-operator");
-      expect(g.contextIds).toBe("verified");
+      expect(g.contextIds).toMatchObject({ in: "query", name: "contextId" });
 
       const anonymous = await hostile(`${name} no credentials`, method, path, {
         headers: json({}),
@@ -215,6 +215,7 @@ describe("the memory routes of the route table", () => {
           { headers: json(headersOf(alice)), body },
         );
         expect(refused.text, name).toContain("query.contextId");
+        expect(refused.status, name).toBe(400);
       }
 
       // Another owner's item, and another tenant's caller: not found (their own memory

@@ -610,11 +610,12 @@ const REST_ROWS: RestRow[] = [
     names: "pageSize",
   },
   {
-    name: "history pageSize 0",
+    // The route's guard verifies the context id before the handler reads the query.
+    name: "history of a context not issued, pageSize 0",
     method: "GET",
     path: "/contexts/c/history?pageSize=0",
     status: 400,
-    names: "pageSize",
+    names: "contextId",
   },
   {
     name: "subscribe Last-Event-ID not a number",
