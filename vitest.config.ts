@@ -2,6 +2,7 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
+import LongestFirst from "./test/support/run-order";
 
 /**
  * The workerd tests have no network: every fetch a test makes goes to a fake it hands in.
@@ -117,8 +118,10 @@ export default defineConfig({
   plugins: [quietMcpSourceMaps],
   test: {
     // Vitest's default on 2 cores is one file at a time. The e2e files mostly wait (on
-    // workerd, on the demo's one-number-a-second count), so a second file runs beside them.
-    maxWorkers: 2,
+    // workerd, on npm, on the demo's one-number-a-second count), so the longest of them run
+    // from the start while two more files keep both cores busy (test/support/run-order.ts).
+    maxWorkers: 3,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         plugins: [
@@ -244,6 +247,8 @@ export default defineConfig({
           isolate: false,
           include: ["test/e2e/**/*.test.ts"],
           environment: "node",
+          // The package packed once per run, for the files that install it.
+          globalSetup: ["./test/e2e/support/global-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
