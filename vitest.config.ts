@@ -2,7 +2,7 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
-import LongestFirst from "./test/support/run-order";
+import LongestFirst from "./test/support/run-order.mjs";
 
 /**
  * The workerd tests have no network: every fetch a test makes goes to a fake it hands in.
@@ -119,7 +119,7 @@ export default defineConfig({
   test: {
     // Vitest's default on 2 cores is one file at a time. The e2e files mostly wait (on
     // workerd, on npm, on the demo's one-number-a-second count), so the longest of them run
-    // from the start while two more files keep both cores busy (test/support/run-order.ts).
+    // from the start while two more files keep both cores busy (test/support/run-order.mjs).
     maxWorkers: 3,
     sequence: { sequencer: LongestFirst },
     projects: [

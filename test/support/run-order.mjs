@@ -11,7 +11,7 @@
  * (one workerd with the framework imported) is kept for the next file only when that file is
  * of the same project.
  */
-import { BaseSequencer, type TestSpecification } from "vitest/node";
+import { BaseSequencer } from "vitest/node";
 
 /** End-to-end files that each take a minute or more on a quiet 2-core machine, longest first. */
 const LONGEST = [
@@ -29,10 +29,15 @@ const LONGEST = [
 const WORKERD = ["workers", "memory", "llm", "agents", "registry"];
 
 export default class LongestFirst extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+  /**
+   * @param {import("vitest/node").TestSpecification[]} files
+   * @returns {Promise<import("vitest/node").TestSpecification[]>}
+   */
+  async sort(files) {
     const sorted = await super.sort(files);
     const root = `${this.ctx.config.root.replace(/\/$/, "")}/`;
-    const rank = (spec: TestSpecification): number => {
+    /** @param {import("vitest/node").TestSpecification} spec */
+    const rank = (spec) => {
       const lead = LONGEST.indexOf(spec.moduleId.replace(root, ""));
       if (lead !== -1) return lead;
       const project = WORKERD.indexOf(spec.project.name);
