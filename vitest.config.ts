@@ -3,6 +3,7 @@ import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { otlpCollector } from "./test/harness/agents/node/otlp-collector.mjs";
 import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
+import LongestFirst from "./test/support/run-order.mjs";
 
 /**
  * The workerd tests have no network: every fetch a test makes goes to a fake it hands in.
@@ -119,8 +120,10 @@ export default defineConfig({
   plugins: [quietMcpSourceMaps],
   test: {
     // Vitest's default on 2 cores is one file at a time. The e2e files mostly wait (on
-    // workerd, on the demo's one-number-a-second count), so a second file runs beside them.
-    maxWorkers: 2,
+    // workerd, on npm, on the demo's one-number-a-second count), so the longest of them run
+    // from the start while two more files keep both cores busy (test/support/run-order.mjs).
+    maxWorkers: 3,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         plugins: [
@@ -265,6 +268,8 @@ export default defineConfig({
           isolate: false,
           include: ["test/e2e/**/*.test.ts"],
           environment: "node",
+          // The package packed once per run, for the files that install it.
+          globalSetup: ["./test/e2e/support/global-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

@@ -90,9 +90,19 @@ async function startOnce(options: DevOptions): Promise<DevServer> {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
+  // Settled by the line itself (or the exit), not found by polling the output.
+  let ready: (outcome: "ready" | "exited" | "late") => void = () => {};
+  const started = new Promise<"ready" | "exited" | "late">((resolve) => {
+    ready = resolve;
+  });
+  const take = (d) => {
+    output += d;
+    if (output.includes("Ready on")) ready("ready");
+  };
+  child.stdout.on("data", take);
+  child.stderr.on("data", take);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  exited.then(() => ready("exited"));
   const signal = async (name: "SIGINT" | "SIGKILL") => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     try {
@@ -121,14 +131,11 @@ async function startOnce(options: DevOptions): Promise<DevServer> {
       }
     },
   };
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`wrangler dev exited:\n${output}`);
-    }
-    if (output.includes("Ready on")) return server;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const late = setTimeout(() => ready("late"), 90_000);
+  const outcome = await started;
+  clearTimeout(late);
+  if (outcome === "ready") return server;
+  if (outcome === "exited") throw new Error(`wrangler dev exited:\n${output}`);
   await server.kill();
   throw new Error(`wrangler dev did not start:\n${output}`);
 }

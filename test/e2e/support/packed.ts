@@ -1,15 +1,15 @@
 /**
  * The package packed once per test run (`npm pack`, whose `prepack` builds dist/), shared by
- * the files that install it (package.test.ts, init.test.ts). The e2e files may run in two
- * worker processes at once; both are children of the one vitest process, so its pid keys
- * a folder where the first caller packs and the others wait for the tarball. A build costs
- * 15–45 s of a 2-core machine: once is enough.
+ * the files that install it (package.test.ts, init.test.ts). The e2e files run in several
+ * worker processes at once; the project's global setup (global-setup.ts) hands each the
+ * same folder, where the first caller packs and the others wait for the tarball. A build
+ * costs about 50 s of CPU: once is enough.
  */
 // @ts-nocheck -- Node-only support (the repository has no @types/node).
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { inject } from "vitest";
 
 const REPO = decodeURIComponent(new URL("../../../", import.meta.url).pathname).replace(/\/$/, "");
 
@@ -30,19 +30,21 @@ function npmPack(destination: string): Promise<string> {
 
 /** The path of this run's tarball, packing it if no other file has. */
 export async function packedTarball(): Promise<string> {
-  const dir = join(tmpdir(), `edgelink-pack-${process.ppid}`);
+  const dir = inject("packDir");
   const done = join(dir, "tarball");
   const failed = join(dir, "failed");
   let mine = false;
   try {
-    mkdirSync(dir); // atomic: exactly one caller creates it, and packs
+    mkdirSync(join(dir, "packing")); // atomic: exactly one caller creates it, and packs
     mine = true;
   } catch {
     // another file packs; wait below
   }
   if (mine) {
     try {
-      writeFileSync(done, await npmPack(dir));
+      // Written aside and renamed: a waiting caller never reads a half-written path.
+      writeFileSync(`${done}.tmp`, await npmPack(dir));
+      renameSync(`${done}.tmp`, done);
     } catch (error) {
       writeFileSync(failed, String(error));
       throw error;

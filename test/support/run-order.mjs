@@ -1,0 +1,52 @@
+/**
+ * The order `npm test` starts its files in (vitest's `sequence.sequencer`, in the Node process
+ * that schedules the run). Vitest's own order is by project name, then by the last run's
+ * durations (a bare clone has none: by file size). On 2 cores that started the short `agents`
+ * project first and `test/e2e/init.test.ts`, the longest chain of the run (pack, install, the
+ * new project's own tests, several wrangler dev servers), minutes in, so the run ended on it
+ * alone. Here the longest chains start at once, then the workerd projects (most of the CPU),
+ * largest first, then the short end-to-end files, which mostly wait and fill the gaps.
+ *
+ * Within each step vitest's order is kept. A workerd project's files stay together: a runner
+ * (one workerd with the framework imported) is kept for the next file only when that file is
+ * of the same project.
+ */
+import { BaseSequencer } from "vitest/node";
+
+/** End-to-end files that each take a minute or more on a quiet 2-core machine, longest first. */
+const LONGEST = [
+  // The two files that install the packed package: the first to ask packs it, the other waits.
+  "test/e2e/init.test.ts",
+  "test/e2e/package.test.ts",
+  "test/e2e/cli.test.ts",
+  "test/e2e/docs.test.ts",
+  "test/e2e/inspector.test.ts",
+  "test/e2e/sdk-interop.test.ts",
+  "test/e2e/lifecycle.test.ts",
+];
+
+/** The workerd projects, most files first. */
+const WORKERD = ["workers", "memory", "llm", "agents", "registry"];
+
+export default class LongestFirst extends BaseSequencer {
+  /**
+   * @param {import("vitest/node").TestSpecification[]} files
+   * @returns {Promise<import("vitest/node").TestSpecification[]>}
+   */
+  async sort(files) {
+    const sorted = await super.sort(files);
+    const root = `${this.ctx.config.root.replace(/\/$/, "")}/`;
+    /** @param {import("vitest/node").TestSpecification} spec */
+    const rank = (spec) => {
+      const lead = LONGEST.indexOf(spec.moduleId.replace(root, ""));
+      if (lead !== -1) return lead;
+      const project = WORKERD.indexOf(spec.project.name);
+      return LONGEST.length + (project === -1 ? WORKERD.length : project);
+    };
+    // Array.prototype.sort is stable: vitest's order holds within a rank.
+    return sorted
+      .map((spec, i) => ({ spec, i, rank: rank(spec) }))
+      .sort((a, b) => a.rank - b.rank || a.i - b.i)
+      .map(({ spec }) => spec);
+  }
+}
