@@ -100,7 +100,8 @@ const REST: readonly AgentRoute[] = (Object.keys(OPERATIONS) as OperationName[])
           const principal = c.get("principal");
           const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
           const trace = requestTrace(c.req.raw);
-          const ops = new Operations(agent, c.env, tenant, origin, ownerOf(principal), trace);
+          const owner = ownerOf(principal);
+          const ops = new Operations(agent, c.env, tenant, origin, owner, trace, principal);
           // The card's features only for the operation that shows them.
           const features = () => servedFeatures(agent, baseUrl(c));
           return handleRest(
@@ -229,7 +230,8 @@ export const AGENT_ROUTES: readonly AgentRoute[] = [
             const acting = tenantFor(principal, tenant);
             await limits.bodyTenant(c, acting);
             const trace = requestTrace(c.req.raw);
-            return new Operations(agent, c.env, acting, originOf(url), ownerOf(principal), trace);
+            const owner = ownerOf(principal);
+            return new Operations(agent, c.env, acting, originOf(url), owner, trace, principal);
           },
           () => servedFeatures(agent, baseUrl(c, new URL(url))),
           url,
