@@ -216,6 +216,12 @@ describe("a separate approver", () => {
     expect(stateOf(await settled(task.id as string))).toBe("TASK_STATE_COMPLETED");
     expect(harness.toolRuns).toEqual([]);
     expect(harness.requests).toHaveLength(2);
+    // A retry after the task ended: its state, and still nothing of its answer or history.
+    const late = taskOf(await call("SendMessage", { message: reject }, BOB));
+    expect(late).toMatchObject({ id: approverId, status: { state: "TASK_STATE_COMPLETED" } });
+    expect(late.artifacts ?? []).toEqual([]);
+    expect(late.history ?? []).toEqual([]);
+    expect((late.status as Json).message).toBeUndefined();
     // Nothing waits for an approver now: the id no longer finds the task.
     expect((await call("GetTask", { id: approverId }, BOB)).error).toMatchObject({
       code: -32001,
