@@ -75,6 +75,9 @@ const testRateLimits = {
 const harnessTests = {
   llm: [
     "test/agent/approval/approval.test.ts",
+    "test/cli/approvals.test.ts",
+    "test/conversation/approver-desk.test.ts",
+    "test/conversation/runs/held-desk.push.test.ts",
     "test/agent/model/model-execution.stream.test.ts",
     "test/agent/model/model-execution.answer-record.test.ts",
     "test/agent/model/model-round.providers.test.ts",

@@ -32,6 +32,7 @@ export type {
   QuestionAnswer,
   QuestionRequest,
 } from "./agent/approval-options";
+export type { ApproversRule } from "./agent/approvers";
 export type { ApiKeyAuth, AuthOptions, BearerAuth, Principal, PrincipalInput } from "./agent/auth";
 export { ownerOf } from "./agent/auth";
 export type {

@@ -1,4 +1,5 @@
 import type { JsonObject } from "../protocol/json";
+import { type ApproversRule, checkApprovers } from "./approvers";
 
 // What the agent definition and a tool declare about approvals; the machinery that holds and
 // resumes calls is in approval/ and builds on these.
@@ -15,6 +16,8 @@ export interface ApprovalSettings {
   timeoutMs: number;
   onTimeout: "reject" | "fail";
   askUser: boolean;
+  /** Who else may decide held approvals; null: the task's owner alone. */
+  approvers: ApproversRule | null;
 }
 
 /** How long a held call waits for its decision when neither the tool nor the agent says. */
@@ -28,6 +31,11 @@ export interface ApprovalsConfig {
   onTimeout?: "reject" | "fail";
   /** Offer the model the built-in `ask_user` tool, to ask the user a question. Default false. */
   askUser?: boolean;
+  /**
+   * Principals besides the task's owner who may approve or reject its held calls (by
+   * scope, claim, API key or a function). Off by default; needs `auth`.
+   */
+  approvers?: ApproversRule;
 }
 
 export function resolveApprovals(config: ApprovalsConfig = {}): ApprovalSettings {
@@ -39,7 +47,8 @@ export function resolveApprovals(config: ApprovalsConfig = {}): ApprovalSettings
   if (onTimeout !== "reject" && onTimeout !== "fail") {
     throw new TypeError('approvals.onTimeout must be "reject" or "fail"');
   }
-  return { timeoutMs, onTimeout, askUser: config.askUser ?? false };
+  const approvers = config.approvers === undefined ? null : checkApprovers(config.approvers);
+  return { timeoutMs, onTimeout, askUser: config.askUser ?? false, approvers };
 }
 
 /** What a handler asks a person to approve. */

@@ -1,5 +1,6 @@
 import type { ReasoningOptions } from "../providers/base/types";
 import type { ApprovalsConfig } from "./approval-options";
+import type { ApproversRule } from "./approvers";
 import type { AuthOptions } from "./auth";
 import type { AgentConfig, ModelSettings, PushOptions } from "./definition";
 import type { LimitsConfig } from "./limits";
@@ -124,8 +125,13 @@ const AUTH = { bearer: 1, apiKeys: 1, authenticate: 1, customScheme: 1 } satisfi
   1
 >;
 
-const APPROVALS = { timeoutMs: 1, onTimeout: 1, askUser: 1 } satisfies Record<
+const APPROVALS = { timeoutMs: 1, onTimeout: 1, askUser: 1, approvers: 1 } satisfies Record<
   keyof ApprovalsConfig,
+  1
+>;
+
+const APPROVERS = { scopes: 1, claims: 1, apiKeys: 1, allow: 1 } satisfies Record<
+  keyof ApproversRule,
   1
 >;
 
@@ -144,6 +150,7 @@ const NESTED: readonly [
   ["rateLimit", (c) => c.rateLimit, RATE_LIMIT],
   ["auth", (c) => c.auth, AUTH],
   ["approvals", (c) => c.approvals, APPROVALS],
+  ["approvals.approvers", (c) => field(c.approvals, "approvers"), APPROVERS],
 ];
 
 const isPlain = (v: unknown): v is Record<string, unknown> =>

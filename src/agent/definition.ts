@@ -378,6 +378,11 @@ export function resolveAgent<Env>(config: AgentConfig<Env>): Agent<Env> {
   if (config.extendedCard && !auth) {
     throw new TypeError("extendedCard is served only to authenticated callers; configure auth");
   }
+  if (config.approvals?.approvers && !auth) {
+    throw new TypeError(
+      "approvals.approvers names principals, and without auth every caller is the same one; configure auth",
+    );
+  }
   const card = { ...parsed.data, securitySchemes: auth ? securitySchemesOf(auth) : {} };
   const agents = checkAgentTools(config.agents, config.tools ?? {});
   const toolAllowed = toolFilter(

@@ -6,6 +6,7 @@ import {
   UnauthenticatedError,
 } from "../client/index";
 import { PushVerificationError } from "../push/receiver";
+import { approvals, approve, reject } from "./approvals";
 import { flag, parseArgs, UsageError } from "./args";
 import * as commands from "./commands";
 import { doctor } from "./doctor";
@@ -33,6 +34,11 @@ commands:
   cancel URL TASK              cancel a task
   watch URL TASK               follow a running task; resumes after dropped connections
                                (--last-event-id ID)
+  approvals URL                calls waiting for a decision, of your tasks or of one
+                               (--task ID: a task id, or an approver's approverTaskId)
+  approve URL --task ID --call ID   approve a waiting call (--call repeatable,
+                               --reason R, --args JSON: edited arguments of one call)
+  reject URL --task ID --call ID    reject it; the model is told (--reason R)
   history URL CONTEXT          a conversation's history (--page-size N, --page-token T, --all)
   push add URL TASK WEBHOOK    register a webhook (--notification-token T,
                                --auth-scheme S --auth-credentials C, --id ID)
@@ -92,16 +98,21 @@ const COMMANDS: Record<string, (ctx: commands.Context) => Promise<number>> = {
   push: commands.push,
   registry: commands.registry,
   memory,
+  approvals,
+  approve,
+  reject,
 };
 
 /** Runs the CLI; answers the exit code. Never throws. */
 export async function main(argv: readonly string[]): Promise<number> {
   let json = false;
+  let commandName: string | undefined;
   const errStyle = styleFor(proc.stderr, argv.includes("--no-color"));
   try {
     const args = parseArgs(argv);
     json = flag(args, "json");
     const [name, ...positional] = args.positional;
+    commandName = name;
     if (flag(args, "version")) {
       proc.stdout.write("edgelink 0.1.0\n");
       return EXIT.ok;
@@ -115,11 +126,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     const style = styleFor(proc.stdout, flag(args, "no-color"));
     return await command({ args: { ...args, positional }, style, errStyle, json });
   } catch (error) {
-    return report(error, json, errStyle);
+    return report(error, json, errStyle, commandName);
   }
 }
 
-function report(error: unknown, json: boolean, s: ReturnType<typeof styleFor>): number {
+function report(
+  error: unknown,
+  json: boolean,
+  s: ReturnType<typeof styleFor>,
+  command?: string,
+): number {
   const code = error instanceof UsageError ? EXIT.usage : EXIT.error;
   if (json) {
     const body =
@@ -143,7 +159,7 @@ function report(error: unknown, json: boolean, s: ReturnType<typeof styleFor>): 
   if (error instanceof A2ARemoteError) {
     line += s.dim(` (${error.name}, code ${error.code}${error.reason ? `, ${error.reason}` : ""})`);
     for (const v of error.fieldViolations) line += `\n  ${v.field}: ${v.description}`;
-    const fix = fixFor(error);
+    const fix = fixFor(error, command);
     if (fix) line += `\n${fix}`;
   } else if (error instanceof A2AConnectionError) {
     line += s.dim(" (is the agent running? check the URL)");
@@ -159,7 +175,14 @@ function report(error: unknown, json: boolean, s: ReturnType<typeof styleFor>): 
 }
 
 /** What the user can do about an error the agent answered, when the CLI knows. */
-function fixFor(error: A2ARemoteError): string | null {
+function fixFor(error: A2ARemoteError, command: string | undefined): string | null {
+  const deciding = command === "approve" || command === "reject" || command === "approvals";
+  if (deciding && error.code === -32001) {
+    return "no such task waits for your decision: check --task (an approver uses the approverTaskId the request or its webhook carries, and needs the agent's approver role); `edgelink approvals URL` lists your own";
+  }
+  if (deciding && error.code === -32602) {
+    return "decide every waiting call in one command (repeat --call); `edgelink approvals URL --task ID` lists them, and --args must fit the tool's arguments";
+  }
   if (error instanceof UnauthenticatedError || error.httpStatus === 401) {
     return "the agent wants credentials: pass --api-key K (or --token T, or EDGELINK_TOKEN), or check the one you passed";
   }

@@ -6,7 +6,7 @@
 import { readDecisions } from "../agent/approval/approval-messages";
 import { decisionRecord } from "../agent/approval/approval-round";
 import { askUserTool } from "../agent/approval/ask-user";
-import { ASK_USER_TOOL, type HeldDecision } from "../agent/approval/held-calls";
+import { APPROVER_TASK_ID, ASK_USER_TOOL, type HeldDecision } from "../agent/approval/held-calls";
 import type { Agent } from "../agent/definition";
 import { replyMessage } from "../agent/reply";
 import { A2AError } from "../protocol/errors";
@@ -199,6 +199,8 @@ export class Admission<Env> {
     if (!id) throw new Error("a new task needs the id the Worker sealed for it (scope.newTaskId)");
     message.taskId = id;
     const submitted = submittedTask(id, scope.contextId, message);
+    // Kept with the task so that every request for a decision can name it (see HeldDesk).
+    if (scope.newApproverTaskId) submitted.metadata[APPROVER_TASK_ID] = scope.newApproverTaskId;
     let events: ReturnType<TaskStore["create"]>;
     try {
       events = this.host.store.atomic(() => {
@@ -229,7 +231,18 @@ export class Admission<Env> {
     const tools = agent.approvals.askUser
       ? { ...agent.tools, [ASK_USER_TOOL]: askUserTool }
       : agent.tools;
-    return readDecisions(message, pending, tools, scope.owner ?? "");
+    // An approver decides as itself: the record names who allowed what.
+    return readDecisions(message, pending, tools, scope.approver ?? scope.owner ?? "");
+  }
+
+  /**
+   * The task a message repeats, when this conversation took it before (a client's retry);
+   * null for a new message. Reads only.
+   */
+  retryOf(input: Message): string | null {
+    if (this.host.vacant()) return null;
+    const sent = this.findSent(input);
+    return "retryOf" in sent ? sent.retryOf : null;
   }
 
   /** Decisions stored on their calls, and kept in the task's steps (who, when, what). */

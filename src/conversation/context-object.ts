@@ -27,6 +27,7 @@ import {
 } from "../storage/schema-version";
 import type { Admission, InlinePush } from "./admission";
 import type { ObjectAlarm } from "./alarm";
+import { ApproverDesk } from "./approver-desk";
 import type { ContextIdentity, Scope } from "./context-identity";
 import { buildParts } from "./context-parts";
 import type { HistoryPage } from "./history/history-store";
@@ -56,6 +57,8 @@ export type ContextRpc = Pick<
   | "sendMessage"
   | "streamMessage"
   | "getTask"
+  | "approverView"
+  | "approverDecide"
   | "getTasks"
   | "listTasks"
   | "cancelTask"
@@ -99,6 +102,8 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
   private readonly steps: TaskSteps;
   /** The calls its tasks hold for a person. */
   private readonly approvals: ApprovalRows;
+  /** What an approver may do with a task (see ApproverDesk). */
+  private readonly approverDesk: ApproverDesk<Env>;
   /** True until the first write: the object holds nothing and has no schema. */
   private empty: boolean;
   /** Why this object's storage cannot be used (made by a development build or a later release), if so. */
@@ -140,6 +145,14 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.compaction = parts.compaction;
     this.steps = parts.steps;
     this.approvals = parts.approvals;
+    this.approverDesk = new ApproverDesk({
+      store: this.store,
+      approvals: this.approvals,
+      admission: this.admission,
+      vacant: () => this.vacant,
+      read: (taskId, options) => this.read(taskId, options),
+      waitUntil: (work) => this.ctx.waitUntil(work),
+    });
     void ctx.blockConcurrencyWhile(() => this.recover());
   }
 
@@ -198,6 +211,26 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       if (!params.message.taskId) await this.outbox.listed(taskId);
       const task = this.read(taskId, { historyLength: params.historyLength });
       return JSON.stringify(renderSendResult(task, version, params));
+    });
+  }
+
+  /** An approver's view of a task that waits for a decision (see ApproverDesk). */
+  approverView(scope: Scope, taskId: string, approverId: string): Promise<Result<Task>> {
+    this.steps.seen(scope);
+    return attempt("context object", () => this.approverDesk.view(taskId, approverId));
+  }
+
+  /** An approver's decision message; answers the rendered task, as `sendMessage` does. */
+  approverDecide(
+    scope: Scope,
+    params: SendParams,
+    version: ProtocolVersion,
+    approverId: string,
+  ): Promise<Result<string>> {
+    this.steps.seen(scope);
+    return attempt("context object", () => {
+      const task = this.approverDesk.decide(scope, params.message, approverId);
+      return JSON.stringify(renderSendResult(task, version));
     });
   }
 

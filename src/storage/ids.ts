@@ -38,6 +38,8 @@ export interface IdKeys {
   task: CryptoKey;
   /** HMAC key of the context ids Edgelink issues. */
   context: CryptoKey;
+  /** AES-GCM key of the ids an approver answers a task by (see approver-ids.ts). */
+  approver: CryptoKey;
 }
 
 const cache = new Map<string, Promise<IdKeys>>();
@@ -52,7 +54,7 @@ async function deriveKeys(secret: Uint8Array): Promise<IdKeys> {
     salt: new Uint8Array(0),
     info: encoder.encode(info),
   });
-  const [task, context] = await Promise.all([
+  const [task, context, approver] = await Promise.all([
     crypto.subtle.deriveKey(
       hkdf("edgelink task id v2"),
       root,
@@ -64,8 +66,15 @@ async function deriveKeys(secret: Uint8Array): Promise<IdKeys> {
       "sign",
       "verify",
     ]),
+    crypto.subtle.deriveKey(
+      hkdf("edgelink approver task id v1"),
+      root,
+      { name: "AES-GCM", length: 256 },
+      false,
+      ["encrypt", "decrypt"],
+    ),
   ]);
-  return { task, context };
+  return { task, context, approver };
 }
 
 /** The last origin checked (one per deployment in practice), so a request parses no URL. */
@@ -403,6 +412,13 @@ export interface Scope {
   owner?: string;
   /** The id a new task gets: sealed by the Worker, which holds the id key (`sealedTaskId`). */
   newTaskId?: string;
+  /** The id approvers answer a new task by, when the agent names approvers (`sealApproverTaskId`). */
+  newApproverTaskId?: string;
+  /**
+   * Set when the caller is not the owner but an approver (`ownerOf` of it): the object
+   * then takes from it only a decision on a pending approval.
+   */
+  approver?: string;
   /** The caller's trace context (a `TraceCarrier`), when tracing is on. */
   trace?: string;
   /** Set when the inspector is on for this request: the object then records task steps. */

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { basePath } from "hono/route";
 import { base64url, createLocalJWKSet, errors, type JWTVerifyGetKey } from "jose";
+import { scopesOf } from "../agent/approvers";
 import { ANONYMOUS, type AuthOptions, type BearerAuth, type Principal } from "../agent/auth";
 import type { Agent } from "../agent/definition";
 import { discoverJwksUri, JwksUnavailableError, remoteKeySet, verifyJwt } from "../jwks";
@@ -89,13 +90,6 @@ async function verifyBearer(token: string, bearer: BearerAuth): Promise<Principa
     }
     throw error;
   }
-}
-
-/** A token's scopes: the `scope` claim (space-separated, RFC 8693) or an `scp` list. */
-function scopesOf(payload: Record<string, unknown>): string[] {
-  if (typeof payload.scope === "string") return payload.scope.split(" ");
-  if (Array.isArray(payload.scp)) return payload.scp.filter((s) => typeof s === "string");
-  return [];
 }
 
 const encoder = new TextEncoder();

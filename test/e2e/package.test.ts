@@ -217,6 +217,13 @@ const MERGED_ITEMS_OVERLAP_BYTES = -637;
  * before, 217,872 after.
  */
 const FOLDER_LAYERS_COST_BYTES = -102;
+/**
+ * A separate approver: the approvers rule, the approver's id (sealed and opened in the
+ * Worker), its routing to the owner's object and what that object lets an approver do.
+ * Measured on the demo built from the package: 218,066 bytes before (the goal as merged,
+ * not rebuilt), 220,102 after.
+ */
+const APPROVERS_COST_BYTES = 2_036;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -246,6 +253,7 @@ const BUNDLE_GOAL_BYTES =
   SECURITY_REVIEW_COST_BYTES +
   ROUTE_TABLE_COST_BYTES +
   FOLDER_LAYERS_COST_BYTES +
+  APPROVERS_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
@@ -530,8 +538,9 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     // The root is what a handler's author needs; api/edgelink.api.md lists it. It grows
     // only with a feature (ownerOf and RateLimitOptions took it from 49 to 51; A2AError, the
     // class of the errors a handler's memory calls throw, to 52; the types of approvals and
-    // questions, which a handler's and a tool's author write, to 58).
-    expect(names.edgelink.length).toBeLessThanOrEqual(58);
+    // questions, which a handler's and a tool's author write, to 58; the approvers rule an
+    // operator writes in defineAgent, to 59).
+    expect(names.edgelink.length).toBeLessThanOrEqual(59);
   });
 
   it("the user's worker type-checks against the published types", async () => {

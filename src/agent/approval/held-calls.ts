@@ -67,6 +67,9 @@ export interface ApprovalDesk {
 }
 
 export { DECISION_KIND, REQUEST_KIND } from "../../protocol/approval";
+/** The task metadata key, and request field, of the id an approver answers the task by. */
+export const APPROVER_TASK_ID = "edgelink.approverTaskId";
+
 /** The built-in tool's name (the `askUser` option) that asks the user a question. */
 export const ASK_USER_TOOL = "ask_user";
 

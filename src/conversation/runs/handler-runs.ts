@@ -4,6 +4,7 @@
  * tasks a restart interrupted, and publishing the events they log.
  */
 
+import { APPROVER_TASK_ID } from "../../agent/approval/held-calls";
 import type { ApprovalCaller } from "../../agent/approval-options";
 import type { Agent } from "../../agent/definition";
 import type { MemoryTurnScope } from "../../agent/memory-source";
@@ -14,6 +15,7 @@ import type { LoggedEvent } from "../../protocol/events";
 import { newId, nowIso } from "../../protocol/json";
 import type { Message } from "../../protocol/message";
 import { Parts } from "../../protocol/part";
+import type { Task } from "../../protocol/task";
 import { isTerminal } from "../../protocol/task-state";
 import type { TraceCarrier } from "../../telemetry";
 import { type LogFields, logEvent } from "../../telemetry/log";
@@ -145,6 +147,7 @@ export class HandlerRuns<Env> {
       this.caller(),
       this.agent().approvals,
       (at) => this.alarm.wakeSoon(at, "approval", "schedule an approval deadline"),
+      approverTaskIdOf(task),
     );
     const traced = traceRun(this.store, run, this.agent() as Agent<unknown>, trace);
     let failure: unknown;
@@ -210,4 +213,10 @@ export class HandlerRuns<Env> {
       else this.fail(taskId, RESTART_REASON);
     }
   }
+}
+
+/** The id approvers answer a task by, kept in its metadata when it was created. */
+function approverTaskIdOf(task: Task): string | null {
+  const id = task.metadata?.[APPROVER_TASK_ID];
+  return typeof id === "string" ? id : null;
 }

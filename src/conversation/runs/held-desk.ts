@@ -5,6 +5,7 @@
  */
 
 import type { ApprovalDesk, HeldCall, HeldOrigin } from "../../agent/approval/held-calls";
+import { REQUEST_KIND } from "../../agent/approval/held-calls";
 import type { ApprovalCaller } from "../../agent/approval-options";
 import type { Part } from "../../protocol/part";
 import type { ApprovalRows } from "../tasks/approval-rows";
@@ -21,6 +22,8 @@ export class HeldDesk implements ApprovalDesk {
     readonly settings: ApprovalDesk["settings"],
     /** Asks the object's alarm to ring at a deadline. */
     private readonly wake: (at: number) => void,
+    /** The id an approver answers this task by, when the agent names approvers. */
+    private readonly approverTaskId: string | null = null,
   ) {}
 
   held(origin: HeldOrigin): HeldCall[] {
@@ -31,9 +34,10 @@ export class HeldDesk implements ApprovalDesk {
     if (this.store.state(this.taskId) === "input-required") {
       throw new Error("A task asks one thing at a time: return once it asked for a decision");
     }
+    const parts = this.approverTaskId ? withApproverId(message, this.approverTaskId) : message;
     this.store.atomic(() => {
       this.rows.insert(this.taskId, calls);
-      this.requestInput(message);
+      this.requestInput(parts);
     });
     const deadlines = calls.flatMap((c) =>
       c.decision === null && c.deadline !== null ? [c.deadline] : [],
@@ -44,4 +48,14 @@ export class HeldDesk implements ApprovalDesk {
   release(callIds: readonly string[]): void {
     this.rows.release(this.taskId, callIds);
   }
+}
+
+/** The request's data part also names the id an approver answers by ("how to answer"). */
+function withApproverId(message: Part[], approverTaskId: string): Part[] {
+  return message.map((part) => {
+    const content = part.type === "data" ? part.content : null;
+    if (!content || typeof content !== "object" || Array.isArray(content)) return part;
+    if (content.kind !== REQUEST_KIND) return part;
+    return { ...part, content: { ...content, approverTaskId } };
+  });
 }

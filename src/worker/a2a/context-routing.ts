@@ -3,10 +3,13 @@
  * ids opened or verified for this caller, then the object's stub and the call's scope.
  * `Operations` extends it, so the hot path's calls stay direct method calls.
  */
+import { mayApprove } from "../../agent/approvers";
+import type { Principal } from "../../agent/auth";
 import type { Agent } from "../../agent/definition";
 import type { ContextRpc, Scope } from "../../conversation/context-object";
 import { A2AError } from "../../protocol/errors";
 import type { SendParams } from "../../protocol/wire/requests";
+import { openApproverTaskId, sealApproverTaskId } from "../../storage/approver-ids";
 import {
   contextObjectName,
   type IdScope,
@@ -44,6 +47,8 @@ export class ContextRouting<Env> {
     protected readonly origin = "",
     /** The request's server span, when tracing is on: its context goes with each object call. */
     readonly trace?: Traced,
+    /** The caller, asked only when it names a task by an approver's id. */
+    protected readonly principal?: Principal,
   ) {
     this.tenant = scope.tenant;
     this.owner = scope.owner;
@@ -70,11 +75,11 @@ export class ContextRouting<Env> {
     return { tenant: this.tenant, owner: this.owner };
   }
 
-  protected context(contextId: string): { stub: ContextRpc; scope: Scope } {
+  protected context(contextId: string, owner = this.owner): { stub: ContextRpc; scope: Scope } {
     const ns = this.namespace(this.agent.bindings.context);
-    const id = ns.idFromName(contextObjectName(this.tenant, contextId, this.owner));
+    const id = ns.idFromName(contextObjectName(this.tenant, contextId, owner));
     const stub = ns.get(id) as unknown as ContextRpc;
-    const scope: Scope = { tenant: this.tenant, contextId, owner: this.owner };
+    const scope: Scope = { tenant: this.tenant, contextId, owner };
     // The object records task steps for the inspector only while it is on (see TaskSteps).
     if (inspectorEnabled(this.agent as Agent<unknown>, this.env, this.origin)) {
       scope.inspector = true;
@@ -127,8 +132,39 @@ export class ContextRouting<Env> {
         ? await issuedContextId(keys, this.ids)
         : ((await this.scope.contextId(contextId, field, "write")) as string);
     const target = this.context(named);
-    target.scope.newTaskId = await sealedTaskId(keys, this.ids, named);
-    this.trace?.span.setAttribute(A2A_TASK_ID, target.scope.newTaskId);
+    const newTaskId = await sealedTaskId(keys, this.ids, named);
+    target.scope.newTaskId = newTaskId;
+    if (this.agent.approvals.approvers) {
+      const owned = { owner: this.owner, contextId: named, taskId: newTaskId };
+      const approverId = await sealApproverTaskId(keys, this.tenant, owned);
+      if (approverId) target.scope.newApproverTaskId = approverId;
+    }
+    this.trace?.span.setAttribute(A2A_TASK_ID, newTaskId);
     return target;
+  }
+
+  /**
+   * The owner's conversation holding the task an approver's id names, for a caller the
+   * agent's approver rule accepts; not found, exactly as an unknown task, for anyone else
+   * (and for every caller when the agent names no approvers).
+   */
+  protected async approverContext(approverId: string) {
+    const rule = this.agent.approvals.approvers;
+    const notFound = new A2AError("TaskNotFound", `Task ${approverId} not found`, {
+      taskId: approverId,
+    });
+    if (!rule || !this.principal) throw notFound;
+    const keys = await idKeys(this.env, this.origin, this);
+    const target = await openApproverTaskId(keys, this.tenant, approverId);
+    if (!target) throw notFound;
+    const allowed = await mayApprove(rule, this.principal, {
+      tenant: this.tenant,
+      owner: target.owner,
+    });
+    if (!allowed) throw notFound;
+    this.trace?.span.setAttribute(A2A_TASK_ID, target.taskId);
+    const { stub, scope } = this.context(target.contextId, target.owner);
+    scope.approver = this.owner;
+    return { stub, scope, taskId: target.taskId };
   }
 }

@@ -15,6 +15,7 @@ import {
 } from "../../protocol/wire/requests";
 import type { StreamFormat } from "../../protocol/wire/stream";
 import { type PushConfig, parsePushConfig } from "../../push/config";
+import { isApproverTaskId } from "../../storage/approver-ids";
 import { decodeCursor } from "../../storage/ids";
 import { unwrap } from "../../storage/result";
 import { A2A_TASK_STATE } from "../../telemetry";
@@ -35,6 +36,8 @@ export class Operations<Env> extends ContextRouting<Env> {
   ): Promise<string> {
     requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
     requireAcceptedParts(params.message.parts, this.agent as Agent<unknown>);
+    const taskId = params.message.taskId;
+    if (taskId && isApproverTaskId(taskId)) return this.approverDecides(params, taskId, version);
     const push = this.inlinePush(params.pushConfig, version);
     const { stub, scope } = await this.route(params);
     const rendered = unwrap(await stub.sendMessage(scope, params, version, push));
@@ -51,18 +54,70 @@ export class Operations<Env> extends ContextRouting<Env> {
     this.requireStreaming();
     requireInputFormats(params.message.parts, this.agent as Agent<unknown>);
     requireAcceptedParts(params.message.parts, this.agent as Agent<unknown>);
+    const taskId = params.message.taskId;
+    if (taskId && isApproverTaskId(taskId)) {
+      await this.approverContext(taskId);
+      throw new A2AError(
+        "UnsupportedOperation",
+        "An approver answers with SendMessage (not streaming): its answer is the decision alone",
+        { taskId },
+      );
+    }
     const push = this.inlinePush(params.pushConfig, format.version);
     const { stub, scope } = await this.route(params, contextField);
     return unwrap(await stub.streamMessage(scope, params, format, push));
   }
 
   async getTask(params: TaskIdParams): Promise<Task> {
+    if (isApproverTaskId(params.id)) {
+      const { stub, scope, taskId } = await this.approverContext(params.id);
+      return unwrap(await stub.approverView(scope, taskId, params.id));
+    }
     const { stub, scope } = await this.contextOfTask(params.id);
     const task = unwrap(
       await stub.getTask(scope, params.id, { historyLength: params.historyLength }),
     );
     this.trace?.span.setAttribute(A2A_TASK_STATE, task.status.state);
     return task;
+  }
+
+  /**
+   * An approver's decision on another principal's task: only a decision message, no
+   * webhook, no context of its own; its answer shows no more than the task's state.
+   */
+  private async approverDecides(
+    params: SendParams & { pushConfig?: JsonObject },
+    approverId: string,
+    version: ProtocolVersion,
+  ): Promise<string> {
+    const { stub, scope, taskId } = await this.approverContext(approverId);
+    if (params.pushConfig !== undefined) {
+      const field =
+        version === "1.0"
+          ? "params.configuration.taskPushNotificationConfig"
+          : "params.configuration.pushNotificationConfig";
+      throw new A2AError(
+        "InvalidParams",
+        `${field}: an approver registers no webhook on the task it decides`,
+        {},
+        [{ field, description: "not accepted from an approver" }],
+      );
+    }
+    const { contextId } = params.message;
+    if (contextId !== undefined && contextId !== scope.contextId) {
+      throw new A2AError(
+        "InvalidParams",
+        `params.message.contextId ${contextId} does not match the context of task ${approverId}`,
+        { taskId: approverId, contextId },
+        [{ field: "params.message.contextId", description: "does not match the task's context" }],
+      );
+    }
+    const message = { ...params.message, taskId, contextId: scope.contextId };
+    const rendered = unwrap(
+      await stub.approverDecide(scope, { ...params, message }, version, approverId),
+    );
+    stateOfRendered(this.trace, rendered);
+    return rendered;
   }
 
   /** A task's steps for the inspector's waterfall: found as GetTask finds the task. */

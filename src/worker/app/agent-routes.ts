@@ -105,7 +105,14 @@ const REST: readonly AgentRoute[] = (Object.keys(OPERATIONS) as OperationName[])
           checkPathEncoding(new URL(c.req.url).pathname);
           const origin = new URL(c.req.url).origin;
           const trace = requestTrace(c.req.raw);
-          const ops = new Operations(agent, c.env, c.get("scope"), origin, trace);
+          const ops = new Operations(
+            agent,
+            c.env,
+            c.get("scope"),
+            origin,
+            trace,
+            c.get("principal"),
+          );
           // The card's features only for the operation that shows them.
           const features = () => servedFeatures(agent, baseUrl(c));
           return handleRest(
@@ -238,7 +245,7 @@ export const AGENT_ROUTES: readonly AgentRoute[] = [
             const scope = caller.within(tenant);
             await limits.bodyTenant(c as never, scope.tenant);
             const trace = requestTrace(c.req.raw);
-            return new Operations(agent, c.env, scope, originOf(url), trace);
+            return new Operations(agent, c.env, scope, originOf(url), trace, c.get("principal"));
           },
           () => servedFeatures(agent, baseUrl(c, new URL(url))),
           url,
