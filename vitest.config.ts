@@ -82,6 +82,7 @@ const harnessTests = {
     "test/providers/retry.rounds.test.ts",
     "test/telemetry/log.model.test.ts",
     "test/testing/fake-model.test.ts",
+    "test/worker/a2a/chat-decision.test.ts",
   ],
   agents: [
     "test/agent/delegation.test.ts",
