@@ -9,6 +9,9 @@ import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
  * registered (https://hooks.example.com/...) with the real `fetch`; without this, each such
  * delivery waits on a DNS lookup that fails and workerd prints it as an internal error.
  */
+/** Miniflare's name for the Worker a binding is declared in (a service binding to itself). */
+const kCurrentWorker = Symbol.for("miniflare.kCurrentWorker");
+
 const noNetwork = {
   outboundService: (request: Request) =>
     new Response(`no network in the workers tests (${new URL(request.url).host})`, {
@@ -85,6 +88,7 @@ const harnessTests = {
     "test/worker/a2a/chat-decision.test.ts",
   ],
   agents: [
+    "test/agent/approval/relay.test.ts",
     "test/agent/delegation.test.ts",
     "test/agent/tools/agent-tools.test.ts",
     "test/mcp/connection.test.ts",
@@ -187,7 +191,8 @@ export default defineConfig({
                 MCP_DOWN_URL: inject("mcpDownUrl"),
               },
               // The demo agent as a second Worker, reached through a service binding.
-              serviceBindings: { DEMO: "demo" },
+              // This Worker again: the relay agent's child, a second agent of the harness.
+              serviceBindings: { DEMO: "demo", CHILD: kCurrentWorker },
               workers: [
                 {
                   name: "demo",
