@@ -9,7 +9,7 @@
 import * as z from "zod";
 import { type ApprovalDecision, DECISION_KIND, REQUEST_KIND } from "../../protocol/approval";
 import type { JsonObject } from "../../protocol/json";
-import { type Part, Parts, textOf } from "../../protocol/part";
+import { Parts, textOf } from "../../protocol/part";
 import type { Task } from "../../protocol/task";
 import type { ToolCall } from "../../providers/base/types";
 import type { TaskContext } from "../context";

@@ -157,7 +157,7 @@ describe("a delegated agent's request relayed to the parent's caller", () => {
     });
     expect((body.error as Json).code).toBe(-32602);
     expect(JSON.stringify(body.error)).toContain("message.parts[0].data.callId");
-    const childTaskId = (requestOf(task)?.relayed as Json).taskId as string;
+    const childTaskId = (requestOf(task)?.relayed as Json | undefined)?.taskId as string;
     expect((await (await child()).getTask(childTaskId)).status.state).toBe("input-required");
     const agent = await caller();
     const done = await agent.send(decisionParts([approve("refund")]), { taskId: task.id });
