@@ -11,6 +11,9 @@ import LongestFirst from "./test/support/run-order.mjs";
  * registered (https://hooks.example.com/...) with the real `fetch`; without this, each such
  * delivery waits on a DNS lookup that fails and workerd prints it as an internal error.
  */
+/** Miniflare's name for the Worker a binding is declared in (a service binding to itself). */
+const kCurrentWorker = Symbol.for("miniflare.kCurrentWorker");
+
 const noNetwork = {
   outboundService: (request: Request) =>
     new Response(`no network in the workers tests (${new URL(request.url).host})`, {
@@ -87,9 +90,11 @@ const harnessTests = {
     "test/providers/retry.rounds.test.ts",
     "test/telemetry/log.model.test.ts",
     "test/testing/fake-model.test.ts",
+    "test/worker/a2a/chat-decision.test.ts",
   ],
   agents: [
     "test/telemetry/finished-spans.same-worker.test.ts",
+    "test/agent/approval/relay.test.ts",
     "test/agent/delegation.test.ts",
     "test/agent/tools/agent-tools.test.ts",
     "test/mcp/connection.test.ts",
@@ -194,8 +199,14 @@ export default defineConfig({
                 MCP_DOWN_URL: inject("mcpDownUrl"),
               },
               // The demo agent as a second Worker, reached through a service binding; the
-              // traced agent as a third, exporting its spans to a fake OTLP collector.
-              serviceBindings: { DEMO: "demo", TRACED: "traced", COLLECTOR: otlpCollector },
+              // traced agent as a third, exporting its spans to a fake OTLP collector; this
+              // Worker again as the relay agent's child, a second agent of the harness.
+              serviceBindings: {
+                DEMO: "demo",
+                TRACED: "traced",
+                COLLECTOR: otlpCollector,
+                CHILD: kCurrentWorker,
+              },
               workers: [
                 {
                   name: "demo",

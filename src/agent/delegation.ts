@@ -76,6 +76,41 @@ export interface ChildTask extends AsyncIterable<AgentEvent> {
    * child's final task. After a restart, only what was not forwarded yet is forwarded.
    */
   forward(): Promise<Task>;
+  /**
+   * Answers a child that ended `input-required` (a decision on its held calls, say):
+   * sends it `message` and follows it from there; read the outcome with `result()`,
+   * `answer()`, `events()` or `forward()` again. A child no longer waiting is only
+   * followed. Give the message a `messageId` that is the same when this run runs again:
+   * the child takes a message sent twice once.
+   * @example
+   * let task = await child.result();
+   * if (task.status.state === "input-required") task = await child.reply("Yes").result();
+   */
+  reply(message: string | Part[] | MessageInput): ChildTask;
+}
+
+/** The message a caller's decision is relayed to a child with. */
+export interface RelayReply {
+  /** The same when the run runs again, so a reply sent twice is taken once. */
+  messageId: string;
+  parts: Part[];
+}
+
+/**
+ * Where agents called as tools relay a request for input to the parent's caller (the
+ * parent's turn holds it) and find the caller's answer to send back to the child.
+ */
+export interface ChildRelay {
+  /** The answer to send the child of this call, when the caller gave one. */
+  replyFor(callId: string): RelayReply | undefined;
+  /** The child took the answer. */
+  replied(callId: string): void;
+  /** The child of this call asks for input: true when relayed (the call waits for it). */
+  ask(callId: string, agent: string, task: Task): boolean;
+  /** Whether the child of this call asked (its call has no result yet). */
+  asked(callId: string): boolean;
+  /** Whether any child asked this round. */
+  first(): unknown;
 }
 
 /** A child row as the parent's object keeps it. */
@@ -239,6 +274,8 @@ const FINAL = (state: string) =>
 class Child implements ChildTask {
   private consumed = false;
   private final: Task | null = null;
+  /** The answer `reply()` sends before following the child again. */
+  private replying: string | Part[] | MessageInput | null = null;
 
   constructor(
     private readonly host: DelegationHost,
@@ -260,8 +297,10 @@ class Child implements ChildTask {
     if (this.consumed) throw new Error("delegate: a child's events can be read only once");
     this.consumed = true;
     const record = this.record;
+    const reply = isInterrupted(record.state as TaskState) ? this.replying : null;
+    this.replying = null;
     // Seen to its end before a restart: nothing left to read (`result()` fetches the task).
-    if (record.childTaskId && FINAL(record.state)) return;
+    if (record.childTaskId && FINAL(record.state) && reply === null) return;
     const traced = startDelegation(this.host, record);
     let client: A2AClient;
     try {
@@ -272,6 +311,16 @@ class Child implements ChildTask {
     }
     const own = this.options.signal;
     const signal = own ? AbortSignal.any([this.host.signal, own]) : this.host.signal;
+    if (reply !== null && record.childTaskId !== null) {
+      // Sent, then followed from the last event seen: a stream would open with the task
+      // as it waited, which reads as its end.
+      try {
+        await client.send(reply, { taskId: record.childTaskId, returnImmediately: true, signal });
+      } catch (error) {
+        endDelegation(traced, record, error);
+        throw error;
+      }
+    }
     const source =
       record.childTaskId === null
         ? client.stream(this.message, {
@@ -295,7 +344,9 @@ class Child implements ChildTask {
           // The child's id is saved at once: without it a restart would send again.
           this.save({ childTaskId: change.childTaskId, childContextId: change.childContextId });
         }
-        if (event.kind === "task" && FINAL(event.task.status.state)) this.final = event.task;
+        // A reply's stream opens with the task as it waited: only the last word counts.
+        if (event.kind === "task") this.final = FINAL(event.task.status.state) ? event.task : null;
+        else if (event.kind === "status-update") this.final = null;
         yield event;
         this.save(change);
       }
@@ -336,6 +387,15 @@ class Child implements ChildTask {
   private save(change: Partial<ChildRecord>): void {
     Object.assign(this.record, change);
     this.ledger.update(this.host.taskId, this.record.key, change);
+  }
+
+  reply(message: string | Part[] | MessageInput): ChildTask {
+    if (!this.record.childTaskId)
+      throw new Error("delegate: a child is answered once it has a task");
+    this.replying = message;
+    this.consumed = false;
+    this.final = null;
+    return this;
   }
 
   async result(): Promise<Task> {

@@ -1,3 +1,4 @@
+import { REQUEST_KIND } from "./approval";
 import type { TaskEvent } from "./events";
 import type { JsonObject, JsonValue } from "./json";
 import type { Message } from "./message";
@@ -9,13 +10,14 @@ import type { Task } from "./task";
  * The chat view of a task's event log: the same events A2A streams carry, told
  * the way a chat front end wants them. `start {taskId, model, sessionId}`, `chunk
  * {content}` per streamed text, `tool_call {tool, arguments, toolCallId}` before each tool
- * runs, `tool_result {tool, content, toolCallId, isError}` after it, then, per turn,
+ * runs, `tool_result {tool, content, toolCallId, isError}` after it, `approval {taskId,
+ * calls, waiting, relayed?}` when the turn ends waiting for decisions on held calls, then, per turn,
  * exactly one of `done {taskId, sessionId, state, thinking?, hasThinking, totalTimeMs}` or
  * `error {error}` (a replay of a task that asked for input has one per turn). Each frame is `event:` + `data:` with the log position as its `id:`, so a
  * reconnect with `Last-Event-ID` resumes right after it.
  */
 export interface ChatEvent {
-  event: "start" | "chunk" | "tool_call" | "tool_result" | "done" | "error";
+  event: "start" | "chunk" | "tool_call" | "tool_result" | "approval" | "done" | "error";
   data: JsonObject;
 }
 
@@ -70,6 +72,8 @@ export class ChatView {
         if (state === "input-required" || state === "auth-required") {
           const content = textOf(parts);
           if (content) out.push({ event: "chunk", data: { content } });
+          const request = approvalRequest(parts);
+          if (request) out.push({ event: "approval", data: { taskId: event.taskId, ...request } });
           out.push(this.done(state));
         } else if (state === "completed") {
           out.push(this.done(state));
@@ -124,6 +128,18 @@ function toolWork(part: Part): ChatEvent | null {
         isError: error !== null,
       },
     };
+  }
+  return null;
+}
+
+/** The request for decisions among a status message's parts (its fields but `kind`). */
+function approvalRequest(parts: readonly Part[]): JsonObject | null {
+  for (const part of parts) {
+    const content = part.type === "data" ? part.content : null;
+    if (typeof content !== "object" || content === null || Array.isArray(content)) continue;
+    if (content.kind !== REQUEST_KIND) continue;
+    const { kind: _, ...request } = content;
+    return request;
   }
   return null;
 }

@@ -337,6 +337,9 @@ export const CONTEXT_SCHEMA: Schema = {
          BEGIN DELETE FROM approvals WHERE task_id = old.id; END`,
       "ALTER TABLE task_steps ADD COLUMN approvals TEXT NOT NULL DEFAULT '[]'",
     ],
+    // A held call relayed from a delegated agent (JSON: the agent tool, the parent's call,
+    // the child's task): its decision goes back to that child.
+    ["ALTER TABLE approvals ADD COLUMN relay TEXT"],
   ],
 };
 

@@ -77,7 +77,10 @@ const TASK_STEPS: MasterRow[] = [
   },
 ];
 
-/** Calls held for a person (version 5): their table, its index of deadlines, its trigger. */
+/**
+ * Calls held for a person (version 5): their table, its index of deadlines, its trigger;
+ * the relayed call's origin (version 6).
+ */
 const APPROVALS: MasterRow[] = [
   {
     type: "index",
@@ -107,7 +110,7 @@ const APPROVALS: MasterRow[] = [
         decided_reason TEXT,
         decided_by TEXT,
         decided_at INTEGER,
-        message_id TEXT,
+        message_id TEXT, relay TEXT,
         PRIMARY KEY (task_id, call_id)
       )`),
   },
@@ -164,8 +167,9 @@ const DROPPED_IN_4 = new Set([
  * What this release's schema holds: a development build's, plus the column added to the baseline before
  * it was released (`trace`), then a conversation's migration to version 2 (the tasks'
  * `event_floor` and `event_ceiling` instead of the event log's index by task), to
- * version 3 (the inspector's task steps), to version 4 (`VERSION_4`), and to version 5
- * (calls held for approval, and the decisions in the task steps).
+ * version 3 (the inspector's task steps), to version 4 (`VERSION_4`), to version 5
+ * (calls held for approval, and the decisions in the task steps), and to version 6 (a
+ * held call relayed from a delegated agent).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
   if (kind !== "conversation") return SCHEMA_0X[kind];
@@ -183,7 +187,7 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
 }
 
 /** The version each kind's schema reaches. */
-const VERSIONS = { conversation: "5", index: "1", registry: "1" } as const;
+const VERSIONS = { conversation: "6", index: "1", registry: "1" } as const;
 
 const built = (schema: Schema) =>
   runInDurableObject(scratch(), (_i, state) => {

@@ -38,13 +38,16 @@ export function requestParts(calls: readonly Omit<HeldCall, "decision">[]): Part
     }),
     waiting: calls.filter((c) => c.kind === "auto").map((c) => c.callId),
   };
+  const relay = calls[0]?.relay;
+  if (relay) data.relayed = { agent: relay.agent, taskId: relay.taskId };
   const lines = asked.map((c) =>
     c.kind === "question"
       ? `Question: ${c.reason}${c.choices ? ` (choices: ${c.choices.join(", ")})` : ""}`
       : `Approval needed to run ${c.tool}: ${c.reason}`,
   );
   const how = `Answer with one ${DECISION_KIND} data part per call (decision "approve" or "reject"; "answer" for a question), or with text: text rejects every approval with it as the reason and answers every question.`;
-  return [Parts.text([...lines, how].join("\n")), Parts.data(data)];
+  const from = relay ? [`The agent ${relay.agent} asks (relayed):`] : [];
+  return [Parts.text([...from, ...lines, how].join("\n")), Parts.data(data)];
 }
 
 const Decision = z
@@ -151,9 +154,12 @@ function decide(
     if (edited.length > MAX_HELD_ARGUMENT_CHARS) {
       throw invalid(`${field}.arguments`, `at most ${MAX_HELD_ARGUMENT_CHARS} characters of JSON`);
     }
-    // A handler's action has no schema: its edited arguments are only size-checked.
+    // A handler's action has no schema: its edited arguments are only size-checked; a
+    // relayed call's tool is the child's, which checks them when the decision reaches it.
     const tool =
-      call.origin === "model" && Object.hasOwn(tools, call.tool) ? tools[call.tool] : undefined;
+      call.origin === "model" && !call.relay && Object.hasOwn(tools, call.tool)
+        ? tools[call.tool]
+        : undefined;
     const checked = tool?.input.safeParse(d.arguments);
     if (checked && !checked.success) {
       const issue = checked.error.issues[0] ?? { path: [], message: "invalid" };

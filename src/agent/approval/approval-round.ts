@@ -129,7 +129,8 @@ export async function resumeHeld(
   tools: Tools,
   options: ToolRunOptions,
 ): Promise<boolean> {
-  const rows = desk.held("model");
+  // Calls relayed from a delegated agent are answered by that agent (see TurnRelay).
+  const rows = desk.held("model").filter((r) => !r.relay);
   if (rows.length === 0) return false;
   // A round resumed before every call was decided cannot go on: it waits still.
   if (rows.some((r) => r.kind !== "auto" && r.decision === null)) return false;

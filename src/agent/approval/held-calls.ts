@@ -30,6 +30,18 @@ export interface HeldDecision {
   messageId: string | null;
 }
 
+/** Where a relayed call came from: an agent called as a tool that asked for input. */
+export interface RelayedFrom {
+  /** The agent tool's name (the parent's name for the child). */
+  agent: string;
+  /** The parent's call of that tool, whose result waits on the child. */
+  callId: string;
+  /** The child's task. */
+  taskId: string;
+  /** The child asked in words (no request data part): its answer goes back as text. */
+  plain: boolean;
+}
+
 /** One held call, as stored. */
 export interface HeldCall {
   callId: string;
@@ -48,6 +60,8 @@ export interface HeldCall {
   /** What expiry does: reject the call, or fail the task. */
   onTimeout: "reject" | "fail";
   decision: HeldDecision | null;
+  /** Set when the call is a delegated agent's, relayed to this task's caller. */
+  relay?: RelayedFrom | null;
 }
 
 /** Where a run stores and reads its held calls (the conversation object's rows). */

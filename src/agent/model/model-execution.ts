@@ -12,6 +12,7 @@ import { logEvent } from "../../telemetry/log";
 import { holdRound, planHold, resumeHeld } from "../approval/approval-round";
 import { askUserTool } from "../approval/ask-user";
 import { type ApprovalDesk, ASK_USER_TOOL } from "../approval/held-calls";
+import { TurnRelay } from "../approval/relay";
 import type { TaskContext } from "../context";
 import type { Agent } from "../definition";
 import type { MemoryTurn, MemoryTurnScope } from "../memory-source";
@@ -156,7 +157,9 @@ async function modelLoop<Env>(
   desk: ApprovalDesk | undefined,
 ): Promise<void> {
   const system = await systemPrompt(agent, ctx);
-  const turn = await openTurnTools(agent, ctx);
+  // Delegated agents that ask for input have it relayed to this task's caller.
+  const relay = desk ? new TurnRelay((ids) => desk.release(ids)) : undefined;
+  const turn = await openTurnTools(agent, ctx, relay);
   try {
     let extra: Tools | undefined =
       memory && Object.keys(memory.tools).length
@@ -176,7 +179,14 @@ async function modelLoop<Env>(
     const signal = callOptions.signal as AbortSignal;
     const reserved = memory?.reservedTokens ?? 0;
     // A turn resumed with decisions on its held calls: they run (or are answered) first.
-    if (desk) {
+    if (desk && relay) {
+      // Decisions on a delegated agent's request go back to it; its call follows it on.
+      await relay.resume(desk.held("model"), ctx, tools, {
+        ...toolOptions(agent, signal),
+        onResult: (run) => announceResult(ctx, run),
+      });
+      // The agent asked again: the task waits for its caller once more.
+      if (relay.hold(desk)) return;
       await resumeHeld(ctx, desk, tools, {
         ...toolOptions(agent, signal),
         onCall: (c) => announceCall(ctx, c),
@@ -203,6 +213,7 @@ async function modelLoop<Env>(
       recorder,
       end,
       desk,
+      relay,
     });
   } finally {
     await turn?.close();
@@ -243,10 +254,12 @@ interface ToolLoop<Env> {
   recorder: ResultRecorder;
   end: End;
   desk: ApprovalDesk | undefined;
+  relay: TurnRelay | undefined;
 }
 
 async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
-  const { ctx, agent, model, settings, tools, callOptions, recorder, end, desk, recalled } = loop;
+  const { ctx, agent, model, settings, tools, callOptions, recorder, end, desk, relay, recalled } =
+    loop;
   let items = loop.items;
   const options: CallOptions = { env: ctx.env as object, ...callOptions };
   const artifact = new ArtifactWriter(ctx);
@@ -329,19 +342,27 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
       },
       onResult: (run) => {
         toolSpans?.finished(run);
+        // A call whose agent asked for input has no result yet: the caller decides first.
+        if (relay?.asked(run.toolCallId)) return;
         announceResult(ctx, run);
         const c = calls.get(run.toolCallId);
         if (c) recorder.tool(c, run);
       },
     });
-    const outputs: ItemInput[] = results.map((result) => ({
-      type: "function_call_output",
-      name: result.name,
-      callId: result.toolCallId,
-      output: result.content,
-      isError: result.isError,
-    }));
+    const outputs: ItemInput[] = results
+      .filter((r) => !relay?.asked(r.toolCallId))
+      .map((result) => ({
+        type: "function_call_output",
+        name: result.name,
+        callId: result.toolCallId,
+        output: result.content,
+        isError: result.isError,
+      }));
     const answered = ctx.record(outputs);
+    if (desk && relay?.hold(desk)) {
+      artifact.finish();
+      return;
+    }
     recorded.push(...answered);
     items.push(...answered);
     toolRounds++;

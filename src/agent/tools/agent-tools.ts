@@ -4,7 +4,7 @@ import type { JsonObject } from "../../protocol/json";
 import { textOf } from "../../protocol/part";
 import type { AgentTools } from "../agent-tool-options";
 import type { TaskContext } from "../context";
-import type { DelegateTarget } from "../delegation";
+import type { ChildRelay, DelegateTarget } from "../delegation";
 import type { Tool, Tools } from "../tool";
 
 export { type AgentToolConfig, type AgentTools, checkAgentTools } from "../agent-tool-options";
@@ -24,9 +24,16 @@ const SHOWN_SCHEMA: JsonObject = {
  * The agents as tools for one turn. A call delegates the message to the agent, keyed by
  * the model's call id, so a turn resumed after a restart re-attaches to the same child;
  * the child's answer is the result. A child that fails, is rejected or canceled is an
- * error result; one that needs input answers with its question.
+ * error result. One that needs input has its request relayed to this task's caller when
+ * `relay` is given (the call then waits for the caller's decision, sent back to the child
+ * when the turn resumes); otherwise, or when its request cannot be relayed, it answers
+ * with its question.
  */
-export function agentTools<Env>(agents: AgentTools, ctx: TaskContext<Env>): Tools {
+export function agentTools<Env>(
+  agents: AgentTools,
+  ctx: TaskContext<Env>,
+  relay?: ChildRelay,
+): Tools {
   const out: Tools = {};
   for (const [name, config] of Object.entries(agents)) {
     const target: DelegateTarget =
@@ -50,10 +57,15 @@ export function agentTools<Env>(agents: AgentTools, ctx: TaskContext<Env>): Tool
           trustedOrigins: config.trustedOrigins,
           signal,
         });
+        const reply = relay && callId ? relay.replyFor(callId) : undefined;
+        if (reply) child.reply({ messageId: reply.messageId, parts: reply.parts });
         const task = await child.result();
+        if (reply && callId) relay?.replied(callId);
         const state = task.status.state;
         if (state === "completed") return answerOf(task);
         const said = task.status.message ? textOf(task.status.message.parts) : "";
+        // The call waits for the caller: its result is the child's, once it has one.
+        if (state === "input-required" && callId && relay?.ask(callId, name, task)) return said;
         if (state === "input-required" || state === "auth-required") {
           return `The agent ${name} asks: ${said}`;
         }

@@ -2,6 +2,7 @@ import type { FunctionCallItem, Item } from "../../history/items";
 import type { ToolCall } from "../../providers/base/types";
 import type { TaskContext } from "../context";
 import type { Agent } from "../definition";
+import type { ChildRelay } from "../delegation";
 import type { TurnTools } from "../mcp-source";
 import type { Tools } from "../tool";
 import { agentTools } from "./agent-tools";
@@ -18,10 +19,12 @@ export type { TurnTools } from "../mcp-source";
 export async function openTurnTools<Env>(
   agent: Agent<Env>,
   ctx: TaskContext<Env>,
+  /** Where agents that ask for input have their requests relayed to the caller. */
+  relay?: ChildRelay,
 ): Promise<TurnTools | null> {
   const hasAgents = Object.keys(agent.agents).length > 0;
   if (!agent.mcp && !hasAgents) return null;
-  const delegates = agentTools(agent.agents, ctx);
+  const delegates = agentTools(agent.agents, ctx, relay);
   if (!agent.mcp) return { tools: delegates, close: async () => {} };
   const taken = new Set([...Object.keys(agent.tools), ...Object.keys(delegates)]);
   const mcp = await agent.mcp.open(ctx.env as object, {

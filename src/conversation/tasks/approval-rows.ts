@@ -5,7 +5,12 @@
  * handler's stay with the task (its run reads them again when it resumes); all go with
  * the task (a trigger).
  */
-import type { HeldCall, HeldDecision, HeldOrigin } from "../../agent/approval/held-calls";
+import type {
+  HeldCall,
+  HeldDecision,
+  HeldOrigin,
+  RelayedFrom,
+} from "../../agent/approval/held-calls";
 
 interface Row extends Record<string, SqlStorageValue> {
   call_id: string;
@@ -23,10 +28,11 @@ interface Row extends Record<string, SqlStorageValue> {
   decided_by: string | null;
   decided_at: number | null;
   message_id: string | null;
+  relay: string | null;
 }
 
 const COLUMNS =
-  "call_id, tool, arguments, kind, origin, reason, choices, deadline, on_timeout, verdict, decided_arguments, decided_reason, decided_by, decided_at, message_id";
+  "call_id, tool, arguments, kind, origin, reason, choices, deadline, on_timeout, verdict, decided_arguments, decided_reason, decided_by, decided_at, message_id, relay";
 
 export class ApprovalRows {
   constructor(private readonly sql: SqlStorage) {}
@@ -68,7 +74,7 @@ export class ApprovalRows {
     calls.forEach((c, index) => {
       const d = c.decision;
       this.sql.exec(
-        `INSERT INTO approvals (task_id, seq, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO approvals (task_id, seq, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         taskId,
         next + index,
         c.callId,
@@ -86,6 +92,7 @@ export class ApprovalRows {
         d?.by ?? null,
         d?.at ?? null,
         d?.messageId ?? null,
+        c.relay ? JSON.stringify(c.relay) : null,
       );
     });
   }
@@ -153,6 +160,7 @@ function fromRow(r: Row): HeldCall {
     choices: r.choices ? (JSON.parse(r.choices) as string[]) : null,
     deadline: r.deadline,
     onTimeout: r.on_timeout === "fail" ? "fail" : "reject",
+    relay: r.relay ? (JSON.parse(r.relay) as RelayedFrom) : null,
     decision:
       r.verdict === null
         ? null

@@ -11,6 +11,7 @@ import { readJson } from "../body";
 import { restError, toA2AError } from "../errors";
 import type { ScopeVariables } from "../route-scope";
 import { nameOperation, requestTrace } from "../tracing";
+import { asChatDecisionError, chatDecisionMessage, isChatDecision } from "./chat-decision";
 import { Operations } from "./operations";
 import { lastEventId } from "./request-parts";
 import { checkPathEncoding } from "./rest";
@@ -21,7 +22,10 @@ import { checkPathEncoding } from "./rest";
  * - `POST /chat` (or `/{tenant}/chat`) with `{"message": "text" | <A2A v1 message>,
  *   "sessionId"?: <context id>}` starts a task exactly as `SendStreamingMessage` would
  *   and streams it as `event: start | chunk | tool_call | tool_result | done | error`
- *   frames, each with an `id:`.
+ *   frames, each with an `id:`; a task that waits for decisions on held calls also sends
+ *   `approval {taskId, calls, waiting}` before its `done`.
+ * - `POST /chat` with `{"taskId", "decisions": [...]}` answers those calls (see
+ *   `chatDecisionMessage`): the A2A decision message, streamed as the task goes on.
  * - `GET /chat/{taskId}` (or `/{tenant}/chat/{taskId}`) with `Last-Event-ID` resumes after
  *   that event (an `EventSource` reconnects this way); without it, replays the task's
  *   events from its start.
@@ -56,8 +60,20 @@ export function chatHandlers<Env extends object>(
     serve(async () => {
       // The tenant was checked by the route's scoping guard (403 whatever the body holds).
       const operations = ops(c, "stream");
-      const { params, contextField } = parseChatRequest(await readJson(c.req.raw));
-      return operations.streamMessage(params, format, contextField);
+      const body = await readJson(c.req.raw);
+      if (!isChatDecision(body)) {
+        const { params, contextField } = parseChatRequest(body);
+        return operations.streamMessage(params, format, contextField);
+      }
+      // A decision on the calls a task holds: the A2A decision message, checked as one.
+      const { sessionId, ...decision } = body as Record<string, unknown>;
+      const { params, contextField } = parseChatRequest({
+        message: chatDecisionMessage(decision),
+        ...(sessionId === undefined ? {} : { sessionId }),
+      });
+      return operations
+        .streamMessage(params, format, contextField)
+        .catch((error: unknown) => Promise.reject(asChatDecisionError(toA2AError(error))));
     });
   const resume = (c: C) =>
     serve(() =>

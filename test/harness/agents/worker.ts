@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { type AgentHandler, defineAgent, tool } from "../../../src/index";
 import { mcpServers } from "../../../src/mcp/index";
+import { textOf } from "../../../src/protocol/part";
 import { capabilitiesFor } from "../../../src/providers/base/pricing";
 import type {
   CallOptions,
@@ -23,6 +24,10 @@ export interface Env {
   PARENT_CONTEXT: DurableObjectNamespace;
   MCP_CONTEXT: DurableObjectNamespace;
   ORCH_CONTEXT: DurableObjectNamespace;
+  /** This Worker again, through a service binding: the relay agent's child (`child.*`). */
+  CHILD: Fetcher;
+  RELAY_CONTEXT: DurableObjectNamespace;
+  CHILD_CONTEXT: DurableObjectNamespace;
 }
 
 export const harness: {
@@ -33,7 +38,19 @@ export const harness: {
   parent: AgentHandler<Env> | null;
   /** How many times the parent's handler started (a restart runs it again). */
   parentRuns: number;
-} = { model: null, fetch: null, requests: [], parent: null, parentRuns: 0 };
+  /** The refunds the child agent made, as their arguments' JSON. */
+  refunds: string[];
+  /** What the child agent asks: an approval (default) or a question in words. */
+  childAsks: "approval" | "question";
+} = {
+  model: null,
+  fetch: null,
+  requests: [],
+  parent: null,
+  parentRuns: 0,
+  refunds: [],
+  childAsks: "approval",
+};
 
 const switchable: Model = {
   provider: "test",
@@ -104,11 +121,53 @@ export const orchestratorAgent = defineAgent<Env>({
 
 export const { EdgelinkContext: OrchContext, EdgelinkIndex: OrchIndex } = orchestratorAgent;
 
+/** A handler-based agent that refunds only once a person approves (or answers). */
+export const childAgent = defineAgent<Env>({
+  card: { name: "Refunds", description: "Refunds orders once approved" },
+  handler: (ctx) => {
+    if (harness.childAsks === "question") {
+      const said = textOf(ctx.message.parts);
+      if (said.startsWith("A-")) return `Order ${said} noted`;
+      ctx.requestInput("Which order?");
+      return;
+    }
+    const d = ctx.approval({
+      id: "refund",
+      action: "refund",
+      arguments: { order: "A-17", amount: 150 },
+      reason: "Refunds over 100 need approval",
+    });
+    if (!d) return;
+    if (d.decision !== "approve") return `Not refunded (${d.reason ?? d.decision})`;
+    harness.refunds.push(JSON.stringify(d.arguments));
+    return `Refunded ${d.arguments.amount} on order ${d.arguments.order}`;
+  },
+  bindings: { context: "CHILD_CONTEXT", index: "CHILD_INDEX" },
+});
+
+export const { EdgelinkContext: ChildContext, EdgelinkIndex: ChildIndex } = childAgent;
+
+/** A model-backed agent given the refunds agent (this Worker, `env.CHILD`) as a tool. */
+export const relayAgent = defineAgent<Env>({
+  card: { name: "Front desk", description: "Refunds through the refunds agent" },
+  model: switchable,
+  instructions: "Ask the refunds agent.",
+  agents: {
+    // Named like the tool of the recorded stream the fake provider replays.
+    get_capital: { binding: "CHILD", description: "The refunds agent" },
+  },
+  bindings: { context: "RELAY_CONTEXT", index: "RELAY_INDEX" },
+});
+
+export const { EdgelinkContext: RelayContext, EdgelinkIndex: RelayIndex } = relayAgent;
+
 /** Routes by the first label of the host name: `mcp.test` → the MCP agent, ... */
 const byHost: Record<string, { fetch: typeof mcpAgent.fetch }> = {
   mcp: mcpAgent,
   parent: parentAgent,
   orch: orchestratorAgent,
+  child: childAgent,
+  relay: relayAgent,
 };
 
 export default {
