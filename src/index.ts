@@ -34,14 +34,6 @@ export type {
 } from "./agent/approval-options";
 export type { ApiKeyAuth, AuthOptions, BearerAuth, Principal, PrincipalInput } from "./agent/auth";
 export { ownerOf } from "./agent/auth";
-export type {
-  AgentHandler,
-  ArtifactUpdate,
-  EndOptions,
-  HandlerResult,
-  StatusOptions,
-  TaskContext,
-} from "./agent/context";
 export type { AgentConfig, InferFn, ModelSettings, PushOptions } from "./agent/definition";
 export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
 export type { Endpoint, EndpointContext } from "./agent/endpoints";
@@ -49,6 +41,15 @@ export { composePrompt, type PromptCompositionInput } from "./agent/prompt";
 export type { RateLimitOptions } from "./agent/rate-limit";
 export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
 export type { AgentResult } from "./agent/result";
+export type {
+  AgentHandler,
+  ArtifactUpdate,
+  EndOptions,
+  HandlerResult,
+  RunContext,
+  StatusOptions,
+  TaskContext,
+} from "./agent/run-context";
 export { type Tool, type Tools, tool } from "./agent/tool";
 export type { AgentToolConfig, AgentTools } from "./agent/tools/agent-tools";
 export { runDefaultExecution } from "./agent/tools/default-execution";

@@ -11,7 +11,6 @@ import { type AgentTools, checkAgentTools } from "./agent-tool-options";
 import { type ApprovalSettings, type ApprovalsConfig, resolveApprovals } from "./approval-options";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import { refuseUnknownOptions } from "./config-keys";
-import type { AgentHandler, TaskContext } from "./context";
 import { checkEndpoints, type DeclaredEndpoint } from "./endpoints";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpSource, type McpToolSource } from "./mcp-source";
@@ -24,6 +23,7 @@ import {
 } from "./prompt";
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from "./rate-limit";
 import type { ReplyHook } from "./reply";
+import type { AgentHandler, RunContext } from "./run-context";
 import type { Tools } from "./tool";
 import {
   type ContextWindowOptions,
@@ -34,7 +34,7 @@ import {
 /** Answers an `infer` part; the providers module plugs a model in here. */
 export type InferFn<Env = unknown> = (
   part: InferPart,
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
 ) => Promise<string | JsonObject> | string | JsonObject;
 
 /** Everything you configure about an agent. Only `card` is required. */
@@ -99,7 +99,7 @@ export interface AgentConfig<Env = unknown> {
   instructions?:
     | string
     | PromptCompositionInput
-    | ((ctx: TaskContext<Env>) => string | Promise<string>);
+    | ((ctx: RunContext<Env>) => string | Promise<string>);
   /** Request settings for every model call: temperature, maxTokens, reasoning, ... */
   modelSettings?: ModelSettings;
   /**
@@ -311,7 +311,7 @@ export interface Agent<Env = unknown> {
   instructions:
     | string
     | PromptComposition
-    | ((ctx: TaskContext<Env>) => string | Promise<string>)
+    | ((ctx: RunContext<Env>) => string | Promise<string>)
     | null;
   modelSettings: ResolvedModelSettings;
   maxIterations: number;

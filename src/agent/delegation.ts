@@ -20,7 +20,7 @@ import {
   traceContextOf,
   traceHeaders,
 } from "../telemetry";
-import type { ArtifactUpdate } from "./context";
+import type { ArtifactUpdate } from "./run-context";
 
 /**
  * Another agent to delegate to: its URL (the card is read from it), its card, a service

@@ -12,11 +12,11 @@ import { logEvent } from "../../telemetry/log";
 import { holdRound, planHold, resumeHeld } from "../approval/approval-round";
 import { askUserTool } from "../approval/ask-user";
 import { type ApprovalDesk, ASK_USER_TOOL } from "../approval/held-calls";
-import type { TaskContext } from "../context";
 import type { Agent } from "../definition";
 import type { MemoryTurn, MemoryTurnScope } from "../memory-source";
 import { systemPrompt } from "../prompt";
 import { type AgentResult, ResultRecorder } from "../result";
+import type { RunContext } from "../run-context";
 import type { Tools } from "../tool";
 import { runDefaultExecution } from "../tools/default-execution";
 import { answerOrphanCalls } from "../tools/orphan-calls";
@@ -83,7 +83,7 @@ function structuredOutcome(text: string, schema: JsonObject): Partial<AgentResul
  * what was sent stays as sent.
  */
 export async function runModelAgent<Env>(
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   agent: Agent<Env>,
   callOptions: Pick<CallOptions, "failoverStore"> = {},
   /** Who the turn is for, when the agent has long-term memory. */
@@ -146,7 +146,7 @@ export async function runModelAgent<Env>(
 type End = (reason: string | null, extra?: JsonObject, outcome?: Partial<AgentResult>) => void;
 
 async function modelLoop<Env>(
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   agent: Agent<Env>,
   model: Model,
   callOptions: Pick<CallOptions, "failoverStore" | "signal">,
@@ -230,7 +230,7 @@ function withTools(settings: RequestSettings, extra: Tools | undefined): Request
 
 /** What the tool loop of one turn works with. */
 interface ToolLoop<Env> {
-  ctx: TaskContext<Env>;
+  ctx: RunContext<Env>;
   agent: Agent<Env>;
   model: Model;
   /** The request's items: the turn's window, then each round as it is recorded. */

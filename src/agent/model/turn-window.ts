@@ -2,8 +2,8 @@ import type { Item } from "../../history/items";
 import type { WindowPolicy } from "../../history/window";
 import type { Model, ModelRequest } from "../../providers/base/types";
 import { logEvent } from "../../telemetry/log";
-import type { TaskContext } from "../context";
 import type { Agent } from "../definition";
+import type { RunContext } from "../run-context";
 import { type ContextWindowSettings, DEFAULT_RESERVED_OUTPUT } from "../window-options";
 
 export {
@@ -60,7 +60,7 @@ export function windowPolicy<Env>(
 
 /** The items a model turn sends: the window of the context's conversation. */
 export async function turnWindow<Env>(
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   agent: Agent<Env>,
   model: Model,
   request: Pick<ModelRequest, "system" | "tools" | "maxTokens">,

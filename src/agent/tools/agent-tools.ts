@@ -3,8 +3,8 @@ import { answerOf } from "../../client/client";
 import type { JsonObject } from "../../protocol/json";
 import { textOf } from "../../protocol/part";
 import type { AgentTools } from "../agent-tool-options";
-import type { TaskContext } from "../context";
 import type { DelegateTarget } from "../delegation";
+import type { RunContext } from "../run-context";
 import type { Tool, Tools } from "../tool";
 
 export { type AgentToolConfig, type AgentTools, checkAgentTools } from "../agent-tool-options";
@@ -26,7 +26,7 @@ const SHOWN_SCHEMA: JsonObject = {
  * the child's answer is the result. A child that fails, is rejected or canceled is an
  * error result; one that needs input answers with its question.
  */
-export function agentTools<Env>(agents: AgentTools, ctx: TaskContext<Env>): Tools {
+export function agentTools<Env>(agents: AgentTools, ctx: RunContext<Env>): Tools {
   const out: Tools = {};
   for (const [name, config] of Object.entries(agents)) {
     const target: DelegateTarget =

@@ -7,7 +7,6 @@ import type {
   QuestionAnswer,
   QuestionRequest,
 } from "../../agent/approval-options";
-import type { ArtifactUpdate, EndOptions, StatusOptions, TaskContext } from "../../agent/context";
 import {
   type ChildLedger,
   type ChildTask,
@@ -15,6 +14,12 @@ import {
   type DelegateTarget,
   Delegator,
 } from "../../agent/delegation";
+import type {
+  ArtifactUpdate,
+  EndOptions,
+  RunContext,
+  StatusOptions,
+} from "../../agent/run-context";
 import { Conversation } from "../../history/conversation";
 import { Item, type ItemInput, isBuiltItem } from "../../history/items";
 import type { ReadonlyConversation } from "../../history/readonly";
@@ -36,10 +41,10 @@ const isPlainText = (part: Part): boolean =>
   Object.keys(part).every((k) => k === "type" || k === "content");
 
 /**
- * The TaskContext a handler sees for one run: each call writes through the store and
+ * The RunContext a handler sees for one run: each call writes through the store and
  * publishes the logged events at once.
  */
-export class TaskRun<Env> implements TaskContext<Env> {
+export class TaskRun<Env> implements RunContext<Env> {
   /** The run's `invoke_agent` span context, when tracing is on (see `traceContextOf`). */
   [TRACE_CONTEXT]?: Context;
   readonly taskId: string;
