@@ -78,7 +78,7 @@ const harnessTests = {
     "test/agent/model/model-round.providers.test.ts",
     "test/agent/model/round-window.test.ts",
     "test/agent/model/turn-window.history.test.ts",
-    "test/agent/result.test.ts",
+    "test/agent/agent-result.test.ts",
     "test/providers/retry.rounds.test.ts",
     "test/telemetry/log.model.test.ts",
     "test/testing/fake-model.test.ts",

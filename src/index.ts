@@ -24,6 +24,7 @@
  * @packageDocumentation
  */
 
+export type { AgentResult } from "./agent/agent-result";
 export type {
   ApprovalAnswer,
   ApprovalCaller,
@@ -40,7 +41,6 @@ export type { Endpoint, EndpointContext } from "./agent/endpoints";
 export { composePrompt, type PromptCompositionInput } from "./agent/prompt";
 export type { RateLimitOptions } from "./agent/rate-limit";
 export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
-export type { AgentResult } from "./agent/result";
 export type {
   AgentHandler,
   ArtifactUpdate,

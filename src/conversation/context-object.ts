@@ -17,7 +17,7 @@ import { renderReplyResult, renderSendResult } from "../protocol/wire/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../protocol/wire/requests";
 import { replyStream, type StreamFormat } from "../protocol/wire/stream";
 import type { PushConfig, PushConfigInput } from "../push/config";
-import { attempt, type Result } from "../storage/result";
+import { attempt, type Result } from "../storage/rpc-result";
 import { CONTEXT_SCHEMA } from "../storage/schema";
 import {
   createSchema,
@@ -41,7 +41,7 @@ import type { ApprovalRows } from "./tasks/approval-rows";
 import type { TaskSteps, TaskStepsRecord } from "./tasks/task-steps";
 import type { ListBudget, ReadOptions, TaskStore } from "./tasks/task-store";
 
-export type { Result } from "../storage/result";
+export type { Result } from "../storage/rpc-result";
 export type { InlinePush } from "./admission";
 export type { Scope } from "./context-identity";
 export { RESTART_REASON } from "./runs/handler-runs";

@@ -9,13 +9,13 @@ import { type CallOptions, type Model, ModelRequest } from "../../providers/base
 import { jsonSchemaOf } from "../../providers/tool-spec";
 import { traceContextOf } from "../../telemetry";
 import { logEvent } from "../../telemetry/log";
+import { type AgentResult, ResultRecorder } from "../agent-result";
 import { holdRound, planHold, resumeHeld } from "../approval/approval-round";
 import { askUserTool } from "../approval/ask-user";
 import { type ApprovalDesk, ASK_USER_TOOL } from "../approval/held-calls";
 import type { Agent } from "../definition";
 import type { MemoryTurn, MemoryTurnScope } from "../memory-source";
 import { systemPrompt } from "../prompt";
-import { type AgentResult, ResultRecorder } from "../result";
 import type { RunContext } from "../run-context";
 import type { Tools } from "../tool";
 import { runDefaultExecution } from "../tools/default-execution";

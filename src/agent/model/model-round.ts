@@ -16,7 +16,7 @@ import { Parts } from "../../protocol/part";
 import { isFirstToken } from "../../providers/base/collect";
 import type { ReasoningBlock, StreamEvent, ToolCall } from "../../providers/base/types";
 import type { Traced } from "../../telemetry";
-import type { ModelUse } from "../result";
+import type { ModelUse } from "../agent-result";
 import type { RunContext } from "../run-context";
 import type { RecoveredFailure } from "./model-trace";
 
