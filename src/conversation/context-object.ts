@@ -28,7 +28,7 @@ import {
 import type { Admission, InlinePush } from "./admission";
 import type { ObjectAlarm } from "./alarm";
 import type { ContextIdentity, Scope } from "./context-identity";
-import { buildParts } from "./context-parts";
+import { buildParts } from "./conversation-parts";
 import type { HistoryPage } from "./history/history-store";
 import type { HistoryCompaction } from "./history-compaction";
 import type { DeliveryRow } from "./push/push-deliveries";
