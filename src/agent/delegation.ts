@@ -1,4 +1,7 @@
-import { type A2AClient, type AgentEvent, answerOf, connect } from "../client/client";
+import type { A2AClient } from "../client/a2a-client";
+import { connect } from "../client/connect";
+import { answerOf } from "../client/convert";
+import type { AgentEvent } from "../client/types";
 import type { PeerCard } from "../protocol/card/peer-card";
 import type { JsonObject } from "../protocol/json";
 import type { MessageInput } from "../protocol/message";

@@ -22,6 +22,7 @@ export type { Message, MessageInput } from "../protocol/message";
 export { isKnownPart, type Part, Parts, textOf } from "../protocol/part";
 export type { Task, TaskStatus } from "../protocol/task";
 export { isInterrupted, isTerminal, type TaskState } from "../protocol/task-state";
+export { A2AClient } from "./a2a-client";
 export { answer, approve, decisionParts, pendingCalls, reject } from "./approvals";
 export type { Auth, TokenSource } from "./auth";
 export {
@@ -37,22 +38,8 @@ export {
   type VerifyCardOptions,
   verifyAgentCard,
 } from "./card-verify";
-export type {
-  AgentEvent,
-  ConnectOptions,
-  HistoryPage,
-  ListTasksOptions,
-  MessageLike,
-  PushConfigInit,
-  PushNotificationConfig,
-  ResumeOptions,
-  SendOptions,
-  SendResult,
-  StreamOptions,
-  SubscribeOptions,
-  TaskPage,
-} from "./client";
-export { A2AClient, answerOf, chooseInterface, connect } from "./client";
+export { chooseInterface, connect } from "./connect";
+export { answerOf } from "./convert";
 export {
   A2AConnectionError,
   A2ARemoteError,
@@ -99,3 +86,18 @@ export {
 } from "./registration-proof";
 export { type DiscoverOptions, RegistryClient, type RegistryClientOptions } from "./registry";
 export type { Binding, Version } from "./transport";
+export type {
+  AgentEvent,
+  ConnectOptions,
+  HistoryPage,
+  ListTasksOptions,
+  MessageLike,
+  PushConfigInit,
+  PushNotificationConfig,
+  ResumeOptions,
+  SendOptions,
+  SendResult,
+  StreamOptions,
+  SubscribeOptions,
+  TaskPage,
+} from "./types";

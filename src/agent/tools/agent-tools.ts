@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { answerOf } from "../../client/client";
+import { answerOf } from "../../client/convert";
 import type { JsonObject } from "../../protocol/json";
 import { textOf } from "../../protocol/part";
 import type { AgentTools } from "../agent-tool-options";
