@@ -1,6 +1,6 @@
 import type { Item, ItemInput } from "../history/items";
 import type { ReadonlyConversation } from "../history/readonly";
-import type { ConversationWindow, WindowPolicy } from "../history/window";
+import type { ConversationWindow, WindowPolicy } from "../history/window-reader";
 import type { JsonObject } from "../protocol/json";
 import type { Message, MessageInput } from "../protocol/message";
 import type { Part } from "../protocol/part";

@@ -1,6 +1,6 @@
 import type { Item } from "../../history/items";
 import { estimateTokens } from "../../history/tokens";
-import type { WindowPolicy } from "../../history/window";
+import type { WindowPolicy } from "../../history/window-reader";
 import { logEvent } from "../../telemetry/log";
 import type { RunContext } from "../run-context";
 

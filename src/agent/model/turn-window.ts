@@ -1,5 +1,5 @@
 import type { Item } from "../../history/items";
-import type { WindowPolicy } from "../../history/window";
+import type { WindowPolicy } from "../../history/window-reader";
 import type { Model, ModelRequest } from "../../providers/base/types";
 import { logEvent } from "../../telemetry/log";
 import type { Agent } from "../definition";

@@ -23,7 +23,11 @@ import type {
 import { Conversation } from "../../history/conversation";
 import { Item, type ItemInput, isBuiltItem } from "../../history/items";
 import type { ReadonlyConversation } from "../../history/readonly";
-import { type ConversationWindow, readWindow, type WindowPolicy } from "../../history/window";
+import {
+  type ConversationWindow,
+  readWindow,
+  type WindowPolicy,
+} from "../../history/window-reader";
 import { Artifact } from "../../protocol/artifact";
 import type { LoggedEvent } from "../../protocol/events";
 import { type JsonObject, newId, nowIso } from "../../protocol/json";

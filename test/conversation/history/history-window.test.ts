@@ -9,7 +9,7 @@ import {
   type ConversationWindow,
   readWindow,
   type WindowPolicy,
-} from "../../../src/history/window";
+} from "../../../src/history/window-reader";
 import { contextObjectName } from "../../../src/storage/ids";
 import { CONTEXT_SCHEMA } from "../../../src/storage/schema";
 import { ensureSchema } from "../../../src/storage/schema-version";
