@@ -11,6 +11,11 @@ import { type AgentTools, checkAgentTools } from "./agent-tool-options";
 import { type ApprovalSettings, type ApprovalsConfig, resolveApprovals } from "./approval-options";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import { refuseUnknownOptions } from "./config-keys";
+import {
+  type ContextWindowOptions,
+  type ContextWindowSettings,
+  resolveContextWindow,
+} from "./context-window-option";
 import { checkEndpoints, type DeclaredEndpoint } from "./endpoints";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpSource, type McpToolSource } from "./mcp-source";
@@ -25,11 +30,6 @@ import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from 
 import type { ReplyHook } from "./reply";
 import type { AgentHandler, RunContext } from "./run-context";
 import type { Tools } from "./tool";
-import {
-  type ContextWindowOptions,
-  type ContextWindowSettings,
-  resolveContextWindow,
-} from "./window-options";
 
 /** Answers an `infer` part; the providers module plugs a model in here. */
 export type InferFn<Env = unknown> = (

@@ -2,17 +2,9 @@ import type { Item } from "../../history/items";
 import type { WindowPolicy } from "../../history/window-reader";
 import type { Model, ModelRequest } from "../../providers/base/types";
 import { logEvent } from "../../telemetry/log";
+import { type ContextWindowSettings, DEFAULT_RESERVED_OUTPUT } from "../context-window-option";
 import type { Agent } from "../definition";
 import type { RunContext } from "../run-context";
-import { type ContextWindowSettings, DEFAULT_RESERVED_OUTPUT } from "../window-options";
-
-export {
-  type ContextWindowOptions,
-  type ContextWindowSettings,
-  DEFAULT_CONTEXT_WINDOW,
-  DEFAULT_RESERVED_OUTPUT,
-  resolveContextWindow,
-} from "../window-options";
 
 /**
  * The history budget of one call: what the model's window leaves once the answer, the
