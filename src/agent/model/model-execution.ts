@@ -29,8 +29,8 @@ export { systemPrompt } from "../prompt";
 import { ArtifactWriter, type Round, streamRound, turnItems } from "./model-round";
 import { capturesContent, endModelCall, startModelCall, ToolSpans } from "./model-trace";
 import { recalledMemoryItem, withRecalledMemoryNote } from "./recalled-memory";
-import { roundWindow } from "./round-window";
-import { turnWindow, windowPolicy } from "./turn-window";
+import { roundWindow } from "./round-history";
+import { turnWindow, windowPolicy } from "./turn-history";
 
 export { answerOrphanCalls, INTERRUPTED_CALL_OUTPUT } from "../tools/orphan-calls";
 export { RESPONSE_ARTIFACT } from "./model-round";
