@@ -36,7 +36,7 @@ import { type Part, Parts } from "../../protocol/part";
 import type { Task } from "../../protocol/task";
 import { isTerminal } from "../../protocol/task-state";
 import { TRACE_CONTEXT } from "../../telemetry";
-import { windowSource } from "../history/history-window";
+import { windowSource } from "../history/window-source";
 import type { TaskStore } from "../tasks/task-store";
 
 const isPlainText = (part: Part): boolean =>
