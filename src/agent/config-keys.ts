@@ -1,8 +1,8 @@
-import type { ReasoningOptions } from "../providers/base/types";
+import type { ModelSettings, ReasoningOptions } from "../providers/base/types";
 import type { ApprovalsConfig } from "./approval-options";
 import type { AuthOptions } from "./auth";
 import type { ContextWindowOptions } from "./context-window-option";
-import type { AgentConfig, ModelSettings, PushOptions } from "./definition";
+import type { AgentConfig, PushOptions } from "./definition";
 import type { LimitsConfig } from "./limits";
 import type { RateLimitOptions } from "./rate-limit";
 

@@ -4,7 +4,12 @@ import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../protocol/card/agent-card";
 import type { JsonObject } from "../protocol/json";
 import type { InferPart } from "../protocol/part";
-import { type Model, ModelRequest, type ModelRequestInput } from "../providers/base/types";
+import {
+  type Model,
+  ModelRequest,
+  type ModelRequestInput,
+  type ModelSettings,
+} from "../providers/base/types";
 import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import { type AgentTools, checkAgentTools } from "./agent-tool-options";
@@ -240,19 +245,6 @@ export interface AgentConfig<Env = unknown> {
 
 /** Hono's `cors` middleware options. */
 export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
-
-/**
- * Request settings of an agent's model calls; messages, system and tools come from the
- * agent. `outputSchema` may be a zod schema or a JSON Schema: it is sent natively
- * where the provider supports it, as instructions otherwise, and the answer is validated
- * against it (`metadata.result.output`, or `outputError` saying what does not match).
- */
-export type ModelSettings = Omit<
-  ModelRequestInput,
-  "messages" | "system" | "tools" | "outputSchema"
-> & {
-  outputSchema?: JsonObject | z.ZodType;
-};
 
 /** Model settings as resolved: the output schema as JSON Schema. */
 export type ResolvedModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
