@@ -10,7 +10,7 @@
 import { renderMemoryBundle } from "../src/memory/base/render";
 import { MemoryObject, type MemoryObjectOptions } from "../src/memory/object/memory-object";
 import type { MemoryOp } from "../src/protocol/memory";
-import { unwrap } from "../src/storage/result";
+import { unwrap } from "../src/storage/rpc-result";
 
 interface Env {
   MEMORY_BENCH: DurableObjectNamespace<MemoryBench>;

@@ -21,10 +21,10 @@
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { HistoryStore } from "../src/conversation/history/history-store";
-import { windowSource } from "../src/conversation/history/history-window";
+import { windowSource } from "../src/conversation/history/window-source";
 import { Conversation } from "../src/history/conversation";
 import type { Item } from "../src/history/items";
-import { readWindow } from "../src/history/window";
+import { readWindow } from "../src/history/window-reader";
 import { CONTEXT_SCHEMA } from "../src/storage/schema";
 import { ensureSchema } from "../src/storage/schema-version";
 import { makeItems } from "./history-items";

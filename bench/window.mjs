@@ -2,7 +2,7 @@
  * The turn-window benchmark (`npm run bench`, scenario key `window`; also
  * `node bench/window.mjs` alone). See bench/README.md, "A model turn's window".
  *
- * A model turn reads the window it sends (src/history/window.ts): the running summary and
+ * A model turn reads the window it sends (src/history/window-reader.ts): the running summary and
  * the newest items within its token budget, never the whole conversation. This measures
  * one turn at conversations of 10, 10,000 and 100,000 items (bench/history-items.ts):
  *   - workerd: median time of readWindow inside a SQLite Durable Object

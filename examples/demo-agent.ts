@@ -14,8 +14,8 @@ import * as z from "zod";
 import { messageText } from "../src/history/index";
 import {
   defineAgent,
+  type RunContext,
   runDefaultExecution,
-  type TaskContext,
   textOf,
   tool,
   UserFacingError,
@@ -56,7 +56,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** Streams `text` into one artifact, a word per chunk. */
-async function streamWords(ctx: TaskContext<Env>, text: string, name: string): Promise<void> {
+async function streamWords(ctx: RunContext<Env>, text: string, name: string): Promise<void> {
   const delay = Number(ctx.env.DEMO_CHUNK_DELAY_MS ?? 0);
   const words = text.split(/(?<= )/);
   let artifactId: string | undefined;

@@ -28,7 +28,7 @@ const check = process.argv.includes("--check");
  * Names exported by more than one entry, on purpose: the A2A vocabulary that both a handler
  * (`edgelink`, Workers only) and a client (`edgelink/client`, any runtime) read and write.
  */
-const SHARED = new Set(["Parts", "textOf", "Part", "Message", "Task", "Artifact", "TaskState"]);
+const SHARED = new Set(["Parts", "textOf"]);
 
 const reportName = (entry) => `${entry.replace("/", "-")}.api.md`;
 

@@ -1,11 +1,11 @@
-import type { ReasoningOptions } from "../providers/base/types";
+import type { ModelSettings, ReasoningOptions } from "../providers/base/types";
 import type { ApprovalsConfig } from "./approval-options";
 import type { ApproversRule } from "./approvers";
 import type { AuthOptions } from "./auth";
-import type { AgentConfig, ModelSettings, PushOptions } from "./definition";
+import type { ContextWindowOptions } from "./context-window-option";
+import type { AgentConfig, PushOptions } from "./definition";
 import type { LimitsConfig } from "./limits";
 import type { RateLimitOptions } from "./rate-limit";
-import type { ContextWindowOptions } from "./window-options";
 
 /**
  * The option names of `defineAgent` at each level whose shape is fixed. Each list is checked

@@ -4,14 +4,23 @@ import type { Summarizer } from "../history/summarize";
 import { AgentCard, type AgentCardInput } from "../protocol/card/agent-card";
 import type { JsonObject } from "../protocol/json";
 import type { InferPart } from "../protocol/part";
-import { type Model, ModelRequest, type ModelRequestInput } from "../providers/base/types";
+import {
+  type Model,
+  ModelRequest,
+  type ModelRequestInput,
+  type ModelSettings,
+} from "../providers/base/types";
 import { stripThinkTags } from "../providers/think-tags";
 import { jsonSchemaOf } from "../providers/tool-spec";
 import { type AgentTools, checkAgentTools } from "./agent-tool-options";
 import { type ApprovalSettings, type ApprovalsConfig, resolveApprovals } from "./approval-options";
 import { type AuthOptions, checkAuth, securitySchemesOf } from "./auth";
 import { refuseUnknownOptions } from "./config-keys";
-import type { AgentHandler, TaskContext } from "./context";
+import {
+  type ContextWindowOptions,
+  type ContextWindowSettings,
+  resolveContextWindow,
+} from "./context-window-option";
 import { checkEndpoints, type DeclaredEndpoint } from "./endpoints";
 import { type Limits, type LimitsConfig, resolveLimits } from "./limits";
 import { checkMcpSource, type McpToolSource } from "./mcp-source";
@@ -24,17 +33,13 @@ import {
 } from "./prompt";
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from "./rate-limit";
 import type { ReplyHook } from "./reply";
+import type { AgentHandler, RunContext } from "./run-context";
 import type { Tools } from "./tool";
-import {
-  type ContextWindowOptions,
-  type ContextWindowSettings,
-  resolveContextWindow,
-} from "./window-options";
 
 /** Answers an `infer` part; the providers module plugs a model in here. */
 export type InferFn<Env = unknown> = (
   part: InferPart,
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
 ) => Promise<string | JsonObject> | string | JsonObject;
 
 /** Everything you configure about an agent. Only `card` is required. */
@@ -99,7 +104,7 @@ export interface AgentConfig<Env = unknown> {
   instructions?:
     | string
     | PromptCompositionInput
-    | ((ctx: TaskContext<Env>) => string | Promise<string>);
+    | ((ctx: RunContext<Env>) => string | Promise<string>);
   /** Request settings for every model call: temperature, maxTokens, reasoning, ... */
   modelSettings?: ModelSettings;
   /**
@@ -241,19 +246,6 @@ export interface AgentConfig<Env = unknown> {
 /** Hono's `cors` middleware options. */
 export type CorsOptions = NonNullable<Parameters<typeof cors>[0]>;
 
-/**
- * Request settings of an agent's model calls; messages, system and tools come from the
- * agent. `outputSchema` may be a zod schema or a JSON Schema: it is sent natively
- * where the provider supports it, as instructions otherwise, and the answer is validated
- * against it (`metadata.result.output`, or `outputError` saying what does not match).
- */
-export type ModelSettings = Omit<
-  ModelRequestInput,
-  "messages" | "system" | "tools" | "outputSchema"
-> & {
-  outputSchema?: JsonObject | z.ZodType;
-};
-
 /** Model settings as resolved: the output schema as JSON Schema. */
 export type ResolvedModelSettings = Omit<ModelRequestInput, "messages" | "system" | "tools">;
 
@@ -311,7 +303,7 @@ export interface Agent<Env = unknown> {
   instructions:
     | string
     | PromptComposition
-    | ((ctx: TaskContext<Env>) => string | Promise<string>)
+    | ((ctx: RunContext<Env>) => string | Promise<string>)
     | null;
   modelSettings: ResolvedModelSettings;
   maxIterations: number;

@@ -1,4 +1,7 @@
-import { type A2AClient, type AgentEvent, answerOf, connect } from "../client/client";
+import type { A2AClient } from "../client/a2a-client";
+import { connect } from "../client/connect";
+import { answerOf } from "../client/convert";
+import type { AgentEvent } from "../client/types";
 import type { PeerCard } from "../protocol/card/peer-card";
 import type { JsonObject } from "../protocol/json";
 import type { MessageInput } from "../protocol/message";
@@ -20,7 +23,7 @@ import {
   traceContextOf,
   traceHeaders,
 } from "../telemetry";
-import type { ArtifactUpdate } from "./context";
+import type { ArtifactUpdate } from "./run-context";
 
 /**
  * Another agent to delegate to: its URL (the card is read from it), its card, a service

@@ -1,8 +1,8 @@
 import type { JsonObject } from "../protocol/json";
 import type { MemoryApplyResult, MemoryBundle, MemoryOp } from "../protocol/memory";
-import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
 import type { RouteEntry } from "./routes";
+import type { RunContext } from "./run-context";
 import type { Tools } from "./tool";
 
 /**
@@ -111,11 +111,7 @@ export interface MemorySource {
    * Opens one turn's memory, its recall started; null when this caller has none
    * (anonymous, or no scope).
    */
-  openTurn<Env>(
-    agent: Agent<Env>,
-    ctx: TaskContext<Env>,
-    scope: MemoryTurnScope,
-  ): MemoryTurn | null;
+  openTurn<Env>(agent: Agent<Env>, ctx: RunContext<Env>, scope: MemoryTurnScope): MemoryTurn | null;
   /**
    * The agent as a run of its own handler sees it: the handler finds the memory of the
    * caller `scope` names in `ctx.memory` (absent for a caller without one).

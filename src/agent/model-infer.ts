@@ -2,9 +2,9 @@ import type { JsonObject } from "../protocol/json";
 import type { InferPart } from "../protocol/part";
 import { generate } from "../providers/base/collect";
 import type { Model } from "../providers/base/types";
-import type { TaskContext } from "./context";
 import type { Agent, InferFn } from "./definition";
 import { systemPrompt } from "./prompt";
+import type { RunContext } from "./run-context";
 
 /**
  * Answers `infer` parts with the agent's own model when it gives no `infer` function.
@@ -17,7 +17,7 @@ export function modelInfer<Env>(
   model: Model,
   agent: Pick<Agent<Env>, "instructions" | "tools">,
 ): InferFn<Env> {
-  return async (part: InferPart, ctx: TaskContext<Env>) => {
+  return async (part: InferPart, ctx: RunContext<Env>) => {
     const { prompt, user, outputSchema } = part.content;
     const system = await systemPrompt(agent, ctx);
     const asked = [prompt, user].filter((s): s is string => s !== undefined && s !== "");

@@ -1,6 +1,6 @@
 import * as z from "zod";
-import type { TaskContext } from "./context";
 import type { Agent } from "./definition";
+import type { RunContext } from "./run-context";
 import type { Tools } from "./tool";
 
 /** What a prompt section holds. */
@@ -174,7 +174,7 @@ export function generatedToolsPrompt(tools: Tools): string {
 /** The system prompt of a turn: the agent's string, its composition, or its function's. */
 export async function systemPrompt<Env>(
   agent: Pick<Agent<Env>, "instructions" | "tools">,
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
 ): Promise<string | null> {
   const instructions = agent.instructions;
   if (instructions === null || typeof instructions === "string") return instructions;

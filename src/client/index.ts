@@ -1,6 +1,8 @@
 /**
  * Edgelink's A2A client: call any A2A agent (v1.0, or v0.3) from Node, browsers or
- * Workers. Web APIs only: nothing here imports `cloudflare:*`.
+ * Workers. Web APIs only: nothing here imports `cloudflare:*`. It is also the home of the
+ * A2A types (parts, messages, artifacts, tasks and their states), which a Worker imports
+ * as types from here.
  * @example
  * import { connect, answerOf } from "edgelink/client";
  * const agent = await connect("https://agent.example.com");
@@ -19,9 +21,20 @@ export type { TaskEvent } from "../protocol/events";
 export { canonicalJson } from "../protocol/jcs";
 export type { JsonObject, JsonValue } from "../protocol/json";
 export type { Message, MessageInput } from "../protocol/message";
-export { isKnownPart, type Part, Parts, textOf } from "../protocol/part";
+export {
+  type DataPart,
+  type FilePart,
+  isKnownPart,
+  type Part,
+  Parts,
+  type TextPart,
+  type ToolCallPart,
+  type ToolOutputPart,
+  textOf,
+} from "../protocol/part";
 export type { Task, TaskStatus } from "../protocol/task";
 export { isInterrupted, isTerminal, type TaskState } from "../protocol/task-state";
+export { A2AClient } from "./a2a-client";
 export { answer, approve, decisionParts, pendingCalls, reject } from "./approvals";
 export type { Auth, TokenSource } from "./auth";
 export {
@@ -37,22 +50,8 @@ export {
   type VerifyCardOptions,
   verifyAgentCard,
 } from "./card-verify";
-export type {
-  AgentEvent,
-  ConnectOptions,
-  HistoryPage,
-  ListTasksOptions,
-  MessageLike,
-  PushConfigInit,
-  PushNotificationConfig,
-  ResumeOptions,
-  SendOptions,
-  SendResult,
-  StreamOptions,
-  SubscribeOptions,
-  TaskPage,
-} from "./client";
-export { A2AClient, answerOf, chooseInterface, connect } from "./client";
+export { chooseInterface, connect } from "./connect";
+export { answerOf } from "./convert";
 export {
   A2AConnectionError,
   A2ARemoteError,
@@ -99,3 +98,18 @@ export {
 } from "./registration-proof";
 export { type DiscoverOptions, RegistryClient, type RegistryClientOptions } from "./registry";
 export type { Binding, Version } from "./transport";
+export type {
+  AgentEvent,
+  ConnectOptions,
+  HistoryPage,
+  ListTasksOptions,
+  MessageLike,
+  PushConfigInit,
+  PushNotificationConfig,
+  ResumeOptions,
+  SendOptions,
+  SendResult,
+  StreamOptions,
+  SubscribeOptions,
+  TaskPage,
+} from "./types";

@@ -16,7 +16,7 @@ import { isTerminal } from "../protocol/task-state";
 import type { PushConfigInput } from "../push/config";
 import type { ContextIdentity, Scope } from "./context-identity";
 import { type PushRpc, pushNotSupported } from "./push/push-rpc";
-import { findSent, type Sent, sentItemId } from "./retries";
+import { findSent, type Sent, sentItemId } from "./retried-messages";
 import { type HandlerRuns, publicReason } from "./runs/handler-runs";
 import type { Snapshot } from "./runs/task-stream";
 import type { ApprovalRows } from "./tasks/approval-rows";

@@ -17,7 +17,7 @@ import { renderReplyResult, renderSendResult } from "../protocol/wire/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../protocol/wire/requests";
 import { replyStream, type StreamFormat } from "../protocol/wire/stream";
 import type { PushConfig, PushConfigInput } from "../push/config";
-import { attempt, type Result } from "../storage/result";
+import { attempt, type Result } from "../storage/rpc-result";
 import { CONTEXT_SCHEMA } from "../storage/schema";
 import {
   createSchema,
@@ -29,7 +29,7 @@ import type { Admission, InlinePush } from "./admission";
 import type { ObjectAlarm } from "./alarm";
 import { ApproverDesk } from "./approver-desk";
 import type { ContextIdentity, Scope } from "./context-identity";
-import { buildParts } from "./context-parts";
+import { buildParts } from "./conversation-parts";
 import type { HistoryPage } from "./history/history-store";
 import type { HistoryCompaction } from "./history-compaction";
 import type { DeliveryRow } from "./push/push-deliveries";
@@ -42,7 +42,7 @@ import type { ApprovalRows } from "./tasks/approval-rows";
 import type { TaskSteps, TaskStepsRecord } from "./tasks/task-steps";
 import type { ListBudget, ReadOptions, TaskStore } from "./tasks/task-store";
 
-export type { Result } from "../storage/result";
+export type { Result } from "../storage/rpc-result";
 export type { InlinePush } from "./admission";
 export type { Scope } from "./context-identity";
 export { RESTART_REASON } from "./runs/handler-runs";

@@ -8,7 +8,7 @@ import { CompactionRequest, type CompactionResult } from "../history/compaction"
 import { Conversation } from "../history/conversation";
 import { diffItems } from "../history/diff";
 import { A2AError, invalidParams } from "../protocol/errors";
-import { attempt, type Result } from "../storage/result";
+import { attempt, type Result } from "../storage/rpc-result";
 import type { TraceCarrier } from "../telemetry";
 import { traceCompaction } from "./runs/run-trace";
 import type { TaskStore } from "./tasks/task-store";

@@ -11,7 +11,7 @@ import { isTerminal, type TaskState } from "../protocol/task-state";
 import type { ListTasksParams } from "../protocol/wire/requests";
 import type { StreamFormat } from "../protocol/wire/stream";
 import type { ContextIdentity, Scope } from "./context-identity";
-import type { PartsHost } from "./context-parts";
+import type { PartsHost } from "./conversation-parts";
 import { type PushRpc, pushNotSupported } from "./push/push-rpc";
 import { type ChildStore, cancelChildren } from "./runs/children";
 import type { HandlerRuns } from "./runs/handler-runs";

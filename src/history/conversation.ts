@@ -7,11 +7,6 @@ import {
   keepRecentItems,
 } from "./compaction";
 import { type ActiveConfig, activeConfigAt, type ConfigTarget, providerItems } from "./config";
-import {
-  type ContextWindowPolicy,
-  type ContextWindowResult,
-  fitContextWindow,
-} from "./context-window";
 import { insertByTime, itemsOf, withLeadingSystem } from "./conversation-edits";
 import {
   type ConfigUpdateInput,
@@ -24,6 +19,7 @@ import {
   type MessageOptions,
   messageItem,
 } from "./conversation-inputs";
+import { type ContextWindowPolicy, type ContextWindowResult, fitContextWindow } from "./fit-window";
 import {
   type CopyFilters,
   copyItems,

@@ -37,4 +37,4 @@ export type {
 export { messageText } from "./items";
 export { type ReadonlyConversation, ReadonlyConversationError } from "./readonly";
 export type { SummarizeOptions, SummarizeResult, Summarizer } from "./summarize";
-export type { ConversationWindow, WindowPolicy } from "./window";
+export type { ConversationWindow, WindowPolicy } from "./window-reader";

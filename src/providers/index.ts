@@ -2,7 +2,8 @@
  * `edgelink/providers`: models for an agent (OpenAI Chat and Responses, Anthropic, Gemini,
  * Workers AI, any OpenAI-compatible server), the wrappers that make them reliable (retry,
  * fallback, routing, a reasoning strategy, per-call overrides, think-tag stripping), their
- * one normalized event stream, and `generate` / `streamEvents` to call a model directly.
+ * one normalized event stream, `generate` / `streamEvents` to call a model directly, and
+ * `ModelSettings` (an agent's request settings for its model).
  * Web APIs only.
  * @example
  * ```ts
@@ -25,6 +26,7 @@ export type {
   ModelRequest,
   ModelRequestInput,
   ModelResponse,
+  ModelSettings,
   StreamEvent,
   Usage,
 } from "./base/types";

@@ -12,7 +12,7 @@ import {
 } from "../protocol/card/registry";
 import { A2AError } from "../protocol/errors";
 import type { JsonObject } from "../protocol/json";
-import { attempt, type Result } from "../storage/result";
+import { attempt, type Result } from "../storage/rpc-result";
 import { REGISTRY_SCHEMA } from "../storage/schema";
 import { createSchema, openSchema } from "../storage/schema-version";
 

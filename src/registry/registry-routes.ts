@@ -8,7 +8,7 @@ import {
   type RegistryLimits,
 } from "../protocol/card/registry";
 import { invalidParams } from "../protocol/errors";
-import { unwrap } from "../storage/result";
+import { unwrap } from "../storage/rpc-result";
 import { readJson } from "../worker/body";
 import type { RegistryObject } from "./registry-object";
 import { type RegistryVerifyOptions, verifyRegistration } from "./registry-verify";

@@ -38,7 +38,7 @@ export interface TraceHolder {
  * @example
  * ```ts
  * import { traceContextOf } from "./";
- * const parent = traceContextOf(ctx); // a TaskContext; pass to tracer.startSpan(name, {}, parent)
+ * const parent = traceContextOf(ctx); // a RunContext; pass to tracer.startSpan(name, {}, parent)
  * ```
  */
 export function traceContextOf(holder: object): Context | undefined {

@@ -1,6 +1,7 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { type A2AClient, connect } from "../../src/client/client";
+import type { A2AClient } from "../../src/client/a2a-client";
+import { connect } from "../../src/client/connect";
 import { contextObjectName } from "../../src/storage/ids";
 import { type Env, harness } from "../harness/agents/worker";
 import { parseSse, sleep, userMessage } from "../support/helpers";

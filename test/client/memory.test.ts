@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ownerOf } from "../../src/agent/auth";
-import { connect } from "../../src/client/client";
+import { connect } from "../../src/client/connect";
 import { MemoryNotFoundError, PermissionDeniedError } from "../../src/client/errors";
 import { MEMORY_OPERATOR_HEADER } from "../../src/client/memory";
 import { OPERATOR_HEADER } from "../../src/memory/api/memory-api";

@@ -1,7 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { TaskContext } from "../../src/agent/context";
 import { resolveAgent } from "../../src/agent/definition";
+import type { RunContext } from "../../src/agent/run-context";
 import { runToolCalls } from "../../src/agent/tools/tool-runner";
 import { openTurnTools } from "../../src/agent/tools/turn-tools";
 import { defineAgent } from "../../src/index";
@@ -132,7 +132,7 @@ describe("MCP tools and resources (M3)", () => {
       blockedTools: ["slow"],
     });
     const ctx = { env: workerEnv, signal: new AbortController().signal };
-    const turn = await openTurnTools(agent, ctx as unknown as TaskContext<unknown>);
+    const turn = await openTurnTools(agent, ctx as unknown as RunContext<unknown>);
     expect(Object.keys(turn?.tools ?? {}).sort()).toEqual(["add", "get_capital"]);
     await turn?.close();
   });

@@ -2,7 +2,7 @@ import { SELF } from "cloudflare:test";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { beforeEach, describe, expect, it } from "vitest";
 import { loadCardSigningKeys } from "../../src/client/card-keys";
-import { chooseInterface } from "../../src/client/client";
+import { chooseInterface } from "../../src/client/connect";
 import { REGISTRATION_PROOF_TYPE, registrationProof } from "../../src/client/registration-proof";
 import { parsePeerCard } from "../../src/protocol/card/peer-card";
 import type { RegistryEntry } from "../../src/protocol/card/registry";

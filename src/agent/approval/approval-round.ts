@@ -9,7 +9,7 @@ import type { ToolCall } from "../../providers/base/types";
 import { traceContextOf } from "../../telemetry";
 import { getSpan } from "../../telemetry/otel";
 import type { ApprovalCaller, ApprovalSettings } from "../approval-options";
-import type { TaskContext } from "../context";
+import type { RunContext } from "../run-context";
 import type { Tools } from "../tool";
 import { runToolCalls, type ToolRun, type ToolRunOptions } from "../tools/tool-runner";
 import { parseObject, requestParts } from "./approval-messages";
@@ -124,7 +124,7 @@ export function holdRound(desk: ApprovalDesk, rows: HeldCall[]): void {
  * order, recorded in the history; the rows go. False when the task held nothing.
  */
 export async function resumeHeld(
-  ctx: TaskContext<unknown>,
+  ctx: RunContext<unknown>,
   desk: ApprovalDesk,
   tools: Tools,
   options: ToolRunOptions,

@@ -12,8 +12,8 @@ import type { JsonObject } from "../../protocol/json";
 import { Parts, textOf } from "../../protocol/part";
 import type { Task } from "../../protocol/task";
 import type { ToolCall } from "../../providers/base/types";
-import type { TaskContext } from "../context";
 import type { ChildRelay, RelayReply } from "../delegation";
+import type { RunContext } from "../run-context";
 import type { Tools } from "../tool";
 import { runToolCalls, type ToolRunOptions } from "../tools/tool-runner";
 import { parseObject, requestParts } from "./approval-messages";
@@ -108,7 +108,7 @@ export class TurnRelay implements ChildRelay {
    */
   async resume(
     rows: readonly HeldCall[],
-    ctx: TaskContext<unknown>,
+    ctx: RunContext<unknown>,
     tools: Tools,
     options: ToolRunOptions,
   ): Promise<void> {

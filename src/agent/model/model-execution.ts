@@ -9,15 +9,15 @@ import { type CallOptions, type Model, ModelRequest } from "../../providers/base
 import { jsonSchemaOf } from "../../providers/tool-spec";
 import { traceContextOf } from "../../telemetry";
 import { logEvent } from "../../telemetry/log";
+import { type AgentResult, ResultRecorder } from "../agent-result";
 import { holdRound, planHold, resumeHeld } from "../approval/approval-round";
 import { askUserTool } from "../approval/ask-user";
 import { type ApprovalDesk, ASK_USER_TOOL } from "../approval/held-calls";
 import { TurnRelay } from "../approval/relay";
-import type { TaskContext } from "../context";
 import type { Agent } from "../definition";
 import type { MemoryTurn, MemoryTurnScope } from "../memory-source";
 import { systemPrompt } from "../prompt";
-import { type AgentResult, ResultRecorder } from "../result";
+import type { RunContext } from "../run-context";
 import type { Tools } from "../tool";
 import { runDefaultExecution } from "../tools/default-execution";
 import { answerOrphanCalls } from "../tools/orphan-calls";
@@ -30,8 +30,8 @@ export { systemPrompt } from "../prompt";
 import { ArtifactWriter, type Round, streamRound, turnItems } from "./model-round";
 import { capturesContent, endModelCall, startModelCall, ToolSpans } from "./model-trace";
 import { recalledMemoryItem, withRecalledMemoryNote } from "./recalled-memory";
-import { roundWindow } from "./round-window";
-import { turnWindow, windowPolicy } from "./turn-window";
+import { roundWindow } from "./round-history";
+import { turnWindow, windowPolicy } from "./turn-history";
 
 export { answerOrphanCalls, INTERRUPTED_CALL_OUTPUT } from "../tools/orphan-calls";
 export { RESPONSE_ARTIFACT } from "./model-round";
@@ -84,7 +84,7 @@ function structuredOutcome(text: string, schema: JsonObject): Partial<AgentResul
  * what was sent stays as sent.
  */
 export async function runModelAgent<Env>(
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   agent: Agent<Env>,
   callOptions: Pick<CallOptions, "failoverStore"> = {},
   /** Who the turn is for, when the agent has long-term memory. */
@@ -147,7 +147,7 @@ export async function runModelAgent<Env>(
 type End = (reason: string | null, extra?: JsonObject, outcome?: Partial<AgentResult>) => void;
 
 async function modelLoop<Env>(
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   agent: Agent<Env>,
   model: Model,
   callOptions: Pick<CallOptions, "failoverStore" | "signal">,
@@ -241,7 +241,7 @@ function withTools(settings: RequestSettings, extra: Tools | undefined): Request
 
 /** What the tool loop of one turn works with. */
 interface ToolLoop<Env> {
-  ctx: TaskContext<Env>;
+  ctx: RunContext<Env>;
   agent: Agent<Env>;
   model: Model;
   /** The request's items: the turn's window, then each round as it is recorded. */

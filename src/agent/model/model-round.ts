@@ -16,8 +16,8 @@ import { Parts } from "../../protocol/part";
 import { isFirstToken } from "../../providers/base/collect";
 import type { ReasoningBlock, StreamEvent, ToolCall } from "../../providers/base/types";
 import type { Traced } from "../../telemetry";
-import type { TaskContext } from "../context";
-import type { ModelUse } from "../result";
+import type { ModelUse } from "../agent-result";
+import type { RunContext } from "../run-context";
 import type { RecoveredFailure } from "./model-trace";
 
 /** The artifact an LLM agent streams its answer into. */
@@ -173,7 +173,7 @@ function agentMessage(text: string, ids: { taskId: string; contextId: string }):
 export class ArtifactWriter {
   #id: string | null = null;
   #pending: string | null = null;
-  constructor(private readonly ctx: TaskContext<unknown>) {}
+  constructor(private readonly ctx: RunContext<unknown>) {}
 
   /** Holds a chunk, sending the one held before it. */
   write(text: string): void {

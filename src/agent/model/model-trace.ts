@@ -28,7 +28,7 @@ import {
   startSpan,
   type Traced,
 } from "../../telemetry";
-import type { ModelUse } from "../result";
+import type { ModelUse } from "../agent-result";
 import type { ToolRun } from "../tools/tool-runner";
 
 /**

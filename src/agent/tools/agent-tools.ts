@@ -1,10 +1,10 @@
 import * as z from "zod";
-import { answerOf } from "../../client/client";
+import { answerOf } from "../../client/convert";
 import type { JsonObject } from "../../protocol/json";
 import { textOf } from "../../protocol/part";
 import type { AgentTools } from "../agent-tool-options";
-import type { TaskContext } from "../context";
 import type { ChildRelay, DelegateTarget } from "../delegation";
+import type { RunContext } from "../run-context";
 import type { Tool, Tools } from "../tool";
 
 export { type AgentToolConfig, type AgentTools, checkAgentTools } from "../agent-tool-options";
@@ -31,7 +31,7 @@ const SHOWN_SCHEMA: JsonObject = {
  */
 export function agentTools<Env>(
   agents: AgentTools,
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   relay?: ChildRelay,
 ): Tools {
   const out: Tools = {};

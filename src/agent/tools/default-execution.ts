@@ -6,8 +6,8 @@ import {
   type ToolOutputPart,
 } from "../../protocol/part";
 import type { ToolCall } from "../../providers/base/types";
-import type { TaskContext } from "../context";
 import type { Agent } from "../definition";
+import type { RunContext } from "../run-context";
 import { runToolCalls } from "./tool-runner";
 import { announceCall, announceResult } from "./tool-work";
 
@@ -31,7 +31,7 @@ import { announceCall, announceResult } from "./tool-work";
  * ```
  */
 export async function runDefaultExecution<Env>(
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   agent: DefaultExecutionAgent<Env>,
 ): Promise<void> {
   const outputs: Part[] = [];
@@ -91,7 +91,7 @@ const accepts = <Env>(agent: DefaultExecutionAgent<Env>, type: "infer" | "tool_c
 async function runTool<Env>(
   part: ToolCallPart,
   agent: DefaultExecutionAgent<Env>,
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   index: number,
 ): Promise<ToolOutputPart> {
   const { toolName, args, callId } = part.content;

@@ -1,10 +1,10 @@
 import type { Context } from "@opentelemetry/api";
 import type { JsonValue } from "../../protocol/json";
 import type { ToolCall } from "../../providers/base/types";
-import type { ToolRun } from "../result";
+import type { ToolRun } from "../agent-result";
 import type { Tools } from "../tool";
 
-export type { ToolRun } from "../result";
+export type { ToolRun } from "../agent-result";
 
 /** How a turn's tool calls are run. */
 export interface ToolRunOptions {

@@ -1,7 +1,7 @@
 import type { JsonObject } from "../../protocol/json";
 import type { OtherPart, ToolCallPart, ToolOutputPart } from "../../protocol/part";
 import type { ToolCall } from "../../providers/base/types";
-import type { TaskContext } from "../context";
+import type { RunContext } from "../run-context";
 import type { ToolRun } from "./tool-runner";
 
 /**
@@ -11,7 +11,7 @@ import type { ToolRun } from "./tool-runner";
  * `tool_output` (`{callId, toolName, result, error}`). Reasoning, when the agent opts in,
  * is a data part marked `reasoning` (`{text}`).
  */
-export function announceCall(ctx: TaskContext<unknown>, call: ToolCall): void {
+export function announceCall(ctx: RunContext<unknown>, call: ToolCall): void {
   const part: ToolCallPart = {
     type: "tool_call",
     content: { toolName: call.name, args: call.input ?? {}, callId: call.id },
@@ -19,7 +19,7 @@ export function announceCall(ctx: TaskContext<unknown>, call: ToolCall): void {
   ctx.status([part], { transient: true });
 }
 
-export function announceResult(ctx: TaskContext<unknown>, run: ToolRun): void {
+export function announceResult(ctx: RunContext<unknown>, run: ToolRun): void {
   const part: ToolOutputPart = {
     type: "tool_output",
     content: {
@@ -36,7 +36,7 @@ export function announceResult(ctx: TaskContext<unknown>, run: ToolRun): void {
 /** The part type of streamed reasoning. */
 export const REASONING_PART = "reasoning";
 
-export function announceReasoning(ctx: TaskContext<unknown>, text: string): void {
+export function announceReasoning(ctx: RunContext<unknown>, text: string): void {
   const part: OtherPart = { type: REASONING_PART, content: { text } satisfies JsonObject };
   ctx.status([part], { transient: true });
 }

@@ -1,9 +1,9 @@
 import type { FunctionCallItem, Item } from "../../history/items";
 import type { ToolCall } from "../../providers/base/types";
-import type { TaskContext } from "../context";
 import type { Agent } from "../definition";
 import type { ChildRelay } from "../delegation";
 import type { TurnTools } from "../mcp-source";
+import type { RunContext } from "../run-context";
 import type { Tools } from "../tool";
 import { agentTools } from "./agent-tools";
 import { runToolCalls, type ToolRunOptions } from "./tool-runner";
@@ -18,7 +18,7 @@ export type { TurnTools } from "../mcp-source";
  */
 export async function openTurnTools<Env>(
   agent: Agent<Env>,
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   /** Where agents that ask for input have their requests relayed to the caller. */
   relay?: ChildRelay,
 ): Promise<TurnTools | null> {
@@ -45,7 +45,7 @@ export async function openTurnTools<Env>(
  * true when results were recorded, so the window is read again.
  */
 export async function resumeAgentCalls<Env>(
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   agent: Agent<Env>,
   tools: Tools,
   options: ToolRunOptions,

@@ -7,7 +7,6 @@ import type {
   QuestionAnswer,
   QuestionRequest,
 } from "../../agent/approval-options";
-import type { ArtifactUpdate, EndOptions, StatusOptions, TaskContext } from "../../agent/context";
 import {
   type ChildLedger,
   type ChildTask,
@@ -15,10 +14,20 @@ import {
   type DelegateTarget,
   Delegator,
 } from "../../agent/delegation";
+import type {
+  ArtifactUpdate,
+  EndOptions,
+  RunContext,
+  StatusOptions,
+} from "../../agent/run-context";
 import { Conversation } from "../../history/conversation";
 import { Item, type ItemInput, isBuiltItem } from "../../history/items";
 import type { ReadonlyConversation } from "../../history/readonly";
-import { type ConversationWindow, readWindow, type WindowPolicy } from "../../history/window";
+import {
+  type ConversationWindow,
+  readWindow,
+  type WindowPolicy,
+} from "../../history/window-reader";
 import { Artifact } from "../../protocol/artifact";
 import type { LoggedEvent } from "../../protocol/events";
 import { type JsonObject, newId, nowIso } from "../../protocol/json";
@@ -27,7 +36,7 @@ import { type Part, Parts } from "../../protocol/part";
 import type { Task } from "../../protocol/task";
 import { isTerminal } from "../../protocol/task-state";
 import { TRACE_CONTEXT } from "../../telemetry";
-import { windowSource } from "../history/history-window";
+import { windowSource } from "../history/window-source";
 import type { TaskStore } from "../tasks/task-store";
 
 const isPlainText = (part: Part): boolean =>
@@ -36,10 +45,10 @@ const isPlainText = (part: Part): boolean =>
   Object.keys(part).every((k) => k === "type" || k === "content");
 
 /**
- * The TaskContext a handler sees for one run: each call writes through the store and
+ * The RunContext a handler sees for one run: each call writes through the store and
  * publishes the logged events at once.
  */
-export class TaskRun<Env> implements TaskContext<Env> {
+export class TaskRun<Env> implements RunContext<Env> {
   /** The run's `invoke_agent` span context, when tracing is on (see `traceContextOf`). */
   [TRACE_CONTEXT]?: Context;
   readonly taskId: string;

@@ -1,6 +1,6 @@
-import type { TaskContext } from "../../agent/context";
 import type { Agent } from "../../agent/definition";
 import type { HandlerMemory, MemoryTurnScope } from "../../agent/memory-source";
+import type { RunContext } from "../../agent/run-context";
 import { DEFAULT_TOKEN_BUDGET, type MemoryOp } from "../../protocol/memory";
 import { traceContextOf, traceMemory } from "../../telemetry";
 import { logEvent } from "../../telemetry/log";
@@ -17,7 +17,7 @@ import { memoryStore } from "../object/memory-store";
  */
 export function openHandlerMemory<Env>(
   options: ResolvedMemoryOptions,
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   scope: MemoryTurnScope,
 ): HandlerMemory | null {
   let key: string;

@@ -1,7 +1,7 @@
-import type { TaskContext } from "../../agent/context";
 import type { Agent } from "../../agent/definition";
 import type { MemoryTurn, MemoryTurnOutcome, MemoryTurnScope } from "../../agent/memory-source";
 import { RECALLED_MEMORY_OVERHEAD_TOKENS } from "../../agent/model/recalled-memory";
+import type { RunContext } from "../../agent/run-context";
 import type { Message } from "../../protocol/message";
 import { traceContextOf, traceMemory } from "../../telemetry";
 import { logEvent } from "../../telemetry/log";
@@ -44,7 +44,7 @@ export function messageText(message: Message): string {
 export function openMemoryTurn<Env>(
   options: ResolvedMemoryOptions,
   agent: Agent<Env>,
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   scope: MemoryTurnScope,
 ): MemoryTurn | null {
   let key: string;
@@ -122,7 +122,7 @@ async function recall(
 async function learn<Env>(
   options: ResolvedMemoryOptions,
   agent: Agent<Env>,
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   scope: MemoryTurnScope,
   stub: MemoryStore,
   query: string,

@@ -17,7 +17,7 @@ import {
   type RecalledMemory,
   RememberQuery,
 } from "../../protocol/memory";
-import { attempt, type Result } from "../../storage/result";
+import { attempt, type Result } from "../../storage/rpc-result";
 import { createSchema, openSchema } from "../../storage/schema-version";
 import type { Embedder, VectorIndex } from "../base/embedder";
 import { type MemoryLimits, resolveMemoryLimits } from "../base/limits";

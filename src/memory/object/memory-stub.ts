@@ -12,7 +12,7 @@ import type {
   RecalledMemory,
   RememberQuery,
 } from "../../protocol/memory";
-import { unwrap } from "../../storage/result";
+import { unwrap } from "../../storage/rpc-result";
 import { memoryObjectName } from "../base/scope";
 import type { MemoryRpc } from "./memory-object";
 

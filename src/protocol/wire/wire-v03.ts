@@ -1,22 +1,14 @@
 import * as z from "zod";
-import { Artifact } from "../artifact";
+import type { Artifact } from "../artifact";
 import type { TaskEvent } from "../events";
 import { compact, JsonObject, type JsonValue, nowIso } from "../json";
 import { ClientId, LIMITS, Metadata, NameList, TaskIdString } from "../limits";
-import {
-  artifactFieldsOf,
-  artifactMark,
-  MARK,
-  splitMarks,
-  taskMarks,
-  timestampOr,
-  trimHistory,
-  withMarks,
-} from "../markers";
-import type { Message, Role } from "../message";
+import { MARK, splitMarks, taskMarks, timestampOr, trimHistory, withMarks } from "../markers";
+import type { Message } from "../message";
 import { isKnownPart, Part } from "../part";
-import { StateChange, type Task, type TaskStatus } from "../task";
+import type { Task, TaskStatus } from "../task";
 import { TaskState } from "../task-state";
+import { artifactFromWire, artifactToWire, messageFromWire, stateHistoryOf } from "./wire-shapes";
 
 /**
  * A2A v0.3 JSON: `kind` discriminators, lower-case states and roles. v0.3 clients send
@@ -164,14 +156,7 @@ export function messageToV03(m: Message): JsonObject {
 }
 
 export function artifactToV03(a: Artifact): JsonObject {
-  return compact({
-    artifactId: a.artifactId,
-    name: a.name ?? undefined,
-    description: a.description ?? undefined,
-    parts: a.parts.map(partToV03),
-    metadata: withMarks(a.metadata, { [MARK.artifact]: artifactMark(a) }),
-    extensions: a.extensions,
-  });
+  return artifactToWire(a, partToV03);
 }
 
 export function statusToV03(s: TaskStatus): JsonObject {
@@ -257,26 +242,7 @@ export function partFromV03(p: V03Part): Part {
 }
 
 export function messageFromV03(m: z.output<typeof V03Message>): Message {
-  const { metadata, marks } = splitMarks(m.metadata);
-  const role = marks[MARK.role];
-  const timestamp = marks[MARK.timestamp];
-  return compact({
-    messageId: m.messageId,
-    role: (role === "assistant" || role === "system" ? role : m.role) as Role,
-    parts: m.parts.map(partFromV03),
-    contextId: m.contextId || undefined,
-    taskId: m.taskId || undefined,
-    metadata,
-    extensions: m.extensions,
-    referenceTaskIds: m.referenceTaskIds,
-    timestamp: timestampOr(timestamp, nowIso),
-  });
-}
-
-/** A peer may echo our marker back damaged: keep it only if it is valid. */
-function stateHistoryOf(marker: JsonValue | undefined): StateChange[] {
-  const parsed = z.array(StateChange).safeParse(marker ?? []);
-  return parsed.success ? parsed.data : [];
+  return messageFromWire(m, partFromV03);
 }
 
 export function taskFromV03(t: z.output<typeof V03Task>): Task {
@@ -291,18 +257,7 @@ export function taskFromV03(t: z.output<typeof V03Task>): Task {
       timestamp: t.status.timestamp ?? nowIso(),
     },
     history: (t.history ?? []).map(messageFromV03),
-    artifacts: (t.artifacts ?? []).map((a) => {
-      const split = splitMarks(a.metadata);
-      return Artifact.parse({
-        artifactId: a.artifactId,
-        name: a.name ?? null,
-        description: a.description ?? null,
-        parts: a.parts.map(partFromV03),
-        metadata: split.metadata ?? {},
-        extensions: a.extensions,
-        ...artifactFieldsOf(split.marks),
-      });
-    }),
+    artifacts: (t.artifacts ?? []).map((a) => artifactFromWire(a, partFromV03)),
     metadata: metadata ?? {},
     stateHistory: stateHistoryOf(marks[MARK.stateHistory]),
     createdAt: timestampOr(createdAt, nowIso),

@@ -1,22 +1,14 @@
 import * as z from "zod";
-import { Artifact } from "../artifact";
+import type { Artifact } from "../artifact";
 import type { TaskEvent } from "../events";
 import { compact, JsonObject, JsonValue, newId, nowIso } from "../json";
 import { ClientId, LIMITS, Metadata, NameList, TaskIdString } from "../limits";
-import {
-  artifactFieldsOf,
-  artifactMark,
-  MARK,
-  splitMarks,
-  taskMarks,
-  timestampOr,
-  trimHistory,
-  withMarks,
-} from "../markers";
-import type { Message, Role } from "../message";
+import { MARK, splitMarks, taskMarks, timestampOr, trimHistory, withMarks } from "../markers";
+import type { Message } from "../message";
 import { isKnownPart, Part } from "../part";
-import { StateChange, type Task, type TaskStatus } from "../task";
+import type { Task, TaskStatus } from "../task";
 import type { TaskState } from "../task-state";
+import { artifactFromWire, artifactToWire, messageFromWire, stateHistoryOf } from "./wire-shapes";
 
 /**
  * A2A v1.0 JSON (ProtoJSON: camelCase fields, enum names as strings) and the lossless
@@ -190,14 +182,7 @@ export function messageToV1(m: Message): JsonObject {
 }
 
 export function artifactToV1(a: Artifact): JsonObject {
-  return compact({
-    artifactId: a.artifactId,
-    name: a.name ?? undefined,
-    description: a.description ?? undefined,
-    parts: a.parts.map(partToV1),
-    metadata: withMarks(a.metadata, { [MARK.artifact]: artifactMark(a) }),
-    extensions: a.extensions,
-  });
+  return artifactToWire(a, partToV1);
 }
 
 export function statusToV1(s: TaskStatus): JsonObject {
@@ -279,38 +264,15 @@ export function partFromV1(p: V1Part): Part {
 }
 
 export function messageFromV1(m: z.output<typeof V1Message>): Message {
-  const { metadata, marks } = splitMarks(m.metadata);
-  const role = marks[MARK.role];
-  const timestamp = marks[MARK.timestamp];
-  return compact({
-    messageId: m.messageId,
-    role: (role === "assistant" || role === "system" ? role : m.role) as Role,
-    parts: m.parts.map(partFromV1),
-    contextId: m.contextId || undefined,
-    taskId: m.taskId || undefined,
-    metadata,
-    extensions: m.extensions,
-    referenceTaskIds: m.referenceTaskIds,
-    timestamp: timestampOr(timestamp, nowIso),
-  });
+  return messageFromWire(m, partFromV1);
 }
 
 export function artifactFromV1(a: z.output<typeof V1Artifact>): Artifact {
-  const { metadata, marks } = splitMarks(a.metadata);
-  return Artifact.parse({
-    artifactId: a.artifactId,
-    name: a.name ?? null,
-    description: a.description ?? null,
-    parts: a.parts.map(partFromV1),
-    metadata: metadata ?? {},
-    extensions: a.extensions,
-    ...artifactFieldsOf(marks),
-  });
+  return artifactFromWire(a, partFromV1);
 }
 
 export function taskFromV1(t: z.output<typeof V1Task>): Task {
   const { metadata, marks } = splitMarks(t.metadata);
-  const history = z.array(StateChange).safeParse(marks[MARK.stateHistory] ?? []);
   const createdAt = marks[MARK.createdAt];
   return {
     id: t.id,
@@ -324,7 +286,7 @@ export function taskFromV1(t: z.output<typeof V1Task>): Task {
     history: (t.history ?? []).map(messageFromV1),
     artifacts: (t.artifacts ?? []).map(artifactFromV1),
     metadata: metadata ?? {},
-    stateHistory: history.success ? history.data : [],
+    stateHistory: stateHistoryOf(marks[MARK.stateHistory]),
     createdAt: timestampOr(createdAt, nowIso),
     flowState: {},
   };

@@ -99,6 +99,22 @@ export type ModelRequest = z.output<typeof ModelRequest>;
 export type ModelRequestInput = z.input<typeof ModelRequest>;
 
 /**
+ * Request settings of an agent's model calls; messages, system and tools come from the
+ * agent. `outputSchema` may be a zod schema or a JSON Schema: it is sent natively
+ * where the provider supports it, as instructions otherwise, and the answer is validated
+ * against it (`metadata.result.output`, or `outputError` saying what does not match).
+ * @example
+ * const modelSettings: ModelSettings = { temperature: 0.2, maxTokens: 800 };
+ * defineAgent({ card, model, modelSettings });
+ */
+export type ModelSettings = Omit<
+  ModelRequestInput,
+  "messages" | "system" | "tools" | "outputSchema"
+> & {
+  outputSchema?: JsonObject | z.ZodType;
+};
+
+/**
  * Token counts. `totalTokens` is derived when a provider omits it.
  * @example
  * Usage.parse({ promptTokens: 10, completionTokens: 5 }).totalTokens; // 15

@@ -17,7 +17,7 @@ import type { StreamFormat } from "../../protocol/wire/stream";
 import { type PushConfig, parsePushConfig } from "../../push/config";
 import { isApproverTaskId } from "../../storage/approver-ids";
 import { decodeCursor } from "../../storage/ids";
-import { unwrap } from "../../storage/result";
+import { unwrap } from "../../storage/rpc-result";
 import { A2A_TASK_STATE } from "../../telemetry";
 import { stateOfRendered } from "../tracing";
 import { ContextRouting } from "./context-routing";

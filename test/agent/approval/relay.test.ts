@@ -1,7 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
 import { approve, decisionParts, pendingCalls, reject } from "../../../src/client/approvals";
-import { connect } from "../../../src/client/client";
+import { connect } from "../../../src/client/connect";
 import type { Task } from "../../../src/protocol/task";
 import { openai } from "../../../src/providers/openai/openai-chat";
 import { type Env, harness } from "../../harness/agents/worker";

@@ -1,6 +1,6 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { connect } from "../../../src/client/client";
+import { connect } from "../../../src/client/connect";
 import { defineAgent } from "../../../src/index";
 import { openai } from "../../../src/providers/openai/openai-chat";
 import { withStrategy } from "../../../src/providers/strategy";

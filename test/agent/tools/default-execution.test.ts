@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { ArtifactUpdate, TaskContext } from "../../../src/agent/context";
 import { resolveAgent } from "../../../src/agent/definition";
+import type { ArtifactUpdate, RunContext } from "../../../src/agent/run-context";
 import { tool } from "../../../src/agent/tool";
 import { runDefaultExecution } from "../../../src/agent/tools/default-execution";
 import { Conversation } from "../../../src/history/conversation";
@@ -11,13 +11,13 @@ import { type Part, Parts } from "../../../src/protocol/part";
 import { type Task, Tasks } from "../../../src/protocol/task";
 import type { Model } from "../../../src/providers/base/types";
 
-/** A TaskContext over the pure task model, recording what the execution did. */
+/** A RunContext over the pure task model, recording what the execution did. */
 function contextFor(parts: Part[], signal = new AbortController().signal) {
   const message = Messages.create({ role: "user", parts });
   const task: Task = Tasks.begin(Tasks.create(message));
   const artifacts: ArtifactUpdate[] = [];
   const announced: { parts: Part[]; transient: boolean }[] = [];
-  const ctx: TaskContext = {
+  const ctx: RunContext = {
     taskId: task.id,
     contextId: task.contextId,
     message,

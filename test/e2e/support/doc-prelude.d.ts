@@ -3,7 +3,8 @@
  * handler or the model of the example around them. Keep this list short; a block that
  * needs more should declare it.
  */
-import type { AgentCardInput, AgentHandler, Model, Task, Tools } from "edgelink";
+import type { AgentCardInput, AgentHandler, Model, Tools } from "edgelink";
+import type { Task } from "edgelink/client";
 
 declare global {
   const card: AgentCardInput;

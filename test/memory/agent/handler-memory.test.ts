@@ -4,9 +4,9 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { TaskContext } from "../../../src/agent/context";
 import type { Agent } from "../../../src/agent/definition";
 import { withHandlerMemory } from "../../../src/agent/memory-source";
+import type { RunContext } from "../../../src/agent/run-context";
 import { handlerAgent } from "../../harness/memory/handler-worker";
 import { type Caller, claims, headersOf, memoryApi, newCaller } from "../../harness/memory/support";
 import { rpc, userMessage } from "../../support/helpers";
@@ -135,7 +135,7 @@ describe("a handler's own memory (ctx.memory)", () => {
         contextId: "c",
         env,
         message: { parts: [{ type: "text", content: "has memory?" }] },
-      }) as unknown as TaskContext;
+      }) as unknown as RunContext;
     // The handler agent with memory on: an anonymous caller's run has no ctx.memory.
     const withMemory = withHandlerMemory(
       () => handlerAgent.agent as Agent<unknown>,

@@ -1,9 +1,9 @@
 import { env, listDurableObjectIds, SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import type { AgentResult } from "../../src/agent/agent-result";
 import { type Agent, resolveAgent } from "../../src/agent/definition";
 import { parsePromptComposition } from "../../src/agent/prompt";
-import type { AgentResult } from "../../src/agent/result";
 import { openai } from "../../src/providers/openai/openai-chat";
 import { streamMessage } from "../harness/llm/stream";
 import worker, { harness } from "../harness/llm/worker";

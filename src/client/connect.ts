@@ -29,11 +29,6 @@ import { DEFAULT_RESUME } from "./resume";
 import { type Binding, messageOf, readText, Transport, type Version } from "./transport";
 import type { ConnectOptions } from "./types";
 
-// The client's front door: `connect`, and what a caller of it needs in one import.
-export { A2AClient } from "./a2a-client";
-export { answerOf } from "./convert";
-export type * from "./types";
-
 /** Where the card says an API key goes (its first apiKey scheme). */
 function apiKeyPlacement(card: PeerCard): ApiKeyPlacement | undefined {
   for (const scheme of Object.values(card.securitySchemes ?? {})) {

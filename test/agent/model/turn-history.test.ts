@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { resolveContextWindow } from "../../../src/agent/context-window-option";
 import { resolveAgent } from "../../../src/agent/definition";
-import { historyBudget, resolveContextWindow } from "../../../src/agent/model/turn-window";
+import { historyBudget } from "../../../src/agent/model/turn-history";
 import { capabilitiesFor } from "../../../src/providers/base/pricing";
 import type { Model } from "../../../src/providers/base/types";
 

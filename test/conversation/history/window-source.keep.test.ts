@@ -1,10 +1,10 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../../src/conversation/history/history-store";
-import { windowSource } from "../../../src/conversation/history/history-window";
+import { windowSource } from "../../../src/conversation/history/window-source";
 import type { Item } from "../../../src/history/items";
 import { estimateTokens } from "../../../src/history/tokens";
-import { KEEP_SEEK_ROWS, PINNED_LIMIT, readWindow } from "../../../src/history/window";
+import { KEEP_SEEK_ROWS, PINNED_LIMIT, readWindow } from "../../../src/history/window-reader";
 import { contextObjectName } from "../../../src/storage/ids";
 import { CONTEXT_SCHEMA } from "../../../src/storage/schema";
 import { ensureSchema } from "../../../src/storage/schema-version";

@@ -42,7 +42,7 @@ export interface PartsHost<Env> {
 }
 
 /** A conversation object's parts. */
-export interface ContextParts<Env> {
+export interface ConversationParts<Env> {
   store: TaskStore;
   hub: EventHub;
   outbox: IndexOutbox;
@@ -70,7 +70,7 @@ export function buildParts<Env>(
   env: Env,
   agent: Agent<Env>,
   host: PartsHost<Env>,
-): ContextParts<Env> {
+): ConversationParts<Env> {
   // Delegations and webhook attempts of its tasks, for the inspector only.
   const steps = new TaskSteps(ctx.storage.sql, () =>
     inspectorSetting(host.agent() as Agent<unknown>, env),
@@ -165,7 +165,7 @@ export function buildParts<Env>(
     },
   );
   const streams = new TaskStreams(store, hub, current, read);
-  const parts: ContextParts<Env> = {
+  const parts: ConversationParts<Env> = {
     store,
     hub,
     outbox,

@@ -1,5 +1,5 @@
 import type { Item } from "../../history/items";
-import type { RunningSummary, WindowSource } from "../../history/window";
+import type { RunningSummary, WindowSource } from "../../history/window-reader";
 import type { HistoryStore } from "./history-store";
 
 /**

@@ -1,7 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { resolveContextWindow } from "../../../src/agent/context-window-option";
 import type { Agent } from "../../../src/agent/definition";
-import { historyBudget, resolveContextWindow } from "../../../src/agent/model/turn-window";
+import { historyBudget } from "../../../src/agent/model/turn-history";
 import type { HistoryStore } from "../../../src/conversation/history/history-store";
 import type { Item } from "../../../src/history/items";
 import { SUMMARY_LABEL } from "../../../src/history/summarize";

@@ -1,8 +1,8 @@
 import type { Item } from "../../history/items";
 import { estimateTokens } from "../../history/tokens";
-import type { WindowPolicy } from "../../history/window";
+import type { WindowPolicy } from "../../history/window-reader";
 import { logEvent } from "../../telemetry/log";
-import type { TaskContext } from "../context";
+import type { RunContext } from "../run-context";
 
 /**
  * The window of a turn's next model call after a tool round (the history window, applied within a turn), or
@@ -17,7 +17,7 @@ import type { TaskContext } from "../context";
  * const fitted = await roundWindow(ctx, items, recorded, windowPolicy(agent, model, settings, signal));
  */
 export async function roundWindow<Env>(
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   items: readonly Item[],
   round: readonly Item[],
   policy: WindowPolicy,

@@ -1,6 +1,6 @@
 import type { Item, ItemInput } from "../history/items";
 import type { ReadonlyConversation } from "../history/readonly";
-import type { ConversationWindow, WindowPolicy } from "../history/window";
+import type { ConversationWindow, WindowPolicy } from "../history/window-reader";
 import type { JsonObject } from "../protocol/json";
 import type { Message, MessageInput } from "../protocol/message";
 import type { Part } from "../protocol/part";
@@ -41,9 +41,15 @@ export interface EndOptions {
 /**
  * Everything a handler gets for one run of a task. Every method writes to the task's
  * Durable Object at once (a SQLite row and an event-log entry), so subscribers see it
- * immediately and nothing is lost if the object restarts.
+ * immediately and nothing is lost if the object restarts. (Called `TaskContext` before;
+ * that name is kept as a deprecated alias.)
+ * @example
+ * const handler: AgentHandler = async (ctx: RunContext) => {
+ *   ctx.status("Looking it up");
+ *   return `You said: ${textOf(ctx.message.parts)}`;
+ * };
  */
-export interface TaskContext<Env = unknown> {
+export interface RunContext<Env = unknown> {
   readonly taskId: string;
   readonly contextId: string;
   /** The message that started or resumed this run. */
@@ -143,12 +149,24 @@ export interface TaskContext<Env = unknown> {
 }
 
 /**
+ * The former name of {@link RunContext}, kept so code written against it still compiles.
+ * @deprecated Use `RunContext`: the object is per run of a handler, not the conversation
+ * (which the A2A wire calls the context). This alias will be removed in a later major release.
+ * @example
+ * import type { RunContext } from "edgelink";
+ * async function greet(ctx: RunContext): Promise<string> {
+ *   return `Hello from task ${ctx.taskId}`;
+ * }
+ */
+export type TaskContext<Env = unknown> = RunContext<Env>;
+
+/**
  * A handler runs one turn of a task. Return nothing, a string or parts: a string or
  * parts become a `result` artifact, and a task still working afterwards is completed.
  * Throwing fails the task with the error's message.
  */
 export type AgentHandler<Env = unknown> = (
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
 ) => HandlerResult | Promise<HandlerResult>;
 
 // `void` so that a handler with no return statement type-checks, async or not.

@@ -1,5 +1,5 @@
 // The contextWindow option, read when the agent is defined; the model turn applies it
-// (model/turn-window.ts).
+// (model/turn-history.ts).
 
 /**
  * How much of the conversation a model turn sends (`defineAgent({ contextWindow })`).

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../../src/conversation/history/history-store";
-import { windowSource } from "../../../src/conversation/history/history-window";
+import { windowSource } from "../../../src/conversation/history/window-source";
 import { type Item, isSummary } from "../../../src/history/items";
 import { SUMMARY_LABEL, type Summarizer, summaryMessage } from "../../../src/history/summarize";
 import { estimateTokens } from "../../../src/history/tokens";
@@ -9,7 +9,7 @@ import {
   type ConversationWindow,
   readWindow,
   type WindowPolicy,
-} from "../../../src/history/window";
+} from "../../../src/history/window-reader";
 import { contextObjectName } from "../../../src/storage/ids";
 import { CONTEXT_SCHEMA } from "../../../src/storage/schema";
 import { ensureSchema } from "../../../src/storage/schema-version";

@@ -1,18 +1,10 @@
 import type { Item } from "../../history/items";
-import type { WindowPolicy } from "../../history/window";
+import type { WindowPolicy } from "../../history/window-reader";
 import type { Model, ModelRequest } from "../../providers/base/types";
 import { logEvent } from "../../telemetry/log";
-import type { TaskContext } from "../context";
+import { type ContextWindowSettings, DEFAULT_RESERVED_OUTPUT } from "../context-window-option";
 import type { Agent } from "../definition";
-import { type ContextWindowSettings, DEFAULT_RESERVED_OUTPUT } from "../window-options";
-
-export {
-  type ContextWindowOptions,
-  type ContextWindowSettings,
-  DEFAULT_CONTEXT_WINDOW,
-  DEFAULT_RESERVED_OUTPUT,
-  resolveContextWindow,
-} from "../window-options";
+import type { RunContext } from "../run-context";
 
 /**
  * The history budget of one call: what the model's window leaves once the answer, the
@@ -60,7 +52,7 @@ export function windowPolicy<Env>(
 
 /** The items a model turn sends: the window of the context's conversation. */
 export async function turnWindow<Env>(
-  ctx: TaskContext<Env>,
+  ctx: RunContext<Env>,
   agent: Agent<Env>,
   model: Model,
   request: Pick<ModelRequest, "system" | "tools" | "maxTokens">,

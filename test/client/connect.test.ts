@@ -4,7 +4,7 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { chooseInterface } from "../../src/client/client";
+import { chooseInterface } from "../../src/client/connect";
 import {
   type AgentEvent,
   answerOf,

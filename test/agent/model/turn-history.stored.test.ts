@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { resolveContextWindow } from "../../../src/agent/context-window-option";
 import type { Agent } from "../../../src/agent/definition";
-import { resolveContextWindow } from "../../../src/agent/model/turn-window";
 import type { HistoryStore } from "../../../src/conversation/history/history-store";
 import { itemFromMessage } from "../../../src/conversation/tasks/conversation-bridge";
 import type { Item } from "../../../src/history/items";
