@@ -40,8 +40,8 @@ export class EventLog {
   private unwritten: LogRow[] = [];
 
   /**
-   * Tasks made in this turn whose events wait (see `wait`), by id: their rows, whether
-   * anything can read them, and whether the task ended. Emptied at the turn's end.
+   * Tasks made in this turn whose events wait (see `wait`), by id, while nothing can read
+   * them: their rows, and whether the task ended. Emptied at the turn's end.
    */
   private readonly waiting = new Map<string, Waiting>();
   /** What this transaction changed in `waiting`, undone if it fails. */
@@ -90,7 +90,7 @@ export class EventLog {
    * of being written as each transaction ends.
    */
   wait(taskId: string): void {
-    this.waiting.set(taskId, { rows: [], read: false, ended: false });
+    this.waiting.set(taskId, { rows: [], ended: false });
     this.waitedNow.push(taskId);
   }
 
@@ -99,10 +99,17 @@ export class EventLog {
     return this.waiting.size > 0;
   }
 
-  /** Something can read the task's events (a stream, a subscriber, a webhook): they are kept. */
-  watch(taskId: string): void {
+  /**
+   * Something can read the task's events (a stream, a subscriber, a webhook): they stop
+   * waiting and join the next `write`. Answers whether any is waiting for that write.
+   */
+  watch(taskId: string): boolean {
     const waiting = this.waiting.get(taskId);
-    if (waiting) waiting.read = true;
+    if (!waiting) return false;
+    this.waiting.delete(taskId);
+    this.unwritten.push(...waiting.rows);
+    this.unwritten.sort((a, b) => a.seq - b.seq);
+    return waiting.rows.length > 0;
   }
 
   /** The task reached a terminal state in this transaction. */
@@ -122,8 +129,8 @@ export class EventLog {
 
   /**
    * Writes the transaction's events in one statement (per 30), each task id bound once.
-   * The rows of a waiting task wait on; those of a waiting task that ended here are
-   * written if anything can read them, and otherwise never (nor kept).
+   * The rows of a waiting task wait on; those of a waiting task that ended here are never
+   * written (nor kept): nothing could read them.
    */
   write(): void {
     let rows = this.unwritten;
@@ -162,7 +169,7 @@ export class EventLog {
       // A task that logs more than a turn's worth of events stops waiting: memory is bounded.
       if (!waiting.ended && waiting.rows.length <= MAX_WAITING_ROWS) continue;
       this.waiting.delete(taskId);
-      if (waiting.read || !waiting.ended) now.push(...waiting.rows);
+      if (!waiting.ended) now.push(...waiting.rows);
     }
     return now.length > 1 ? now.sort((a, b) => a.seq - b.seq) : now;
   }
@@ -267,10 +274,9 @@ interface LogRow {
   body: string;
 }
 
-/** A task's events waiting for the turn's end (see `EventLog.wait`). */
+/** A task's events waiting for the turn's end (see `EventLog.wait`); none can read them. */
 interface Waiting {
   rows: LogRow[];
-  read: boolean;
   ended: boolean;
 }
 

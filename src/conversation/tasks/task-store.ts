@@ -130,7 +130,10 @@ export class TaskStore {
    */
   readBy(readers: EventReaders): void {
     this.readersKnown = true;
-    readers.onListen = (taskId) => this.events.watch(taskId);
+    // A stream opens in the turn its task was made: its events are written in that commit.
+    readers.onListen = (taskId) => {
+      if (this.events.watch(taskId)) this.atomic(() => {});
+    };
   }
 
   private depth = 0;
