@@ -15,9 +15,11 @@
  * Scenario (ar), POST /rows, a diagnostic and not a floor (it copies Edgelink's own
  * schema, so no target is set against it): the same route, the object writing what
  * Edgelink writes for a follow-up message in CONTEXT_SCHEMA (its indexes included): the task row
- * inserted working with its state history, the user's message in the history, its event;
- * then the artifact, the task completed, two events; two transactions, ids as long as
- * Edgelink's sealed ones, event bodies of the same shape. No zod, no models, no index
+ * inserted working with its state history and its bounds in the log and the history, the
+ * user's message in the history; then the artifact, the task completed; two transactions,
+ * ids as long as Edgelink's sealed ones. No event row: a task made and ended in one turn
+ * with nothing to read its events writes none (their seqs stay used, between the task's
+ * floor and ceiling), as Edgelink's task store decides. No zod, no models, no index
  * object, a hand-built answer. (b)/(ar) is what Edgelink's code costs beyond its rows.
  */
 import { DurableObject } from "cloudflare:workers";
@@ -80,7 +82,12 @@ export class FloorRowsContext extends DurableObject<Env> {
     ensureSchema(ctx.storage, CONTEXT_SCHEMA);
     // Like Edgelink, the counters are known in memory after one read at start.
     const sql = ctx.storage.sql;
-    this.seq = sql.exec<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM events").one().n;
+    this.seq = sql
+      .exec<{ n: number }>(
+        `SELECT MAX(COALESCE((SELECT MAX(seq) FROM events), 0),
+           COALESCE((SELECT MAX(event_ceiling) FROM tasks), 0)) AS n`,
+      )
+      .one().n;
     this.position = sql
       .exec<{ n: number }>("SELECT COALESCE(MAX(seq), 0) AS n FROM history_items")
       .one().n;
@@ -99,37 +106,28 @@ export class FloorRowsContext extends DurableObject<Env> {
     const text = `echo: ${textOf(message)}`;
     const at = new Date().toISOString();
     const history = [{ previousState: "submitted", newState: "working", timestamp: at }];
-    const status = (state: string, timestamp: string) =>
-      JSON.stringify({
-        kind: "status-update",
-        taskId,
-        contextId,
-        status: { state, message: null, timestamp },
-        final: state === "completed",
-      });
+    // The message's place in the history: the task's history floor and, as it ends, ceiling.
+    const position = ++this.position;
     storage.transactionSync(() => {
+      // The task's conversation-local key is its first row_seq, as Edgelink makes it.
+      const rowSeq = ++this.rowSeq;
       sql.exec(
-        `INSERT INTO tasks (id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq, event_floor)
-         VALUES (?1, ?2, 'working', NULL, ?3, '{}', ?4, ?3, ?3, 1, ?5, ?6)`,
+        `INSERT INTO tasks (key, id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq, event_floor, history_floor)
+         VALUES (?5, ?1, ?2, 'working', NULL, ?3, '{}', ?4, ?3, ?3, 1, ?5, ?6, ?7)`,
         taskId,
         contextId,
         at,
         JSON.stringify(history),
-        ++this.rowSeq,
+        rowSeq,
         this.seq + 1,
+        position,
       );
       sql.exec(
         "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, 'message', ?, 0)",
         `msg_a2a_${message.messageId}`,
-        ++this.position,
+        position,
         taskId,
         JSON.stringify({ type: "message", ...message }),
-      );
-      sql.exec(
-        "INSERT INTO events (seq, task_id, body) VALUES (?1, ?2, ?3)",
-        ++this.seq,
-        taskId,
-        status("working", at),
       );
     });
     const done = new Date().toISOString();
@@ -138,35 +136,25 @@ export class FloorRowsContext extends DurableObject<Env> {
     history.push({ previousState: "working", newState: "completed", timestamp: done });
     storage.transactionSync(() => {
       sql.exec(
-        `INSERT INTO artifacts (task_id, artifact_id, seq, header, parts) VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_id = ?1), ?3, ?4)`,
+        `INSERT INTO artifacts (task_key, artifact_id, seq, header, parts)
+         VALUES ((SELECT key FROM tasks WHERE id = ?1), ?2,
+           (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifacts WHERE task_key = (SELECT key FROM tasks WHERE id = ?1)), ?3, ?4)`,
         taskId,
         artifactId,
         JSON.stringify({ artifactId, name: "result" }),
         `[${part}]`,
       );
       sql.exec(
-        `UPDATE tasks SET state = 'completed', status_timestamp = ?2, updated_at = ?2, state_history = ?3, row_seq = ?4, index_pending = 1, status_message = NULL, event_ceiling = ?5 WHERE id = ?1`,
+        `UPDATE tasks SET state = 'completed', status_timestamp = ?2, updated_at = ?2, state_history = ?3, row_seq = ?4, index_pending = 1, status_message = NULL, event_ceiling = ?5, history_ceiling = ?6 WHERE id = ?1`,
         taskId,
         done,
         JSON.stringify(history),
         ++this.rowSeq,
-        this.seq + 2,
+        // working, the artifact, completed: three seqs used, no row written.
+        this.seq + 3,
+        position,
       );
-      sql.exec(
-        "INSERT INTO events (seq, task_id, body) VALUES (?1, ?2, ?3), (?1 + 1, ?2, ?4)",
-        this.seq + 1,
-        taskId,
-        JSON.stringify({
-          kind: "artifact-update",
-          taskId,
-          contextId,
-          artifact: { artifactId, name: "result", parts: [{ text }] },
-          append: false,
-          lastChunk: true,
-        }),
-        status("completed", done),
-      );
-      this.seq += 2;
+      this.seq += 3;
     });
     return `{"id":"${taskId}","contextId":"${contextId}","status":{"state":"TASK_STATE_COMPLETED","timestamp":"${done}"},"artifacts":[{"artifactId":"${artifactId}","name":"result","parts":[{"text":${JSON.stringify(text)}}]}],"history":[${JSON.stringify(message)}]}`;
   }

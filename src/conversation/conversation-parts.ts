@@ -92,6 +92,7 @@ export function buildParts<Env>(
     agent.limits,
   );
   const hub = new EventHub();
+  store.readBy(hub);
   // The outbox and the identity call each other, and the alarm: `parts` is read at call time.
   const outbox = new IndexOutbox(
     store.index,

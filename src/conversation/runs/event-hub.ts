@@ -10,7 +10,11 @@ type Listener = (logged: LoggedEvent) => void;
 export class EventHub {
   private readonly listeners = new Map<string, Set<Listener>>();
 
+  /** Told of each listener as it registers (the task store keeps that task's events). */
+  onListen: ((taskId: string) => void) | null = null;
+
   on(taskId: string, listener: Listener): () => void {
+    this.onListen?.(taskId);
     let set = this.listeners.get(taskId);
     if (!set) {
       set = new Set();

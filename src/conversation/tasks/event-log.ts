@@ -1,6 +1,11 @@
 /**
  * The event log: a conversation's append-only `events` table, whose sequence number is the
  * SSE event id. Events logged in a transaction are written by one statement as it ends.
+ *
+ * A task made in this turn can have its events wait in memory (`wait`) until the turn's
+ * end: if it ended within the turn and nothing could read them (no stream or subscriber,
+ * no webhook), they are never written. Their seqs stay used, between the task's
+ * `event_floor` and `event_ceiling`, so no later event takes them.
  */
 import type { TaskEvent } from "../../protocol/events";
 import { checkRowBytes } from "../../storage/row-limit";
@@ -32,9 +37,16 @@ export class EventLog {
    * Events logged in the open transaction, written by one INSERT as it ends (their seqs
    * follow each other): a statement costs the same fixed work whatever its rows.
    */
-  private unwritten: { taskId: string; body: string }[] = [];
-  /** The seq of the first of `unwritten`. */
-  private firstUnwritten = 0;
+  private unwritten: LogRow[] = [];
+
+  /**
+   * Tasks made in this turn whose events wait (see `wait`), by id, while nothing can read
+   * them: their rows, and whether the task ended. Emptied at the turn's end.
+   */
+  private readonly waiting = new Map<string, Waiting>();
+  /** What this transaction changed in `waiting`, undone if it fails. */
+  private waitedNow: string[] = [];
+  private endedNow: string[] = [];
 
   private get sql(): SqlStorage {
     return this.storage.sql;
@@ -55,8 +67,7 @@ export class EventLog {
     const body = JSON.stringify(event);
     checkRowBytes("event", body);
     const seq = this.nextSeq();
-    if (this.unwritten.length === 0) this.firstUnwritten = seq;
-    this.unwritten.push({ taskId, body });
+    this.unwritten.push({ seq, taskId, body });
     this.last = seq;
     return seq;
   }
@@ -65,45 +76,121 @@ export class EventLog {
   discard(): void {
     this.unwritten = [];
     this.last = null;
+    for (const taskId of this.waitedNow) this.waiting.delete(taskId);
+    for (const taskId of this.endedNow) {
+      const waiting = this.waiting.get(taskId);
+      if (waiting) waiting.ended = false;
+    }
+    this.waitedNow = [];
+    this.endedNow = [];
   }
 
   /**
-   * Writes the transaction's events in one statement (per 30): consecutive seqs counted
-   * from the first, each task id bound once.
+   * The events of a task just made wait in memory until `release` (the turn's end) instead
+   * of being written as each transaction ends.
+   */
+  wait(taskId: string): void {
+    this.waiting.set(taskId, { rows: [], ended: false });
+    this.waitedNow.push(taskId);
+  }
+
+  /** Whether any task's events wait for the turn's end. */
+  get anyWaiting(): boolean {
+    return this.waiting.size > 0;
+  }
+
+  /**
+   * Something can read the task's events (a stream, a subscriber, a webhook): they stop
+   * waiting and join the next `write`. Answers whether any is waiting for that write.
+   */
+  watch(taskId: string): boolean {
+    const waiting = this.waiting.get(taskId);
+    if (!waiting) return false;
+    this.waiting.delete(taskId);
+    this.unwritten.push(...waiting.rows);
+    this.unwritten.sort((a, b) => a.seq - b.seq);
+    return waiting.rows.length > 0;
+  }
+
+  /** The task reached a terminal state in this transaction. */
+  ended(taskId: string): void {
+    const waiting = this.waiting.get(taskId);
+    if (!waiting) return;
+    waiting.ended = true;
+    this.endedNow.push(taskId);
+  }
+
+  /** The turn ends: every event still waiting is written with the next `write`. */
+  release(): void {
+    for (const waiting of this.waiting.values()) this.unwritten.push(...waiting.rows);
+    this.waiting.clear();
+    this.unwritten.sort((a, b) => a.seq - b.seq);
+  }
+
+  /**
+   * Writes the transaction's events in one statement (per 30), each task id bound once.
+   * The rows of a waiting task wait on; those of a waiting task that ended here are never
+   * written (nor kept): nothing could read them.
    */
   write(): void {
-    const rows = this.unwritten;
-    if (rows.length === 0) return;
+    let rows = this.unwritten;
     this.unwritten = [];
+    this.waitedNow = [];
+    this.endedNow = [];
+    if (this.waiting.size > 0) rows = this.keepWaiting(rows);
     for (let i = 0; i < rows.length; i += 30) {
       const chunk = rows.slice(i, i + 30);
       const values: string[] = [];
-      const args: SqlStorageValue[] = [this.firstUnwritten + i];
+      const args: SqlStorageValue[] = [];
       const taskParams = new Map<string, number>();
-      chunk.forEach((row, k) => {
+      for (const row of chunk) {
         let task = taskParams.get(row.taskId);
         if (task === undefined) {
           args.push(row.taskId);
           task = args.length;
           taskParams.set(row.taskId, task);
         }
-        args.push(row.body);
-        values.push(`(${k === 0 ? "?1" : `?1 + ${k}`}, ?${task}, ?${args.length})`);
-      });
+        args.push(row.seq, row.body);
+        values.push(`(?${args.length - 1}, ?${task}, ?${args.length})`);
+      }
       this.sql.exec(`INSERT INTO events (seq, task_id, body) VALUES ${values.join(", ")}`, ...args);
     }
   }
 
+  /** The rows to write now, the rows of waiting tasks set aside (see `write`). */
+  private keepWaiting(rows: LogRow[]): LogRow[] {
+    const now: LogRow[] = [];
+    for (const row of rows) {
+      const waiting = this.waiting.get(row.taskId);
+      if (waiting) waiting.rows.push(row);
+      else now.push(row);
+    }
+    for (const [taskId, waiting] of this.waiting) {
+      // A task that logs more than a turn's worth of events stops waiting: memory is bounded.
+      if (!waiting.ended && waiting.rows.length <= MAX_WAITING_ROWS) continue;
+      this.waiting.delete(taskId);
+      if (!waiting.ended) now.push(...waiting.rows);
+    }
+    return now.length > 1 ? now.sort((a, b) => a.seq - b.seq) : now;
+  }
+
   /**
    * The seq the next event takes: past every seq ever used (a client may still hold an
-   * old one as its Last-Event-ID): past the newest row and the high-water mark pruning
-   * left in `meta`.
+   * old one as its Last-Event-ID): past the newest row, the high-water mark pruning left
+   * in `meta`, and the seqs of the newest tasks, whose events may never have been written
+   * (see `wait`): the newest made, and the last few changed (tasks made in one turn may
+   * end in another order).
    */
   private nextSeq(): number {
     this.last ??= this.sql
       .exec<{ seq: number }>(
         `SELECT MAX(COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0),
-           COALESCE((SELECT MAX(seq) FROM events), 0)) AS seq`,
+           COALESCE((SELECT MAX(seq) FROM events), 0),
+           COALESCE((SELECT MAX(event_floor, COALESCE(event_ceiling, 0)) FROM tasks
+             ORDER BY key DESC LIMIT 1), 0),
+           COALESCE((SELECT MAX(MAX(event_floor, COALESCE(event_ceiling, 0))) FROM
+             (SELECT event_floor, event_ceiling FROM tasks ORDER BY row_seq DESC LIMIT 8)), 0))
+         AS seq`,
         EVENTS_SEQ_KEY,
       )
       .one().seq;
@@ -128,6 +215,11 @@ export class EventLog {
    * task is gone).
    */
   after(taskId: string, afterSeq: number, limit = -1): { seq: number; event: TaskEvent }[] {
+    const waiting = this.waiting.get(taskId);
+    if (waiting) {
+      const rows = waiting.rows.filter((r) => r.seq > afterSeq);
+      return (limit < 0 ? rows : rows.slice(0, limit)).map(parsed);
+    }
     return this.sql
       .exec<{ seq: number; body: string }>(
         `SELECT seq, body FROM events
@@ -140,8 +232,14 @@ export class EventLog {
       .map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as TaskEvent }));
   }
 
-  /** Seq of the newest logged event of a task (0 if none): the log read back from its ceiling. */
+  /**
+   * Seq of the newest logged event of a task: the log read back from its ceiling; for a
+   * finished task whose events were never written, its final event's seq all the same
+   * (its ceiling); 0 if none.
+   */
   lastSeq(taskId: string): number {
+    const waiting = this.waiting.get(taskId);
+    if (waiting) return waiting.rows.at(-1)?.seq ?? 0;
     const [row] = this.sql
       .exec<{ seq: number }>(
         `SELECT seq FROM events WHERE seq >= ${FLOOR_OF_TASK} AND seq <= ${CEILING_OF_TASK}
@@ -149,14 +247,43 @@ export class EventLog {
         taskId,
       )
       .toArray();
-    return row?.seq ?? 0;
+    if (row) return row.seq;
+    const [task] = this.sql
+      .exec<{ seq: number | null }>("SELECT event_ceiling AS seq FROM tasks WHERE id = ?", taskId)
+      .toArray();
+    return task?.seq ?? 0;
   }
 
   /** One logged event by its sequence number. */
   get(seq: number): TaskEvent | null {
+    for (const waiting of this.waiting.values()) {
+      const held = waiting.rows.find((r) => r.seq === seq);
+      if (held) return parsed(held).event;
+    }
     const row = this.sql
       .exec<{ body: string }>("SELECT body FROM events WHERE seq = ?", seq)
       .toArray()[0];
     return row ? (JSON.parse(row.body) as TaskEvent) : null;
   }
 }
+
+/** An event as logged: its seq, its task and its JSON. */
+interface LogRow {
+  seq: number;
+  taskId: string;
+  body: string;
+}
+
+/** A task's events waiting for the turn's end (see `EventLog.wait`); none can read them. */
+interface Waiting {
+  rows: LogRow[];
+  ended: boolean;
+}
+
+/** More events than a turn of a handler logs: a task past it writes them as usual. */
+const MAX_WAITING_ROWS = 64;
+
+const parsed = (row: LogRow): { seq: number; event: TaskEvent } => ({
+  seq: row.seq,
+  event: JSON.parse(row.body) as TaskEvent,
+});

@@ -21,6 +21,7 @@ import { mergePatch } from "../../storage/merge-patch";
 import type { CuttablePage, PageQuery } from "../../storage/paging";
 import { checkRowBytes } from "../../storage/row-limit";
 import type { TraceCarrier } from "../../telemetry";
+import { logEvent } from "../../telemetry/log";
 import type { HistoryStore } from "../history/history-store";
 import { inlineParts, writeArtifact } from "./artifact-rows";
 import { itemFromMessage, messageFromItem } from "./conversation-bridge";
@@ -50,6 +51,15 @@ export interface TaskPushQueue {
   noConfigs(taskId: string): void;
   /** Queues the event for the task's webhooks; returns how many deliveries it queued. */
   enqueueEvent(taskId: string, seq: number, event: TaskEvent, now: number): number;
+}
+
+/**
+ * Where a conversation's event readers come from: a stream or subscriber registering on a
+ * task (the object's event hub).
+ */
+export interface EventReaders {
+  /** Called as something starts reading a task's events. */
+  onListen: ((taskId: string) => void) | null;
 }
 
 /**
@@ -106,6 +116,26 @@ export class TaskStore {
   /** Set when an event was queued for a webhook, so the object can wake its alarm. */
   pushQueued = false;
 
+  /** Whether readers are known (`readBy`): only then may a task's events go unwritten. */
+  private readersKnown = false;
+  /** Whether the turn's end is awaited to write the events still waiting. */
+  private releasing = false;
+
+  /**
+   * Every reader of the log registers through `readers` (a stream, a subscriber; webhooks
+   * are known to the store): from now on, the events of a task made and ended within one
+   * turn with no reader and no webhook are not written (see `EventLog.wait`). Nobody could
+   * ever read them: a finished task cannot be subscribed to, a stream resumes only while its
+   * task runs, and a webhook registered later gets the task, not its past events.
+   */
+  readBy(readers: EventReaders): void {
+    this.readersKnown = true;
+    // A stream opens in the turn its task was made: its events are written in that commit.
+    readers.onListen = (taskId) => {
+      if (this.events.watch(taskId)) this.atomic(() => {});
+    };
+  }
+
   private depth = 0;
 
   /** The object's SQL, for the task's writers here and in task-status.ts. */
@@ -136,6 +166,7 @@ export class TaskStore {
       set += `, metadata = ?${args.length}`;
     }
     if (row.eventCeiling !== null) {
+      this.events.ended(taskId);
       args.push(row.eventCeiling);
       set += `, event_ceiling = ?${args.length}`;
       // Its history ends with its last item, or with the final message appended next.
@@ -242,11 +273,32 @@ export class TaskStore {
       this.cache.remember(live);
       this.index.touch(live);
       if (this.push && !withPush) this.push.noConfigs(live.id);
+      if (this.readersKnown && !withPush) this.waitForTurnEnd(live.id);
       for (const [i, m] of task.history.entries()) {
         this.appendMessage(live.id, m, i === 0 ? itemId : undefined);
       }
       return start ? [statusEvent(this, live)] : [];
     });
+  }
+
+  /**
+   * A new task's events wait in memory until the turn ends (a timer of 0 ms runs after
+   * every promise the turn settled): if the task ended in the turn with nothing to read
+   * its events, the log never writes them; otherwise they are written then, with anything
+   * else still waiting, in one transaction.
+   */
+  private waitForTurnEnd(taskId: string): void {
+    this.events.wait(taskId);
+    if (this.releasing) return;
+    this.releasing = true;
+    setTimeout(() => {
+      this.releasing = false;
+      try {
+        if (this.events.anyWaiting) this.atomic(() => this.events.release());
+      } catch (error) {
+        logEvent("error", "edgelink: could not write a turn's events", { error });
+      }
+    }, 0);
   }
 
   /** Appends conversation items under a task, in one transaction. */
@@ -452,6 +504,7 @@ export class TaskStore {
     // Same transaction as the event: a delivery can never be lost or exist without it.
     if (this.push && this.push.enqueueEvent(taskId, seq, event, Date.now()) > 0) {
       this.pushQueued = true;
+      this.events.watch(taskId);
     }
     return { seq, event };
   }
