@@ -24,6 +24,10 @@ export const INSPECTOR_APPROVALS = String.raw`
    */
   function showHeld(box, task, status) {
     const request = heldRequest(status);
+    // The same request again (a live status repeating it) keeps what is being typed.
+    const key = request ? JSON.stringify(request) : "";
+    if (key === box.dataset.request) return;
+    box.dataset.request = key;
     if (!request) return box.replaceChildren();
     const decisions = new Map(); // callId -> decision
     const controls = [];

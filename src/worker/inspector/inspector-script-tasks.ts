@@ -143,8 +143,10 @@ export const INSPECTOR_TASKS = String.raw`
       await readSse(response, (event, eventId) => {
         const [label, text] = describeEvent(event, chunks);
         if (event.statusUpdate) {
-          setState(event.statusUpdate.status.state);
-          showHeld(held, task, event.statusUpdate.status);
+          const status = event.statusUpdate.status;
+          setState(status.state);
+          // Replayed statuses older than the task read above would redraw stale calls.
+          if (!(status.timestamp && task.status.timestamp && status.timestamp <= task.status.timestamp)) showHeld(held, task, status);
         }
         // A run that ends while watched: its calls are recorded with its end, so draw again.
         if (event.statusUpdate && isTerminal(event.statusUpdate.status.state) && !isTerminal(task.status.state)) {
