@@ -142,3 +142,45 @@ describe.skipIf(!hasBrowser)("held calls in the inspector, in chromium (issue 34
     expect(errors).toEqual([]);
   });
 });
+
+describe.skipIf(!hasBrowser)("questions in the inspector, in chromium (issue 34)", () => {
+  it("K1: a question's choices are buttons, a question without them gets an answer box", async () => {
+    const asker = await startWorker("test/e2e/support/question.wrangler.toml");
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+      await page.goto(`${asker.baseUrl}/inspector`);
+      await expect.poll(() => page.locator("#agent-name").textContent()).not.toBe("");
+      await page.getByLabel("Message", { exact: true }).fill("Order a shirt");
+      await page.getByLabel("Message", { exact: true }).press("Enter");
+      const held = page.locator("#task .held");
+      await expect.poll(() => held.count(), { timeout: 20_000 }).toBe(1);
+      expect(await held.textContent()).toContain("Which size?");
+      expect(await held.locator(".choices button").allTextContents()).toEqual(["S", "M", "L"]);
+      await screenshot(page, "inspector-question");
+
+      // A choice answers; the handler asks its next question, which the panel shows.
+      await held.getByRole("button", { name: "M", exact: true }).click();
+      await expect
+        .poll(() => held.textContent(), { timeout: 20_000 })
+        .toContain("Any note for the order?");
+      expect(await held.locator(".choices").count()).toBe(0);
+      await held.getByRole("button", { name: "Answer" }).click();
+      expect(await held.locator(".error").textContent()).toBe("Type an answer first.");
+      await held.getByLabel("Answer", { exact: true }).fill("gift wrap");
+      await held.getByRole("button", { name: "Answer" }).click();
+      await expect
+        .poll(() => page.locator("#task .state").first().textContent(), { timeout: 20_000 })
+        .toBe("completed");
+      const id = (await page.locator("#task code").first().textContent()) ?? "";
+      const task = await fetch(`${asker.baseUrl}/tasks/${id}`, {
+        headers: { "A2A-Version": "1.0" },
+      });
+      expect(JSON.stringify(await task.json())).toContain("Size M, note: gift wrap");
+      expect(errors).toEqual([]);
+    } finally {
+      await asker.stop();
+    }
+  });
+});
