@@ -53,6 +53,8 @@ export const INSPECTOR_HTML = `<!doctype html>
   .track { position: relative; height: .8rem; background: #8881; }
   .bar { position: absolute; top: 0; bottom: 0; min-width: 2px; background: var(--accent); }
   .step.tool .bar { background: #16a34a; } .step.delegation .bar { background: #9333ea; } .step.push .bar { background: #eab308; } .bar.bad { background: #dc2626; }
+  .held { border: 1px solid var(--accent); border-radius: 6px; padding: .5rem; margin: .5rem 0; display: grid; gap: .3rem; }
+  .held p { margin: 0; } .held details { display: grid; gap: .3rem; } .held .choices { flex-wrap: wrap; } .held .choices > * { flex: none; }
   @media (max-width: 800px) { main { grid-template-columns: 1fr; } }
 </style>
 </head>

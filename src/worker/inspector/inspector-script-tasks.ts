@@ -106,6 +106,7 @@ export const INSPECTOR_TASKS = String.raw`
       const stop = el("button", { type: "button", onclick: () => cancel(id, stop, note) }, "Cancel task");
       let badge = stateBadge(task.status.state);
       let fall = waterfall(task, recorded);
+      const held = el("div", { class: "held-calls" });
       const setState = (state) => {
         const next = stateBadge(state);
         badge.replaceWith(next);
@@ -118,6 +119,7 @@ export const INSPECTOR_TASKS = String.raw`
       box.replaceChildren(
         el("p", {}, el("code", {}, task.id), " ", badge, " ", stop, " ", note),
         el("p", { class: "muted" }, "Context " + task.contextId),
+        held,
         el("h3", {}, "Waterfall"),
         fall,
         el("h3", {}, "Event timeline"),
@@ -129,6 +131,7 @@ export const INSPECTOR_TASKS = String.raw`
         el("details", {}, el("summary", {}, "Raw task"), json(task)),
       );
       setState(task.status.state);
+      showHeld(held, task, task.status);
       loadHistory(task.contextId);
       loadPush(task.id);
       // Every event of the task from the first (Last-Event-ID 0); live ones follow while it runs.
@@ -139,7 +142,12 @@ export const INSPECTOR_TASKS = String.raw`
       const chunks = new Map();
       await readSse(response, (event, eventId) => {
         const [label, text] = describeEvent(event, chunks);
-        if (event.statusUpdate) setState(event.statusUpdate.status.state);
+        if (event.statusUpdate) {
+          const status = event.statusUpdate.status;
+          setState(status.state);
+          // Replayed statuses older than the task read above would redraw stale calls.
+          if (!(status.timestamp && task.status.timestamp && status.timestamp <= task.status.timestamp)) showHeld(held, task, status);
+        }
         // A run that ends while watched: its calls are recorded with its end, so draw again.
         if (event.statusUpdate && isTerminal(event.statusUpdate.status.state) && !isTerminal(task.status.state)) {
           Promise.all([api("/tasks/" + encodeURIComponent(id) + "?historyLength=0"), stepsOf()]).then(([t, r]) => fall.replaceWith((fall = waterfall(t, r)))).catch(() => {});

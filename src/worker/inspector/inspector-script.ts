@@ -1,3 +1,4 @@
+import { INSPECTOR_APPROVALS } from "./inspector-script-approvals";
 import { INSPECTOR_CHAT } from "./inspector-script-chat";
 import { INSPECTOR_HISTORY } from "./inspector-script-history";
 import { INSPECTOR_PUSH } from "./inspector-script-push";
@@ -63,5 +64,5 @@ const WIRING = String.raw`
 `;
 
 export const INSPECTOR_SCRIPT = `"use strict";
-(() => {${INSPECTOR_SHARED}${INSPECTOR_CHAT}${INSPECTOR_TASKS}${INSPECTOR_HISTORY}${INSPECTOR_PUSH}${WIRING}})();
+(() => {${INSPECTOR_SHARED}${INSPECTOR_CHAT}${INSPECTOR_TASKS}${INSPECTOR_APPROVALS}${INSPECTOR_HISTORY}${INSPECTOR_PUSH}${WIRING}})();
 `;

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import demo from "../../../examples/demo-agent";
 import { resolveAgent } from "../../../src/agent/definition";
+import { DECISION_KIND, REQUEST_KIND } from "../../../src/protocol/approval";
 import { inspectorEnabled } from "../../../src/worker/inspector/inspector";
 import { ALICE, authedAgent, call, signingKey } from "../auth-support";
 
@@ -85,6 +86,18 @@ describe("the inspector page's features and safety (issue 24)", () => {
     expect(script).not.toContain("EventSource"); // it cannot send headers: streams use fetch
     expect(script).toContain('sessionStorage.setItem("edgelink-auth"');
     expect(script).toContain(":cancel");
+  });
+
+  it("K1: the script reads held calls and answers them with the protocol's own kinds, as text", async () => {
+    const script = await (await get("http://localhost/inspector/app.js")).text();
+    // The page's held-call panel finds the request and sends decisions in the wire shapes.
+    expect(script).toContain(`d.kind === "${REQUEST_KIND}"`);
+    expect(script).toContain(`kind: "${DECISION_KIND}"`);
+    expect(script).toContain('api("/message:send"');
+    // Edited arguments are refused in the page unless they are a JSON object.
+    expect(script).toContain("Edited arguments must be a JSON object.");
+    // The held-call panel is in the one script function, drawn on every status it sees.
+    expect(script.match(/showHeld\(held, task, /g)).toHaveLength(2);
   });
 
   it("page and script carry the strict CSP: own script only, requests to the agent only", async () => {
