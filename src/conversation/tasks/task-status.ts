@@ -23,6 +23,20 @@ export interface LoggedEvent {
   event: TaskEvent;
 }
 
+/** A status change as the row holds it (JSON columns already serialized; null: unchanged). */
+export interface StatusRow {
+  state: TaskState;
+  timestamp: string;
+  stateHistory: string;
+  rowSeq: number;
+  /** The status message; null clears it. */
+  message: string | null;
+  /** The new metadata, or null when it did not change. */
+  metadata: string | null;
+  /** The final event's position, once the task ends. */
+  eventCeiling: number | null;
+}
+
 /** What a transition carries besides the new state. */
 export interface TransitionOptions {
   viaWorking?: boolean;

@@ -2,16 +2,15 @@
  * The task store: the one writer of a conversation's tasks. Each change and the event
  * announcing it are written in one transaction; the rows of each concern are kept by the
  * parts it owns (the event log, the listing clock, the index outbox, retention, the task
- * cache, the artifact rows); a task's status changes are decided by task-status.ts. Every
- * statement that writes the `tasks` table is in this file (scripts/check-layout.mjs checks).
+ * cache, the artifact rows); a task's status changes are decided by task-status.ts, its
+ * artifacts by task-artifacts.ts, its messages by task-messages.ts, and the events held until
+ * a turn ends by turn-events.ts. Every statement that writes the `tasks` table is in this file (scripts/check-layout.mjs checks).
  */
 
 import type { Limits } from "../../agent/limits";
-import { ANSWERS_HELD } from "../../agent/tools/orphan-calls";
 import type { Item } from "../../history/items";
 import { type IndexFlags, PendingIndexRows } from "../../index/index-outbox";
 import type { Artifact } from "../../protocol/artifact";
-import { A2AError } from "../../protocol/errors";
 import type { TaskEvent } from "../../protocol/events";
 import { type JsonObject, nowIso } from "../../protocol/json";
 import type { Message } from "../../protocol/message";
@@ -21,26 +20,28 @@ import { mergePatch } from "../../storage/merge-patch";
 import type { CuttablePage, PageQuery } from "../../storage/paging";
 import { checkRowBytes } from "../../storage/row-limit";
 import type { TraceCarrier } from "../../telemetry";
-import { logEvent } from "../../telemetry/log";
 import type { HistoryStore } from "../history/history-store";
-import { inlineParts, writeArtifact } from "./artifact-rows";
-import { itemFromMessage, messageFromItem } from "./conversation-bridge";
 import { EventLog } from "./event-log";
 import { ListingClock } from "./listing-clock";
 import { Retention } from "./retention";
+import { putTaskArtifact } from "./task-artifacts";
 import { type ReadOptions, type StoreBound, TaskCache } from "./task-cache";
+import { appendTaskMessage, recordTaskItems } from "./task-messages";
 import {
   announceStatus,
   type LoggedEvent,
+  type StatusRow,
   setStatusMessage,
   statusEvent,
   type TransitionOptions,
   transitionTask,
 } from "./task-status";
+import { type EventReaders, TurnEvents } from "./turn-events";
 
 export type { IndexEntry } from "../../index/index-outbox";
 export { INLINE_PARTS_CHARS } from "./artifact-rows";
 export { LIVE_TASKS, type ListBudget, type ReadOptions } from "./task-cache";
+export type { EventReaders } from "./turn-events";
 
 /**
  * The webhook delivery outbox as the store writes to it, in the same transaction as the
@@ -51,15 +52,6 @@ export interface TaskPushQueue {
   noConfigs(taskId: string): void;
   /** Queues the event for the task's webhooks; returns how many deliveries it queued. */
   enqueueEvent(taskId: string, seq: number, event: TaskEvent, now: number): number;
-}
-
-/**
- * Where a conversation's event readers come from: a stream or subscriber registering on a
- * task (the object's event hub).
- */
-export interface EventReaders {
-  /** Called as something starts reading a task's events. */
-  onListen: ((taskId: string) => void) | null;
 }
 
 /**
@@ -83,6 +75,7 @@ export class TaskStore {
     bounds: Partial<Pick<Limits, StoreBound>> = {},
   ) {
     this.events = new EventLog(storage);
+    this.turn = new TurnEvents(this.events, (fn) => this.atomic(fn));
     this.listing = new ListingClock(storage);
     this.cache = new TaskCache(storage, history, this.listing, bounds);
     this.index = new PendingIndexRows(storage, (fn) => this.atomic(fn), indexFlags(storage));
@@ -116,24 +109,12 @@ export class TaskStore {
   /** Set when an event was queued for a webhook, so the object can wake its alarm. */
   pushQueued = false;
 
-  /** Whether readers are known (`readBy`): only then may a task's events go unwritten. */
-  private readersKnown = false;
-  /** Whether the turn's end is awaited to write the events still waiting. */
-  private releasing = false;
+  /** The turn's held events (see `TurnEvents`). */
+  private readonly turn: TurnEvents;
 
-  /**
-   * Every reader of the log registers through `readers` (a stream, a subscriber; webhooks
-   * are known to the store): from now on, the events of a task made and ended within one
-   * turn with no reader and no webhook are not written (see `EventLog.wait`). Nobody could
-   * ever read them: a finished task cannot be subscribed to, a stream resumes only while its
-   * task runs, and a webhook registered later gets the task, not its past events.
-   */
+  /** Every reader of the log registers through `readers` (see `TurnEvents.readBy`). */
   readBy(readers: EventReaders): void {
-    this.readersKnown = true;
-    // A stream opens in the turn its task was made: its events are written in that commit.
-    readers.onListen = (taskId) => {
-      if (this.events.watch(taskId)) this.atomic(() => {});
-    };
+    this.turn.readBy(readers);
   }
 
   private depth = 0;
@@ -273,7 +254,7 @@ export class TaskStore {
       this.cache.remember(live);
       this.index.touch(live);
       if (this.push && !withPush) this.push.noConfigs(live.id);
-      if (this.readersKnown && !withPush) this.waitForTurnEnd(live.id);
+      if (!withPush) this.turn.hold(live.id);
       for (const [i, m] of task.history.entries()) {
         this.appendMessage(live.id, m, i === 0 ? itemId : undefined);
       }
@@ -281,45 +262,17 @@ export class TaskStore {
     });
   }
 
-  /**
-   * A new task's events wait in memory until the turn ends (a timer of 0 ms runs after
-   * every promise the turn settled): if the task ended in the turn with nothing to read
-   * its events, the log never writes them; otherwise they are written then, with anything
-   * else still waiting, in one transaction.
-   */
-  private waitForTurnEnd(taskId: string): void {
-    this.events.wait(taskId);
-    if (this.releasing) return;
-    this.releasing = true;
-    setTimeout(() => {
-      this.releasing = false;
-      try {
-        if (this.events.anyWaiting) this.atomic(() => this.events.release());
-      } catch (error) {
-        logEvent("error", "edgelink: could not write a turn's events", { error });
-      }
-    }, 0);
-  }
-
-  /** Appends conversation items under a task, in one transaction. */
+  /** Appends conversation items under a task, in one transaction (see `recordTaskItems`). */
   recordItems(taskId: string, items: readonly Item[]): void {
-    const task = this.cache.use(taskId);
-    this.atomic(() => {
-      for (const item of items) {
-        this.history.append(item, taskId);
-        if (item.type === "message") {
-          this.cache.keep(task, messageFromItem(item, taskId), this.history.lastWrittenChars);
-        }
-      }
-      if (isTerminal(task.status.state)) this.widenHistory(taskId, this.history.nextSeq() - 1);
-    });
+    recordTaskItems(this, taskId, items);
   }
 
   /**
    * A task's history bounds take in an item placed at `seq` (an append after it ended, an
-   * item a rewrite moved); within them already, nothing is written.
+   * item a rewrite moved); within them already, nothing is written. For the task's
+   * writers here and in task-messages.ts.
    */
-  private widenHistory(taskId: string, seq: number): void {
+  widenHistory(taskId: string, seq: number): void {
     this.sql.exec(
       `UPDATE tasks SET history_floor = MIN(history_floor, ?2),
          history_ceiling = CASE WHEN history_ceiling IS NULL THEN NULL ELSE MAX(history_ceiling, ?2) END
@@ -329,12 +282,7 @@ export class TaskStore {
     );
   }
 
-  /**
-   * A task message joins the context's conversation history, tagged with its task;
-   * `itemId` names its row (a client's message: see `sentItemId`); `inBounds`: the task's
-   * history ceiling already counts it (its final status message); `answers`: it decides
-   * held calls (see ApprovalRows).
-   */
+  /** A task message joins the context's conversation history (see `appendTaskMessage`). */
   appendMessage(
     taskId: string,
     message: Message,
@@ -342,20 +290,7 @@ export class TaskStore {
     inBounds = false,
     answers = false,
   ): void {
-    const task = this.cache.use(taskId);
-    const item = itemFromMessage(message, itemId);
-    // Decisions on held calls reach the model as those calls' results, not as a message.
-    if (answers) item.extra[ANSWERS_HELD] = true;
-    this.atomic(() => {
-      this.history.append(item, taskId);
-      this.cache.keep(task, message, this.history.lastWrittenChars);
-      if (!inBounds && isTerminal(task.status.state)) {
-        this.widenHistory(taskId, this.history.nextSeq() - 1);
-      }
-    });
-    if (message.role === "user") {
-      this.cache.asked(task, message.messageId, item.id);
-    }
+    appendTaskMessage(this, taskId, message, itemId, inBounds, answers);
   }
 
   /**
@@ -377,76 +312,15 @@ export class TaskStore {
   }
 
   /**
-   * Adds an artifact, replaces one, or appends parts to one (A2A append/lastChunk).
-   * An append writes its parts and its event, nothing else: the task, the artifact and
-   * its next part index are known in memory.
+   * Adds an artifact, replaces one, or appends parts to one (A2A append/lastChunk; see
+   * `putTaskArtifact`).
    */
   putArtifact(
     taskId: string,
     artifact: Artifact,
     chunk: { append: boolean; lastChunk: boolean },
   ): LoggedEvent {
-    const task = this.cache.use(taskId);
-    const known = task.artifacts.find((a) => a.artifactId === artifact.artifactId);
-    if (chunk.append && !known) {
-      throw new A2AError(
-        "InvalidParams",
-        `Cannot append to artifact ${artifact.artifactId}: it does not exist`,
-      );
-    }
-    const bodies = artifact.parts.map((part) => JSON.stringify(part));
-    for (const body of bodies) checkRowBytes("artifact part", body);
-    const appending = chunk.append && known !== undefined;
-    let headerJson = "";
-    let inline: string | null = null;
-    if (!appending) {
-      const { parts: _parts, ...header } = artifact;
-      headerJson = JSON.stringify(header);
-      checkRowBytes("artifact header", headerJson);
-      inline = inlineParts(headerJson, bodies);
-    }
-    const sizes = this.cache.artifactSizesOf(task);
-    // As `readArtifacts` counts the stored rows: the header, then inline parts or part rows.
-    const size =
-      (appending ? (sizes.each.get(artifact.artifactId) ?? 0) : 0) +
-      headerJson.length +
-      (inline?.length ?? bodies.reduce((sum, body) => sum + body.length, 0));
-    this.cache.checkArtifactChars(task, sizes, artifact.artifactId, size);
-    return this.atomic(() => {
-      writeArtifact(
-        this.sql,
-        taskId,
-        artifact.artifactId,
-        known,
-        appending,
-        bodies,
-        headerJson,
-        inline,
-      );
-      // A replaced artifact is counted anew (an overestimate until the task is read again).
-      this.cache.grew(
-        task,
-        bodies.reduce((sum, body) => sum + body.length, 0),
-      );
-      sizes.total += size - (sizes.each.get(artifact.artifactId) ?? 0);
-      sizes.each.set(artifact.artifactId, size);
-      if (chunk.append && known) {
-        known.parts.push(...artifact.parts);
-      } else {
-        const copy = { ...artifact, parts: [...artifact.parts] };
-        const at = known ? task.artifacts.indexOf(known) : -1;
-        if (at >= 0) task.artifacts[at] = copy;
-        else task.artifacts.push(copy);
-      }
-      return this.log(taskId, {
-        kind: "artifact-update",
-        taskId,
-        contextId: task.contextId,
-        artifact,
-        append: chunk.append,
-        lastChunk: chunk.lastChunk,
-      });
-    });
+    return putTaskArtifact(this, taskId, artifact, chunk);
   }
 
   /**
@@ -508,20 +382,6 @@ export class TaskStore {
     }
     return { seq, event };
   }
-}
-
-/** A status change as the row holds it (JSON columns already serialized; null: unchanged). */
-export interface StatusRow {
-  state: TaskState;
-  timestamp: string;
-  stateHistory: string;
-  rowSeq: number;
-  /** The status message; null clears it. */
-  message: string | null;
-  /** The new metadata, or null when it did not change. */
-  metadata: string | null;
-  /** The final event's position, once the task ends. */
-  eventCeiling: number | null;
 }
 
 /** The index outbox's writes of `index_pending`. */
