@@ -27,6 +27,7 @@
  * @packageDocumentation
  */
 
+export type { AgentConfig, InferFn, PushOptions } from "./agent/agent-config";
 export type {
   ApprovalAnswer,
   ApprovalRequest,
@@ -36,7 +37,6 @@ export type {
 } from "./agent/approval-options";
 export type { ApiKeyAuth, AuthOptions, BearerAuth, Principal, PrincipalInput } from "./agent/auth";
 export { ownerOf } from "./agent/auth";
-export type { AgentConfig, InferFn, PushOptions } from "./agent/definition";
 export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
 export type { Endpoint, EndpointContext } from "./agent/endpoints";
 export type { RateLimitOptions } from "./agent/rate-limit";

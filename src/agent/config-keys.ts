@@ -1,9 +1,9 @@
 import type { ModelSettings, ReasoningOptions } from "../providers/base/types";
+import type { AgentConfig, PushOptions } from "./agent-config";
 import type { ApprovalsConfig } from "./approval-options";
 import type { ApproversRule } from "./approvers";
 import type { AuthOptions } from "./auth";
 import type { ContextWindowOptions } from "./context-window-option";
-import type { AgentConfig, PushOptions } from "./definition";
 import type { LimitsConfig } from "./limits";
 import type { RateLimitOptions } from "./rate-limit";
 

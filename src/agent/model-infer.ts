@@ -2,7 +2,8 @@ import type { JsonObject } from "../protocol/json";
 import type { InferPart } from "../protocol/part";
 import { generate } from "../providers/base/collect";
 import type { Model } from "../providers/base/types";
-import type { Agent, InferFn } from "./definition";
+import type { InferFn } from "./agent-config";
+import type { Agent } from "./definition";
 import { systemPrompt } from "./prompt";
 import type { RunContext } from "./run-context";
 

@@ -1,6 +1,6 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import type { AgentConfig } from "../../src/agent/definition";
+import type { AgentConfig } from "../../src/agent/agent-config";
 import { defineAgent } from "../../src/worker/app/define-agent";
 import { BASE } from "../support/helpers";
 

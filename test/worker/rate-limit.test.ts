@@ -2,7 +2,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { Hono } from "hono";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import * as z from "zod";
-import type { AgentConfig } from "../../src/agent/definition";
+import type { AgentConfig } from "../../src/agent/agent-config";
 import { errorFromHttp, errorFromJsonRpc, RateLimitedError } from "../../src/client/errors";
 import type { JsonValue } from "../../src/protocol/json";
 import { endpoint } from "../../src/worker/a2a/endpoints";

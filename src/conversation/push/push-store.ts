@@ -4,7 +4,7 @@
  * body fixed at its first attempt. Built on the deliveries' states (push-deliveries.ts)
  * and its task's configs.
  */
-import type { PushOptions } from "../../agent/definition";
+import type { PushOptions } from "../../agent/agent-config";
 import type { TaskEvent } from "../../protocol/events";
 import { CHUNK_HOLD_MS, waitsForChunks } from "../../push/chunks";
 import { CHUNK_CHARS } from "../../storage/row-limit";

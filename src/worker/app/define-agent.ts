@@ -1,6 +1,7 @@
 import { type DurableObject, env as loadedEnv } from "cloudflare:workers";
 import type { Hono } from "hono";
-import { type Agent, type AgentConfig, resolveAgent } from "../../agent/definition";
+import type { AgentConfig } from "../../agent/agent-config";
+import { type Agent, resolveAgent } from "../../agent/definition";
 import { ContextObject } from "../../conversation/context-object";
 import { IndexObject } from "../../index/index-object";
 import { logContentFrom, setLogContent } from "../../telemetry/log";
