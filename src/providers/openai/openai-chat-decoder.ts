@@ -2,7 +2,7 @@ import { ToolCallAssembler } from "../base/assemble";
 import { type DecoderInit, inStreamError, nonEmpty, StreamMessage } from "../base/decoder";
 import type { ProviderError } from "../base/errors";
 import { isObject } from "../base/http";
-import { type Frame, parseFrame, type StreamDecoder } from "../base/sse";
+import { type Frame, parseFrame, parseLoose, type StreamDecoder } from "../base/sse";
 import { usage as makeUsage, type StopReason, type StreamEvent, type Usage } from "../base/types";
 
 /** Who is answering; the stream's own model id and id win over the asked-for ones. */
@@ -54,7 +54,9 @@ export class ChatCompletionsDecoder implements StreamDecoder {
       this.done(out);
       return;
     }
-    if (frame.event === "error") throw this.#errorFrom(data);
+    if (frame.event === "error") {
+      throw chatStreamError(this.#message.provider, parseLoose(data), this.#message.requestId);
+    }
     if (data === "") return;
     this.chunk(parseFrame<unknown>(this.#message.provider, data), out);
   }
@@ -174,16 +176,6 @@ export class ChatCompletionsDecoder implements StreamDecoder {
       model: nonEmpty(chunk?.model),
       requestId: groq ?? nonEmpty(chunk?.id),
     });
-  }
-
-  #errorFrom(data: string): ProviderError {
-    let payload: unknown = data;
-    try {
-      payload = JSON.parse(data);
-    } catch {
-      // Not JSON: the text is the message.
-    }
-    return chatStreamError(this.#message.provider, payload, this.#message.requestId);
   }
 }
 
