@@ -1,8 +1,7 @@
 import { ToolCallAssembler } from "../base/assemble";
-import { assertEnded } from "../base/collect";
-import { ProviderError } from "../base/errors";
+import { inStreamError, nonEmpty, StreamMessage } from "../base/decoder";
+import type { ProviderError } from "../base/errors";
 import { isObject } from "../base/http";
-import { estimateCost } from "../base/pricing";
 import { type Frame, parseFrame, type StreamDecoder } from "../base/sse";
 import {
   type ModelCapabilities,
@@ -98,6 +97,7 @@ export function anthropicDecoder(options: AnthropicDecoderOptions): StreamDecode
 
 class AnthropicDecoder implements StreamDecoder {
   readonly #options: AnthropicDecoderOptions;
+  readonly #message: StreamMessage;
   readonly #tools = new ToolCallAssembler();
   /** Open blocks by index; a block leaves at its `content_block_stop`. */
   readonly #open = new Map<number, Block>();
@@ -112,18 +112,17 @@ class AnthropicDecoder implements StreamDecoder {
     thinking: undefined as number | undefined,
   };
   #sawUsage = false;
-  #started = false;
-  #ended = false;
   #usedOutputTool = false;
-  #sawToolCall = false;
   #stopReason: string | null = null;
 
   constructor(options: AnthropicDecoderOptions) {
     this.#options = options;
+    const { model, capabilities, requestId } = options;
+    this.#message = new StreamMessage({ provider: ANTHROPIC, model, capabilities, requestId });
   }
 
   frame(frame: Frame, out: StreamEvent[]): void {
-    if (this.#ended) return;
+    if (this.#message.ended) return;
     const event = parseFrame<WireEvent>(ANTHROPIC, frame.data);
     if (!isObject(event)) return;
     if (frame.event === "error" || event.type === "error") throw this.#streamError(event);
@@ -153,18 +152,14 @@ class AnthropicDecoder implements StreamDecoder {
   }
 
   end(): void {
-    assertEnded(ANTHROPIC, this.#ended);
+    this.#message.assertEnded();
   }
 
   #start(out: StreamEvent[], model?: unknown, id?: unknown): void {
-    if (this.#started) return;
-    this.#started = true;
-    out.push({
-      type: "message_start",
-      provider: ANTHROPIC,
-      model: typeof model === "string" && model ? model : this.#options.model,
-      // No request-id header (a proxy stripped it): the message id still names the answer.
-      requestId: this.#options.requestId ?? (typeof id === "string" ? id : null),
+    // No request-id header (a proxy stripped it): the message id still names the answer.
+    this.#message.start(out, {
+      model: nonEmpty(model),
+      requestId: typeof id === "string" ? id : null,
     });
   }
 
@@ -205,7 +200,6 @@ class AnthropicDecoder implements StreamDecoder {
           return;
         }
         this.#open.set(index, { kind: "tool" });
-        this.#sawToolCall = true;
         this.#tools.start(index, str(block.id), name, out);
         if (isObject(block.input) && Object.keys(block.input).length > 0) {
           this.#startInput.set(index, JSON.stringify(block.input));
@@ -296,22 +290,21 @@ class AnthropicDecoder implements StreamDecoder {
     const reasoning = [...this.#reasoning.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, block]) => block);
-    out.push({
-      type: "message_end",
+    this.#message.finish(out, {
       stopReason: this.#normalizedStop(),
       providerStopReason: this.#stopReason,
       usage: final,
       reasoning,
-      costEstimate: estimateCost(this.#options.capabilities, final),
     });
-    this.#ended = true;
   }
 
   #normalizedStop(): StopReason {
     const reason = this.#stopReason;
     if (reason === null) return "other";
     // The forced output tool is how the answer was given, not a call to run.
-    if (reason === "tool_use" && this.#usedOutputTool && !this.#sawToolCall) return "stop";
+    if (reason === "tool_use" && this.#usedOutputTool && this.#tools.startedCount === 0) {
+      return "stop";
+    }
     return STOP_REASONS[reason] ?? "other";
   }
 
@@ -360,10 +353,8 @@ class AnthropicDecoder implements StreamDecoder {
     const error = isObject(event.error) ? event.error : {};
     const code = typeof error.type === "string" ? error.type : null;
     const message = typeof error.message === "string" ? error.message : "unknown error";
-    return new ProviderError({
-      provider: ANTHROPIC,
-      kind: "stream",
-      message: `anthropic sent an error in the stream: ${code ?? "error"}: ${message}`,
+    return inStreamError(ANTHROPIC, {
+      detail: `${code ?? "error"}: ${message}`,
       code,
       requestId: typeof event.request_id === "string" ? event.request_id : this.#options.requestId,
       retryable: code !== null && RETRYABLE_ERRORS.has(code),

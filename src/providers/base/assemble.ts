@@ -13,6 +13,7 @@ export class ToolCallAssembler {
     { id: string; name: string; args: string[]; metadata?: JsonObject }
   >();
   #order: number[] = [];
+  #started = 0;
 
   /** Starts a call; a start for an index already open is ignored (some servers repeat it). */
   start(index: number, id: string | null | undefined, name: string, out: StreamEvent[]): void {
@@ -20,6 +21,7 @@ export class ToolCallAssembler {
     const callId = id || newId("call_");
     this.#open.set(index, { id: callId, name, args: [] });
     this.#order.push(index);
+    this.#started++;
     out.push({ type: "tool_call_start", index, id: callId, name });
   }
 
@@ -58,6 +60,11 @@ export class ToolCallAssembler {
       out.push({ type: "tool_call_end", index: i, call: toolCall });
     }
     this.#order = this.#order.filter((i) => this.#open.has(i));
+  }
+
+  /** How many calls were started, open or ended: a turn that made any is a tool turn. */
+  get startedCount(): number {
+    return this.#started;
   }
 
   get openCount(): number {

@@ -1,5 +1,4 @@
 import type { JsonObject } from "../../protocol/json";
-import { ProviderError } from "./errors";
 import { checkOutput } from "./output";
 import {
   type CallOptions,
@@ -133,16 +132,4 @@ function parseOutput(response: ModelResponse, schema: JsonObject): void {
   const checked = checkOutput(response.toolCalls.length === 0 ? response.text : "", schema);
   response.output = checked.output;
   response.outputError = checked.error;
-}
-
-/** Throws when the stream ended without a `message_end` (a provider cut us off). */
-export function assertEnded(provider: string, sawEnd: boolean): void {
-  if (!sawEnd) {
-    throw new ProviderError({
-      provider,
-      kind: "stream",
-      message: "the stream ended before the response was complete",
-      retryable: true,
-    });
-  }
 }

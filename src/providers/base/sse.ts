@@ -229,12 +229,15 @@ function attachRaw(
   frame: { data: string; payload?: unknown },
 ): void {
   if (out.length === from) return;
-  if (!("payload" in frame)) frame.payload = rawPayload(frame.data);
+  if (!("payload" in frame)) frame.payload = parseLoose(frame.data);
   for (let i = from; i < out.length; i++) (out[i] as StreamEvent).raw = frame.payload;
 }
 
-/** A frame's data for `event.raw`: its JSON parsed, or the text itself (`[DONE]`). */
-function rawPayload(data: string): unknown {
+/**
+ * A frame's data parsed as JSON, or the text itself when it is not JSON (`[DONE]`, an
+ * error event's plain message).
+ */
+export function parseLoose(data: string): unknown {
   try {
     return JSON.parse(data);
   } catch {

@@ -1,7 +1,7 @@
 import { ToolCallAssembler } from "../base/assemble";
+import { type DecoderInit, inStreamError, nonEmpty, StreamMessage } from "../base/decoder";
 import { ProviderError } from "../base/errors";
 import { errorFields, isObject } from "../base/http";
-import { estimateCost } from "../base/pricing";
 import { type Frame, parseFrame, type StreamDecoder } from "../base/sse";
 import {
   type ModelCapabilities,
@@ -26,52 +26,33 @@ import { StreamedArgs } from "./gemini-partial-args";
  * yield* decodeBody(response.body, decoder, { provider: "gemini", stallMs: 60_000 });
  */
 export class GeminiDecoder implements StreamDecoder {
-  readonly #provider: string;
-  readonly #model: string;
-  readonly #capabilities: ModelCapabilities;
-  readonly #headerRequestId: string | null;
+  readonly #message: StreamMessage;
   readonly #assembler = new ToolCallAssembler();
   readonly #reasoning: ReasoningBlock[] = [];
-  #started = false;
   #nextIndex = 0;
-  #calls = 0;
   #streamed: { index: number; args: StreamedArgs } | null = null;
   #finishReason: string | null = null;
   #blockReason: string | null = null;
   #usage: Usage | null = null;
 
-  constructor(init: {
-    provider: string;
-    model: string;
-    capabilities: ModelCapabilities;
-    requestId: string | null;
-  }) {
-    this.#provider = init.provider;
-    this.#model = init.model;
-    this.#capabilities = init.capabilities;
-    this.#headerRequestId = init.requestId;
+  constructor(init: DecoderInit) {
+    this.#message = new StreamMessage(init);
   }
 
   frame(frame: Frame, out: StreamEvent[]): void {
-    const chunk = parseFrame<unknown>(this.#provider, frame.data);
+    const chunk = parseFrame<unknown>(this.#message.provider, frame.data);
     if (!isObject(chunk)) {
       throw new ProviderError({
-        provider: this.#provider,
+        provider: this.#message.provider,
         kind: "stream",
         message: `the stream sent something that is not a response chunk: ${frame.data.slice(0, 200)}`,
       });
     }
     if (chunk.error !== undefined) throw this.#streamError(frame.data, chunk.error);
-    if (!this.#started) {
-      this.#started = true;
-      const responseId = typeof chunk.responseId === "string" ? chunk.responseId : null;
-      out.push({
-        type: "message_start",
-        provider: this.#provider,
-        model: this.#model,
-        requestId: this.#headerRequestId ?? responseId,
-      });
-    }
+    // Gemini's chunks name the model version, not the model asked for; the asked one stays.
+    this.#message.start(out, {
+      requestId: typeof chunk.responseId === "string" ? chunk.responseId : null,
+    });
     const feedback = chunk.promptFeedback;
     if (isObject(feedback) && typeof feedback.blockReason === "string") {
       this.#blockReason = feedback.blockReason;
@@ -85,22 +66,19 @@ export class GeminiDecoder implements StreamDecoder {
 
   end(out: StreamEvent[]): void {
     if (this.#finishReason === null && this.#blockReason === null) {
-      throw new ProviderError({
-        provider: this.#provider,
-        kind: "stream",
-        message: "the stream ended before Gemini sent a finishReason",
-        retryable: true,
-      });
+      this.#message.assertEnded("the stream ended before Gemini sent a finishReason");
     }
     this.#endStreamed(out);
     this.#assembler.end(out);
-    out.push({
-      type: "message_end",
-      stopReason: stopReasonOf(this.#finishReason, this.#blockReason, this.#calls > 0),
+    this.#message.finish(out, {
+      stopReason: stopReasonOf(
+        this.#finishReason,
+        this.#blockReason,
+        this.#assembler.startedCount > 0,
+      ),
       providerStopReason: this.#finishReason ?? this.#blockReason,
       usage: this.#usage,
       reasoning: this.#reasoning,
-      costEstimate: estimateCost(this.#capabilities, this.#usage),
     });
   }
 
@@ -116,10 +94,7 @@ export class GeminiDecoder implements StreamDecoder {
   }
 
   #part(part: Record<string, unknown>, out: StreamEvent[]): void {
-    const signature =
-      typeof part.thoughtSignature === "string" && part.thoughtSignature !== ""
-        ? part.thoughtSignature
-        : undefined;
+    const signature = nonEmpty(part.thoughtSignature) ?? undefined;
     if (isObject(part.functionCall)) {
       this.#functionCall(part.functionCall, signature, out);
       return;
@@ -147,7 +122,7 @@ export class GeminiDecoder implements StreamDecoder {
     signature: string | undefined,
     out: StreamEvent[],
   ): void {
-    const name = typeof call.name === "string" && call.name !== "" ? call.name : null;
+    const name = nonEmpty(call.name);
     const pieces = Array.isArray(call.partialArgs) ? call.partialArgs : null;
     const more = call.willContinue === true;
     if (name === null) {
@@ -160,9 +135,7 @@ export class GeminiDecoder implements StreamDecoder {
     }
     this.#endStreamed(out);
     const index = this.#nextIndex++;
-    this.#calls++;
-    const id = typeof call.id === "string" && call.id !== "" ? call.id : null;
-    this.#assembler.start(index, id, name, out);
+    this.#assembler.start(index, nonEmpty(call.id), name, out);
     if (signature) this.#assembler.setMetadata(index, { thoughtSignature: signature });
     if (more || pieces) {
       const args = new StreamedArgs();
@@ -206,13 +179,12 @@ export class GeminiDecoder implements StreamDecoder {
     const fields = errorFields(data);
     const status = isObject(error) && typeof error.code === "number" ? error.code : null;
     const code = fields.code;
-    return new ProviderError({
-      provider: this.#provider,
-      kind: "stream",
-      message: `gemini sent an error in the stream: ${fields.message ?? data.slice(0, 300)}`,
+    return inStreamError(this.#message.provider, {
+      speaker: "gemini",
+      detail: fields.message ?? data.slice(0, 300),
       status,
       code,
-      requestId: this.#headerRequestId,
+      requestId: this.#message.requestId,
       retryable:
         (code !== null && RETRYABLE_STATUSES.has(code)) ||
         (status !== null && (status === 429 || status >= 500)),

@@ -1,24 +1,12 @@
 import { ToolCallAssembler } from "../base/assemble";
-import { ProviderError } from "../base/errors";
+import { type DecoderInit, inStreamError, nonEmpty, StreamMessage } from "../base/decoder";
+import type { ProviderError } from "../base/errors";
 import { isObject } from "../base/http";
-import { estimateCost } from "../base/pricing";
-import { type Frame, parseFrame, type StreamDecoder } from "../base/sse";
-import {
-  type ModelCapabilities,
-  usage as makeUsage,
-  type StopReason,
-  type StreamEvent,
-  type Usage,
-} from "../base/types";
+import { type Frame, parseFrame, parseLoose, type StreamDecoder } from "../base/sse";
+import { usage as makeUsage, type StopReason, type StreamEvent, type Usage } from "../base/types";
 
-export interface ChatDecoderInit {
-  provider: string;
-  /** The model asked for; the stream's own model id wins when it sends one. */
-  model: string;
-  capabilities: ModelCapabilities;
-  /** From the response headers; else the stream's id is used. */
-  requestId: string | null;
-}
+/** Who is answering; the stream's own model id and id win over the asked-for ones. */
+export type ChatDecoderInit = DecoderInit;
 
 type Json = Record<string, unknown>;
 
@@ -38,25 +26,21 @@ type Json = Record<string, unknown>;
  * after a `finish_reason` ends normally; one that ends before any is cut off and throws.
  */
 export class ChatCompletionsDecoder implements StreamDecoder {
-  readonly #init: ChatDecoderInit;
+  readonly #message: StreamMessage;
   readonly #tools = new ToolCallAssembler();
   /** The server's key for a call (its index, or its position) → our index and its id. */
   readonly #slots = new Map<number, { index: number; id: string | null }>();
   #nextIndex = 0;
-  #requestId: string | null;
-  #started = false;
-  #ended = false;
   #finishReason: string | null = null;
   #usage: Usage | null = null;
   #refused = false;
 
   constructor(init: ChatDecoderInit) {
-    this.#init = init;
-    this.#requestId = init.requestId;
+    this.#message = new StreamMessage(init);
   }
 
   get ended(): boolean {
-    return this.#ended;
+    return this.#message.ended;
   }
 
   get finishReason(): string | null {
@@ -64,21 +48,25 @@ export class ChatCompletionsDecoder implements StreamDecoder {
   }
 
   frame(frame: Frame, out: StreamEvent[]): void {
-    if (this.#ended) return;
+    if (this.#message.ended) return;
     const data = frame.data.trim();
     if (data === "[DONE]") {
       this.done(out);
       return;
     }
-    if (frame.event === "error") throw this.#errorFrom(data);
+    if (frame.event === "error") {
+      throw chatStreamError(this.#message.provider, parseLoose(data), this.#message.requestId);
+    }
     if (data === "") return;
-    this.chunk(parseFrame<unknown>(this.#init.provider, data), out);
+    this.chunk(parseFrame<unknown>(this.#message.provider, data), out);
   }
 
   /** One parsed chunk; usable by adapters that frame the stream themselves. */
   chunk(chunk: unknown, out: StreamEvent[]): void {
-    if (this.#ended || !isObject(chunk)) return;
-    if (chunk.error != null) throw chatStreamError(this.#init.provider, chunk, this.#requestId);
+    if (this.#message.ended || !isObject(chunk)) return;
+    if (chunk.error != null) {
+      throw chatStreamError(this.#message.provider, chunk, this.#message.requestId);
+    }
     const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
     const rawUsage = chunk.usage ?? (isObject(chunk.x_groq) ? chunk.x_groq.usage : undefined);
     const usage = chatUsage(rawUsage);
@@ -147,33 +135,22 @@ export class ChatCompletionsDecoder implements StreamDecoder {
 
   /** The stream's terminator: closes open calls and sends `message_end`. */
   done(out: StreamEvent[]): void {
-    if (this.#ended) return;
+    if (this.#message.ended) return;
     this.#start(out);
     this.#tools.end(out);
-    this.#ended = true;
-    out.push({
-      type: "message_end",
-      stopReason: normalizeStop(this.#finishReason, this.#nextIndex > 0, this.#refused),
+    this.#message.finish(out, {
+      stopReason: normalizeStop(this.#finishReason, this.#tools.startedCount > 0, this.#refused),
       providerStopReason: this.#finishReason,
       usage: this.#usage,
       reasoning: [],
-      costEstimate: estimateCost(this.#init.capabilities, this.#usage),
     });
   }
 
   end(out: StreamEvent[]): void {
-    if (this.#ended) return;
-    if (this.#finishReason !== null) {
-      this.done(out);
-      return;
-    }
-    throw new ProviderError({
-      provider: this.#init.provider,
-      kind: "stream",
-      message: "the stream ended before it was complete (no [DONE] and no finish_reason)",
-      requestId: this.#requestId,
-      retryable: true,
-    });
+    if (this.#finishReason !== null) this.done(out);
+    this.#message.assertEnded(
+      "the stream ended before it was complete (no [DONE] and no finish_reason)",
+    );
   }
 
   #delta(delta: Json, out: StreamEvent[]): void {
@@ -193,26 +170,12 @@ export class ChatCompletionsDecoder implements StreamDecoder {
   }
 
   #start(out: StreamEvent[], chunk?: Json): void {
-    if (this.#started) return;
-    this.#started = true;
+    if (this.#message.started) return;
     const groq = chunk && isObject(chunk.x_groq) ? nonEmpty(chunk.x_groq.id) : null;
-    this.#requestId ??= groq ?? nonEmpty(chunk?.id);
-    out.push({
-      type: "message_start",
-      provider: this.#init.provider,
-      model: nonEmpty(chunk?.model) ?? this.#init.model,
-      requestId: this.#requestId,
+    this.#message.start(out, {
+      model: nonEmpty(chunk?.model),
+      requestId: groq ?? nonEmpty(chunk?.id),
     });
-  }
-
-  #errorFrom(data: string): ProviderError {
-    let payload: unknown = data;
-    try {
-      payload = JSON.parse(data);
-    } catch {
-      // Not JSON: the text is the message.
-    }
-    return chatStreamError(this.#init.provider, payload, this.#requestId);
   }
 }
 
@@ -272,15 +235,7 @@ export function chatStreamError(
     /rate.?limit|overload|server.?error|internal|unavailable|capacity|timeout|temporar/i.test(
       code ?? "",
     );
-  return new ProviderError({
-    provider,
-    kind: "stream",
-    message: `${provider} sent an error in the stream: ${message}`,
-    status,
-    code,
-    requestId,
-    retryable,
-  });
+  return inStreamError(provider, { detail: message, status, code, requestId, retryable });
 }
 
 /**
@@ -317,10 +272,6 @@ export function normalizeStop(
     default:
       return "other";
   }
-}
-
-function nonEmpty(value: unknown): string | null {
-  return typeof value === "string" && value !== "" ? value : null;
 }
 
 function count(value: unknown): number | null {

@@ -1,8 +1,7 @@
 import { ToolCallAssembler } from "../base/assemble";
-import { assertEnded } from "../base/collect";
+import { StreamMessage } from "../base/decoder";
 import { ProviderError } from "../base/errors";
 import { isObject } from "../base/http";
-import { estimateCost } from "../base/pricing";
 import { type Frame, parseFrame, type StreamDecoder } from "../base/sse";
 import {
   type ModelCapabilities,
@@ -86,25 +85,20 @@ export function responsesDecoder(init: ResponsesDecoderInit): StreamDecoder {
 }
 
 class ResponsesDecoder implements StreamDecoder {
-  readonly #init: ResponsesDecoderInit;
+  readonly #message: StreamMessage;
   readonly #calls = new ToolCallAssembler();
   /** `fc_` item id → assembler index: argument deltas name the item, not the call. */
   readonly #callIndex = new Map<string, number>();
   readonly #args = new Map<number, string>();
   readonly #reasoning: ReasoningBlock[] = [];
-  #requestId: string | null;
-  #started = false;
-  #ended = false;
-  #callCount = 0;
   #lastReasoningPart: string | null = null;
 
   constructor(init: ResponsesDecoderInit) {
-    this.#init = init;
-    this.#requestId = init.requestId;
+    this.#message = new StreamMessage({ provider: OPENAI_RESPONSES, ...init });
   }
 
   frame(frame: Frame, out: StreamEvent[]): void {
-    if (this.#ended) return;
+    if (this.#message.ended) return;
     const event = parseFrame<WireEvent>(OPENAI_RESPONSES, frame.data);
     const type = typeof event.type === "string" ? event.type : frame.event;
     switch (type) {
@@ -151,19 +145,13 @@ class ResponsesDecoder implements StreamDecoder {
   }
 
   end(_out: StreamEvent[]): void {
-    assertEnded(OPENAI_RESPONSES, this.#ended);
+    this.#message.assertEnded();
   }
 
   #start(out: StreamEvent[], response?: WireResponse): void {
-    if (response?.id && this.#requestId === null) this.#requestId = response.id;
-    if (this.#started) return;
-    this.#started = true;
-    out.push({
-      type: "message_start",
-      provider: OPENAI_RESPONSES,
-      model: response?.model ?? this.#init.model,
-      requestId: this.#requestId,
-    });
+    // The response id names the answer in errors even when it arrives after the start.
+    if (response?.id) this.#message.requestId ??= response.id;
+    this.#message.start(out, { model: response?.model ?? null });
   }
 
   /** Summary parts arrive one after another; a blank line keeps them apart in the text. */
@@ -186,7 +174,6 @@ class ResponsesDecoder implements StreamDecoder {
     this.#callIndex.set(item.id, index);
     this.#calls.start(index, item.call_id, item.name ?? "", out);
     this.#calls.setMetadata(index, { itemId: item.id });
-    this.#callCount++;
     if (item.arguments) this.#appendArgs(index, item.arguments, out);
   }
 
@@ -224,17 +211,13 @@ class ResponsesDecoder implements StreamDecoder {
   #finish(out: StreamEvent[], response: WireResponse | undefined, stop: StopReason): void {
     this.#start(out, response);
     this.#calls.end(out);
-    this.#ended = true;
     const used = response?.usage ? usageOf(response.usage) : null;
     if (used) out.push({ type: "usage", usage: used });
-    const stopReason = stop === "stop" && this.#callCount > 0 ? "tool_calls" : stop;
-    out.push({
-      type: "message_end",
-      stopReason,
+    this.#message.finish(out, {
+      stopReason: stop === "stop" && this.#calls.startedCount > 0 ? "tool_calls" : stop,
       providerStopReason: response?.incomplete_details?.reason ?? response?.status ?? null,
       usage: used,
       reasoning: this.#reasoning,
-      costEstimate: estimateCost(this.#init.capabilities, used),
     });
   }
 
@@ -252,7 +235,7 @@ class ResponsesDecoder implements StreamDecoder {
       kind: "stream",
       message: `${OPENAI_RESPONSES} failed mid-stream: ${detail}`,
       code,
-      requestId: this.#requestId ?? response?.id ?? null,
+      requestId: this.#message.requestId ?? response?.id ?? null,
       retryable: code !== null && RETRYABLE_CODE.test(code),
     });
   }

@@ -1,5 +1,5 @@
 import { isObject } from "../base/http";
-import { type Frame, parseFrame, type StreamDecoder } from "../base/sse";
+import { type Frame, parseFrame, parseLoose, type StreamDecoder } from "../base/sse";
 import type { StreamEvent } from "../base/types";
 import {
   ChatCompletionsDecoder,
@@ -77,13 +77,5 @@ export class WorkersAiDecoder implements StreamDecoder {
 
   end(out: StreamEvent[]): void {
     this.#chat.end(out);
-  }
-}
-
-function parseLoose(data: string): unknown {
-  try {
-    return JSON.parse(data);
-  } catch {
-    return data;
   }
 }

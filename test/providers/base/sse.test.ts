@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { decodeBody, type Frame, type StreamDecoder } from "../../../src/providers/base/sse";
+import {
+  decodeBody,
+  type Frame,
+  parseLoose,
+  type StreamDecoder,
+} from "../../../src/providers/base/sse";
 import type { StreamEvent } from "../../../src/providers/base/types";
 import { FakeProvider, fixtureBytes, fixturePaths } from "../fake-provider";
 
@@ -90,5 +95,13 @@ describe("the stall watchdog (H7), one timer per body", () => {
       name: "ProviderError",
       kind: "timeout",
     });
+  });
+});
+
+describe("a frame read loosely", () => {
+  it("is its JSON when it is JSON, else the text itself", () => {
+    expect(parseLoose('{"error":{"message":"busy"}}')).toEqual({ error: { message: "busy" } });
+    expect(parseLoose("[DONE]")).toBe("[DONE]");
+    expect(parseLoose("upstream overloaded")).toBe("upstream overloaded");
   });
 });
