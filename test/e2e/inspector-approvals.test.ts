@@ -40,7 +40,9 @@ async function askForCapital(): Promise<{ page: Page; errors: string[]; taskId: 
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));
   await page.goto(`${agent.baseUrl}/inspector`);
-  await expect.poll(() => page.locator("#agent-name").textContent()).not.toBe("");
+  await expect
+    .poll(() => page.locator("#agent-name").textContent(), { timeout: 15_000 })
+    .not.toBe("");
   provider.reply("openai-chat/tool-call-split-args.sse");
   await page.getByLabel("Message", { exact: true }).fill("What is the capital of the UK?");
   await page.getByLabel("Message", { exact: true }).press("Enter");
@@ -151,7 +153,9 @@ describe.skipIf(!hasBrowser)("questions in the inspector, in chromium (issue 34)
       const errors: string[] = [];
       page.on("pageerror", (error) => errors.push(error.message));
       await page.goto(`${asker.baseUrl}/inspector`);
-      await expect.poll(() => page.locator("#agent-name").textContent()).not.toBe("");
+      await expect
+        .poll(() => page.locator("#agent-name").textContent(), { timeout: 15_000 })
+        .not.toBe("");
       await page.getByLabel("Message", { exact: true }).fill("Order a shirt");
       await page.getByLabel("Message", { exact: true }).press("Enter");
       const held = page.locator("#task .held");

@@ -86,7 +86,9 @@ describe.skipIf(!hasBrowser)("the inspector's memory panel in chromium", () => {
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
     await page.goto(`${agent.baseUrl}/inspector`);
-    await expect.poll(() => page.locator("#agent-name").textContent()).not.toBe("");
+    await expect
+      .poll(() => page.locator("#agent-name").textContent(), { timeout: 15_000 })
+      .not.toBe("");
     // Signed out, the panel says why it shows nothing.
     await expect.poll(() => note(page).textContent(), { timeout: 15_000 }).toMatch(/^Memory: /);
     await page.getByLabel("Credential", { exact: true }).fill(USER_KEY);

@@ -74,7 +74,9 @@ async function openInspector(agent: DemoAgent): Promise<{ page: Page; errors: st
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));
   await page.goto(`${agent.baseUrl}/inspector`);
-  await expect.poll(() => page.locator("#agent-name").textContent()).not.toBe("");
+  await expect
+    .poll(() => page.locator("#agent-name").textContent(), { timeout: 15_000 })
+    .not.toBe("");
   return { page, errors };
 }
 
