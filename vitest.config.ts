@@ -27,16 +27,6 @@ const noNetwork = {
 const shareOneWorkerd = { isolate: false } as const;
 
 /**
- * A workerd runner imports its Worker's whole module graph once, so each extra runner of a
- * project costs that import again. The small harness projects are mostly that import: one
- * runner each (CPU-s with three runners, then one: memory 41 and 24, llm 26 and 17, agents
- * 26 and 19, registry 20 and 13; wall time as short or shorter). The `workers` project
- * keeps the run's three: its 126 files are mostly tests, and in one runner it took the same
- * CPU but 217 s instead of 84 s of wall time.
- */
-const oneRunner = { maxWorkers: 1 } as const;
-
-/**
  * The MCP SDK publishes source maps without their sources, and vite warns once per module
  * (about 30 lines per run, wherever src/mcp is imported). Nothing to fix
  * on our side, so those warnings, and only those, are dropped.
@@ -164,7 +154,6 @@ export default defineConfig({
         test: {
           name: "llm",
           ...shareOneWorkerd,
-          ...oneRunner,
           include: harnessTests.llm,
           testTimeout: 20_000,
         },
@@ -183,7 +172,6 @@ export default defineConfig({
         test: {
           name: "memory",
           ...shareOneWorkerd,
-          ...oneRunner,
           include: harnessTests.memory,
           testTimeout: 20_000,
         },
@@ -223,7 +211,6 @@ export default defineConfig({
         test: {
           name: "agents",
           ...shareOneWorkerd,
-          ...oneRunner,
           include: harnessTests.agents,
           globalSetup: ["./test/harness/agents/node/global-setup.ts"],
           // The first MCP test loads the SDK through vite, which takes seconds.
@@ -250,7 +237,6 @@ export default defineConfig({
         test: {
           name: "registry",
           ...shareOneWorkerd,
-          ...oneRunner,
           include: harnessTests.registry,
         },
       },
