@@ -3,6 +3,7 @@ import { buildSync, transformSync } from "esbuild";
 import { defineConfig, type Options } from "tsup";
 import ts from "typescript";
 import { exportCoreLinks, importCoreLinks } from "./scripts/core-links";
+import { declarationOf } from "./scripts/declarations.mjs";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
@@ -175,21 +176,22 @@ export default defineConfig([
       // dynamically imported node:http for `push listen`).
       cli: "src/cli/main.ts",
     },
+    // The entries' declarations as scripts/declarations.mjs built them (the build script runs
+    // it first; the API report reads the same files), bundled one file per entry. Built in
+    // one program, a type that two entries name (a memory source, a conversation) is one
+    // type, not two that TypeScript refuses to mix.
     dts: {
       entry: {
-        index: "src/index.ts",
-        providers: "src/providers/index.ts",
-        history: "src/history/index.ts",
-        testing: "src/testing/index.ts",
-        client: "src/client/index.ts",
-        push: "src/push/receiver.ts",
-        mcp: "src/mcp/index.ts",
-        // Built here with the others, though their code is built below: one declaration
-        // build shares each type among the entries, so a type that two entries name (a
-        // memory source, a conversation) is one type, not two that TypeScript refuses to
-        // mix.
-        memory: "src/memory/index.ts",
-        registry: "src/registry/index.ts",
+        index: declarationOf("src/index.ts"),
+        providers: declarationOf("src/providers/index.ts"),
+        history: declarationOf("src/history/index.ts"),
+        testing: declarationOf("src/testing/index.ts"),
+        client: declarationOf("src/client/index.ts"),
+        push: declarationOf("src/push/receiver.ts"),
+        mcp: declarationOf("src/mcp/index.ts"),
+        // Their code is built below, on its own.
+        memory: declarationOf("src/memory/index.ts"),
+        registry: declarationOf("src/registry/index.ts"),
       },
     },
     splitting: true,

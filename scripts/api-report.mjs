@@ -14,12 +14,12 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Extractor, ExtractorConfig } from "@microsoft/api-extractor";
+import { CompilerState, Extractor, ExtractorConfig } from "@microsoft/api-extractor";
 import ts from "typescript";
+import { buildDeclarations, declarationOf, formatDiagnostic } from "./declarations.mjs";
 import { ENTRIES } from "./entries.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const DTS = join(ROOT, "temp", "api", "dts");
 const REPORTS = join(ROOT, "api");
 const REPORTS_TEMP = join(ROOT, "temp", "api", "reports");
 const check = process.argv.includes("--check");
@@ -37,37 +37,18 @@ function fail(message) {
   process.exitCode = 1;
 }
 
-// 1. The program of the entries: declarations for API Extractor, exports for the checks.
-const configFile = ts.readConfigFile(join(ROOT, "tsconfig.json"), ts.sys.readFile);
-const parsed = ts.parseJsonConfigFileContent(configFile.config, ts.sys, ROOT);
-const program = ts.createProgram(
-  Object.values(ENTRIES).map((file) => join(ROOT, file)),
-  {
-    ...parsed.options,
-    noEmit: false,
-    declaration: true,
-    emitDeclarationOnly: true,
-    declarationMap: false,
-    outDir: DTS,
-    rootDir: join(ROOT, "src"),
-  },
-);
-const diagnostics = ts.getPreEmitDiagnostics(program);
+// 1. The entries' declarations (shared with the package build) and their program, for the
+// checks below.
+const { program, diagnostics } = buildDeclarations();
 const checker = program.getTypeChecker();
-rmSync(join(ROOT, "temp", "api"), { recursive: true, force: true });
-const emitted = program.emit();
-for (const d of [...diagnostics, ...emitted.diagnostics]) {
-  fail(
-    ts
-      .formatDiagnostic(d, {
-        getCanonicalFileName: (f) => f,
-        getCurrentDirectory: () => ROOT,
-        getNewLine: () => "\n",
-      })
-      .trim(),
-  );
-}
+for (const d of diagnostics) fail(formatDiagnostic(d));
 if (process.exitCode) process.exit();
+rmSync(join(ROOT, "temp", "api"), { recursive: true, force: true });
+
+/** The declarations API Extractor reads for each entry: its own, or the copy edited below. */
+const reportInput = Object.fromEntries(
+  Object.values(ENTRIES).map((file) => [file, declarationOf(file)]),
+);
 
 /**
  * `export type { Task }` of a name that is also a value (a zod schema and its type) puts
@@ -76,10 +57,7 @@ if (process.exitCode) process.exit();
  * type; the schema's declaration is not part of the surface.
  */
 for (const file of Object.values(ENTRIES)) {
-  const dtsPath = join(DTS, relative(join(ROOT, "src"), join(ROOT, file))).replace(
-    /\.ts$/,
-    ".d.ts",
-  );
+  const dtsPath = declarationOf(file);
   const text = readFileSync(dtsPath, "utf8");
   const dts = ts.createSourceFile(dtsPath, text, ts.ScriptTarget.Latest, true);
   const source = program.getSourceFile(join(ROOT, file));
@@ -125,7 +103,11 @@ for (const file of Object.values(ENTRIES)) {
   for (const edit of edits.sort((a, b) => b.start - a.start)) {
     out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
   }
-  writeFileSync(dtsPath, `${out}\n${aliases.join("\n")}\n`);
+  // Beside the original (its relative imports still resolve), which stays as the package
+  // build needs it.
+  const edited = dtsPath.replace(/\.d\.ts$/, ".api-report.d.ts");
+  writeFileSync(edited, `${out}\n${aliases.join("\n")}\n`);
+  reportInput[file] = edited;
 }
 
 // 2. One home per name; an example on every function.
@@ -188,15 +170,14 @@ function hasExample(symbol) {
 // 3. The reports.
 mkdirSync(REPORTS, { recursive: true });
 const changed = [];
-for (const [entry, file] of Object.entries(ENTRIES)) {
-  const dts = join(DTS, relative(join(ROOT, "src"), join(ROOT, file))).replace(/\.ts$/, ".d.ts");
+const configs = Object.entries(ENTRIES).map(([entry, file]) => {
   const config = ExtractorConfig.prepare({
     configObjectFullPath: undefined,
     packageJsonFullPath: join(ROOT, "package.json"),
     configObject: {
       projectFolder: ROOT,
       newlineKind: "lf",
-      mainEntryPointFilePath: dts,
+      mainEntryPointFilePath: reportInput[file],
       compiler: { tsconfigFilePath: join(ROOT, "tsconfig.json") },
       apiReport: {
         enabled: true,
@@ -226,7 +207,15 @@ for (const [entry, file] of Object.entries(ENTRIES)) {
       },
     },
   });
+  return { entry, config };
+});
+// One compiler program for all the entries; by default API Extractor builds one per entry.
+const compilerState = CompilerState.create(configs[0].config, {
+  additionalEntryPoints: configs.map(({ config }) => config.mainEntryPointFilePath),
+});
+for (const { entry, config } of configs) {
   const result = Extractor.invoke(config, {
+    compilerState,
     localBuild: !check,
     showVerboseMessages: false,
     messageCallback: (message) => {
