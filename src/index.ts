@@ -27,19 +27,25 @@
  * @packageDocumentation
  */
 
-export type { AgentConfig, InferFn, PushOptions } from "./agent/agent-config";
 export type {
   ApprovalAnswer,
   ApprovalRequest,
   ApprovalsConfig,
   QuestionAnswer,
   QuestionRequest,
-} from "./agent/approval-options";
-export type { ApiKeyAuth, AuthOptions, BearerAuth, Principal, PrincipalInput } from "./agent/auth";
-export { ownerOf } from "./agent/auth";
+} from "./agent/access/approval-options";
+export type {
+  ApiKeyAuth,
+  AuthOptions,
+  BearerAuth,
+  Principal,
+  PrincipalInput,
+} from "./agent/access/auth";
+export { ownerOf } from "./agent/access/auth";
+export type { RateLimitOptions } from "./agent/access/rate-limit";
+export type { AgentConfig, InferFn, PushOptions } from "./agent/agent-config";
 export type { ChildTask, DelegateOptions, DelegateTarget } from "./agent/delegation";
 export type { Endpoint, EndpointContext } from "./agent/endpoints";
-export type { RateLimitOptions } from "./agent/rate-limit";
 export type { ReplyContext, ReplyHook, ReplyResult } from "./agent/reply";
 export type {
   AgentHandler,

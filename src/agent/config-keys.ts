@@ -1,11 +1,11 @@
 import type { ModelSettings, ReasoningOptions } from "../providers/base/types";
+import type { ApprovalsConfig } from "./access/approval-options";
+import type { ApproversRule } from "./access/approvers";
+import type { AuthOptions } from "./access/auth";
+import type { RateLimitOptions } from "./access/rate-limit";
 import type { AgentConfig, PushOptions } from "./agent-config";
-import type { ApprovalsConfig } from "./approval-options";
-import type { ApproversRule } from "./approvers";
-import type { AuthOptions } from "./auth";
 import type { ContextWindowOptions } from "./context-window-option";
 import type { LimitsConfig } from "./limits";
-import type { RateLimitOptions } from "./rate-limit";
 
 /**
  * The option names of `defineAgent` at each level whose shape is fixed. Each list is checked

@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import type { Principal } from "./auth";
+import type { Principal } from "./access/auth";
 
 /** The methods an endpoint may answer. */
 export type EndpointMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";

@@ -10,7 +10,7 @@ import type {
   ApprovalRequest,
   QuestionAnswer,
   QuestionRequest,
-} from "./approval-options";
+} from "./access/approval-options";
 import type { ChildTask, DelegateOptions, DelegateTarget } from "./delegation";
 import type { HandlerMemory } from "./memory-source";
 

@@ -1,7 +1,7 @@
 import type { Context } from "@opentelemetry/api";
 import type { z } from "zod";
 import type { JsonObject, JsonValue } from "../protocol/json";
-import type { ApprovalCaller } from "./approval-options";
+import type { ApprovalCaller } from "./access/approval-options";
 
 /**
  * A tool the agent can run for a `tool_call` part. Arguments are validated with

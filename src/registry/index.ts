@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 import type { Hono } from "hono";
-import { type AuthOptions, checkAuth, type Principal } from "../agent/auth";
+import { type AuthOptions, checkAuth, type Principal } from "../agent/access/auth";
 import { REGISTRY_LIMITS, type RegistryLimits } from "../protocol/card/registry";
 import { createRegistryApp } from "./registry-app";
 import { RegistryObject } from "./registry-object";

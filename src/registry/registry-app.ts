@@ -1,6 +1,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import type { RouterRoute } from "hono/types";
-import type { AuthOptions, Principal } from "../agent/auth";
+import type { AuthOptions, Principal } from "../agent/access/auth";
 import type { RegistryLimits } from "../protocol/card/registry";
 import { A2AError } from "../protocol/errors";
 import { authenticate, challenges } from "../worker/auth";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { ownerOf, type Principal } from "../agent/auth";
+import { ownerOf, type Principal } from "../agent/access/auth";
 import type { RouteEntry, RouteGuards } from "../agent/routes";
 import {
   checkRegistration,

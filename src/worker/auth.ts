@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from "hono";
 import { basePath } from "hono/route";
 import { base64url, createLocalJWKSet, errors, type JWTVerifyGetKey } from "jose";
-import { scopesOf } from "../agent/approvers";
-import { ANONYMOUS, type AuthOptions, type BearerAuth, type Principal } from "../agent/auth";
+import { scopesOf } from "../agent/access/approvers";
+import { ANONYMOUS, type AuthOptions, type BearerAuth, type Principal } from "../agent/access/auth";
 import type { Agent } from "../agent/definition";
 import { discoverJwksUri, JwksUnavailableError, remoteKeySet, verifyJwt } from "../jwks";
 import { A2AError } from "../protocol/errors";

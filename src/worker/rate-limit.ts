@@ -1,8 +1,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { basePath } from "hono/route";
-import { ownerOf, type Principal } from "../agent/auth";
+import { ownerOf, type Principal } from "../agent/access/auth";
+import type { ResolvedLimiter } from "../agent/access/rate-limit";
 import type { Agent } from "../agent/definition";
-import type { ResolvedLimiter } from "../agent/rate-limit";
 import { A2AError, errorReference } from "../protocol/errors";
 import { logEvent } from "../telemetry/log";
 import { type AuthVariables, refusal, tenantFor } from "./auth";

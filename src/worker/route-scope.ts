@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { basePath } from "hono/route";
-import { ownerOf, type Principal } from "../agent/auth";
+import { ownerOf, type Principal } from "../agent/access/auth";
 import type { ContextIdGuard, RouteEntry } from "../agent/routes";
 import { A2AError } from "../protocol/errors";
 import { refusal, tenantFor } from "./auth";

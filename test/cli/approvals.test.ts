@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { resolveApprovals } from "../../src/agent/approval-options";
+import { resolveApprovals } from "../../src/agent/access/approval-options";
 import type { Agent } from "../../src/agent/definition";
 import { tool } from "../../src/agent/tool";
 import { approvals, approve, reject } from "../../src/cli/approvals";

@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ownerOf } from "../../src/agent/auth";
+import { ownerOf } from "../../src/agent/access/auth";
 import { connect } from "../../src/client/connect";
 import { MemoryNotFoundError, PermissionDeniedError } from "../../src/client/errors";
 import { MEMORY_OPERATOR_HEADER } from "../../src/client/memory";

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { resolveApprovals } from "../../src/agent/approval-options";
+import { resolveApprovals } from "../../src/agent/access/approval-options";
 import type { Agent } from "../../src/agent/definition";
 import { tool } from "../../src/agent/tool";
 import { openai } from "../../src/providers/openai/openai-chat";

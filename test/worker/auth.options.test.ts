@@ -1,6 +1,6 @@
 import * as jose from "jose";
 import { describe, expect, it } from "vitest";
-import type { AuthOptions, BearerAuth } from "../../src/agent/auth";
+import type { AuthOptions, BearerAuth } from "../../src/agent/access/auth";
 import { defineAgent } from "../../src/worker/app/define-agent";
 import { AUDIENCE, ISSUER, signingKey } from "./auth-support";
 

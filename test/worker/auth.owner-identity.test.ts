@@ -1,7 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ownerOf, type Principal, type PrincipalInput } from "../../src/agent/auth";
+import { ownerOf, type Principal, type PrincipalInput } from "../../src/agent/access/auth";
 import { defineAgent } from "../../src/worker/app/define-agent";
 import { BASE, userMessage } from "../support/helpers";
 import { AUDIENCE, ISSUER, type Key, signingKey } from "./auth-support";

@@ -1,6 +1,6 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { describe, expect, it } from "vitest";
-import type { Principal } from "../../src/agent/auth";
+import type { Principal } from "../../src/agent/access/auth";
 import type { RouteEntry, RouteGuards } from "../../src/agent/routes";
 import { A2AError } from "../../src/protocol/errors";
 import { SpanKind } from "../../src/telemetry";

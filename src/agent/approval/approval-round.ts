@@ -8,7 +8,7 @@ import type { JsonObject } from "../../protocol/json";
 import type { ToolCall } from "../../providers/base/types";
 import { traceContextOf } from "../../telemetry";
 import { getSpan } from "../../telemetry/otel";
-import type { ApprovalCaller, ApprovalSettings } from "../approval-options";
+import type { ApprovalCaller, ApprovalSettings } from "../access/approval-options";
 import type { RunContext } from "../run-context";
 import type { Tools } from "../tool";
 import { runToolCalls, type ToolRun, type ToolRunOptions } from "../tools/tool-runner";

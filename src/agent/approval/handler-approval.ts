@@ -8,7 +8,7 @@ import type {
   ApprovalRequest,
   QuestionAnswer,
   QuestionRequest,
-} from "../approval-options";
+} from "../access/approval-options";
 import { parseObject, requestParts } from "./approval-messages";
 import {
   type ApprovalDesk,

@@ -5,7 +5,7 @@
  * the model loop and the handler context only use it.
  */
 import type { Part } from "../../protocol/part";
-import type { ApprovalCaller } from "../approval-options";
+import type { ApprovalCaller } from "../access/approval-options";
 
 /** Why a call is held: it needs approval, it asks a question, or it waits with them. */
 export type HeldKind = "approval" | "question" | "auto";

@@ -4,8 +4,8 @@
  * tasks a restart interrupted, and publishing the events they log.
  */
 
+import type { ApprovalCaller } from "../../agent/access/approval-options";
 import { APPROVER_TASK_ID } from "../../agent/approval/held-calls";
-import type { ApprovalCaller } from "../../agent/approval-options";
 import type { Agent } from "../../agent/definition";
 import type { MemoryTurnScope } from "../../agent/memory-source";
 import { runModelAgent } from "../../agent/model/model-execution";

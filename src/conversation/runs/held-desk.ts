@@ -4,9 +4,9 @@
  * released once answered; each hold wakes the alarm at its earliest deadline.
  */
 
+import type { ApprovalCaller } from "../../agent/access/approval-options";
 import type { ApprovalDesk, HeldCall, HeldOrigin } from "../../agent/approval/held-calls";
 import { REQUEST_KIND } from "../../agent/approval/held-calls";
-import type { ApprovalCaller } from "../../agent/approval-options";
 import type { Part } from "../../protocol/part";
 import type { ApprovalRows } from "../tasks/approval-rows";
 import type { TaskStore } from "../tasks/task-store";

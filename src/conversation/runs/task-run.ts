@@ -1,12 +1,12 @@
 import type { Context } from "@opentelemetry/api";
-import { handlerApproval, handlerQuestion } from "../../agent/approval/handler-approval";
-import type { ApprovalDesk } from "../../agent/approval/held-calls";
 import type {
   ApprovalAnswer,
   ApprovalRequest,
   QuestionAnswer,
   QuestionRequest,
-} from "../../agent/approval-options";
+} from "../../agent/access/approval-options";
+import { handlerApproval, handlerQuestion } from "../../agent/approval/handler-approval";
+import type { ApprovalDesk } from "../../agent/approval/held-calls";
 import {
   type ChildLedger,
   type ChildTask,

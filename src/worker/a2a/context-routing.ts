@@ -3,8 +3,8 @@
  * ids opened or verified for this caller, then the object's stub and the call's scope.
  * `Operations` extends it, so the hot path's calls stay direct method calls.
  */
-import { mayApprove } from "../../agent/approvers";
-import type { Principal } from "../../agent/auth";
+import { mayApprove } from "../../agent/access/approvers";
+import type { Principal } from "../../agent/access/auth";
 import type { Agent } from "../../agent/definition";
 import type { ContextRpc, Scope } from "../../conversation/context-object";
 import { A2AError } from "../../protocol/errors";

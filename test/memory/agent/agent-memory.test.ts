@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeEach, describe, expect, it } from "vitest";
-import { ownerOf } from "../../../src/agent/auth";
+import { ownerOf } from "../../../src/agent/access/auth";
 import { BUNDLE_HEADING } from "../../../src/memory/base/render";
 import { contextObjectName } from "../../../src/storage/ids";
 import {

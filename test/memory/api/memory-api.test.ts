@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ownerOf } from "../../../src/agent/auth";
+import { ownerOf } from "../../../src/agent/access/auth";
 import { OPERATOR_HEADER } from "../../../src/memory/api/memory-api";
 import { BASE, claims, memoryApi, newCaller } from "../../harness/memory/support";
 

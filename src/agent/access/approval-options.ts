@@ -1,4 +1,4 @@
-import type { JsonObject } from "../protocol/json";
+import type { JsonObject } from "../../protocol/json";
 import { type ApproversRule, checkApprovers } from "./approvers";
 
 // What the agent definition and a tool declare about approvals; the machinery that holds and

@@ -1,8 +1,8 @@
 import type { JWK } from "jose";
-import { JWS_ALGORITHMS } from "../jwks/algorithms";
-import { isKeyUrl } from "../jwks/discovery";
-import { isJwkSet, MAX_JWKS_KEYS } from "../jwks/remote";
-import type { SecurityScheme } from "../protocol/card/agent-card";
+import { JWS_ALGORITHMS } from "../../jwks/algorithms";
+import { isKeyUrl } from "../../jwks/discovery";
+import { isJwkSet, MAX_JWKS_KEYS } from "../../jwks/remote";
+import type { SecurityScheme } from "../../protocol/card/agent-card";
 
 /**
  * Who is calling: the subject that owns the tasks and conversations it creates, and the

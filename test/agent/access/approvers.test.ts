@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { checkApprovers, mayApprove } from "../../src/agent/approvers";
-import { ANONYMOUS, type Principal } from "../../src/agent/auth";
-import { defineAgent } from "../../src/index";
+import { checkApprovers, mayApprove } from "../../../src/agent/access/approvers";
+import { ANONYMOUS, type Principal } from "../../../src/agent/access/auth";
+import { defineAgent } from "../../../src/index";
 
 const task = { tenant: "", owner: '["custom","","alice"]' };
 const bearer = (claims: Record<string, unknown>): Principal => ({
