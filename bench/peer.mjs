@@ -3,9 +3,9 @@
  * floor (a), the SDK in a plain Durable Object (e), the on-platform peer built as
  * cloudflare/agents' A2A example builds it (p, bench/peer-worker.ts) and Edgelink (b),
  * under the same load in the same interleaved run. Per scenario the median over the
- * measured rounds of its throughput and its workerd CPU per message, and the SQLite pages
- * one message writes (bench/wal-pages.mjs); then Edgelink against the peer and against
- * the floor.
+ * measured rounds of its throughput and its workerd CPU per message, the instructions one
+ * message costs (bench/wire-instructions.mjs) and the SQLite pages it writes
+ * (bench/wal-pages.mjs); then Edgelink against the peer and against the floor.
  */
 
 /** The scenarios of the comparison, in the order they are printed. */
@@ -24,9 +24,10 @@ export function median(values) {
 
 /**
  * Medians per scenario: `results` maps a scenario key to its load's `result()`, `pages`
- * maps it to its pages per message (or is null when they could not be counted).
+ * maps it to its pages per message and `instructions` to its instructions per message
+ * (either null when not counted).
  */
-export function peerFigures(results, pages) {
+export function peerFigures(results, pages, instructions = null) {
   const figures = {};
   for (const key of PEER_KEYS) {
     const r = results[key];
@@ -36,6 +37,7 @@ export function peerFigures(results, pages) {
       cpuMs: median(r.slices.map((s) => s.serverCpuMsPerRequest)),
       rounds: r.slices.map((s) => s.rps),
       pages: pages?.[key] ?? NaN,
+      instructions: instructions?.[key] ?? NaN,
     };
   }
   return figures;
@@ -49,18 +51,18 @@ export function printPeerComparison(figures, labels, say) {
   if (rows.length < PEER_KEYS.length) return;
   const rounds = figures.b.rounds.length;
   console.log(`\nThe on-platform peer (medians of ${rounds} rounds)`);
-  const head = `${"scenario".padEnd(49)}${"msg/s".padStart(8)}${"CPU ms/msg".padStart(12)}${"WAL pages/msg".padStart(15)}   rounds, msg/s`;
+  const head = `${"scenario".padEnd(49)}${"msg/s".padStart(8)}${"CPU ms/msg".padStart(12)}${"M instr/msg".padStart(13)}${"WAL pages/msg".padStart(15)}   rounds, msg/s`;
   console.log(head);
   console.log("-".repeat(head.length));
   for (const key of rows) {
     const f = figures[key];
     console.log(
-      `${labels[key].padEnd(49)}${fmt(f.rps, 0).padStart(8)}${fmt(f.cpuMs, 2).padStart(12)}${fmt(f.pages, 1).padStart(15)}   ${f.rounds.map((v) => fmt(v, 0)).join(" ")}`,
+      `${labels[key].padEnd(49)}${fmt(f.rps, 0).padStart(8)}${fmt(f.cpuMs, 2).padStart(12)}${fmt(f.instructions / 1e6, 3).padStart(13)}${fmt(f.pages, 1).padStart(15)}   ${f.rounds.map((v) => fmt(v, 0)).join(" ")}`,
     );
   }
   const { a, p, b } = figures;
   const ratios = (x, name) =>
-    `throughput ${fmt(b.rps / x.rps, 2)}×, CPU per message ${fmt(b.cpuMs / x.cpuMs, 2)}×, WAL pages per message ${fmt(b.pages / x.pages, 2)}× ${name}'s`;
+    `throughput ${fmt(b.rps / x.rps, 2)}×, CPU per message ${fmt(b.cpuMs / x.cpuMs, 2)}×, instructions per message ${fmt(b.instructions / x.instructions, 2)}×, WAL pages per message ${fmt(b.pages / x.pages, 2)}× ${name}'s`;
   console.log("");
   say(`Edgelink/peer   (b)/(p): ${ratios(p, "the peer")}.`, "  ", "                           ");
   say(`Edgelink/floor  (b)/(a): ${ratios(a, "the floor")}.`, "  ", "                           ");

@@ -17,7 +17,8 @@
  * BENCH_MAX_REQUESTS (per scenario, default 500000), BENCH_TMPDIR (where the Durable
  * Objects' SQLite files go; default the OS temp dir). BENCH_ONLY=peer runs only the
  * four-way comparison of bench/peer.mjs (floor, SDK in a DO, the `agents` peer, Edgelink),
- * in 3 rounds unless BENCH_ROUNDS says otherwise.
+ * in 3 rounds unless BENCH_ROUNDS says otherwise, with each one's instructions per message
+ * counted under callgrind first (bench/wire-instructions.mjs; BENCH_INSTRUCTIONS=0 skips it).
  */
 
 import { readFileSync } from "node:fs";
@@ -37,6 +38,7 @@ import { cleanupStreamTemp, runStreamBench } from "./stream.mjs";
 import { STREAM_CHUNKS } from "./stream-chunks.mjs";
 import { measureWalPages } from "./wal-pages.mjs";
 import { cleanupWindowTemp, runWindowBench } from "./window.mjs";
+import { measureWireInstructions, available as valgrindAvailable } from "./wire-instructions.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -496,6 +498,35 @@ async function sendMessageBench(scenarios, cpu) {
     }
   }
 
+  // Instructions per message of the same four, with the peer in the run (each server under
+  // callgrind, one after the other, before any load: load-independent).
+  let instructionsByKey = null;
+  if (withPeer && process.env.BENCH_INSTRUCTIONS !== "0") {
+    if (!valgrindAvailable()) {
+      console.log("Instructions per message: skipped, valgrind is not installed.\n");
+    } else {
+      const keys = PEER_KEYS.filter((key) => scenarios.some((s) => s.key === key));
+      process.stdout.write(
+        "Instructions per SendMessage under callgrind (a minute per server to start)...",
+      );
+      try {
+        const counted = await measureWireInstructions(
+          30,
+          keys.map((key) => PEER_WAL_KINDS[key]),
+        );
+        instructionsByKey = Object.fromEntries(
+          keys.map((key) => [key, counted[PEER_WAL_KINDS[key]]]),
+        );
+        console.log(
+          ` ${keys.map((key) => `(${key}) ${fmt(instructionsByKey[key] / 1e6, 3)} M`).join(", ")}\n`,
+        );
+      } catch (error) {
+        console.log(`\n!!! Could not count the instructions: ${error.message}\n`);
+        countFailed = true;
+      }
+    }
+  }
+
   // All servers up front (idle ones use no CPU), then the load in interleaved slices, so
   // background load on a shared machine spreads over all scenarios instead of hitting one.
   const live = [];
@@ -611,7 +642,7 @@ async function sendMessageBench(scenarios, cpu) {
   }
 
   printPeerComparison(
-    peerFigures(by, pagesByKey),
+    peerFigures(by, pagesByKey, instructionsByKey),
     Object.fromEntries(rows.map(({ scenario }) => [scenario.key, scenario.label])),
     say,
   );

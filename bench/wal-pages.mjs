@@ -38,6 +38,29 @@ function walBytes(dir) {
 }
 
 /**
+ * A sender of checked blocking messages, one at a time, into one conversation of `server`
+ * (issued by the server when it issues context ids, named by the client otherwise).
+ * `timeoutMs` bounds each message (under valgrind a first message takes a minute).
+ */
+export async function oneConversation(server, entry, issuesContexts, timeoutMs = 10_000) {
+  const contextId = issuesContexts
+    ? (await openContexts(server.url, HEADERS, 1, timeoutMs))[0]
+    : `one-conversation-${Date.now()}`;
+  return async (i) => {
+    const text = `pages ${i}`;
+    const response = await fetch(server.url, {
+      method: "POST",
+      headers: HEADERS,
+      body: sendMessageBody(i, contextId, text),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const body = await response.text();
+    const problem = checkResponse(response.status, body, contextId, `echo: ${text}`);
+    if (problem) throw new Error(`${entry}: ${problem}`);
+  };
+}
+
+/**
  * WAL frames per message for one server: `warm` messages first (the object's schema, its
  * first pages), then `count` measured. SQLite checkpoints a WAL at 1,000 frames and then
  * reuses the file from its start, so `count` is kept well under that; a message after
@@ -47,20 +70,7 @@ async function framesPerMessage(entry, durableObjects, issuesContexts, count, wa
   const server = await startWorkerd(entry, durableObjects);
   try {
     const state = join(dirname(server.scriptPath), "state");
-    const contextId = issuesContexts
-      ? (await openContexts(server.url, HEADERS, 1, 10_000))[0]
-      : `wal-pages-${Date.now()}`;
-    const send = async (i) => {
-      const text = `pages ${i}`;
-      const response = await fetch(server.url, {
-        method: "POST",
-        headers: HEADERS,
-        body: sendMessageBody(i, contextId, text),
-      });
-      const body = await response.text();
-      const problem = checkResponse(response.status, body, contextId, `echo: ${text}`);
-      if (problem) throw new Error(`${entry}: ${problem}`);
-    };
+    const send = await oneConversation(server, entry, issuesContexts);
     for (let i = 0; i < warm; i++) await send(i);
     let grown = 0;
     let last = walBytes(state);
@@ -79,7 +89,7 @@ async function framesPerMessage(entry, durableObjects, issuesContexts, count, wa
 }
 
 /** The servers whose pages can be counted: entry, Durable Objects, and whether it issues context ids. */
-const SERVERS = {
+export const SERVERS = {
   edgelink: {
     entry: "echo-worker.ts",
     durableObjects: { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
