@@ -13,7 +13,7 @@
  * valgrind); `available()` says whether it is there.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,15 +30,19 @@ export function available() {
   }
 }
 
-/** The total of callgrind's newest dump of `pid` in `dir`. */
-function dumpedTotal(dir, pid) {
+/**
+ * The total of callgrind's newest dump of `pid` in `dir`; with BENCH_CALLGRIND_KEEP=<dir>
+ * the dump is kept there as `<kind>.out`, for callgrind_annotate.
+ */
+function dumpedTotal(dir, pid, kind) {
   execFileSync("callgrind_control", ["--dump", String(pid)], { stdio: "pipe" });
   const dumps = readdirSync(dir)
     .filter((f) => f.startsWith(`cg.${pid}.out.`))
     .sort((a, b) => Number(a.split(".").at(-1)) - Number(b.split(".").at(-1)));
-  const total = Number(
-    /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dumps.at(-1)), "utf8"))?.[1],
-  );
+  const text = readFileSync(join(dir, dumps.at(-1)), "utf8");
+  const keep = process.env.BENCH_CALLGRIND_KEEP;
+  if (keep) writeFileSync(join(keep, `${kind}.out`), text);
+  const total = Number(/^(?:summary|totals): (\d+)/m.exec(text)?.[1]);
   if (!(total > 0)) throw new Error("callgrind wrote no total");
   return total;
 }
@@ -69,7 +73,7 @@ async function instructionsPerMessage(kind, count, warm) {
     await new Promise((resolve) => setTimeout(resolve, 2500));
     execFileSync("callgrind_control", ["--zero", String(pid)], { stdio: "pipe" });
     for (let i = 0; i < count; i++) await send(warm + i);
-    return dumpedTotal(dir, pid) / count;
+    return dumpedTotal(dir, pid, kind) / count;
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
