@@ -79,7 +79,6 @@ describe("what a message writes: statements and B-trees, counted", () => {
     expect(result.statements).toBe(5);
     expect(result.writes).toBe(5);
     expect(result.trees).toEqual([
-      "artifacts",
       "events",
       "history_by_seq",
       "history_items",
