@@ -61,7 +61,7 @@ function treesWritten(sql: SqlStorage, query: string): string[] {
 }
 
 describe("what a message writes: statements and B-trees, counted", () => {
-  it("B12: a blocking message is 5 statements entering 9 B-trees (one a partial index it skips), none an index by task", async () => {
+  it("B12: a blocking message is 5 statements entering 8 B-trees (one a partial index it skips), none an index by task, its answer in the task's row", async () => {
     const result = await runInDurableObject(scratch(), (_i, state) => {
       ensureSchema(state.storage, CONTEXT_SCHEMA);
       const counted = countedStorage(state.storage);
