@@ -340,6 +340,13 @@ export const CONTEXT_SCHEMA: Schema = {
     // A held call relayed from a delegated agent (JSON: the agent tool, the parent's call,
     // the child's task): its decision goes back to that child.
     ["ALTER TABLE approvals ADD COLUMN relay TEXT"],
+    // A task's first artifact, while small and written whole, in the task's own row (its
+    // header and parts as JSON): a message's answer enters no B-tree of its own. The others
+    // stay in `artifacts`, after it. Rows written before keep their artifacts there.
+    [
+      "ALTER TABLE tasks ADD COLUMN first_artifact TEXT",
+      "ALTER TABLE tasks ADD COLUMN first_artifact_parts TEXT",
+    ],
   ],
 };
 

@@ -1,6 +1,8 @@
 /**
- * A task's artifacts as rows: `artifacts` (a header, and its first parts inline when
- * small) and `artifact_parts` (one row per appended or large part), written and read back.
+ * A task's artifacts as rows: a task's first artifact in its own row when small (the
+ * `first_artifact` columns of `tasks`), the others in `artifacts` (a header, and its first
+ * parts inline when small) and `artifact_parts` (one row per appended or large part),
+ * written and read back.
  */
 import type { Artifact } from "../../protocol/artifact";
 import type { Part } from "../../protocol/part";
@@ -9,6 +11,26 @@ import type { Part } from "../../protocol/part";
 export interface ArtifactSizes {
   each: Map<string, number>;
   total: number;
+  /** The artifact kept in the task's own row, if any (see INLINE_ARTIFACT_CHARS). */
+  inTask: string | null;
+}
+
+/**
+ * A task's first artifact is kept in the task's row (no B-tree of its own to write) while
+ * its header and parts take at most this many characters of JSON and nothing is appended
+ * to it; past that, or once it is appended to, it goes to `artifacts` as the first there.
+ */
+export const INLINE_ARTIFACT_CHARS = 2048;
+
+/** The columns of `tasks` holding its first artifact: the header, and the parts. */
+export interface TaskArtifactColumns {
+  first_artifact: string | null;
+  first_artifact_parts: string | null;
+}
+
+/** Whether an artifact (header and inline parts, as JSON) fits in its task's row. */
+export function fitsTaskRow(headerJson: string, inline: string | null): boolean {
+  return inline !== null && headerJson.length + inline.length <= INLINE_ARTIFACT_CHARS;
 }
 
 /** Inline parts take at most this many characters of JSON (the row keeps its header too). */
@@ -26,16 +48,30 @@ export function inlineParts(header: string, bodies: readonly string[]): string |
 }
 
 /**
- * Writes an artifact's rows. A new or replaced artifact's parts go in its row when they
- * are small (no part rows); appended parts always get rows of their own, numbered after
- * the `known` artifact's parts.
- */
-/**
  * A task's rows here are keyed by its conversation-local integer key (see the schema's
  * version 4): found from its id in the statement itself, through the tasks' id index.
  */
 const TASK_KEY = "(SELECT key FROM tasks WHERE id = ?1)";
 
+/**
+ * The artifact kept in a task's row goes to `artifacts`, ahead of the others there (seq 0:
+ * the table's own rows start at 1), before it is appended to or outgrows the row. The
+ * caller then clears the task's columns (the task store writes `tasks`).
+ */
+export function moveOutOfTask(sql: SqlStorage, taskId: string, artifactId: string): void {
+  sql.exec(
+    `INSERT INTO artifacts (task_key, artifact_id, seq, header, parts)
+     SELECT key, ?2, 0, first_artifact, first_artifact_parts FROM tasks WHERE id = ?1`,
+    taskId,
+    artifactId,
+  );
+}
+
+/**
+ * Writes an artifact's rows. A new or replaced artifact's parts go in its row when they
+ * are small (no part rows); appended parts always get rows of their own, numbered after
+ * the `known` artifact's parts.
+ */
 export function writeArtifact(
   sql: SqlStorage,
   taskId: string,
@@ -87,14 +123,34 @@ export function writeArtifact(
   });
 }
 
-/** A task's artifacts, with the characters of stored JSON they take. */
+/**
+ * A task's artifacts, with the characters of stored JSON they take: the one in its row
+ * first (`row`, the task's columns when the caller has read them), then the table's.
+ */
 export function readArtifacts(
   sql: SqlStorage,
   taskId: string,
+  row?: TaskArtifactColumns,
 ): { artifacts: Artifact[]; chars: number; sizes: ArtifactSizes } {
   const parts = new Map<string, Part[]>();
   const each = new Map<string, number>();
   let chars = 0;
+  const own =
+    row ??
+    sql
+      .exec<TaskArtifactColumns & Record<string, SqlStorageValue>>(
+        "SELECT first_artifact, first_artifact_parts FROM tasks WHERE id = ?",
+        taskId,
+      )
+      .toArray()[0];
+  let first: Artifact | null = null;
+  if (own?.first_artifact) {
+    const header = JSON.parse(own.first_artifact) as Omit<Artifact, "parts">;
+    const stored = own.first_artifact_parts ?? "[]";
+    first = { ...header, parts: JSON.parse(stored) as Part[] };
+    chars = own.first_artifact.length + stored.length;
+    each.set(header.artifactId, chars);
+  }
   for (const r of sql.exec<{ artifact_id: string; body: string }>(
     `SELECT artifact_id, body FROM artifact_parts WHERE task_key = ${TASK_KEY} ORDER BY artifact_id, idx`,
     taskId,
@@ -123,5 +179,10 @@ export function readArtifacts(
         parts: r.parts === null ? appended : [...(JSON.parse(r.parts) as Part[]), ...appended],
       };
     });
-  return { artifacts, chars, sizes: { each, total: chars } };
+  if (first) artifacts.unshift(first);
+  return {
+    artifacts,
+    chars,
+    sizes: { each, total: chars, inTask: first?.artifactId ?? null },
+  };
 }

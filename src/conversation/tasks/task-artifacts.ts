@@ -6,7 +6,7 @@
 import type { Artifact } from "../../protocol/artifact";
 import { A2AError } from "../../protocol/errors";
 import { checkRowBytes } from "../../storage/row-limit";
-import { inlineParts, writeArtifact } from "./artifact-rows";
+import { fitsTaskRow, inlineParts, moveOutOfTask, writeArtifact } from "./artifact-rows";
 import type { LoggedEvent } from "./task-status";
 import type { TaskStore } from "./task-store";
 
@@ -47,17 +47,32 @@ export function putTaskArtifact(
     headerJson.length +
     (inline?.length ?? bodies.reduce((sum, body) => sum + body.length, 0));
   store.cache.checkArtifactChars(task, sizes, artifact.artifactId, size);
+  const inTask = sizes.inTask === artifact.artifactId;
+  // The task's first artifact, written whole and small, stays in the task's row.
+  const toTask =
+    !appending && (inTask || task.artifacts.length === 0) && fitsTaskRow(headerJson, inline);
   return store.atomic(() => {
-    writeArtifact(
-      store.sql,
-      taskId,
-      artifact.artifactId,
-      known,
-      appending,
-      bodies,
-      headerJson,
-      inline,
-    );
+    if (toTask) {
+      store.writeTaskArtifact(taskId, headerJson, inline);
+      sizes.inTask = artifact.artifactId;
+    } else {
+      if (inTask) {
+        // Appended to, or grown past the row: it becomes the table's first row.
+        moveOutOfTask(store.sql, taskId, artifact.artifactId);
+        store.writeTaskArtifact(taskId, null, null);
+        sizes.inTask = null;
+      }
+      writeArtifact(
+        store.sql,
+        taskId,
+        artifact.artifactId,
+        known,
+        appending,
+        bodies,
+        headerJson,
+        inline,
+      );
+    }
     // A replaced artifact is counted anew (an overestimate until the task is read again).
     store.cache.grew(
       task,

@@ -26,6 +26,8 @@ interface TaskRow {
   created_at: string;
   updated_at: string;
   row_seq: number;
+  first_artifact: string | null;
+  first_artifact_parts: string | null;
   [key: string]: SqlStorageValue;
 }
 
@@ -121,7 +123,7 @@ export class TaskCache {
   created(task: Task): void {
     this.sizes.set(task, { each: [], total: 0 });
     this.weights.set(task, 0);
-    this.artifactSizes.set(task, { each: new Map(), total: 0 });
+    this.artifactSizes.set(task, { each: new Map(), total: 0, inTask: null });
   }
 
   /**
@@ -199,8 +201,12 @@ export class TaskCache {
       taskHistoryChars,
     );
     const stored = withArtifacts
-      ? readArtifacts(this.sql, taskId)
-      : { artifacts: [], chars: 0, sizes: { each: new Map<string, number>(), total: 0 } };
+      ? readArtifacts(this.sql, taskId, row)
+      : {
+          artifacts: [],
+          chars: 0,
+          sizes: { each: new Map<string, number>(), total: 0, inTask: null },
+        };
     const task: Task = {
       id: row.id,
       contextId: row.context_id,

@@ -161,6 +161,19 @@ export class TaskStore {
     );
   }
 
+  /**
+   * The artifact kept in the task's row (see `INLINE_ARTIFACT_CHARS`): its header and parts
+   * as JSON, or nulls when it leaves the row. For task-artifacts.ts.
+   */
+  writeTaskArtifact(taskId: string, header: string | null, parts: string | null): void {
+    this.sql.exec(
+      "UPDATE tasks SET first_artifact = ?2, first_artifact_parts = ?3 WHERE id = ?1",
+      taskId,
+      header,
+      parts,
+    );
+  }
+
   /** Keeps the trace context of a task's run with it, for what is queued later. */
   setTrace(taskId: string, carrier: TraceCarrier): void {
     this.sql.exec("UPDATE tasks SET trace = ? WHERE id = ?", carrier, taskId);

@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, resolveLimits } from "../../../src/agent/limits";
 import { HistoryStore } from "../../../src/conversation/history/history-store";
+import { INLINE_ARTIFACT_CHARS } from "../../../src/conversation/tasks/artifact-rows";
 import { TaskStore } from "../../../src/conversation/tasks/task-store";
 import type { Item } from "../../../src/history/items";
 import { type Artifact, Artifacts } from "../../../src/protocol/artifact";
@@ -35,7 +36,8 @@ async function withStoreBounds(contextId: string, bounds: Json) {
 function storedChars(sql: SqlStorage, taskId: string): number {
   const rows = sql
     .exec<{ n: number }>(
-      `SELECT COALESCE((SELECT SUM(length(header) + COALESCE(length(parts), 0)) FROM artifacts WHERE task_key = (SELECT key FROM tasks WHERE id = ?1)), 0)
+      `SELECT COALESCE((SELECT length(first_artifact) + length(first_artifact_parts) FROM tasks WHERE id = ?1), 0)
+        + COALESCE((SELECT SUM(length(header) + COALESCE(length(parts), 0)) FROM artifacts WHERE task_key = (SELECT key FROM tasks WHERE id = ?1)), 0)
         + COALESCE((SELECT SUM(length(body)) FROM artifact_parts WHERE task_key = (SELECT key FROM tasks WHERE id = ?1)), 0) AS n`,
       taskId,
     )
@@ -271,5 +273,141 @@ describe("ListTasks with includeArtifacts is bounded (limits.listArtifactChars, 
       if (p.ids.length > 1) expect(p.chars.reduce((x, y) => x + y, 0)).toBeLessThan(1200);
     }
     expect(listed.length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe("a task's first artifact in the task's own row", () => {
+  /** Where each artifact of task `t` is stored, and its text as a fresh store reads it. */
+  const placed = (state: DurableObjectState) => {
+    const sql = state.storage.sql;
+    const row = sql
+      .exec<{ a: string | null }>("SELECT first_artifact AS a FROM tasks WHERE id = 't'")
+      .one();
+    return {
+      inTask: row.a === null ? null : (JSON.parse(row.a) as { artifactId: string }).artifactId,
+      table: sql
+        .exec<{ id: string; seq: number }>(
+          "SELECT artifact_id AS id, seq FROM artifacts ORDER BY seq",
+        )
+        .toArray()
+        .map((r) => `${r.id}@${r.seq}`),
+    };
+  };
+  const texts = (store: TaskStore) =>
+    store
+      .read("t")
+      ?.artifacts.map(
+        (a) => `${a.artifactId}:${a.parts.map((p) => String(p.content).slice(0, 6)).join("|")}`,
+      );
+  /** A one-part artifact whose header and parts take exactly `chars` characters of JSON. */
+  const sized = (artifactId: string, chars: number): Artifact => {
+    const probe = chunk(artifactId, "");
+    const { parts: _p, ...header } = probe;
+    const empty = JSON.stringify(header).length + `[${JSON.stringify(probe.parts[0])}]`.length;
+    return { ...probe, parts: [Parts.text("z".repeat(chars - empty))] };
+  };
+  const once = { append: false, lastChunk: true };
+
+  it("D4: a first artifact of up to INLINE_ARTIFACT_CHARS characters is in the task's row, one past it in the artifacts table; both read back the same", async () => {
+    const result = await runInDurableObject(stubOf("artifact-in-task-boundary"), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const fresh = () => new TaskStore(state.storage, new HistoryStore<Item>(state.storage));
+      const at = (chars: number) => {
+        state.storage.sql.exec("DELETE FROM tasks");
+        state.storage.sql.exec("DELETE FROM artifacts");
+        const store = fresh();
+        store.create(taskFixture("t"), true);
+        store.putArtifact("t", sized("a", chars), once);
+        const memory = store.read("t")?.artifacts;
+        return { ...placed(state), memory, stored: fresh().read("t")?.artifacts };
+      };
+      return { fits: at(INLINE_ARTIFACT_CHARS), over: at(INLINE_ARTIFACT_CHARS + 1) };
+    });
+    expect(INLINE_ARTIFACT_CHARS).toBe(2048);
+    expect(result.fits).toMatchObject({ inTask: "a", table: [] });
+    expect(result.over).toMatchObject({ inTask: null, table: ["a@1"] });
+    for (const { memory, stored } of [result.fits, result.over]) {
+      expect(stored).toEqual(memory);
+      expect(memory?.[0]?.parts).toHaveLength(1);
+    }
+  });
+
+  it("D4: later artifacts follow it in order; appended to or replaced by a big one it moves to the table's first place; a small replacement stays", async () => {
+    const result = await runInDurableObject(stubOf("artifact-in-task-order"), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const fresh = () => new TaskStore(state.storage, new HistoryStore<Item>(state.storage));
+      const steps: unknown[] = [];
+      const step = (store: TaskStore) => {
+        steps.push({ ...placed(state), memory: texts(store), stored: texts(fresh()) });
+      };
+      let store = fresh();
+      store.create(taskFixture("t"), true);
+      store.putArtifact("t", chunk("a", "first"), once);
+      store.putArtifact("t", chunk("b", "second"), once);
+      step(store);
+      store.putArtifact("t", chunk("a", "again"), once); // a small replacement: stays
+      step(store);
+      store.putArtifact("t", chunk("a", " more"), { append: true, lastChunk: true });
+      step(store);
+      // Another task: its first artifact replaced by a big one after a restart.
+      state.storage.sql.exec("DELETE FROM tasks");
+      state.storage.sql.exec("DELETE FROM artifacts");
+      state.storage.sql.exec("DELETE FROM artifact_parts");
+      store = fresh();
+      store.create(taskFixture("t"), true);
+      store.putArtifact("t", chunk("a", "small"), once);
+      store.putArtifact("t", chunk("b", "other"), once);
+      store = fresh(); // what the row says, not memory, decides
+      store.putArtifact("t", sized("a", INLINE_ARTIFACT_CHARS + 1), once);
+      step(store);
+      return steps;
+    });
+    expect(result).toEqual([
+      {
+        inTask: "a",
+        table: ["b@1"],
+        memory: ["a:first", "b:second"],
+        stored: ["a:first", "b:second"],
+      },
+      {
+        inTask: "a",
+        table: ["b@1"],
+        memory: ["a:again", "b:second"],
+        stored: ["a:again", "b:second"],
+      },
+      {
+        inTask: null,
+        table: ["a@0", "b@1"],
+        memory: ["a:again| more", "b:second"],
+        stored: ["a:again| more", "b:second"],
+      },
+      {
+        inTask: null,
+        table: ["a@0", "b@1"],
+        memory: ["a:zzzzzz", "b:other"],
+        stored: ["a:zzzzzz", "b:other"],
+      },
+    ]);
+  });
+
+  it("D4: over the wire, a blocking answer's artifact stored in its task's row reads the same by GetTask and ListTasks with artifacts", async () => {
+    // The demo agent streams an echo word by word; a recap is returned whole.
+    const task = await send("recap");
+    const contextId = task.contextId as string;
+    const stored = await runInDurableObject(
+      stubOf(contextId),
+      (_i, state) =>
+        state.storage.sql
+          .exec<{ n: number }>(
+            "SELECT COUNT(*) AS n FROM tasks WHERE first_artifact IS NOT NULL AND NOT EXISTS (SELECT 1 FROM artifacts)",
+          )
+          .one().n,
+    );
+    expect(stored).toBe(1);
+    const got = (await rpc("GetTask", { id: task.id })).body.result as Json;
+    expect(got.artifacts).toEqual(task.artifacts);
+    const listed = (await rpc("ListTasks", { contextId, includeArtifacts: true })).body
+      .result as Json;
+    expect((listed.tasks as Json[])[0]?.artifacts).toEqual(task.artifacts);
   });
 });

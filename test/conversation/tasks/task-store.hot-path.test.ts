@@ -265,6 +265,9 @@ describe("the tenant index: one statement for many rows (issue 10)", () => {
 
 describe("durable core: an artifact's first parts in its own row (issue 10)", () => {
   const counts = (state: DurableObjectState) => ({
+    inTask: state.storage.sql
+      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE first_artifact IS NOT NULL")
+      .one().n,
     inline: state.storage.sql
       .exec<{ n: number }>("SELECT COUNT(*) AS n FROM artifacts WHERE parts IS NOT NULL")
       .one().n,
@@ -305,12 +308,14 @@ describe("durable core: an artifact's first parts in its own row (issue 10)", ()
         end: counts(state),
       };
     });
-    expect(result.afterOne).toEqual({ inline: 1, partRows: 0 });
+    // The task's first artifact, small and whole, is in the task's own row.
+    expect(result.afterOne).toEqual({ inTask: 1, inline: 0, partRows: 0 });
     expect(result.memory).toEqual(["one| two| three", "xxxxxxxx|yyyyyyyy", "replaced"]);
     expect(result.stored).toEqual(result.memory);
     expect(result.whole[0]).toEqual(result.whole[1]);
-    // a: 1 inline + 2 appended rows; b: 2 rows; c: inline, its appended row deleted.
-    expect(result.end).toEqual({ inline: 2, partRows: 4 });
+    // a: out of the task's row once appended to, 1 inline + 2 appended rows; b: 2 rows;
+    // c: inline, its appended row deleted.
+    expect(result.end).toEqual({ inTask: 0, inline: 2, partRows: 4 });
   });
 
   it("artifacts whose parts are all in rows (parts NULL, as a big artifact's) read back, take appends and replacements", async () => {
@@ -363,6 +368,6 @@ describe("durable core: an artifact's first parts in its own row (issue 10)", ()
       ["old2", ["new"]],
       ["next", ["n0"]],
     ]);
-    expect(result.end).toEqual({ inline: 2, partRows: 3 });
+    expect(result.end).toEqual({ inTask: 0, inline: 2, partRows: 3 });
   });
 });

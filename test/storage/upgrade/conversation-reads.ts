@@ -17,6 +17,8 @@ export interface ConversationTasks {
   waiting: string;
   /** A second completed task of the same conversation. */
   followUp: string;
+  /** More tasks, each read as the three above (recorded since version 6). */
+  others?: string[];
 }
 
 /** A stream's first `count` events (the stream of a live task stays open). */
@@ -45,7 +47,7 @@ async function subscribe(taskId: string, count: number, lastEventId?: string): P
 
 /** The answers of every read of the conversation's tasks, history and webhook configs. */
 export async function conversationReads(t: ConversationTasks): Promise<Json> {
-  const tasks = [t.streamed, t.waiting, t.followUp];
+  const tasks = [t.streamed, t.waiting, t.followUp, ...(t.others ?? [])];
   const got: Json = {};
   for (const [i, id] of tasks.entries()) {
     got[`getTask${i}`] = (await rpc("GetTask", { id })).body;
@@ -71,6 +73,9 @@ export async function conversationReads(t: ConversationTasks): Promise<Json> {
   got.replayWaiting = await subscribe(t.waiting, 3, "0");
   got.replayStreamed = await subscribe(t.streamed, 50, "0");
   got.replayFollowUp = await subscribe(t.followUp, 50, "0");
+  for (const [i, id] of (t.others ?? []).entries()) {
+    got[`replayOther${i}`] = await subscribe(id, 200, "0");
+  }
   got.pushConfigs = (await rest("GET", `/tasks/${t.waiting}/pushNotificationConfigs`)).body;
   got.pushConfigsNone = (await rest("GET", `/tasks/${t.streamed}/pushNotificationConfigs`)).body;
   return got;
