@@ -47,6 +47,14 @@ export const NameList = z
   .array(z.string().max(LIMITS.nameLength, `must be at most ${LIMITS.nameLength} characters`))
   .max(LIMITS.names, `at most ${LIMITS.names} entries`);
 
+/**
+ * Whether `value` passes `ClientId` (at most `LIMITS.idLength` characters, nothing
+ * unprintable), answered without zod for the hot path; `ClientId` stays the rule.
+ */
+export function isClientId(value: string): boolean {
+  return value.length <= LIMITS.idLength && !UNPRINTABLE.test(value);
+}
+
 /** A client-chosen id that is not one, as the message naming why (null when it is fine). */
 export function clientIdProblem(value: string): string | null {
   const result = ClientId.safeParse(value);
