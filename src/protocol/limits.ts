@@ -47,6 +47,14 @@ export const NameList = z
   .array(z.string().max(LIMITS.nameLength, `must be at most ${LIMITS.nameLength} characters`))
   .max(LIMITS.names, `at most ${LIMITS.names} entries`);
 
+/**
+ * Whether `value` passes `ClientId` (at most `LIMITS.idLength` characters, nothing
+ * unprintable), answered without zod for the hot path; `ClientId` stays the rule.
+ */
+export function isClientId(value: string): boolean {
+  return value.length <= LIMITS.idLength && !UNPRINTABLE.test(value);
+}
+
 /** A client-chosen id that is not one, as the message naming why (null when it is fine). */
 export function clientIdProblem(value: string): string | null {
   const result = ClientId.safeParse(value);
@@ -80,22 +88,39 @@ function refuseProtoKey(prefix: string, path: string): never {
  * The same walk refuses `__proto__` keys (see `refuseProtoKey`).
  */
 export function checkDepth(value: unknown, prefix = "params"): void {
-  const stack: { value: unknown; depth: number; path: string }[] = [{ value, depth: 0, path: "" }];
+  if (value === null || typeof value !== "object") return;
+  const stack: Nested[] = [{ value, depth: 0, parent: null, key: "" }];
   while (stack.length) {
-    const top = stack.pop() as { value: unknown; depth: number; path: string };
-    if (top.value === null || typeof top.value !== "object") continue;
+    const top = stack.pop() as Nested;
     if (top.depth >= LIMITS.depth) {
-      const field = [prefix, top.path].filter(Boolean).join(".") || "(root)";
+      const field = [prefix, pathOf(top)].filter(Boolean).join(".") || "(root)";
       throw new A2AError("InvalidRequest", `JSON nested deeper than ${LIMITS.depth} levels`, {}, [
         { field, description: `nesting deeper than ${LIMITS.depth} levels` },
       ]);
     }
-    for (const [key, child] of Object.entries(top.value)) {
-      if (key === "__proto__") refuseProtoKey(prefix, top.path);
+    // JSON.parse makes plain objects and arrays: their enumerable keys are their own.
+    const node = top.value as Record<string, unknown>;
+    for (const key in node) {
+      if (key === "__proto__") refuseProtoKey(prefix, pathOf(top));
+      const child = node[key];
       if (child !== null && typeof child === "object") {
-        const path = top.depth < 8 ? (top.path ? `${top.path}.${key}` : key) : top.path;
-        stack.push({ value: child, depth: top.depth + 1, path });
+        stack.push({ value: child, depth: top.depth + 1, parent: top, key });
       }
     }
   }
+}
+
+/** An object or array met by `checkDepth`, its path kept as links (spelled out on error). */
+interface Nested {
+  value: object;
+  depth: number;
+  parent: Nested | null;
+  key: string;
+}
+
+/** A nested value's path: the keys of its first 8 levels, dotted (errors name no more). */
+function pathOf(node: Nested): string {
+  const keys: string[] = [];
+  for (let n: Nested | null = node; n?.parent; n = n.parent) keys.push(n.key);
+  return keys.reverse().slice(0, 8).join(".");
 }

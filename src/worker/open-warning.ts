@@ -1,4 +1,3 @@
-import type { MiddlewareHandler } from "hono";
 import type { Agent } from "../agent/definition";
 import { logEvent } from "../telemetry/log";
 
@@ -28,21 +27,17 @@ const warned = new WeakSet<object>();
 /**
  * Warns once, on the first request from a non-local host, that an agent without `auth`
  * is open to anyone who can reach it: an open agent should be a decision, not an oversight.
+ * A step of the app's first middleware (not a layer of its own), given each request's URL.
  */
-export function warnWhenOpen<Env extends object>(
-  agent: Agent<Env>,
-): MiddlewareHandler<{ Bindings: Env }> {
-  return async (c, next) => {
-    if (!agent.auth && !warned.has(agent) && !isLocalUrl(c.req.url)) {
-      const { hostname, origin } = new URL(c.req.url);
-      if (!LOCAL_HOSTS.has(hostname)) {
-        warned.add(agent);
-        logEvent(
-          "warn",
-          `edgelink: agent "${agent.card.name}" is served at ${origin} without auth: anyone who can reach it can send it messages and read its tasks. Close it with the auth option of defineAgent, e.g. auth: { apiKeys: { secret: "AGENT_API_KEYS" } } (see docs/security-defaults.md).`,
-        );
-      }
-    }
-    await next();
+export function openWarning<Env extends object>(agent: Agent<Env>): (url: string) => void {
+  return (url) => {
+    if (agent.auth || warned.has(agent) || isLocalUrl(url)) return;
+    const { hostname, origin } = new URL(url);
+    if (LOCAL_HOSTS.has(hostname)) return;
+    warned.add(agent);
+    logEvent(
+      "warn",
+      `edgelink: agent "${agent.card.name}" is served at ${origin} without auth: anyone who can reach it can send it messages and read its tasks. Close it with the auth option of defineAgent, e.g. auth: { apiKeys: { secret: "AGENT_API_KEYS" } } (see docs/security-defaults.md).`,
+    );
   };
 }

@@ -44,7 +44,8 @@ export type ContextVerifier = (
 export type ScopeVariables = { principal: Principal; scope: CallerScope };
 
 class RequestScope implements CallerScope {
-  private readonly verified = new Map<string, Promise<string | null>>();
+  /** Made at the first id verified: most requests name none before their handler. */
+  private verified: Map<string, Promise<string | null>> | null = null;
 
   constructor(
     private readonly c: Context,
@@ -78,6 +79,7 @@ class RequestScope implements CallerScope {
     const where = field ?? guard.field ?? guard.name;
     // Verified once per request, whoever asks: the guard before the handler, then the handler.
     const key = `${how}\u0000${where}\u0000${value}`;
+    this.verified ??= new Map();
     let found = this.verified.get(key);
     if (!found) {
       found = this.verify(this.c, this, value, where, how);
@@ -107,20 +109,28 @@ export function scopeGuard<S>(
   const { scoping, contextIds } = entry.guards;
   if (scoping === "none") return null;
   const early = contextIds !== "none" && contextIds.in !== "body" ? contextIds : null;
-  return async (c, next) => {
+  const refuse = (c: Context, error: unknown) => {
+    if (!(error instanceof A2AError)) throw error;
+    return refusal(c.req.raw, error, {}, basePath(c));
+  };
+  // Not async: a route naming no context id before its handler adds no promise of its own.
+  return (c, next) => {
     const principal = c.get("principal") as Principal;
+    let named: string | undefined;
     let scope: RequestScope;
     try {
       const tenant = tenantFor(principal, requestedTenant(c.req.param("tenant"), "tenant"));
       const owner = scoping === "owner" ? ownerOf(principal) : "";
       scope = new RequestScope(c, entry.id, principal, contextIds, verify, tenant, owner);
       c.set("scope", scope);
-      const named = early ? declaredValue(c, early) : undefined;
-      if (named !== undefined) await scope.contextId(named);
+      named = early ? declaredValue(c, early) : undefined;
     } catch (error) {
-      if (!(error instanceof A2AError)) throw error;
-      return refusal(c.req.raw, error, {}, basePath(c));
+      return Promise.resolve(refuse(c, error));
     }
-    return next();
+    if (named === undefined) return next();
+    return scope.contextId(named).then(
+      () => next(),
+      (error: unknown) => refuse(c, error),
+    );
   };
 }

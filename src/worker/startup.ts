@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { basePath } from "hono/route";
 import type { Agent } from "../agent/definition";
 import { A2AError } from "../protocol/errors";
@@ -233,9 +233,13 @@ export function startupCheck<Env extends object>(
   const outcomes = new WeakMap<object, Promise<Checked>>();
   /** Envs whose check found nothing: their requests go on without awaiting it again. */
   const passed = new WeakSet<object>();
-  return async (c, next) => {
+  // Not async: once the check passed, a request goes on without a promise of this layer's.
+  return (c, next) => {
     const env = (c.env ?? {}) as Env & object;
-    if (passed.has(env)) return next();
+    return passed.has(env) ? next() : checkFirst(c, next, env);
+  };
+
+  async function checkFirst(c: Context<{ Bindings: Env }>, next: Next, env: Env & object) {
     let outcome = outcomes.get(env);
     if (!outcome) {
       outcome = check(agent, env as Record<string, unknown>, isLocal(c.req.url)).then((checked) => {
@@ -264,5 +268,5 @@ export function startupCheck<Env extends object>(
     const isRpc =
       c.req.method === "POST" && new URL(c.req.url).pathname.replace(/\/$/, "") === base;
     return isRpc ? Response.json(jsonRpcError(null, error), { status: 503 }) : restError(error);
-  };
+  }
 }

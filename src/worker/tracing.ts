@@ -32,9 +32,14 @@ export function requestTrace(request: Request): Traced | undefined {
  * every guard, so it covers their refusals. With no tracer registered it is one lookup and
  * `next()`.
  */
-export function traceRequests(attributes: Record<string, string> = {}): MiddlewareHandler {
+export function traceRequests(
+  attributes: Record<string, string> = {},
+  /** Run first for every request (the open-agent warning): one layer instead of two. */
+  first?: (url: string) => void,
+): MiddlewareHandler {
   // Not async: untraced, a request passes through without a promise of this layer's own.
   return (c, next) => {
+    first?.(c.req.url);
     if (!activeTracer()) return next();
     const route = routeOf(c);
     return route?.entry.guards.trace ? serveTraced(attributes, route.pattern, c, next) : next();

@@ -272,6 +272,13 @@ const STORE_DEFINITION_SPLITS_COST_BYTES = 163;
  * after.
  */
 const ARTIFACT_IN_TASK_ROW_COST_BYTES = 381;
+/**
+ * Less work per request in the Worker: a hand check of the plainest SendMessage params
+ * beside the schema, the depth walk's lazy paths, proto names mapped only when used, and
+ * the middleware that is off split from the one that is on. Measured on the demo built
+ * from the package: 225,949 bytes before, 226,924 after.
+ */
+const WORKER_CPU_COST_BYTES = 975;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -309,6 +316,7 @@ const BUNDLE_GOAL_BYTES =
   DECODER_SHARE_COST_BYTES +
   STORE_DEFINITION_SPLITS_COST_BYTES +
   ARTIFACT_IN_TASK_ROW_COST_BYTES +
+  WORKER_CPU_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */

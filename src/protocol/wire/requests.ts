@@ -1,11 +1,12 @@
 import * as z from "zod";
 import { invalidParams } from "../errors";
-import { JsonObject } from "../json";
+import { compact, JsonObject } from "../json";
 import { ClientId, Metadata, NameList, TaskIdString } from "../limits";
 import { MARK, stripClientMarks } from "../markers";
 import type { Message } from "../message";
 import { InferContent, ToolCallContent } from "../part";
 import type { TaskState } from "../task-state";
+import { plainV1Send } from "./send-fast-path";
 import { messageFromV1, V1RequestMessage, V1TaskState } from "./wire-v1";
 import { messageFromV03, V03RequestMessage } from "./wire-v03";
 
@@ -155,32 +156,49 @@ export function parseSend(
 ): SendParams & {
   pushConfig?: JsonObject;
 } {
+  const plain = version === "1.0" ? plainV1Send(params) : null;
+  if (plain === null) return parseSendBySchema(params, version);
+  return compact({
+    message: messageFromV1(plain.message),
+    historyLength: plain.historyLength,
+    returnImmediately: plain.returnImmediately ?? false,
+  });
+}
+
+/** `parseSend` by the schemas alone, with no fast path (its test compares the two). */
+export function parseSendBySchema(
+  params: unknown,
+  version: ProtocolVersion,
+): SendParams & {
+  pushConfig?: JsonObject;
+} {
+  // Fields left out rather than undefined: the params cross to the object, cloned key by key.
   if (version === "1.0") {
     const p = parse(V1Send, params);
     requireUserRole(p.message.role, version);
     const message = stripClientMarks(p.message);
     checkClientParts(message.parts, false);
-    return {
+    return compact({
       message: messageFromV1(message),
       historyLength: p.configuration?.historyLength,
       returnImmediately: p.configuration?.returnImmediately ?? false,
       acceptedOutputModes: p.configuration?.acceptedOutputModes,
       metadata: p.metadata,
       pushConfig: p.configuration?.taskPushNotificationConfig,
-    };
+    });
   }
   const p = parse(V03Send, params);
   requireUserRole(p.message.role, version);
   const message = stripClientMarks(p.message);
   checkClientParts(message.parts, true);
-  return {
+  return compact({
     message: messageFromV03(message),
     historyLength: p.configuration?.historyLength,
     returnImmediately: p.configuration?.blocking === false,
     acceptedOutputModes: p.configuration?.acceptedOutputModes,
     metadata: p.metadata,
     pushConfig: p.configuration?.pushNotificationConfig,
-  };
+  });
 }
 
 export function parseTaskId(params: unknown): TaskIdParams {

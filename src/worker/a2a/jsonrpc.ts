@@ -122,7 +122,8 @@ async function serveJsonRpc<Env>(
     requireExtensions(request, agent as Agent<unknown>);
     const params = protoJsonNames((rpc.params ?? {}) as JsonObject);
     // May be refused by the tenant's rate limit, before any storage is touched.
-    const ops = await opsFor(requestedTenant(params.tenant, "params.tenant"));
+    const made = opsFor(requestedTenant(params.tenant, "params.tenant"));
+    const ops = made instanceof Promise ? await made : made;
     nameOperation(ops.trace, operation.rpc["1.0"], { method: rpc.method, version });
     const call: Call = {
       ops: ops as Operations<unknown>,

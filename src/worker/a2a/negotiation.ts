@@ -2,12 +2,23 @@ import type { Agent } from "../../agent/definition";
 import { A2AError } from "../../protocol/errors";
 import { isKnownPart, type Part } from "../../protocol/part";
 
+/** The card's required extensions, per agent: its card is fixed once it is defined. */
+const requiredByAgent = new WeakMap<object, readonly string[]>();
+function requiredExtensions(agent: Agent<unknown>): readonly string[] {
+  let required = requiredByAgent.get(agent.card);
+  if (!required) {
+    required = agent.card.extensions.filter((e) => e.required).map((e) => e.uri);
+    requiredByAgent.set(agent.card, required);
+  }
+  return required;
+}
+
 /**
  * Refuses a request that does not declare every extension the card marks required
  * (§3.3.4), read from the comma-separated `A2A-Extensions` header.
  */
 export function requireExtensions(request: Request, agent: Agent<unknown>): void {
-  const required = agent.card.extensions.filter((e) => e.required).map((e) => e.uri);
+  const required = requiredExtensions(agent);
   if (required.length === 0) return;
   const declared = new Set(
     (request.headers.get("A2A-Extensions") ?? "")

@@ -23,6 +23,11 @@ import { stateOfRendered } from "../tracing";
 import { ContextRouting } from "./context-routing";
 import { requireAcceptedParts, requireInputFormats } from "./negotiation";
 
+function withoutPush(params: SendParams & { pushConfig?: JsonObject }): SendParams {
+  const { pushConfig: _, ...rest } = params;
+  return rest;
+}
+
 /**
  * The A2A operations, independent of binding and version: they validate routing facts
  * (which object, which tenant; see `ContextRouting`), call the Durable Objects and
@@ -40,7 +45,9 @@ export class Operations<Env> extends ContextRouting<Env> {
     if (taskId && isApproverTaskId(taskId)) return this.approverDecides(params, taskId, version);
     const push = this.inlinePush(params.pushConfig, version);
     const { stub, scope } = await this.route(params);
-    const rendered = unwrap(await stub.sendMessage(scope, params, version, push));
+    // The object gets the config parsed (`push`), not the client's raw one again.
+    const sent = params.pushConfig === undefined ? params : withoutPush(params);
+    const rendered = unwrap(await stub.sendMessage(scope, sent, version, push));
     stateOfRendered(this.trace, rendered);
     return rendered;
   }

@@ -10,8 +10,10 @@ export const SUPPORTED_VERSIONS: readonly ProtocolVersion[] = ["1.0", "0.3"];
  */
 export function requestedVersion(request: Request, url: URL | string): ProtocolVersion | null {
   // The query is read only without the header: most requests need no URL parsed.
+  const header = request.headers.get("A2A-Version");
+  if (header === "1.0") return header;
   const raw = (
-    request.headers.get("A2A-Version") ??
+    header ??
     (typeof url === "string" ? new URL(url) : url).searchParams.get("A2A-Version") ??
     ""
   ).trim();

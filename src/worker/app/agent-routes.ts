@@ -241,11 +241,16 @@ export const AGENT_ROUTES: readonly AgentRoute[] = [
         return handleJsonRpc(
           c.req.raw,
           agent,
-          async (tenant) => {
+          (tenant) => {
             const scope = caller.within(tenant);
-            await limits.bodyTenant(c as never, scope.tenant);
-            const trace = requestTrace(c.req.raw);
-            return new Operations(agent, c.env, scope, originOf(url), trace, c.get("principal"));
+            const ops = () => {
+              const trace = requestTrace(c.req.raw);
+              const principal = c.get("principal");
+              return new Operations<unknown>(agent, c.env, scope, originOf(url), trace, principal);
+            };
+            // Without rate limits, no wait: the operations are made at once.
+            if (!agent.rateLimit) return ops();
+            return limits.bodyTenant(c as never, scope.tenant).then(ops);
           },
           () => servedFeatures(agent, baseUrl(c, new URL(url))),
           url,

@@ -8,7 +8,7 @@ import { type AuthVariables, requireAuth } from "../auth";
 import { contextVerifier } from "../context-ids";
 import { useCors } from "../cors";
 import { restError, toA2AError } from "../errors";
-import { warnWhenOpen } from "../open-warning";
+import { openWarning } from "../open-warning";
 import { type RateLimiter, rateLimiter } from "../rate-limit";
 import { mountRoutes } from "../route-table";
 import { RememberingRouter } from "../router";
@@ -48,10 +48,10 @@ export function createApp<Env extends object>(
       },
     );
   // The request's server span first, so it covers every refusal too (a no-op untraced).
-  app.use("*", traceRequests({ [GEN_AI_AGENT_NAME]: agent.card.name }));
   // An agent without auth on a public host says so once, whichever route is asked first
-  // (an agent with auth has nothing to say: no step).
-  if (!agent.auth) app.use("*", warnWhenOpen(agent));
+  // (an agent with auth has nothing to say: no step), in the same layer.
+  const warn = agent.auth ? undefined : openWarning(agent);
+  app.use("*", traceRequests({ [GEN_AI_AGENT_NAME]: agent.card.name }, warn));
   // CORS first: a preflight is answered before method checks and authentication.
   const routes = agentRoutes(anyAgent);
   useCors(app, agent, routes);
