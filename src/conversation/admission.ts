@@ -201,22 +201,31 @@ export class Admission<Env> {
     const submitted = submittedTask(id, scope.contextId, message);
     // Kept with the task so that every request for a decision can name it (see HeldDesk).
     if (scope.newApproverTaskId) submitted.metadata[APPROVER_TASK_ID] = scope.newApproverTaskId;
-    let events: ReturnType<TaskStore["create"]>;
+    // The run starts inside the task's transaction: a handler that answers at once ends
+    // the task in it too (one transaction per message). Whatever it does later, after an
+    // await, comes after the commit.
+    let started: { taskId: string; run?: Promise<void>; opened?: T } | null = null;
     try {
-      events = this.host.store.atomic(() => {
+      return this.host.store.atomic(() => {
         if (push) this.registerInline(id, push.config, push.issuer, submitted);
-        return this.host.store.create(submitted, true, push !== undefined, sent.itemId);
+        const events = this.host.store.create(submitted, true, push !== undefined, sent.itemId);
+        const opened = beforeRun?.(id, { task: submitted, seq: 0 });
+        this.host.runs.publish(id, events);
+        started = { taskId: id, run: this.host.runs.run(id, message, scope.trace), opened };
+        return started;
       });
     } catch (error) {
-      if (!optimistic || !TAKEN_ITEM.test(String((error as Error)?.message))) throw error;
+      // Rolled back after its run began (a write failed inside the handler's own first
+      // step): the task does not exist, so its run stops.
+      if (started) this.host.runs.abort(id, "The task could not be stored");
+      if (started || !optimistic || !TAKEN_ITEM.test(String((error as Error)?.message))) {
+        throw error;
+      }
       this.host.store.pushQueued = false;
       const again = this.findSent(input);
       if ("retryOf" in again) return retried(again.retryOf);
       throw error;
     }
-    const opened = beforeRun?.(id, { task: submitted, seq: 0 });
-    this.host.runs.publish(id, events);
-    return { taskId: id, run: this.host.runs.run(id, message, scope.trace), opened };
   }
 
   /** The decisions a message carries for its task's held calls; null when none is held. */
