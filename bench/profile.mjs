@@ -50,7 +50,10 @@ const entries = {
     { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
   ],
   "memory-turn": ["memory-turn-worker.ts", {}],
-  loop: ["loop-worker.ts", { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" }],
+  loop: [
+    "loop-worker.ts",
+    { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
+  ],
 };
 const streamInput = process.argv[4] ?? "recorded";
 if (!entries[target] || !(seconds > 0 && seconds <= 60)) {
@@ -306,7 +309,9 @@ async function profileLoop(server) {
   await loop(count);
   const cpu = processCpuSeconds(server.pid) - cpu0;
   const profile = await stop();
-  console.log(`loop: ${count} messages, ${((cpu * 1000) / count).toFixed(3)} ms workerd CPU per message`);
+  console.log(
+    `loop: ${count} messages, ${((cpu * 1000) / count).toFixed(3)} ms workerd CPU per message`,
+  );
   save(profile, server, count);
 }
 

@@ -34,9 +34,9 @@ async function counting<T>(contextId: string, fn: () => Promise<T>) {
     });
   });
   const setTimeoutBefore = globalThis.setTimeout;
-  globalThis.setTimeout = ((handler: () => void, ms?: number, ...rest: unknown[]) => {
+  globalThis.setTimeout = ((handler: () => void, ms?: number) => {
     if (!ms) counts.zeroTimers += 1;
-    return setTimeoutBefore(handler, ms, ...rest);
+    return setTimeoutBefore(handler, ms);
   }) as typeof setTimeout;
   try {
     const result = await fn();
