@@ -8,6 +8,7 @@
  *   node bench/profile.mjs stream [seconds] [input]
  *   node bench/profile.mjs store [seconds]
  *   node bench/profile.mjs memory-turn [seconds]
+ *   node bench/profile.mjs loop [seconds]
  *
  * `stream` profiles the streaming bench's agent (bench/stream-worker.ts, pipeline (2)):
  * SendStreamingMessage turns replaying `input` ("recorded", the default, or
@@ -49,6 +50,10 @@ const entries = {
     { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
   ],
   "memory-turn": ["memory-turn-worker.ts", {}],
+  loop: [
+    "loop-worker.ts",
+    { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
+  ],
 };
 const streamInput = process.argv[4] ?? "recorded";
 if (!entries[target] || !(seconds > 0 && seconds <= 60)) {
@@ -281,6 +286,36 @@ async function profileLoad(server) {
 }
 
 /**
+ * Profiles blocking SendMessage one at a time into one warm conversation, sent by the
+ * isolate itself (bench/loop-worker.ts, as bench/loop.mjs measures it): no load generator.
+ */
+async function profileLoop(server) {
+  const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+  const [contextId] = await openContexts(server.url, headers, 1, 10_000);
+  const loop = async (count) => {
+    const response = await fetch(`${server.url}bench/loop`, {
+      method: "POST",
+      body: JSON.stringify({ contextId, count }),
+    });
+    const { completed } = await response.json();
+    if (completed !== count) throw new Error(`loop: ${completed} of ${count} completed`);
+  };
+  await loop(300);
+  const t0 = performance.now();
+  await loop(300);
+  const count = Math.max(100, Math.round((seconds * 1000 * 300) / (performance.now() - t0)));
+  const stop = await startProfiler();
+  const cpu0 = processCpuSeconds(server.pid);
+  await loop(count);
+  const cpu = processCpuSeconds(server.pid) - cpu0;
+  const profile = await stop();
+  console.log(
+    `loop: ${count} messages, ${((cpu * 1000) / count).toFixed(3)} ms workerd CPU per message`,
+  );
+  save(profile, server, count);
+}
+
+/**
  * Profiles blocking turns of the memory-turn agent one at a time: memory on, then off.
  * The server handles nothing else meanwhile, so idle time is the turn's waits.
  */
@@ -323,6 +358,7 @@ try {
   if (target === "stream") await profileStream(server);
   else if (target === "memory-turn") await profileMemoryTurn(server);
   else if (target === "store") await profileStore(server);
+  else if (target === "loop") await profileLoop(server);
   else await profileLoad(server);
 } finally {
   await server.stop();

@@ -183,13 +183,14 @@ export class Admission<Env> {
       // A task holding calls for a person resumes only with a decision on each: anything
       // less is refused here, before anything is written, and the task keeps waiting.
       const decided = this.decisions(taskId, message, scope);
-      this.host.store.atomic(() => {
+      // One transaction, as for a new task (below).
+      return this.startIn(taskId, () => {
         this.host.store.appendMessage(taskId, message, sent.itemId, false, decided !== null);
         if (decided) this.recordDecisions(taskId, decided);
         if (push) this.registerInline(taskId, push.config, push.issuer, this.host.read(taskId));
+        const opened = beforeRun?.(taskId);
+        return { taskId, run: this.host.runs.start(taskId, message, scope.trace), opened };
       });
-      const opened = beforeRun?.(taskId);
-      return { taskId, run: this.host.runs.start(taskId, message, scope.trace), opened };
     }
     // A new task: its row, its message and its move to working in one transaction; a
     // stream opened on it starts from the submitted task, before the first event.
@@ -201,22 +202,46 @@ export class Admission<Env> {
     const submitted = submittedTask(id, scope.contextId, message);
     // Kept with the task so that every request for a decision can name it (see HeldDesk).
     if (scope.newApproverTaskId) submitted.metadata[APPROVER_TASK_ID] = scope.newApproverTaskId;
-    let events: ReturnType<TaskStore["create"]>;
+    let created = false;
     try {
-      events = this.host.store.atomic(() => {
+      return this.startIn(id, () => {
         if (push) this.registerInline(id, push.config, push.issuer, submitted);
-        return this.host.store.create(submitted, true, push !== undefined, sent.itemId);
+        const events = this.host.store.create(submitted, true, push !== undefined, sent.itemId);
+        created = true;
+        const opened = beforeRun?.(id, { task: submitted, seq: 0 });
+        this.host.runs.publish(id, events);
+        return { taskId: id, run: this.host.runs.run(id, message, scope.trace), opened };
       });
     } catch (error) {
-      if (!optimistic || !TAKEN_ITEM.test(String((error as Error)?.message))) throw error;
+      if (created || !optimistic || !TAKEN_ITEM.test(String((error as Error)?.message))) {
+        throw error;
+      }
       this.host.store.pushQueued = false;
       const again = this.findSent(input);
       if ("retryOf" in again) return retried(again.retryOf);
       throw error;
     }
-    const opened = beforeRun?.(id, { task: submitted, seq: 0 });
-    this.host.runs.publish(id, events);
-    return { taskId: id, run: this.host.runs.run(id, message, scope.trace), opened };
+  }
+
+  /**
+   * Writes a message's admission and starts its run in one transaction: the handler's first
+   * step runs inside it, so a handler that answers at once ends the task in it too (see
+   * `HandlerRuns.run`). What the handler does after an await comes after the commit.
+   */
+  private startIn<R extends { run?: Promise<void> }>(taskId: string, admit: () => R): R {
+    let started = false;
+    try {
+      return this.host.store.atomic(() => {
+        const admitted = admit();
+        started = admitted.run !== undefined;
+        return admitted;
+      });
+    } catch (error) {
+      // Rolled back after its run began (a write failed inside the handler's first step,
+      // and the handler caught it): nothing of the message was kept, so its run stops.
+      if (started) this.host.runs.abort(taskId, "The message could not be stored");
+      throw error;
+    }
   }
 
   /** The decisions a message carries for its task's held calls; null when none is held. */

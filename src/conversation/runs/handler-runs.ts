@@ -154,13 +154,17 @@ export class HandlerRuns<Env> {
     try {
       const agent = this.agent();
       // Active for a context manager too, so instrumented `fetch` calls join the run's span.
-      const result = await inContext(traced?.ctx, () =>
+      const answer = inContext(traced?.ctx, () =>
         agent.handler
           ? agent.handler(run)
           : agent.model
             ? runModelAgent(run, agent, {}, agent.memory ? this.memoryScope() : undefined, desk)
             : runDefaultExecution(run, agent),
       );
+      // A handler that answers at once is not awaited: its task ends before `run` returns,
+      // inside the caller's transaction when there is one (a new task's admission), so the
+      // message is one transaction. Nothing asynchronous ran in between.
+      const result = isThenable(answer) ? await answer : answer;
       if (controller.signal.aborted) return;
       const state = this.store.state(taskId);
       if (state === null || isTerminal(state)) return;
@@ -214,6 +218,9 @@ export class HandlerRuns<Env> {
     }
   }
 }
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as PromiseLike<unknown> | null)?.then === "function";
 
 /** The id approvers answer a task by, kept in its metadata when it was created. */
 function approverTaskIdOf(task: Task): string | null {

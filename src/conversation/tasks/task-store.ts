@@ -185,16 +185,28 @@ export class TaskStore {
    * of their own. On failure the memory copy is dropped (SQLite rolled back).
    */
   atomic<T>(fn: () => T): T {
-    if (this.depth > 0) return fn();
+    if (this.depth > 0) {
+      try {
+        return fn();
+      } catch (error) {
+        // Part of this write may be done and there is no savepoint of its own: whoever
+        // catches the error (a handler's code run inside a message's transaction), the
+        // whole transaction rolls back.
+        this.failedInside ??= { error };
+        throw error;
+      }
+    }
     this.depth++;
     try {
       const result = this.storage.transactionSync(() => {
         this.index.writeAcks();
         const value = fn();
+        if (this.failedInside) throw this.failedInside.error;
         this.events.write();
         return value;
       });
       this.index.acksWritten();
+      this.turn.committed();
       return result;
     } catch (error) {
       this.events.discard();
@@ -206,8 +218,12 @@ export class TaskStore {
       throw error;
     } finally {
       this.depth--;
+      this.failedInside = null;
     }
   }
+
+  /** The error of a write nested in the open transaction, which must then roll back. */
+  private failedInside: { error: unknown } | null = null;
 
   exists(taskId: string): boolean {
     return this.state(taskId) !== null;

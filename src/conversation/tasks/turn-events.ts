@@ -44,15 +44,22 @@ export class TurnEvents {
   }
 
   /**
-   * A new task's events wait in memory until the turn ends (a timer of 0 ms runs after
-   * every promise the turn settled): if the task ended in the turn with nothing to read
-   * its events, the log never writes them; otherwise they are written then, with anything
-   * else still waiting, in one transaction. Without known readers, nothing waits.
+   * A new task's events wait in memory until the turn ends: if the task ended in the turn
+   * with nothing to read its events, the log never writes them; otherwise they are
+   * written then, with anything else still waiting, in one transaction (see `committed`).
+   * Without known readers, nothing waits.
    */
   hold(taskId: string): void {
-    if (!this.readersKnown) return;
-    this.events.wait(taskId);
-    if (this.releasing) return;
+    if (this.readersKnown) this.events.wait(taskId);
+  }
+
+  /**
+   * A transaction committed. Events still waiting are written at the turn's end: a timer
+   * of 0 ms runs after every promise the turn settled. A task that ended in the
+   * transaction that made it (an instant handler's) leaves nothing waiting: no timer.
+   */
+  committed(): void {
+    if (this.releasing || !this.events.anyWaiting) return;
     this.releasing = true;
     setTimeout(() => {
       this.releasing = false;
