@@ -155,6 +155,14 @@ const VERSION_4: MasterRow[] = [
   },
 ];
 
+/** Version 7: the task row holds its first artifact while it is small and written whole. */
+const VERSION_7: MasterRow = {
+  type: "table",
+  name: "tasks",
+  tbl_name: "tasks",
+  sql: "CREATE TABLE \"tasks\" (key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, row_seq INTEGER NOT NULL, context_id TEXT NOT NULL, state TEXT NOT NULL, status_message TEXT, status_timestamp TEXT NOT NULL, metadata TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL, updated_at TEXT NOT NULL, state_history TEXT NOT NULL DEFAULT '[]', index_pending INTEGER NOT NULL DEFAULT 0, trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0, event_ceiling INTEGER, history_floor REAL NOT NULL, history_ceiling REAL, first_artifact TEXT, first_artifact_parts TEXT)",
+};
+
 /** What version 4 drops: indexes no query needs any more, and the rebuilt tables' own. */
 const DROPPED_IN_4 = new Set([
   "tasks_by_update",
@@ -168,8 +176,9 @@ const DROPPED_IN_4 = new Set([
  * it was released (`trace`), then a conversation's migration to version 2 (the tasks'
  * `event_floor` and `event_ceiling` instead of the event log's index by task), to
  * version 3 (the inspector's task steps), to version 4 (`VERSION_4`), to version 5
- * (calls held for approval, and the decisions in the task steps), and to version 6 (a
- * held call relayed from a delegated agent).
+ * (calls held for approval, and the decisions in the task steps), to version 6 (a
+ * held call relayed from a delegated agent), and to version 7 (a task's first artifact in
+ * its own row: `VERSION_7`).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
   if (kind !== "conversation") return SCHEMA_0X[kind];
@@ -181,13 +190,18 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
       !(row.type === "table" && rebuilt.has(row.name)),
   );
   const order = (r: MasterRow) => `${r.type}\u0000${r.name}`;
-  return [...rows, ...TASK_STEPS, ...VERSION_4, ...APPROVALS].sort((a, b) =>
-    order(a) < order(b) ? -1 : 1,
-  );
+  const tasks = (r: MasterRow) => r.type === "table" && r.name === "tasks";
+  return [
+    ...rows,
+    ...TASK_STEPS,
+    ...VERSION_4.filter((r) => !tasks(r)),
+    VERSION_7,
+    ...APPROVALS,
+  ].sort((a, b) => (order(a) < order(b) ? -1 : 1));
 }
 
 /** The version each kind's schema reaches. */
-const VERSIONS = { conversation: "6", index: "1", registry: "1" } as const;
+const VERSIONS = { conversation: "7", index: "1", registry: "1" } as const;
 
 const built = (schema: Schema) =>
   runInDurableObject(scratch(), (_i, state) => {
