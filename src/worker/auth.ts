@@ -277,23 +277,13 @@ export function refusal(
 export function requireAuth<Env extends object>(
   agent: Agent<Env>,
 ): MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables }> {
-  // Without auth, not async: the request goes on without a promise of this layer's.
-  if (!agent.auth) {
-    return (c, next) => {
-      c.set("principal", ANONYMOUS);
-      return next();
-    };
-  }
-  return async (c, next) => {
-    if (!agent.auth) {
-      c.set("principal", ANONYMOUS);
-      return next();
-    }
+  type Guarded = Parameters<MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables }>>;
+  const authenticated = async (c: Guarded[0], next: Guarded[1], auth: AuthOptions<Env>) => {
     try {
-      c.set("principal", await authenticate(c.req.raw, c.env, agent.auth));
+      c.set("principal", await authenticate(c.req.raw, c.env, auth));
     } catch (error) {
       if (error instanceof Unauthenticated) {
-        const challenge = { "WWW-Authenticate": challenges(agent.auth, agent.card.name, error) };
+        const challenge = { "WWW-Authenticate": challenges(auth, agent.card.name, error) };
         return refusal(c.req.raw, error, challenge, basePath(c));
       }
       // In the binding's shape too (an issuer's keys unavailable: 503).
@@ -301,6 +291,15 @@ export function requireAuth<Env extends object>(
       throw error;
     }
     return next();
+  };
+  // `agent.auth` is read per request (a test may set it after the app is built). Without
+  // it the request goes on with no promise of this layer's own.
+  return (c, next) => {
+    if (!agent.auth) {
+      c.set("principal", ANONYMOUS);
+      return next();
+    }
+    return authenticated(c, next, agent.auth);
   };
 }
 
