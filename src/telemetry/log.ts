@@ -67,11 +67,13 @@ export function logContentFrom(env: unknown): boolean {
 }
 
 // Credentials however they appear: header values, well-known key shapes, keys in URLs.
+// A key shape starts where no base64url character precedes it: inside a random id (task
+// ids are base64url, `-` included) "-sk-…" is not a key.
 const SECRETS: [RegExp, string][] = [
   [/\b(Bearer|Basic)\s+[\w.~+/=-]+/gi, "$1 [redacted]"],
-  [/\b(sk|pk|rk|sk-ant|gsk|xai|hf)[-_][\w-]{8,}/g, "[redacted]"],
-  [/\bAIza[\w-]{20,}/g, "[redacted]"],
-  [/\beyJ[\w-]+\.[\w-]+\.[\w-]+/g, "[redacted]"],
+  [/(?<![\w-])(sk|pk|rk|sk-ant|gsk|xai|hf)[-_][\w-]{8,}/g, "[redacted]"],
+  [/(?<![\w-])AIza[\w-]{20,}/g, "[redacted]"],
+  [/(?<![\w-])eyJ[\w-]+\.[\w-]+\.[\w-]+/g, "[redacted]"],
   [
     /(\b(?:api[-_]?key|x-api-key|authorization|access[-_]?token|token|credentials|password)\\?"?\s*[:=]\s*\\?"?)(?!Bearer\b|Basic\b|\[redacted)[^\s"\\&,}]+/gi,
     "$1[redacted]",

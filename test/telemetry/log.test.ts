@@ -108,6 +108,20 @@ describe("structured log lines", () => {
     expect(redact(advice)).toBe(advice);
   });
 
+  it("leave random base64url ids whole, even where a key's prefix shows inside them", () => {
+    const ids = [
+      "A9YkCREdwMgaT-sk-Qx3bN0pLm7vZ2tWc",
+      "c.N89oXl-pk_nVangnUTrt4D0N_HQIcEmW",
+      "wq-hf-AbCdEfGh12345678",
+      "x-AIzaSyA1234567890abcdefghijk",
+      "a.Zk-eyJhbGci.eyJzdWIi.c2ln",
+    ];
+    for (const id of ids) expect(redact(JSON.stringify({ taskId: id }))).toContain(id);
+    // The same shapes standing alone are still keys.
+    expect(redact("key: sk-Qx3bN0pLm7vZ2tWc")).not.toContain("Qx3bN0pLm7vZ2tWc");
+    expect(redact('"AIzaSyA1234567890abcdefghijk"')).not.toContain("AIzaSy");
+  });
+
   it("describe a provider's failure by its kind and status; its text only when the operator opts in", () => {
     const failure = new ProviderError({
       provider: "openai",
