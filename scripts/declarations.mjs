@@ -3,11 +3,13 @@
  * of their readers: the API report (scripts/api-report.mjs) and the package build (tsup
  * bundles them into dist/*.d.ts). Each used to compile the sources on its own, about 25 s
  * of CPU apiece. The build is incremental (temp/dts/.tsbuildinfo): when the sources have
- * not changed since the last build, the second reader only re-reads them.
+ * not changed since the last build, the second reader only re-reads them. The readers may run
+ * at once (`.ci/run` checks the API report while the test run packs the package): a lock
+ * lets one build while the other waits, then finds the build up to date.
  *
  *   node scripts/declarations.mjs   build them; fail on a type error in the entries' sources
  */
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
@@ -49,6 +51,15 @@ function createProgram() {
  * (type errors in the sources included); the declarations are only complete without them.
  */
 export function buildDeclarations() {
+  const release = lock();
+  try {
+    return buildUnlocked();
+  } finally {
+    release();
+  }
+}
+
+function buildUnlocked() {
   let build = checkAndEmit(createProgram());
   // The build info says what was emitted, not whether it is still there: rebuild in full
   // when an entry's declaration has gone (a cleaned temp/dts keeps no stale build info).
@@ -57,6 +68,47 @@ export function buildDeclarations() {
     build = checkAndEmit(createProgram());
   }
   return build;
+}
+
+/** Where the lock is: a folder, created atomically by exactly one process. */
+const LOCK = join(ROOT, "temp", "dts.lock");
+
+/**
+ * Waits (10 minutes at most) until this process holds the lock; answers its release. A lock
+ * whose process has gone (killed mid-build) is taken over.
+ */
+function lock() {
+  mkdirSync(dirname(LOCK), { recursive: true });
+  const deadline = Date.now() + 600_000;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      writeFileSync(join(LOCK, "pid"), String(process.pid));
+      return () => rmSync(LOCK, { recursive: true, force: true });
+    } catch (error) {
+      if (error.code !== "EEXIST") throw error;
+    }
+    if (!holderAlive()) rmSync(LOCK, { recursive: true, force: true });
+    else if (Date.now() > deadline) throw new Error(`declarations: ${LOCK} held for 10 minutes`);
+    else Atomics.wait(pause, 0, 0, 200);
+  }
+}
+
+function holderAlive() {
+  let pid;
+  try {
+    pid = Number(readFileSync(join(LOCK, "pid"), "utf8"));
+  } catch {
+    // Created, its pid not yet written: the holder is starting.
+    return true;
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === "EPERM";
+  }
 }
 
 function checkAndEmit(builder) {

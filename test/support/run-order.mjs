@@ -4,12 +4,15 @@
  * durations (a bare clone has none: by file size). On 2 cores that started the short `agents`
  * project first and `test/e2e/init.test.ts`, the longest chain of the run (pack, install, the
  * new project's own tests, several wrangler dev servers), minutes in, so the run ended on it
- * alone. Here the longest chains start at once, then the workerd projects (most of the CPU),
- * largest first, then the short end-to-end files, which mostly wait and fill the gaps.
+ * alone. Here the longest chains start at once, then the short end-to-end files, then the
+ * workerd projects (most of the CPU), largest first.
  *
- * Within each step vitest's order is kept. A workerd project's files stay together: a runner
- * (one workerd with the framework imported) is kept for the next file only when that file is
- * of the same project.
+ * Within each step vitest's order is kept. A runner (a Node process with wrangler imported, or
+ * one workerd with the framework imported) is kept for the next file only when that file is of
+ * the same project, so each project's files stay together: with the short end-to-end files
+ * last, as before, three more Node processes started and imported everything again (about
+ * 20 s of CPU). The end-to-end files mostly wait, and `.ci/run` runs the type check, lint and
+ * API report beside them; the workerd projects then keep both cores busy to the end.
  */
 import { BaseSequencer } from "vitest/node";
 
@@ -40,8 +43,8 @@ export default class LongestFirst extends BaseSequencer {
     const rank = (spec) => {
       const lead = LONGEST.indexOf(spec.moduleId.replace(root, ""));
       if (lead !== -1) return lead;
-      const project = WORKERD.indexOf(spec.project.name);
-      return LONGEST.length + (project === -1 ? WORKERD.length : project);
+      // The other end-to-end files (and any project not listed) right after the longest.
+      return LONGEST.length + 1 + WORKERD.indexOf(spec.project.name);
     };
     // Array.prototype.sort is stable: vitest's order holds within a rank.
     return sorted
