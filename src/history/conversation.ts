@@ -6,7 +6,6 @@ import {
   compactHost,
   keepRecentItems,
 } from "./compaction";
-import { type ActiveConfig, activeConfigAt, type ConfigTarget, providerItems } from "./config";
 import { insertByTime, itemsOf, withLeadingSystem } from "./conversation-edits";
 import {
   type ConfigUpdateInput,
@@ -19,6 +18,7 @@ import {
   type MessageOptions,
   messageItem,
 } from "./conversation-inputs";
+import { ConversationReader } from "./conversation-reader";
 import { type ContextWindowPolicy, type ContextWindowResult, fitContextWindow } from "./fit-window";
 import {
   type CopyFilters,
@@ -41,16 +41,10 @@ import {
   Item,
   type ItemInput,
   type ItemRole,
-  isUserMessage,
   type MessageItem,
   parseItems,
 } from "./items";
-import {
-  fromLlmMessages,
-  type LlmMessage,
-  type LlmMessageInput,
-  toLlmMessages,
-} from "./llm-message";
+import { fromLlmMessages, type LlmMessageInput } from "./llm-message";
 import { type ReadonlyConversation, ReadonlyConversationError } from "./readonly";
 import {
   mergeSummaryHost,
@@ -59,7 +53,6 @@ import {
   type Summarizer,
   summarizeHost,
 } from "./summarize";
-import { estimateTokens } from "./tokens";
 import { type TruncateLimits, truncateItems } from "./truncate";
 
 /**
@@ -76,11 +69,12 @@ import { type TruncateLimits, truncateItems } from "./truncate";
  * conversation.truncate({ maxTokens: 4000 });
  * await store.save(conversation.toJSON());
  */
-export class Conversation {
+export class Conversation extends ConversationReader {
   #list: ItemList;
   #readonly = false;
 
   constructor(init: ConversationInit = {}) {
+    super();
     const items = (init.items ?? []).map((item) => Item.parse(item));
     assertUniqueIds(items);
     this.#list = new ItemList(items);
@@ -136,89 +130,14 @@ export class Conversation {
     return this.#list.items;
   }
 
-  get length(): number {
-    return this.#list.items.length;
-  }
-
   /** True for a view from `readonly()`. */
   get isReadonly(): boolean {
     return this.#readonly;
   }
 
-  /**
-   * Only the chat messages, without tool traffic or structural items.
-   * @example
-   * conversation.messages().filter((m) => m.role === "assistant");
-   */
-  messages(): MessageItem[] {
-    return this.#list.items.filter((item): item is MessageItem => item.type === "message");
-  }
-
-  /**
-   * Number of user turns: user messages.
-   * @example
-   * if (conversation.turnCount() > 10) await conversation.summarize(summarizer);
-   */
-  turnCount(): number {
-    let turns = 0;
-    for (const item of this.#list.items) if (isUserMessage(item)) turns++;
-    return turns;
-  }
-
-  /**
-   * The item with this id, or null.
-   * @example
-   * const call = conversation.getById(output.id);
-   */
-  getById(id: string): Item | null {
-    return this.#list.index().get(id) ?? null;
-  }
-
-  /**
-   * Estimated tokens of the whole conversation (the same estimate as every budget).
-   * @example
-   * if (conversation.estimatedTokens() > 8000) conversation.truncate({ maxTokens: 8000 });
-   */
-  estimatedTokens(): number {
-    return estimateTokens(this.#list.items);
-  }
-
-  /**
-   * Instructions and tools in force at a point: null = the end, a number = an
-   * index, a string = an item id (unknown = the end).
-   * @example
-   * conversation.activeConfigAt(); // { instructions: "…", tools: ["search"] }
-   */
-  activeConfigAt(target: ConfigTarget = null): ActiveConfig {
-    return activeConfigAt(this.#list.items, target);
-  }
-
-  /**
-   * The items a model should see: no handoffs or config updates, resolved instructions.
-   * Provider converters start from this.
-   * @example
-   * const forModel = conversation.providerItems();
-   */
-  providerItems(): Item[] {
-    return providerItems(this.#list.items);
-  }
-
-  /**
-   * `{ items }`, deep-copied and JSON-serializable; `fromJSON` reads it back.
-   * @example
-   * const stored = JSON.stringify(conversation); // calls toJSON
-   */
-  toJSON(): ConversationJson {
-    return { items: cloneItems(this.#list.items) };
-  }
-
-  /**
-   * The LLM-message view; see `toLlmMessages`.
-   * @example
-   * const messages = conversation.toLlmMessages();
-   */
-  toLlmMessages(): LlmMessage[] {
-    return toLlmMessages(this.#list.items);
+  /** The items by id, kept with the list (the readers' `getById`). */
+  protected override itemIndex(): ReadonlyMap<string, Item> {
+    return this.#list.index();
   }
 
   /**

@@ -12,6 +12,7 @@
  */
 export type { CompactionRequestInput, CompactionResult, CutBoundary } from "./compaction";
 export { Conversation } from "./conversation";
+export { ConversationReader } from "./conversation-reader";
 export type {
   AddOptions,
   ConfigUpdateInput,
