@@ -12,7 +12,6 @@
  */
 export type { CompactionRequestInput, CompactionResult, CutBoundary } from "./compaction";
 export { Conversation } from "./conversation";
-export { ConversationReader } from "./conversation-reader";
 export type {
   AddOptions,
   ConfigUpdateInput,
@@ -22,6 +21,7 @@ export type {
   HandoffInput,
   MessageOptions,
 } from "./conversation-inputs";
+export { ConversationReader } from "./conversation-reader";
 export type {
   ConfigUpdateItem,
   ContentPartInput,
