@@ -167,6 +167,20 @@ describe("tenant index: the listing kept by its writer, not by triggers", () => 
     ]);
   });
 
+  it("a removed task is listed by no page, not even at a place its moves recorded for a token issued before", async () => {
+    const scope = newScope();
+    await put(scope, [row("a", 1), row("b", 2), row("c", 3)]);
+    const first = await page(scope, 1);
+    expect(first.ids).toEqual(["c"]);
+    // b moves after the token (its old place is recorded), then retention removes it.
+    await put(scope, [row("b", 10)]);
+    await (stubOf(scope) as unknown as { remove(ids: string[]): Promise<void> }).remove(["b"]);
+    expect((await page(scope, 10, first.next)).ids).toEqual(["a"]);
+    expect((await page(scope, 10)).ids).toEqual(["c", "a"]);
+    // Its move stays (no index by task to find it), expiring with the others.
+    expect((await listing(scope)).moves.map((m) => m.task_id)).toEqual(["b"]);
+  });
+
   it("a call of more rows than one statement takes is split; its rows still take the clock in order", async () => {
     const scope = newScope();
     const id = (n: number) => `t${String(n).padStart(4, "0")}`;
