@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { A2AError, type ErrorData } from "../protocol/errors";
 import { newLocalIdSecret } from "../storage/ids";
 import { type ListPosition, listSnapshot, type PageQuery } from "../storage/paging";
-import { INDEX_LISTING_KEEP, INDEX_SCHEMA } from "../storage/schema";
+import { INDEX_LISTING_KEEP, INDEX_MOVES_PRUNE_STEP, INDEX_SCHEMA } from "../storage/schema";
 import {
   createSchema,
   openSchema,
@@ -119,9 +119,14 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * `list_clock` (`stored`) is brought up to it only before a page names its snapshot, so
    * an upsert does not write it; on load the clock is the highest of `list_clock`, any
    * `row_seq` and any move, so it never goes back past a value a row, a move or a page
-   * token holds. `oldestMove`, a lower bound of the moves kept (null: none).
+   * token holds. `pruned`: no move at or below it is left (moves are pruned by sequence).
    */
-  private listing: { clock: number; stored: number; oldestMove: number | null } | null = null;
+  private listing: { clock: number; stored: number; pruned: number } | null = null;
+
+  /** The Worker's start-up check: is this object's storage what Edgelink needs? Writes nothing. */
+  storageReport(): StorageReport {
+    return storageReport(this.ctx.storage, this.refused);
+  }
 
   /**
    * Applies rows; an older update never overwrites a newer one. No explicit transaction:
@@ -131,15 +136,11 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
    * commit together: nothing is awaited between them.
    *
    * The listing: each row takes the next clock value and keeps it as `row_seq` if new or
-   * moved (a move first records its old place); a row that keeps its place leaves its
-   * value unused. Two statements per call, its rows as one JSON value: a bound value
-   * costs workerd more than SQLite's parse (bench/README.md).
+   * moved (the schema's trigger records a move's old place); a row that keeps its place
+   * leaves its value unused. One statement per call, its rows as one JSON value: a bound
+   * value costs workerd more than SQLite's parse (bench/README.md), and each task is
+   * found once.
    */
-  /** The Worker's start-up check: is this object's storage what Edgelink needs? Writes nothing. */
-  storageReport(): StorageReport {
-    return storageReport(this.ctx.storage, this.refused);
-  }
-
   async upsert(rows: IndexRow[], mark?: IndexMark): Promise<void> {
     this.ready();
     const sql = this.ctx.storage.sql;
@@ -169,18 +170,8 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
       r.updatedAt,
     ]);
     let base = listing.clock;
-    const clock = base + latest.size;
-    listing.clock = clock;
+    listing.clock += writes.length;
     for (let i = 0; i < writes.length; i += ROWS_PER_STATEMENT) {
-      const json = JSON.stringify(writes.slice(i, i + ROWS_PER_STATEMENT));
-      const moved = sql.exec(
-        `INSERT INTO list_moves (seq, prev_seq, task_id, old_updated_at)
-         SELECT ?1+key+1, row_seq, task_id, updated_at FROM jsonb_each(?2)
-         JOIN task_index ON task_id = value->>0 WHERE value->>4 > updated_at`,
-        base,
-        json,
-      ).rowsWritten;
-      if (moved > 0) listing.oldestMove ??= base + 1;
       // In SET, a bare column is the row held: row_seq changes only with updated_at.
       sql.exec(
         `INSERT INTO task_index (task_id, context_id, state, created_at, updated_at, row_seq)
@@ -190,19 +181,20 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
          row_seq = IIF(excluded.updated_at > updated_at, excluded.row_seq, row_seq)
          WHERE excluded.updated_at >= task_index.updated_at`,
         base,
-        json,
+        JSON.stringify(writes.slice(i, i + ROWS_PER_STATEMENT)),
       );
       base += ROWS_PER_STATEMENT;
     }
-    // As the trigger did: the newest INDEX_LISTING_KEEP moves are kept.
-    const expired = clock - INDEX_LISTING_KEEP;
-    if (listing.oldestMove !== null && listing.oldestMove <= expired) {
+    // The newest INDEX_LISTING_KEEP moves are kept; older ones go in steps, so a call
+    // seldom pays a statement for it (the trigger that records moves tells no count).
+    const expired = listing.clock - INDEX_LISTING_KEEP;
+    if (expired >= listing.pruned + INDEX_MOVES_PRUNE_STEP) {
       sql.exec("DELETE FROM list_moves WHERE seq <= ?", expired);
-      listing.oldestMove = expired + 1;
+      listing.pruned = expired;
     }
   }
 
-  private listingClock(): { clock: number; stored: number; oldestMove: number | null } {
+  private listingClock(): { clock: number; stored: number; pruned: number } {
     if (this.listing === null) {
       const row = this.ctx.storage.sql
         .exec<{ stored: number; rows: number | null; moves: number | null; oldest: number | null }>(
@@ -212,7 +204,9 @@ export class IndexObject<Env = unknown> extends DurableObject<Env> {
         )
         .one();
       const clock = Math.max(row.stored, row.rows ?? 0, row.moves ?? 0);
-      this.listing = { clock, stored: row.stored, oldestMove: row.oldest };
+      // Every later move takes a value above the clock.
+      const pruned = row.oldest === null ? clock : row.oldest - 1;
+      this.listing = { clock, stored: row.stored, pruned };
     }
     return this.listing;
   }

@@ -22,6 +22,8 @@ export const EVENTS_SEQ_KEY = "events_seq";
 export const CONTEXT_LISTING_KEEP = 10_000;
 /** The same for a tenant's index, which sees every conversation's moves. */
 export const INDEX_LISTING_KEEP = 100_000;
+/** The index deletes expired moves once this many have piled up: at most keep + step are left. */
+export const INDEX_MOVES_PRUNE_STEP = 1_000;
 
 /**
  * What keeps ListTasks pages stable while tasks change (A2A sorts by last update, so a
@@ -350,6 +352,45 @@ export const CONTEXT_SCHEMA: Schema = {
   ],
 };
 
+/**
+ * Index version 2: a row enters fewer B-trees, and its move is found once.
+ * - `task_index` is kept in its primary key (WITHOUT ROWID): one B-tree for the row and
+ *   its id instead of a table and its id index. Columns, rows, `row_seq` and the listing
+ *   index are unchanged, so the listing answers as before and page tokens keep reading.
+ * - a move is recorded by a trigger on the row's update (`task_index_moved`), so the
+ *   upsert is one statement that finds each task once (it was a second statement finding
+ *   each task again, for new tasks in vain).
+ * - no index of the moves by task: only a deleted task's moves needed it. They stay until
+ *   pruned with the others by sequence; a move joins its task to be listed, so one whose
+ *   task is gone lists nothing.
+ * The shard's listing stays on (updated_at, task_id): rows reach it out of time order
+ * from many conversations, so `row_seq` order is not ListTasks order here, and shards
+ * merge their pages by that key.
+ */
+const indexRowsCheaper: Migration = [
+  "DROP TRIGGER task_index_unlisted",
+  "DROP INDEX list_moves_by_task",
+  `CREATE TABLE task_index_next (
+      task_id TEXT PRIMARY KEY,
+      context_id TEXT NOT NULL,
+      state TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      row_seq INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID`,
+  `INSERT INTO task_index_next (task_id, context_id, state, created_at, updated_at, row_seq)
+     SELECT task_id, context_id, state, created_at, updated_at, row_seq FROM task_index`,
+  "DROP TABLE task_index",
+  "ALTER TABLE task_index_next RENAME TO task_index",
+  "CREATE INDEX task_index_by_update ON task_index (updated_at DESC, task_id DESC)",
+  // The upsert gives a row a new row_seq exactly when its updated_at grows.
+  `CREATE TRIGGER task_index_moved AFTER UPDATE OF row_seq ON task_index
+     WHEN new.row_seq <> old.row_seq BEGIN
+       INSERT INTO list_moves (seq, prev_seq, task_id, old_updated_at)
+       VALUES (new.row_seq, old.row_seq, old.task_id, old.updated_at);
+     END`,
+];
+
 /** A tenant's (and owner's) index shard (IndexObject): one row per task, and its listing. */
 export const INDEX_SCHEMA: Schema = {
   kind: "index",
@@ -366,7 +407,10 @@ export const INDEX_SCHEMA: Schema = {
     "CREATE INDEX task_index_by_update ON task_index (updated_at DESC, task_id DESC)",
     ...listing("task_index", "task_id"),
   ],
-  migrations: [],
+  migrations: [
+    // Fewer B-trees per row: see `indexRowsCheaper`.
+    indexRowsCheaper,
+  ],
 };
 
 /**

@@ -286,6 +286,12 @@ const WORKER_CPU_COST_BYTES = 975;
  * package: 225,949 bytes before, 226,196 after.
  */
 const ONE_TRANSACTION_COST_BYTES = 247;
+/**
+ * Index schema version 2: the migration that keeps the index rows in their primary key and
+ * records moves by a trigger (one upsert statement instead of two). Measured on the demo
+ * built from the package: 227,517 bytes before (`integ5`), 227,575 after.
+ */
+const INDEX_V2_COST_BYTES = 58;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -325,6 +331,7 @@ const BUNDLE_GOAL_BYTES =
   ARTIFACT_IN_TASK_ROW_COST_BYTES +
   WORKER_CPU_COST_BYTES +
   ONE_TRANSACTION_COST_BYTES +
+  INDEX_V2_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { IndexRow } from "../../src/index/index-object";
 import { type IndexScope, listIndex } from "../../src/index/index-shards";
 import { indexObjectName } from "../../src/storage/ids";
-import { INDEX_LISTING_KEEP } from "../../src/storage/schema";
+import { INDEX_LISTING_KEEP, INDEX_MOVES_PRUNE_STEP } from "../../src/storage/schema";
 
 /**
  * The tenant index's listing bookkeeping, kept by its upsert (no trigger but on delete):
@@ -138,26 +138,47 @@ describe("tenant index: the listing kept by its writer, not by triggers", () => 
     ]);
   });
 
-  it("moves older than the INDEX_LISTING_KEEP newest are pruned, as the trigger did", async () => {
+  it("moves older than the INDEX_LISTING_KEEP newest are pruned once INDEX_MOVES_PRUNE_STEP of them have expired: never more than keep + step are left", async () => {
     const scope = newScope();
     await put(scope, [row("x", 1), row("y", 2)]);
     await put(scope, [row("x", 3)]);
     expect((await listing(scope)).moves).toEqual([
       { seq: 3, prev_seq: 1, task_id: "x", old_updated_at: at(1) },
     ]);
-    // As if INDEX_LISTING_KEEP - 1 more changes had come since (white-box: the clock in
-    // memory and in SQLite, as those writes would have left them).
-    await runInDurableObject(stubOf(scope), (instance, state) => {
-      const kept = instance as unknown as { listing: { clock: number } };
-      kept.listing.clock += INDEX_LISTING_KEEP - 1;
-      state.storage.sql.exec("UPDATE list_clock SET seq = ?", kept.listing.clock);
-    });
+    // As if enough changes had come since for the next move to be the last before a prune
+    // is due (white-box: the clock in memory and in SQLite, as those writes left them).
+    const bump = (by: number) =>
+      runInDurableObject(stubOf(scope), (instance, state) => {
+        const kept = instance as unknown as { listing: { clock: number } };
+        kept.listing.clock += by;
+        state.storage.sql.exec("UPDATE list_clock SET seq = ?", kept.listing.clock);
+      });
+    await bump(INDEX_LISTING_KEEP + INDEX_MOVES_PRUNE_STEP - 5);
     await put(scope, [row("y", 4)]);
+    const due = INDEX_LISTING_KEEP + INDEX_MOVES_PRUNE_STEP - 1;
+    // Expired (over INDEX_LISTING_KEEP values old) but within the step: still there.
+    expect((await listing(scope)).moves.map((m) => m.seq)).toEqual([3, due]);
+    await put(scope, [row("x", 5)]);
     const after = await listing(scope);
-    expect(after.clock).toBe(INDEX_LISTING_KEEP + 3);
+    expect(after.clock).toBe(due + 1);
     expect(after.moves).toEqual([
-      { seq: INDEX_LISTING_KEEP + 3, prev_seq: 2, task_id: "y", old_updated_at: at(2) },
+      { seq: due, prev_seq: 2, task_id: "y", old_updated_at: at(2) },
+      { seq: due + 1, prev_seq: 3, task_id: "x", old_updated_at: at(3) },
     ]);
+  });
+
+  it("a removed task is listed by no page, not even at a place its moves recorded for a token issued before", async () => {
+    const scope = newScope();
+    await put(scope, [row("a", 1), row("b", 2), row("c", 3)]);
+    const first = await page(scope, 1);
+    expect(first.ids).toEqual(["c"]);
+    // b moves after the token (its old place is recorded), then retention removes it.
+    await put(scope, [row("b", 10)]);
+    await (stubOf(scope) as unknown as { remove(ids: string[]): Promise<void> }).remove(["b"]);
+    expect((await page(scope, 10, first.next)).ids).toEqual(["a"]);
+    expect((await page(scope, 10)).ids).toEqual(["c", "a"]);
+    // Its move stays (no index by task to find it), expiring with the others.
+    expect((await listing(scope)).moves.map((m) => m.task_id)).toEqual(["b"]);
   });
 
   it("a call of more rows than one statement takes is split; its rows still take the clock in order", async () => {

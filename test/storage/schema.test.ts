@@ -163,6 +163,31 @@ const VERSION_7: MasterRow = {
   sql: "CREATE TABLE \"tasks\" (key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, row_seq INTEGER NOT NULL, context_id TEXT NOT NULL, state TEXT NOT NULL, status_message TEXT, status_timestamp TEXT NOT NULL, metadata TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL, updated_at TEXT NOT NULL, state_history TEXT NOT NULL DEFAULT '[]', index_pending INTEGER NOT NULL DEFAULT 0, trace TEXT, event_floor INTEGER NOT NULL DEFAULT 0, event_ceiling INTEGER, history_floor REAL NOT NULL, history_ceiling REAL, first_artifact TEXT, first_artifact_parts TEXT)",
 };
 
+/**
+ * Index version 2: `task_index` kept in its primary key (rebuilt, so its name is quoted),
+ * its moves recorded by a trigger, and no index of the moves by task nor trigger using it.
+ */
+const INDEX_VERSION_2: MasterRow[] = [
+  {
+    type: "table",
+    name: "task_index",
+    tbl_name: "task_index",
+    sql: 'CREATE TABLE "task_index" (task_id TEXT PRIMARY KEY, context_id TEXT NOT NULL, state TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, row_seq INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID',
+  },
+  {
+    type: "trigger",
+    name: "task_index_moved",
+    tbl_name: "task_index",
+    sql: "CREATE TRIGGER task_index_moved AFTER UPDATE OF row_seq ON task_index WHEN new.row_seq <> old.row_seq BEGIN INSERT INTO list_moves (seq, prev_seq, task_id, old_updated_at) VALUES (new.row_seq, old.row_seq, old.task_id, old.updated_at); END",
+  },
+];
+const INDEX_DROPPED_IN_2 = new Set([
+  "task_index",
+  "sqlite_autoindex_task_index_1",
+  "list_moves_by_task",
+  "task_index_unlisted",
+]);
+
 /** What version 4 drops: indexes no query needs any more, and the rebuilt tables' own. */
 const DROPPED_IN_4 = new Set([
   "tasks_by_update",
@@ -178,9 +203,16 @@ const DROPPED_IN_4 = new Set([
  * version 3 (the inspector's task steps), to version 4 (`VERSION_4`), to version 5
  * (calls held for approval, and the decisions in the task steps), to version 6 (a
  * held call relayed from a delegated agent), and to version 7 (a task's first artifact in
- * its own row: `VERSION_7`).
+ * its own row: `VERSION_7`); an index shard's, migrated to version 2 (`INDEX_VERSION_2`).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
+  const order = (r: MasterRow) => `${r.type}\u0000${r.name}`;
+  if (kind === "index") {
+    return [
+      ...SCHEMA_0X.index.filter((row) => !INDEX_DROPPED_IN_2.has(row.name)),
+      ...INDEX_VERSION_2,
+    ].sort((a, b) => (order(a) < order(b) ? -1 : 1));
+  }
   if (kind !== "conversation") return SCHEMA_0X[kind];
   const rebuilt = new Set(VERSION_4.map((r) => r.name));
   const rows = SCHEMA_0X.conversation.filter(
@@ -189,7 +221,6 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
       !DROPPED_IN_4.has(row.name) &&
       !(row.type === "table" && rebuilt.has(row.name)),
   );
-  const order = (r: MasterRow) => `${r.type}\u0000${r.name}`;
   const tasks = (r: MasterRow) => r.type === "table" && r.name === "tasks";
   return [
     ...rows,
@@ -201,7 +232,7 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
 }
 
 /** The version each kind's schema reaches. */
-const VERSIONS = { conversation: "7", index: "1", registry: "1" } as const;
+const VERSIONS = { conversation: "7", index: "2", registry: "1" } as const;
 
 const built = (schema: Schema) =>
   runInDurableObject(scratch(), (_i, state) => {
