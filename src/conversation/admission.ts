@@ -14,6 +14,7 @@ import type { Message } from "../protocol/message";
 import { submittedTask, type Task } from "../protocol/task";
 import { isTerminal } from "../protocol/task-state";
 import type { PushConfigInput } from "../push/config";
+import { keyedApproverTaskId } from "../storage/approver-ids";
 import type { ContextIdentity, Scope } from "./context-identity";
 import { type PushRpc, pushNotSupported } from "./push/push-rpc";
 import { findSent, type Sent, sentItemId } from "./retried-messages";
@@ -184,34 +185,48 @@ export class Admission<Env> {
       // less is refused here, before anything is written, and the task keeps waiting.
       const decided = this.decisions(taskId, message, scope);
       // One transaction, as for a new task (below).
-      return this.startIn(taskId, () => {
-        this.host.store.appendMessage(taskId, message, sent.itemId, false, decided !== null);
-        if (decided) this.recordDecisions(taskId, decided);
-        if (push) this.registerInline(taskId, push.config, push.issuer, this.host.read(taskId));
-        const opened = beforeRun?.(taskId);
-        return { taskId, run: this.host.runs.start(taskId, message, scope.trace), opened };
-      });
+      return this.startIn(
+        () => taskId,
+        () => {
+          this.host.store.appendMessage(taskId, message, sent.itemId, false, decided !== null);
+          if (decided) this.recordDecisions(taskId, decided);
+          if (push) this.registerInline(taskId, push.config, push.issuer, this.host.read(taskId));
+          const opened = beforeRun?.(taskId);
+          return { taskId, run: this.host.runs.start(taskId, message, scope.trace), opened };
+        },
+      );
     }
     // A new task: its row, its message and its move to working in one transaction; a
     // stream opened on it starts from the submitted task, before the first event.
-    // Only the Worker can make a task id (it holds the key): a caller that names none has
-    // a bug, and a made-up id would route nowhere.
-    const id = scope.newTaskId;
-    if (!id) throw new Error("a new task needs the id the Worker sealed for it (scope.newTaskId)");
-    message.taskId = id;
-    const submitted = submittedTask(id, scope.contextId, message);
-    // Kept with the task so that every request for a decision can name it (see HeldDesk).
-    if (scope.newApproverTaskId) submitted.metadata[APPROVER_TASK_ID] = scope.newApproverTaskId;
+    // Only the Worker can make a task id's sealed part (it holds the key): a caller that
+    // names none has a bug, and a made-up id would route nowhere. The object adds the row's
+    // key to it (see task-keys.ts), so its id finds the row with no index of ids.
+    const sealed = scope.newTaskId;
+    if (!sealed) {
+      throw new Error("a new task needs the id the Worker sealed for it (scope.newTaskId)");
+    }
+    let id = sealed;
     let created = false;
     try {
-      return this.startIn(id, () => {
-        if (push) this.registerInline(id, push.config, push.issuer, submitted);
-        const events = this.host.store.create(submitted, true, push !== undefined, sent.itemId);
-        created = true;
-        const opened = beforeRun?.(id, { task: submitted, seq: 0 });
-        this.host.runs.publish(id, events);
-        return { taskId: id, run: this.host.runs.run(id, message, scope.trace), opened };
-      });
+      return this.startIn(
+        () => id,
+        () => {
+          id = this.host.store.newTaskId(sealed);
+          message.taskId = id;
+          const submitted = submittedTask(id, scope.contextId, message);
+          // Kept with the task so that every request for a decision can name it (see
+          // HeldDesk); it carries the task's key as the task's id does.
+          if (scope.newApproverTaskId) {
+            submitted.metadata[APPROVER_TASK_ID] = keyedApproverTaskId(scope.newApproverTaskId, id);
+          }
+          if (push) this.registerInline(id, push.config, push.issuer, submitted);
+          const events = this.host.store.create(submitted, true, push !== undefined, sent.itemId);
+          created = true;
+          const opened = beforeRun?.(id, { task: submitted, seq: 0 });
+          this.host.runs.publish(id, events);
+          return { taskId: id, run: this.host.runs.run(id, message, scope.trace), opened };
+        },
+      );
     } catch (error) {
       if (created || !optimistic || !TAKEN_ITEM.test(String((error as Error)?.message))) {
         throw error;
@@ -228,7 +243,7 @@ export class Admission<Env> {
    * step runs inside it, so a handler that answers at once ends the task in it too (see
    * `HandlerRuns.run`). What the handler does after an await comes after the commit.
    */
-  private startIn<R extends { run?: Promise<void> }>(taskId: string, admit: () => R): R {
+  private startIn<R extends { run?: Promise<void> }>(taskId: () => string, admit: () => R): R {
     let started = false;
     try {
       return this.host.store.atomic(() => {
@@ -239,7 +254,7 @@ export class Admission<Env> {
     } catch (error) {
       // Rolled back after its run began (a write failed inside the handler's first step,
       // and the handler caught it): nothing of the message was kept, so its run stops.
-      if (started) this.host.runs.abort(taskId, "The message could not be stored");
+      if (started) this.host.runs.abort(taskId(), "The message could not be stored");
       throw error;
     }
   }

@@ -12,9 +12,10 @@ export const LIMITS = {
   /**
    * Task ids Edgelink issues fit in this: a context id of at most `idLength` UTF-16 units
    * (at most 3 UTF-8 bytes each) sealed with a 12-byte nonce and a 16-byte tag, base64url.
-   * Typical ones are far shorter (83 characters for a context id Edgelink issued).
+   * Typical ones are far shorter (83 characters for a context id Edgelink issued), then
+   * the task's row key: a `.` and up to 15 digits (see storage/task-keys.ts).
    */
-  taskIdLength: Math.ceil(((12 + 3 * 256 + 16) * 4) / 3),
+  taskIdLength: Math.ceil(((12 + 3 * 256 + 16) * 4) / 3) + 16,
   /** Parts in one message. */
   parts: 256,
   /** One metadata object, serialized, in bytes. */

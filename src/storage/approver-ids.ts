@@ -3,11 +3,14 @@
  * its associated data), so another principal cannot even name the task's object. When the
  * agent names approvers, each new task also gets this id: the owner, context and task id
  * sealed together with AES-256-GCM, the tenant as associated data. The Worker opens it
- * only for a caller the approver rule accepts, and routes to the owner's object.
+ * only for a caller the approver rule accepts, and routes to the owner's object. As a task
+ * id does, it ends with the task's key once the object admits the task (`keyedApproverTaskId`):
+ * the sealed target then names the task id's sealed part, and the key completes it.
  */
 import { base64url } from "jose";
 import { LIMITS } from "../protocol/limits";
 import type { IdKeys } from "./ids";
+import { keyedTaskId, TASK_KEY_SUFFIX_LENGTH, taskIdParts } from "./task-keys";
 
 const PREFIX = "a.";
 const NONCE_BYTES = 12;
@@ -24,7 +27,7 @@ export interface ApproverTarget {
 
 const associated = (tenant: string) => encoder.encode(JSON.stringify(["approver", tenant]));
 
-/** Whether `id` has the shape of an approver's id (an owner's task id never has a dot). */
+/** Whether `id` has the shape of an approver's id (an owner's task id never starts `a.`). */
 export function isApproverTaskId(id: string): boolean {
   return id.startsWith(PREFIX);
 }
@@ -49,7 +52,18 @@ export async function sealApproverTaskId(
   bytes.set(nonce);
   bytes.set(new Uint8Array(sealed), NONCE_BYTES);
   const id = `${PREFIX}${base64url.encode(bytes)}`;
-  return id.length <= LIMITS.taskIdLength ? id : null;
+  // Room is left for the key the object adds.
+  return id.length + TASK_KEY_SUFFIX_LENGTH <= LIMITS.taskIdLength ? id : null;
+}
+
+/**
+ * The approver's id of an admitted task: the Worker's `approverId` with the key the task's
+ * id `taskId` carries (see task-keys.ts).
+ */
+export function keyedApproverTaskId(approverId: string, taskId: string): string {
+  const key = taskIdParts(taskId)?.key;
+  if (key == null) throw new Error(`task id ${taskId} carries no key`);
+  return keyedTaskId(approverId, key);
 }
 
 /** The target of an approver's id made in this tenant; null for any other string. */
@@ -59,9 +73,11 @@ export async function openApproverTaskId(
   id: string,
 ): Promise<ApproverTarget | null> {
   if (!isApproverTaskId(id) || id.length > LIMITS.taskIdLength) return null;
+  const parts = taskIdParts(id.slice(PREFIX.length));
+  if (!parts) return null;
   let bytes: Uint8Array;
   try {
-    bytes = base64url.decode(id.slice(PREFIX.length));
+    bytes = base64url.decode(parts.sealed);
   } catch {
     return null;
   }
@@ -76,7 +92,9 @@ export async function openApproverTaskId(
     if (!Array.isArray(value) || value.length !== 3 || !value.every((v) => typeof v === "string")) {
       return null;
     }
-    const [owner, contextId, taskId] = value as [string, string, string];
+    const [owner, contextId, sealed] = value as [string, string, string];
+    // An altered key names a row whose id is another: the object finds no task.
+    const taskId = parts.key === null ? sealed : keyedTaskId(sealed, parts.key);
     return { owner, contextId, taskId };
   } catch {
     return null;

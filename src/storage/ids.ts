@@ -6,6 +6,7 @@
 import { base64url } from "jose";
 import { A2AError } from "../protocol/errors";
 import { LIMITS } from "../protocol/limits";
+import { taskIdParts } from "./task-keys";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -237,8 +238,8 @@ async function openTaskId(keys: IdKeys, scope: IdScope, taskId: string) {
 }
 
 /**
- * The context of a task id, if it is valid for this tenant and owner; null otherwise (any
- * id that does not open: made up, altered, another caller's, or of a development build's formats, which
+ * The context of a task id (its sealed part, and the row key the object added; see
+ * task-keys.ts), if it is valid for this tenant and owner; null otherwise (any id that does not open: made up, altered, another caller's, or of a development build's formats, which
  * are not read).
  */
 export async function verifiedContextOf(
@@ -247,7 +248,10 @@ export async function verifiedContextOf(
   taskId: string,
 ): Promise<string | null> {
   if (taskId.length > MAX_TASK_ID_LENGTH) return null;
-  return openTaskId(keys, scope, taskId);
+  // The key after the sealed part is checked by the object (the row's id must be the
+  // whole id); here it must only be well formed.
+  const parts = taskIdParts(taskId);
+  return parts ? openTaskId(keys, scope, parts.sealed) : null;
 }
 
 /**

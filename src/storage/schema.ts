@@ -173,8 +173,43 @@ const TASKS_UNLISTED = `CREATE TRIGGER tasks_unlisted AFTER DELETE ON tasks BEGI
       DELETE FROM list_moves WHERE task_id = old.id;
     END`;
 
+const APPROVALS_GONE = `CREATE TRIGGER approvals_gone AFTER DELETE ON tasks
+         BEGIN DELETE FROM approvals WHERE task_id = old.id; END`;
+
 const TASK_STEPS_GONE = `CREATE TRIGGER task_steps_gone AFTER DELETE ON tasks
          BEGIN DELETE FROM task_steps WHERE task_id = old.id; END`;
+
+/**
+ * Version 8: a task's id names its row (see task-keys.ts), so `tasks` keeps no index of
+ * ids: each new task wrote a random leaf of it. The table is rebuilt without the UNIQUE
+ * constraint (SQLite drops such an index only with its table), and the keys of the ids
+ * issued before, which carry no key, go to `task_ids`, read only for an id without one.
+ */
+const TASKS_V8_COLUMNS = `key, id, row_seq, ${TASK_COLUMNS}, history_floor, history_ceiling,
+  first_artifact, first_artifact_parts`;
+
+const keyedIds: Migration = [
+  "CREATE TABLE task_ids (id TEXT PRIMARY KEY, key INTEGER NOT NULL) WITHOUT ROWID",
+  "INSERT INTO task_ids (id, key) SELECT id, key FROM tasks",
+  "DROP TRIGGER tasks_unlisted",
+  "DROP TRIGGER task_steps_gone",
+  "DROP TRIGGER approvals_gone",
+  TASKS_V4.replace("CREATE TABLE tasks ", "CREATE TABLE tasks_next ")
+    .replace("id TEXT NOT NULL UNIQUE", "id TEXT NOT NULL")
+    .replace(
+      "history_ceiling REAL\n",
+      "history_ceiling REAL,\n      first_artifact TEXT,\n      first_artifact_parts TEXT\n",
+    ),
+  `INSERT INTO tasks_next (${TASKS_V8_COLUMNS}) SELECT ${TASKS_V8_COLUMNS} FROM tasks`,
+  "DROP TABLE tasks",
+  "ALTER TABLE tasks_next RENAME TO tasks",
+  "CREATE INDEX tasks_by_seq ON tasks (row_seq)",
+  TASKS_UNLISTED,
+  TASK_STEPS_GONE,
+  APPROVALS_GONE,
+  `CREATE TRIGGER task_ids_gone AFTER DELETE ON tasks WHEN instr(old.id, '.') = 0
+     BEGIN DELETE FROM task_ids WHERE id = old.id; END`,
+];
 
 /**
  * A conversation (ContextObject). A task is rows, never one blob: `tasks` (its state
@@ -335,8 +370,7 @@ export const CONTEXT_SCHEMA: Schema = {
         PRIMARY KEY (task_id, call_id)
       )`,
       "CREATE INDEX approvals_due ON approvals (deadline) WHERE verdict IS NULL",
-      `CREATE TRIGGER approvals_gone AFTER DELETE ON tasks
-         BEGIN DELETE FROM approvals WHERE task_id = old.id; END`,
+      APPROVALS_GONE,
       "ALTER TABLE task_steps ADD COLUMN approvals TEXT NOT NULL DEFAULT '[]'",
     ],
     // A held call relayed from a delegated agent (JSON: the agent tool, the parent's call,
@@ -349,6 +383,8 @@ export const CONTEXT_SCHEMA: Schema = {
       "ALTER TABLE tasks ADD COLUMN first_artifact TEXT",
       "ALTER TABLE tasks ADD COLUMN first_artifact_parts TEXT",
     ],
+    // A task's id names its row: no index of ids. See `keyedIds`.
+    keyedIds,
   ],
 };
 

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import {
   A2A_METHOD_NAME,
   A2A_PROTOCOL_VERSION,
+  A2A_TASK_ID,
   A2A_TASK_STATE,
   activeTracer,
   contextOfRequest,
@@ -101,4 +102,46 @@ export function stateOfRendered(traced: Traced | undefined, rendered: string): v
   if (!traced) return;
   const state = STATE_RE.exec(rendered)?.[1];
   if (state) traced.span.setAttribute(A2A_TASK_STATE, state);
+}
+
+/**
+ * `a2a.task.id` of a new task, from the text the object answered: the Worker sealed the
+ * id's first part (`sealed`), and the object added the task's key (see task-keys.ts), so
+ * the id is known only once the object has answered.
+ */
+export function newTaskIdOfRendered(traced: Traced | undefined, rendered: string, sealed: string) {
+  if (!traced) return;
+  const at = rendered.indexOf(`"${sealed}.`);
+  if (at < 0) return;
+  const end = rendered.indexOf('"', at + 1);
+  if (end > at) traced.span.setAttribute(A2A_TASK_ID, rendered.slice(at + 1, end));
+}
+
+/**
+ * The same for a streamed answer: its first chunk (the new task, written as the object
+ * admits it) is read before the stream is handed on unchanged. Only while tracing.
+ */
+export async function newTaskIdOfStream(
+  traced: Traced | undefined,
+  stream: ReadableStream<Uint8Array>,
+  sealed: string,
+): Promise<ReadableStream<Uint8Array>> {
+  if (!traced) return stream;
+  const reader = stream.getReader();
+  const first = await reader.read();
+  if (first.value) {
+    newTaskIdOfRendered(traced, new TextDecoder().decode(first.value), sealed);
+  }
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (first.done) controller.close();
+      else controller.enqueue(first.value);
+    },
+    async pull(controller) {
+      const next = await reader.read();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }

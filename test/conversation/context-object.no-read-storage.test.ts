@@ -1,4 +1,4 @@
-import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
+import { env, evictDurableObject, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../src/agent/limits";
 import type { ContextRpc } from "../../src/conversation/context-object";
@@ -7,6 +7,7 @@ import { Message } from "../../src/protocol/message";
 import { contextObjectName, indexObjectName, MAX_TASK_ID_LENGTH } from "../../src/storage/ids";
 import { defineAgent } from "../../src/worker/app/define-agent";
 import { BASE, listUntil, rest, rpc, send, sleep, userMessage } from "../support/helpers";
+import { orphanTaskRow } from "../support/task-fixture";
 import { ALICE, authedAgent, BOB, call, rpcAs, signingKey } from "../worker/auth-support";
 
 type Json = Record<string, unknown>;
@@ -446,16 +447,25 @@ function oldTaskIds(contextId: string) {
 }
 
 describe("one task id format: ids of a development build's formats are not read", () => {
-  /** A task stored under a given id in its conversation's object, as the development builds stored them. */
+  /**
+   * A task stored under a given id in its conversation's object, as the development builds
+   * stored them (today's object would add its key to any id it is given).
+   */
   async function storeTask(contextId: string, taskId: string): Promise<string> {
     const stub = env.EDGELINK_CONTEXT.get(
       env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)),
     ) as unknown as ContextRpc;
+    // A first message makes the conversation (its schema), then the old row goes in.
     const message = Message.parse({ role: "user", parts: [{ type: "text", content: "old" }] });
-    const scope = { tenant: "", contextId, owner: "", newTaskId: taskId };
+    const scope = { tenant: "", contextId, owner: "", newTaskId: "sealed" };
     const result = await stub.sendMessage(scope, { message, returnImmediately: false }, "1.0");
     if (!result.ok) throw new Error(JSON.stringify(result.error));
-    return (JSON.parse(result.value) as { task: { id: string } }).task.id;
+    await runInDurableObject(stub as unknown as DurableObjectStub, (_i, state) =>
+      orphanTaskRow(state.storage.sql, taskId, contextId),
+    );
+    // Woken again, the object reads its rows (and its clock) as they now are.
+    await evictDurableObject(stub as unknown as DurableObjectStub);
+    return taskId;
   }
 
   it("a validly signed 3-part id and an unsigned 2-part one answer not found, though their task is stored", async () => {
@@ -474,7 +484,8 @@ describe("one task id format: ids of a development build's formats are not read"
       message: userMessage("new", { contextId }),
     });
     const freshId = ((fresh.body.result as Json).task as Json).id as string;
-    expect(freshId.includes(".")).toBe(false);
+    // The sealed part, then the task's key.
+    expect(freshId).toMatch(/^[A-Za-z0-9_-]+\.[1-9][0-9]*$/);
     expect((await rpcAs(lenient, {}, "GetTask", { id: freshId })).body.result).toMatchObject({
       id: freshId,
     });

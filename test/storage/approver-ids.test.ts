@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/protocol/limits";
 import {
   isApproverTaskId,
+  keyedApproverTaskId,
   openApproverTaskId,
   sealApproverTaskId,
 } from "../../src/storage/approver-ids";
@@ -35,6 +36,25 @@ describe("the id an approver answers a task by", () => {
     expect(isApproverTaskId(taskId)).toBe(false);
     expect(await openApproverTaskId(keys, "acme", taskId)).toBeNull();
     expect(await verifiedContextOf(keys, scope, approverId)).toBeNull();
+  });
+
+  it("M9: the approver's id carries the task's key as the task's id does; an altered, added or removed key names another id", async () => {
+    const keys = await keysFor(SECRET);
+    const sealed = (await sealApproverTaskId(keys, "acme", target)) as string;
+    const keyed = keyedApproverTaskId(sealed, `${target.taskId}.42`);
+    expect(keyed).toBe(`${sealed}.42`);
+    expect(await openApproverTaskId(keys, "acme", keyed)).toEqual({
+      ...target,
+      taskId: `${target.taskId}.42`,
+    });
+    // The key is not sealed: changed, it opens to a task id the object finds no row for.
+    expect((await openApproverTaskId(keys, "acme", `${sealed}.7`))?.taskId).toBe(
+      `${target.taskId}.7`,
+    );
+    for (const junk of [`${sealed}.`, `${sealed}.x`, `${sealed}.07`, `${keyed}.1`]) {
+      expect(await openApproverTaskId(keys, "acme", junk)).toBeNull();
+    }
+    expect(() => keyedApproverTaskId(sealed, target.taskId)).toThrow(/carries no key/);
   });
 
   it("M9: an id that would not fit in a task id is not made (the owner alone decides that task)", async () => {

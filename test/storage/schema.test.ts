@@ -187,6 +187,28 @@ const INDEX_DROPPED_IN_2 = new Set([
   "list_moves_by_task",
   "task_index_unlisted",
 ]);
+/**
+ * Version 8: a task's id names its row (its key after a `.`), so `tasks` has no index of
+ * ids; the keys of ids issued before are in `task_ids`.
+ */
+const VERSION_8: MasterRow[] = [
+  {
+    ...VERSION_7,
+    sql: (VERSION_7.sql as string).replace("id TEXT NOT NULL UNIQUE", "id TEXT NOT NULL"),
+  },
+  {
+    type: "table",
+    name: "task_ids",
+    tbl_name: "task_ids",
+    sql: "CREATE TABLE task_ids (id TEXT PRIMARY KEY, key INTEGER NOT NULL) WITHOUT ROWID",
+  },
+  {
+    type: "trigger",
+    name: "task_ids_gone",
+    tbl_name: "tasks",
+    sql: "CREATE TRIGGER task_ids_gone AFTER DELETE ON tasks WHEN instr(old.id, '.') = 0 BEGIN DELETE FROM task_ids WHERE id = old.id; END",
+  },
+];
 
 /** What version 4 drops: indexes no query needs any more, and the rebuilt tables' own. */
 const DROPPED_IN_4 = new Set([
@@ -202,8 +224,9 @@ const DROPPED_IN_4 = new Set([
  * `event_floor` and `event_ceiling` instead of the event log's index by task), to
  * version 3 (the inspector's task steps), to version 4 (`VERSION_4`), to version 5
  * (calls held for approval, and the decisions in the task steps), to version 6 (a
- * held call relayed from a delegated agent), and to version 7 (a task's first artifact in
- * its own row: `VERSION_7`); an index shard's, migrated to version 2 (`INDEX_VERSION_2`).
+ * held call relayed from a delegated agent), to version 7 (a task's first artifact in
+ * its own row: `VERSION_7`), and to version 8 (no index of task ids: `VERSION_8`); an index
+ * shard's, migrated to version 2 (`INDEX_VERSION_2`).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
   const order = (r: MasterRow) => `${r.type}\u0000${r.name}`;
@@ -219,6 +242,7 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
     (row) =>
       row.name !== "events_by_task" &&
       !DROPPED_IN_4.has(row.name) &&
+      row.name !== "sqlite_autoindex_tasks_1" && // version 8: no index of task ids
       !(row.type === "table" && rebuilt.has(row.name)),
   );
   const tasks = (r: MasterRow) => r.type === "table" && r.name === "tasks";
@@ -226,13 +250,13 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
     ...rows,
     ...TASK_STEPS,
     ...VERSION_4.filter((r) => !tasks(r)),
-    VERSION_7,
+    ...VERSION_8,
     ...APPROVALS,
   ].sort((a, b) => (order(a) < order(b) ? -1 : 1));
 }
 
 /** The version each kind's schema reaches. */
-const VERSIONS = { conversation: "7", index: "2", registry: "1" } as const;
+const VERSIONS = { conversation: "8", index: "2", registry: "1" } as const;
 
 const built = (schema: Schema) =>
   runInDurableObject(scratch(), (_i, state) => {

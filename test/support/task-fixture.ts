@@ -1,5 +1,18 @@
+import type { TaskStore } from "../../src/conversation/tasks/task-store";
 import { Messages } from "../../src/protocol/message";
 import { submittedTask, type Task } from "../../src/protocol/task";
+
+/**
+ * Creates a task as admission does: its id the `sealed` part and the row's key (so the
+ * store finds it by its key, not through `task_ids`); returns the id.
+ */
+export function createKeyed(store: TaskStore, sealed: string, start = true): string {
+  return store.atomic(() => {
+    const id = store.newTaskId(sealed);
+    store.create(taskFixture(id), start);
+    return id;
+  });
+}
 
 /** A submitted task with one user message, as `TaskStore.create` takes it. */
 export function taskFixture(id: string, contextId = "c"): Task {
@@ -28,4 +41,6 @@ export function orphanTaskRow(sql: SqlStorage, taskId: string, contextId: string
     now,
     now,
   );
+  // An id given whole (no key of its own) is found through `task_ids`.
+  if (!taskId.includes(".")) sql.exec("INSERT INTO task_ids (id, key) VALUES (?, ?)", taskId, seq);
 }

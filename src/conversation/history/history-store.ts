@@ -2,6 +2,7 @@ import { A2AError } from "../../protocol/errors";
 import { CHUNK_CHARS } from "../../storage/row-limit";
 import { PINNED } from "../../storage/schema";
 import { sqlLimit } from "../../storage/sql-limit";
+import { taskRow } from "../../storage/task-keys";
 
 /** What the store needs of a conversation item: a stable id and a type. */
 export interface StoredItem {
@@ -59,8 +60,8 @@ export const HISTORY_SEQ_KEY = "history_seq";
  * A task's rows: between its bounds (`history_floor`, and `history_ceiling` once it has
  * ended) along the position index, then by task; a task without a row reads all of it.
  */
-const OF_TASK = `seq >= COALESCE((SELECT history_floor FROM tasks WHERE id = ?1), -9e999)
-  AND seq <= COALESCE((SELECT history_ceiling FROM tasks WHERE id = ?1), 9e999) AND task_id = ?1`;
+const OF_TASK = `seq >= COALESCE((SELECT history_floor FROM tasks WHERE ${taskRow()}), -9e999)
+  AND seq <= COALESCE((SELECT history_ceiling FROM tasks WHERE ${taskRow()}), 9e999) AND task_id = ?1`;
 
 /**
  * The conversation of one context as SQLite rows, one per item, ordered by a sequence

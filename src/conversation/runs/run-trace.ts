@@ -1,5 +1,6 @@
 import type { Agent } from "../../agent/definition";
 import type { TaskState } from "../../protocol/task-state";
+import { taskRow } from "../../storage/task-keys";
 import {
   A2A_TASK_ID,
   A2A_TASK_STATE,
@@ -29,7 +30,7 @@ import {
 /** The trace a task's latest run belongs to, as stored with the task (null: none). */
 export function storedTrace(sql: SqlStorage, taskId: string): TraceCarrier | null {
   const row = sql
-    .exec<{ trace: string | null }>("SELECT trace FROM tasks WHERE id = ?", taskId)
+    .exec<{ trace: string | null }>(`SELECT trace FROM tasks WHERE ${taskRow()}`, taskId)
     .toArray()[0];
   return row?.trace ?? null;
 }

@@ -6,6 +6,7 @@
  */
 import type { Artifact } from "../../protocol/artifact";
 import type { Part } from "../../protocol/part";
+import { taskRow } from "../../storage/task-keys";
 
 /** Characters of stored JSON per artifact of a task, and their sum. */
 export interface ArtifactSizes {
@@ -49,9 +50,9 @@ export function inlineParts(header: string, bodies: readonly string[]): string |
 
 /**
  * A task's rows here are keyed by its conversation-local integer key (see the schema's
- * version 4): found from its id in the statement itself, through the tasks' id index.
+ * version 4): found from its id in the statement itself (the key it carries; see task-keys.ts).
  */
-const TASK_KEY = "(SELECT key FROM tasks WHERE id = ?1)";
+const TASK_KEY = `(SELECT key FROM tasks WHERE ${taskRow()})`;
 
 /**
  * The artifact kept in a task's row goes to `artifacts`, ahead of the others there (seq 0:
@@ -61,7 +62,7 @@ const TASK_KEY = "(SELECT key FROM tasks WHERE id = ?1)";
 export function moveOutOfTask(sql: SqlStorage, taskId: string, artifactId: string): void {
   sql.exec(
     `INSERT INTO artifacts (task_key, artifact_id, seq, header, parts)
-     SELECT key, ?2, 0, first_artifact, first_artifact_parts FROM tasks WHERE id = ?1`,
+     SELECT key, ?2, 0, first_artifact, first_artifact_parts FROM tasks WHERE ${taskRow()}`,
     taskId,
     artifactId,
   );
@@ -139,7 +140,7 @@ export function readArtifacts(
     row ??
     sql
       .exec<TaskArtifactColumns & Record<string, SqlStorageValue>>(
-        "SELECT first_artifact, first_artifact_parts FROM tasks WHERE id = ?",
+        `SELECT first_artifact, first_artifact_parts FROM tasks WHERE ${taskRow()}`,
         taskId,
       )
       .toArray()[0];

@@ -11,14 +11,15 @@ import type { TaskEvent } from "../../protocol/events";
 import { checkRowBytes } from "../../storage/row-limit";
 import { EVENTS_SEQ_KEY } from "../../storage/schema";
 import { sqlLimit } from "../../storage/sql-limit";
+import { taskRow } from "../../storage/task-keys";
 
 /**
  * Where a task's events lie in the log (SQL, the task id bound as ?1): from its floor to
  * its ceiling (its final event; the log's end while it runs). NULL when the task is gone,
  * which matches nothing.
  */
-const FLOOR_OF_TASK = "(SELECT event_floor FROM tasks WHERE id = ?1)";
-const CEILING_OF_TASK = `(SELECT COALESCE(event_ceiling, ${Number.MAX_SAFE_INTEGER}) FROM tasks WHERE id = ?1)`;
+const FLOOR_OF_TASK = `(SELECT event_floor FROM tasks WHERE ${taskRow()})`;
+const CEILING_OF_TASK = `(SELECT COALESCE(event_ceiling, ${Number.MAX_SAFE_INTEGER}) FROM tasks WHERE ${taskRow()})`;
 
 /**
  * Names each event's seq itself (past every seq ever used) and gathers the rows of the open
@@ -249,7 +250,10 @@ export class EventLog {
       .toArray();
     if (row) return row.seq;
     const [task] = this.sql
-      .exec<{ seq: number | null }>("SELECT event_ceiling AS seq FROM tasks WHERE id = ?", taskId)
+      .exec<{ seq: number | null }>(
+        `SELECT event_ceiling AS seq FROM tasks WHERE ${taskRow()}`,
+        taskId,
+      )
       .toArray();
     return task?.seq ?? 0;
   }

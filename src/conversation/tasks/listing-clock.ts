@@ -5,6 +5,7 @@
 import type { Task } from "../../protocol/task";
 import { type CuttablePage, type PageQuery, queryPage } from "../../storage/paging";
 import { CONTEXT_LISTING_KEEP } from "../../storage/schema";
+import { taskRow } from "../../storage/task-keys";
 
 /**
  * The listing clock (see `listingSteps` in schema.ts), kept here instead of by triggers:
@@ -117,7 +118,7 @@ export class ListingClock {
     const known = this.rowSeqs.get(task);
     if (known !== undefined) return known;
     const row = this.sql
-      .exec<{ row_seq: number }>("SELECT row_seq FROM tasks WHERE id = ?", task.id)
+      .exec<{ row_seq: number }>(`SELECT row_seq FROM tasks WHERE ${taskRow()}`, task.id)
       .toArray()[0];
     return row?.row_seq ?? 0;
   }

@@ -6,6 +6,7 @@
 
 import type { PendingIndexRows } from "../../index/index-outbox";
 import { sqlLimit } from "../../storage/sql-limit";
+import { taskRows } from "../../storage/task-keys";
 import type { EventLog } from "./event-log";
 import type { ListingClock } from "./listing-clock";
 import type { TaskCache } from "./task-cache";
@@ -123,16 +124,18 @@ export class Retention {
   /** Deletes the rows of up to PRUNE_CHUNK tasks: artifacts, events, webhook rows, tasks. */
   private deleteRows(chunk: readonly string[]): void {
     // Numbered, so one statement can name the chunk twice.
-    const marks = chunk.map((_, i) => `?${i + 1}`).join(", ");
+    const numbered = chunk.map((_, i) => `?${i + 1}`);
+    const marks = numbered.join(", ");
+    const rows = taskRows(numbered);
     for (const table of ["artifacts", "artifact_parts"]) {
       this.sql.exec(
-        `DELETE FROM ${table} WHERE task_key IN (SELECT key FROM tasks WHERE id IN (${marks}))`,
+        `DELETE FROM ${table} WHERE task_key IN (SELECT key FROM tasks WHERE ${rows})`,
         ...chunk,
       );
     }
     // The log has no index by task: it is read from the chunk's lowest floor on.
     this.sql.exec(
-      `DELETE FROM events WHERE seq >= (SELECT MIN(event_floor) FROM tasks WHERE id IN (${marks}))
+      `DELETE FROM events WHERE seq >= (SELECT MIN(event_floor) FROM tasks WHERE ${rows})
        AND task_id IN (${marks})`,
       ...chunk,
     );

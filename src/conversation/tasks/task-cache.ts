@@ -10,6 +10,7 @@ import type { JsonObject } from "../../protocol/json";
 import type { Message } from "../../protocol/message";
 import type { StateChange, Task } from "../../protocol/task";
 import type { TaskState } from "../../protocol/task-state";
+import { taskRow } from "../../storage/task-keys";
 import type { HistoryStore } from "../history/history-store";
 import { type ArtifactSizes, readArtifacts } from "./artifact-rows";
 import { messageFromItem } from "./conversation-bridge";
@@ -192,7 +193,9 @@ export class TaskCache {
   }
 
   private load(taskId: string, historyLength?: number, withArtifacts = true): Task | null {
-    const row = this.sql.exec<TaskRow>("SELECT * FROM tasks WHERE id = ?", taskId).toArray()[0];
+    const row = this.sql
+      .exec<TaskRow>(`SELECT * FROM tasks WHERE ${taskRow()}`, taskId)
+      .toArray()[0];
     if (!row) return null;
     const { taskHistory, taskHistoryChars } = this.bounds;
     const messages = this.history.newestMessagesOf(

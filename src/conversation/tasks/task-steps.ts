@@ -10,6 +10,7 @@ import type { ChildRecord } from "../../agent/delegation";
 import { compact, type JsonObject } from "../../protocol/json";
 import { isTerminal, type TaskState } from "../../protocol/task-state";
 import type { Scope } from "../../storage/ids";
+import { taskRow } from "../../storage/task-keys";
 
 /** How many of a task's delegations its steps keep (`delegations`), the latest. */
 export const MAX_DELEGATIONS_SHOWN = 32;
@@ -149,11 +150,10 @@ export class TaskSteps {
       .toArray()[0];
     const list = row ? (JSON.parse(row.list) as JsonObject[]) : [];
     this.sql.exec(
-      `INSERT INTO task_steps (task_id, ${column}) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ?)
+      `INSERT INTO task_steps (task_id, ${column}) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM tasks WHERE ${taskRow()})
        ON CONFLICT (task_id) DO UPDATE SET ${column} = excluded.${column}`,
       taskId,
       JSON.stringify(change(list)),
-      taskId,
     );
   }
 }

@@ -19,6 +19,7 @@ import { isTerminal, type TaskState } from "../../protocol/task-state";
 import { mergePatch } from "../../storage/merge-patch";
 import type { CuttablePage, PageQuery } from "../../storage/paging";
 import { checkRowBytes } from "../../storage/row-limit";
+import { keyedTaskId, taskIdParts, taskRow, taskRows } from "../../storage/task-keys";
 import type { TraceCarrier } from "../../telemetry";
 import type { HistoryStore } from "../history/history-store";
 import { EventLog } from "./event-log";
@@ -37,6 +38,9 @@ import {
   transitionTask,
 } from "./task-status";
 import { type EventReaders, TurnEvents } from "./turn-events";
+
+/** The row of the task whose id is bound at ?1 (a seek by its key). */
+const BY_ID = taskRow();
 
 export type { IndexEntry } from "../../index/index-outbox";
 export { INLINE_PARTS_CHARS } from "./artifact-rows";
@@ -88,8 +92,8 @@ export class TaskStore {
       withPush: push !== null,
       deleteTasks: (ids) => {
         // Numbered, so a chunk of ids is one statement.
-        const marks = ids.map((_, i) => `?${i + 1}`).join(", ");
-        this.sql.exec(`DELETE FROM tasks WHERE id IN (${marks})`, ...ids);
+        const marks = ids.map((_, i) => `?${i + 1}`);
+        this.sql.exec(`DELETE FROM tasks WHERE ${taskRows(marks)}`, ...ids);
       },
     });
     history.onTaskItemPlaced = (taskId, seq) => this.widenHistory(taskId, seq);
@@ -156,7 +160,7 @@ export class TaskStore {
     }
     this.sql.exec(
       `UPDATE tasks SET state = ?2, status_timestamp = ?3, updated_at = ?3, state_history = ?4,
-       row_seq = ?5, index_pending = 1, ${set} WHERE id = ?1`,
+       row_seq = ?5, index_pending = 1, ${set} WHERE ${BY_ID}`,
       ...args,
     );
   }
@@ -167,7 +171,7 @@ export class TaskStore {
    */
   writeTaskArtifact(taskId: string, header: string | null, parts: string | null): void {
     this.sql.exec(
-      "UPDATE tasks SET first_artifact = ?2, first_artifact_parts = ?3 WHERE id = ?1",
+      `UPDATE tasks SET first_artifact = ?2, first_artifact_parts = ?3 WHERE ${BY_ID}`,
       taskId,
       header,
       parts,
@@ -176,7 +180,7 @@ export class TaskStore {
 
   /** Keeps the trace context of a task's run with it, for what is queued later. */
   setTrace(taskId: string, carrier: TraceCarrier): void {
-    this.sql.exec("UPDATE tasks SET trace = ? WHERE id = ?", carrier, taskId);
+    this.sql.exec(`UPDATE tasks SET trace = ?2 WHERE ${BY_ID}`, taskId, carrier);
   }
 
   /**
@@ -233,9 +237,41 @@ export class TaskStore {
     const task = this.cache.peek(taskId);
     if (task) return task.status.state;
     const row = this.sql
-      .exec<{ state: string }>("SELECT state FROM tasks WHERE id = ?", taskId)
+      .exec<{ state: string }>(`SELECT state FROM tasks WHERE ${BY_ID}`, taskId)
       .toArray()[0];
     return row ? (row.state as TaskState) : null;
+  }
+
+  /** The key `newTaskId` handed out in the open transaction, for `create` to take. */
+  private minted: number | null = null;
+
+  /**
+   * The id of the next task `create` inserts: the Worker's `sealed` part and the row's key
+   * (see task-keys.ts), so the task is found by its key. Called in the transaction that
+   * creates the task.
+   */
+  newTaskId(sealed: string): string {
+    const key = this.listing.tick();
+    this.minted = key;
+    return keyedTaskId(sealed, key);
+  }
+
+  /**
+   * The row key of a new task: the one its id carries (made by `newTaskId`), or, for an
+   * id given whole (one without a key, as tests make), the next one, kept in `task_ids`.
+   */
+  private keyFor(id: string): number {
+    const parts = taskIdParts(id);
+    if (parts?.key === null) {
+      const key = this.listing.tick();
+      this.sql.exec("INSERT INTO task_ids (id, key) VALUES (?, ?)", id, key);
+      return key;
+    }
+    if (!parts || parts.key !== this.minted) {
+      throw new Error(`task id ${id} names a key newTaskId did not hand out`);
+    }
+    this.minted = null;
+    return parts.key;
   }
 
   /**
@@ -263,7 +299,7 @@ export class TaskStore {
       const metadata = JSON.stringify(live.metadata);
       const stateHistory = JSON.stringify(live.stateHistory);
       checkRowBytes("task row", metadata, stateHistory);
-      const rowSeq = this.listing.tick();
+      const rowSeq = this.keyFor(live.id);
       this.sql.exec(
         `INSERT INTO tasks (key, id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq, event_floor, history_floor)
          VALUES (?8, ?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?4, 1, ?8, ?9, ?10)`,
@@ -305,7 +341,7 @@ export class TaskStore {
     this.sql.exec(
       `UPDATE tasks SET history_floor = MIN(history_floor, ?2),
          history_ceiling = CASE WHEN history_ceiling IS NULL THEN NULL ELSE MAX(history_ceiling, ?2) END
-       WHERE id = ?1 AND (history_floor > ?2 OR history_ceiling < ?2)`,
+       WHERE ${BY_ID} AND (history_floor > ?2 OR history_ceiling < ?2)`,
       taskId,
       seq,
     );
@@ -392,7 +428,7 @@ export class TaskStore {
     const json = JSON.stringify(merged);
     checkRowBytes("task metadata", json);
     this.atomic(() => {
-      this.sql.exec("UPDATE tasks SET metadata = ? WHERE id = ?", json, taskId);
+      this.sql.exec(`UPDATE tasks SET metadata = ?2 WHERE ${BY_ID}`, taskId, json);
       task.metadata = merged;
     });
   }
@@ -419,7 +455,7 @@ function indexFlags(storage: DurableObjectStorage): IndexFlags {
     markAll: () => storage.sql.exec("UPDATE tasks SET index_pending = 1"),
     clear: (ids) => {
       storage.sql.exec(
-        `UPDATE tasks SET index_pending = 0 WHERE id IN (${ids.map(() => "?").join(", ")})`,
+        `UPDATE tasks SET index_pending = 0 WHERE ${taskRows(ids.map((_, i) => `?${i + 1}`))}`,
         ...ids,
       );
     },

@@ -139,7 +139,7 @@ export class ContextRouting<Env> {
       const approverId = await sealApproverTaskId(keys, this.tenant, owned);
       if (approverId) target.scope.newApproverTaskId = approverId;
     }
-    this.trace?.span.setAttribute(A2A_TASK_ID, newTaskId);
+    // The object adds the task's key to the id: the span names it once it answers.
     return target;
   }
 

@@ -19,7 +19,7 @@ import { isApproverTaskId } from "../../storage/approver-ids";
 import { decodeCursor } from "../../storage/ids";
 import { unwrap } from "../../storage/rpc-result";
 import { A2A_TASK_STATE } from "../../telemetry";
-import { stateOfRendered } from "../tracing";
+import { newTaskIdOfRendered, newTaskIdOfStream, stateOfRendered } from "../tracing";
 import { ContextRouting } from "./context-routing";
 import { requireAcceptedParts, requireInputFormats } from "./negotiation";
 
@@ -49,6 +49,7 @@ export class Operations<Env> extends ContextRouting<Env> {
     const sent = params.pushConfig === undefined ? params : withoutPush(params);
     const rendered = unwrap(await stub.sendMessage(scope, sent, version, push));
     stateOfRendered(this.trace, rendered);
+    if (scope.newTaskId) newTaskIdOfRendered(this.trace, rendered, scope.newTaskId);
     return rendered;
   }
 
@@ -72,7 +73,8 @@ export class Operations<Env> extends ContextRouting<Env> {
     }
     const push = this.inlinePush(params.pushConfig, format.version);
     const { stub, scope } = await this.route(params, contextField);
-    return unwrap(await stub.streamMessage(scope, params, format, push));
+    const stream = unwrap(await stub.streamMessage(scope, params, format, push));
+    return scope.newTaskId ? newTaskIdOfStream(this.trace, stream, scope.newTaskId) : stream;
   }
 
   async getTask(params: TaskIdParams): Promise<Task> {

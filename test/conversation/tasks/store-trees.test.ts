@@ -16,11 +16,15 @@ import { countedStorage } from "../../support/counted-storage";
 const scratch = () =>
   env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(`store-trees-${crypto.randomUUID()}`));
 
-/** What one blocking message writes, as the echo agent's run writes it. */
-function oneMessage(store: TaskStore, id: string, text: string): void {
-  const task = submittedTask(id, "c", { ...Messages.user(text), messageId: `m-${id}` });
-  store.atomic(() => {
-    store.create(task, true, false, `msg_a2a_m-${id}`);
+/**
+ * What one blocking message writes, as admission and the echo agent's run write it: the
+ * task's id is the Worker's sealed part (`sealed` here) and the row's key. Returns the id.
+ */
+function oneMessage(store: TaskStore, sealed: string, text: string): string {
+  return store.atomic(() => {
+    const id = store.newTaskId(sealed);
+    const task = submittedTask(id, "c", { ...Messages.user(text), messageId: `m-${sealed}` });
+    store.create(task, true, false, `msg_a2a_m-${sealed}`);
     store.putArtifact(
       id,
       Artifacts.create({
@@ -31,6 +35,7 @@ function oneMessage(store: TaskStore, id: string, text: string): void {
       { append: false, lastChunk: true },
     );
     store.transition(id, "completed");
+    return id;
   });
 }
 
@@ -61,7 +66,7 @@ function treesWritten(sql: SqlStorage, query: string): string[] {
 }
 
 describe("what a message writes: statements and B-trees, counted", () => {
-  it("B12: a blocking message is 5 statements entering 8 B-trees (one a partial index it skips), none an index by task, its answer in the task's row", async () => {
+  it("B12: a blocking message is 5 statements entering 7 B-trees (one a partial index it skips), none an index by task or of task ids, its answer in the task's row", async () => {
     const result = await runInDurableObject(scratch(), (_i, state) => {
       ensureSchema(state.storage, CONTEXT_SCHEMA);
       const counted = countedStorage(state.storage);
@@ -91,12 +96,12 @@ describe("what a message writes: statements and B-trees, counted", () => {
       };
     });
     expect(result.plans.join("\n")).not.toMatch(/\bSCAN (tasks|history_items|artifacts|events)\b/);
-    // The answer's artifact and the completion update the task row found by its id.
+    // The answer's artifact and the completion update the task row found by the key its id
+    // carries: a seek on the rowid, no index of ids.
     expect(
-      result.plans.filter((p) =>
-        /SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 \(id=\?\)/.test(p),
-      ),
+      result.plans.filter((p) => /SEARCH tasks USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(p)),
     ).toHaveLength(2);
+    expect(result.plans.join("\n")).not.toMatch(/sqlite_autoindex_tasks/);
     // In one transaction: the task, its message, its artifact, its completion, and its
     // three events in one INSERT.
     expect(result.statements).toBe(5);
@@ -107,7 +112,6 @@ describe("what a message writes: statements and B-trees, counted", () => {
       "history_items",
       "history_pinned", // partial: a user message is not pinned, so no page of it changes
       "sqlite_autoindex_history_items_1",
-      "sqlite_autoindex_tasks_1",
       "tasks",
       "tasks_by_seq",
     ]);
@@ -118,7 +122,8 @@ describe("what a message writes: statements and B-trees, counted", () => {
       ensureSchema(state.storage, CONTEXT_SCHEMA);
       const counted = countedStorage(state.storage);
       const store = new TaskStore(counted.proxy, new HistoryStore(counted.proxy));
-      for (let i = 0; i < 5; i++) oneMessage(store, `t${i}`, `hello ${i}`);
+      const ids = Array.from({ length: 5 }, (_, i) => oneMessage(store, `t${i}`, `hello ${i}`));
+      const t1 = ids[1] as string;
       store.cache.clear();
       const sql = state.storage.sql;
       const plan = (read: () => unknown) => {
@@ -128,7 +133,7 @@ describe("what a message writes: statements and B-trees, counted", () => {
         return done()
           .queries.filter((q) => !q.includes("COUNT(*)"))
           .map((q) => {
-            const args = Array.from({ length: paramCount(q) }, () => "t1");
+            const args = Array.from({ length: paramCount(q) }, () => t1);
             return sql
               .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${q}`, ...args)
               .toArray()
@@ -137,18 +142,17 @@ describe("what a message writes: statements and B-trees, counted", () => {
           });
       };
       return {
-        read: plan(() => store.read("t1", { includeArtifacts: true })),
+        read: plan(() => store.read(t1, { includeArtifacts: true })),
         page: plan(() => store.page({ pageSize: 2 })),
-        events: plan(() => store.events.after("t1", 0)),
+        events: plan(() => store.events.after(t1, 0)),
       };
     });
     const all = [...plans.read, ...plans.page, ...plans.events].join("\n");
     expect(all).not.toMatch(/\bSCAN (tasks|history_items|artifacts|artifact_parts|events)\b/);
-    // A task by its id; its history between its bounds along the position index; its
-    // artifacts by its integer key.
-    expect(plans.read.join("\n")).toMatch(
-      /SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 \(id=\?\)/,
-    );
+    // A task by the key its id carries; its history between its bounds along the position
+    // index; its artifacts by that key.
+    expect(plans.read.join("\n")).toMatch(/SEARCH tasks USING INTEGER PRIMARY KEY \(rowid=\?\)/);
+    expect(all).not.toMatch(/sqlite_autoindex_tasks/);
     expect(plans.read.join("\n")).toMatch(
       /SEARCH history_items USING INDEX history_by_seq \(seq>\? AND seq<\?\)/,
     );
@@ -159,6 +163,7 @@ describe("what a message writes: statements and B-trees, counted", () => {
     // The listing walks the sequence index, newest first.
     expect(plans.page.join("\n")).toMatch(/SEARCH t USING INDEX tasks_by_seq \(row_seq<\?\)/);
     expect(plans.events.join("\n")).toMatch(/SEARCH events USING INTEGER PRIMARY KEY/);
+    expect(plans.events.join("\n")).toMatch(/SEARCH tasks USING INTEGER PRIMARY KEY \(rowid=\?\)/);
   });
 });
 
@@ -209,5 +214,72 @@ describe("a task's history bounds hold every item of the task", () => {
     expect(result.late).toEqual(["question", "the end", "late"]);
     expect(result.moved).toEqual(["moved", "question", "the end", "late"]);
     expect(result.b).toEqual(["answer"]);
+  });
+});
+
+describe("a task's id names its row: found by its key, kept only if the whole id matches", () => {
+  it("B12: a keyed id reads its row alone; an id given whole (no key) reads its key in task_ids first", async () => {
+    const rows = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const counted = countedStorage(state.storage);
+      const store = new TaskStore(counted.proxy, new HistoryStore(counted.proxy));
+      const keyed = oneMessage(store, "sealed", "hello");
+      store.create(submittedTask("whole", "c", Messages.user("old")), true);
+      store.cache.clear();
+      const read = (id: string) => {
+        const done = counted.measure();
+        const found = store.state(id);
+        return { found, rows: done().rowsRead };
+      };
+      return { keyed: read(keyed), whole: read("whole"), id: keyed };
+    });
+    expect(rows.id).toMatch(/^sealed\.[1-9][0-9]*$/);
+    expect(rows.keyed).toEqual({ found: "completed", rows: 1 });
+    expect(rows.whole).toEqual({ found: "working", rows: 2 });
+  });
+
+  it("B12: an altered id finds no task: another task's key, the key removed or added, malformed keys, another sealed part", async () => {
+    const result = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      const a = oneMessage(store, "sealedA", "a");
+      const b = oneMessage(store, "sealedB", "b");
+      store.create(submittedTask("legacy", "c", Messages.user("old")), true);
+      const key = (id: string) => id.slice(id.indexOf(".") + 1);
+      const forged = [
+        `sealedA.${key(b)}`, // another task's key in this conversation
+        "sealedA", // the key removed
+        `legacy.${key(a)}`, // a key added to an id issued without one
+        `sealedA.0${key(a)}`, // a leading zero
+        `sealedA.-${key(a)}`,
+        `sealedA.${key(a)}.${key(a)}`,
+        "sealedA.x",
+        "sealedA.",
+        `sealedA.${"9".repeat(40)}`,
+        `sealedC.${key(a)}`, // another sealed part with this one's key
+        `${a} `,
+      ];
+      store.cache.clear();
+      const found = forged.map((id) => ({
+        id,
+        state: store.state(id),
+        read: store.read(id) !== null,
+        events: store.events.after(id, 0).length,
+      }));
+      // A write through a forged id changes nothing (no row matches it).
+      store.setTrace(`sealedA.${key(b)}`, "forged");
+      const trace = state.storage.sql
+        .exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE trace IS NOT NULL")
+        .one().n;
+      return {
+        found,
+        real: [store.state(a), store.state(b), store.state("legacy")],
+        trace,
+      };
+    });
+    for (const f of result.found)
+      expect(f, f.id).toMatchObject({ state: null, read: false, events: 0 });
+    expect(result.real).toEqual(["completed", "completed", "working"]);
+    expect(result.trace).toBe(0);
   });
 });

@@ -12,7 +12,7 @@ import { CONTEXT_SCHEMA } from "../../../src/storage/schema";
 import { ensureSchema } from "../../../src/storage/schema-version";
 import { countedStorage } from "../../support/counted-storage";
 import { rest, rpc, send } from "../../support/helpers";
-import { taskFixture } from "../../support/task-fixture";
+import { createKeyed, taskFixture } from "../../support/task-fixture";
 
 type Json = Record<string, unknown>;
 
@@ -149,14 +149,15 @@ describe("a task read carries a bounded history (issue 10, A2A §3.2.4)", () => 
     const rowsRead = await runInDurableObject(stubOf("history-rows"), (_i, state) => {
       ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
       const writer = new TaskStore(state.storage, new HistoryStore<Item>(state.storage));
-      writer.create(taskFixture("t"), true);
+      // Created as admission does: a task id names its row.
+      const t = createKeyed(writer, "t");
       writer.atomic(() => {
-        for (let i = 0; i < 2000; i++) writer.appendMessage("t", Messages.agent(`m${i}`));
+        for (let i = 0; i < 2000; i++) writer.appendMessage(t, Messages.agent(`m${i}`));
       });
       const counted = countedStorage(state.storage);
       const store = new TaskStore(counted.proxy, new HistoryStore<Item>(counted.proxy));
       const done = counted.measure();
-      const task = store.read("t");
+      const task = store.read(t);
       return { rows: done().rowsRead, messages: task?.history.length, last: task?.history.at(-1) };
     });
     expect(rowsRead.messages).toBe(DEFAULT_LIMITS.taskHistory);
