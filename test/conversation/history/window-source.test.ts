@@ -260,17 +260,30 @@ describe("the window a model turn reads (F25, issue 10)", () => {
     const result = await runInDurableObject(stubOf("race"), async (_i, state) => {
       const { store, fill } = countedStore(state.storage);
       fill(201);
+      // Each summary waits for its gate, opened in a set order (not timers, which a loaded
+      // machine can fire out of order): the second call's first, then the first call's.
       let calls = 0;
+      const gates = new Map<number, () => void>();
+      let bothWaiting!: () => void;
+      const waiting = new Promise<void>((resolve) => {
+        bothWaiting = resolve;
+      });
       const slow: Summarizer = async () => {
         const n = ++calls;
-        await new Promise((resolve) => setTimeout(resolve, n === 1 ? 20 : 1));
+        await new Promise<void>((resolve) => {
+          gates.set(n, resolve);
+          if (gates.size === 2) bothWaiting();
+        });
         return `summary from call ${n}`;
       };
       const policy = { maxTokens: 400, summarizer: slow };
-      const [a, b] = await Promise.all([
-        readWindow(windowSource(store), policy),
-        readWindow(windowSource(store), policy),
-      ]);
+      const first = readWindow(windowSource(store), policy);
+      const second = readWindow(windowSource(store), policy);
+      await waiting;
+      gates.get(2)?.();
+      const b = await second;
+      gates.get(1)?.();
+      const a = await first;
       return { a: a.items.map(text), b: b.items.map(text), stored: store.runningSummary() };
     });
     // The second call finished first and stored; the first one's summary was not stored.
