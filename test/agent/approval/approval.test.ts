@@ -83,6 +83,9 @@ const decision = (callId: string, decision: string, extra: Json = {}): Json => (
 });
 
 /** Asks for the UK's capital: the model calls get_capital, which waits for approval. */
+/** The approval deadline of the tests that pass it. */
+const DEADLINE_MS = 250;
+
 async function askCapital(headers?: Record<string, string>) {
   fake.reply({ fixture: "openai-chat/tool-call-split-args.sse" });
   const task = taskOf(await send([{ text: "What is the capital of the UK?" }], {}, headers));
@@ -373,11 +376,13 @@ describe("tool calls that need approval", () => {
 
 describe("the approval deadline", () => {
   it("M10: past its deadline the object's alarm rejects the call as timed out and the turn goes on", async () => {
-    agent.approvals = { ...defaults.approvals, timeoutMs: 30 };
+    // A deadline a loaded machine cannot pass before the test has answered the first call
+    // and scripted the model's next reply (30 ms could, failing the turn).
+    agent.approvals = { ...defaults.approvals, timeoutMs: DEADLINE_MS };
     const { task } = await askCapital();
     // The alarm rings by itself at the deadline; run it too, in case it has not yet.
     fake.reply({ fixture: "openai-chat/after-tool-result-text.sse" });
-    await sleep(40);
+    await sleep(DEADLINE_MS + 20);
     await runDurableObjectAlarm(stubOf(task.contextId as string));
     const done = await waitFor(task.id as string, "TASK_STATE_COMPLETED");
     expect(stateOf(done)).toBe("TASK_STATE_COMPLETED");
@@ -386,9 +391,9 @@ describe("the approval deadline", () => {
   });
 
   it("M10: with onTimeout fail, the task fails at the deadline", async () => {
-    agent.approvals = { ...defaults.approvals, timeoutMs: 30, onTimeout: "fail" };
+    agent.approvals = { ...defaults.approvals, timeoutMs: DEADLINE_MS, onTimeout: "fail" };
     const { task } = await askCapital();
-    await sleep(40);
+    await sleep(DEADLINE_MS + 20);
     await runDurableObjectAlarm(stubOf(task.contextId as string));
     const done = await waitFor(task.id as string, "TASK_STATE_FAILED");
     expect((done.metadata as Json).error).toMatch(/approval deadline/);
