@@ -299,6 +299,13 @@ const INDEX_V2_COST_BYTES = 58;
  * the package: 227,517 bytes before, 228,531 after.
  */
 const TASK_KEY_IN_ID_COST_BYTES = 1_014;
+/**
+ * The integration's own fixes: auth read per request again (an async layer only with
+ * auth), the log's key shapes anchored with a lookbehind, the conversation's reads in a
+ * base class. Measured on the merged demo built from the package in a bare clone's CI run:
+ * 228,624 bytes before (the goal the merged items make), 228,640 after.
+ */
+const INTEGRATION_FIXES_COST_BYTES = 16;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -340,6 +347,7 @@ const BUNDLE_GOAL_BYTES =
   ONE_TRANSACTION_COST_BYTES +
   INDEX_V2_COST_BYTES +
   TASK_KEY_IN_ID_COST_BYTES +
+  INTEGRATION_FIXES_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
