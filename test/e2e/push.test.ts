@@ -67,7 +67,7 @@ describe("push notifications to a real receiver", () => {
   it("a webhook registered with the SDK receives the task's events in order, signed", async () => {
     const client = await sdkClient(agent.baseUrl, "JSONRPC");
     const started = await client.sendMessage(
-      sendRequest([{ text: "count 2" }], { returnImmediately: true }),
+      sendRequest([{ text: "count 3" }], { returnImmediately: true }),
     );
     const taskId = started.id as string;
     const config = await client.createTaskPushNotificationConfig(
@@ -104,7 +104,10 @@ describe("push notifications to a real receiver", () => {
     const texts = events
       .filter((e) => e.kind === "status-update" && e.status.message)
       .map((e) => e.status.message.parts[0].content);
-    expect(texts).toEqual(["1…", "2…"]);
+    // The count ticks once a second from the task's start; a config registered after the
+    // first tick (a loaded machine) gets the task as it stands, then the later ticks, in order.
+    expect(texts.length).toBeGreaterThanOrEqual(2);
+    expect(texts).toEqual(["1…", "2…", "3…"].slice(3 - texts.length));
     const ids = mine().map((d) => d.headers["x-a2a-event-id"]);
     expect(new Set(ids).size).toBe(ids.length);
 
