@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { IndexObject, IndexRow } from "../../src/index/index-object";
 import { countedStorage } from "../support/counted-storage";
+import { paramCount, treesWritten } from "../support/sql-plans";
 
 /**
  * What an index upsert writes and how each hot query finds its rows, counted: statements
@@ -20,34 +21,6 @@ const rows = (from: number, count: number, second: number): IndexRow[] =>
     createdAt: at(0),
     updatedAt: at(second + i),
   }));
-
-/** How many values a statement takes: its highest `?N`, or its count of bare `?`. */
-function paramCount(query: string): number {
-  const numbered = [...query.matchAll(/\?(\d+)/g)].map((m) => Number(m[1]));
-  const bare = (query.match(/\?(?!\d)/g) ?? []).length;
-  return Math.max(bare, ...numbered, 0);
-}
-
-/** The B-trees (by name) a statement opens for writing, its triggers' aside. */
-function treesWritten(sql: SqlStorage, query: string): string[] {
-  const roots = new Map(
-    sql
-      .exec<{ name: string; rootpage: number }>(
-        "SELECT name, rootpage FROM sqlite_master WHERE rootpage > 0",
-      )
-      .toArray()
-      .map((r) => [r.rootpage, r.name]),
-  );
-  // EXPLAIN compiles without running: its OpenWrite instructions name each root page.
-  return sql
-    .exec<{ opcode: string; p2: number }>(
-      `EXPLAIN ${query}`,
-      ...Array.from({ length: paramCount(query) }, () => null),
-    )
-    .toArray()
-    .filter((op) => op.opcode === "OpenWrite")
-    .map((op) => roots.get(op.p2) ?? `page ${op.p2}`);
-}
 
 function plan(sql: SqlStorage, query: string, arg: SqlStorageValue): string {
   return sql

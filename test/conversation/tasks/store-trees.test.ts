@@ -11,6 +11,7 @@ import { submittedTask } from "../../../src/protocol/task";
 import { CONTEXT_SCHEMA } from "../../../src/storage/schema";
 import { ensureSchema } from "../../../src/storage/schema-version";
 import { countedStorage } from "../../support/counted-storage";
+import { paramCount, treesWritten } from "../../support/sql-plans";
 
 /** A new object of the context namespace, white-box (any class's SQLite will do). */
 const scratch = () =>
@@ -37,32 +38,6 @@ function oneMessage(store: TaskStore, sealed: string, text: string): string {
     store.transition(id, "completed");
     return id;
   });
-}
-
-/** How many values a statement takes: its highest `?N`, or its count of bare `?`. */
-function paramCount(query: string): number {
-  const numbered = [...query.matchAll(/\?(\d+)/g)].map((m) => Number(m[1]));
-  const bare = (query.match(/\?(?!\d)/g) ?? []).length;
-  return Math.max(bare, ...numbered, 0);
-}
-
-/** The B-trees (tables and indexes, by name) a statement opens for writing. */
-function treesWritten(sql: SqlStorage, query: string): string[] {
-  const roots = new Map(
-    sql
-      .exec<{ name: string; rootpage: number }>(
-        "SELECT name, rootpage FROM sqlite_master WHERE rootpage > 0",
-      )
-      .toArray()
-      .map((r) => [r.rootpage, r.name]),
-  );
-  // EXPLAIN compiles without running: its OpenWrite instructions name each root page.
-  const args = Array.from({ length: paramCount(query) }, () => null);
-  return sql
-    .exec<{ opcode: string; p2: number }>(`EXPLAIN ${query}`, ...args)
-    .toArray()
-    .filter((op) => op.opcode === "OpenWrite")
-    .map((op) => roots.get(op.p2) ?? `page ${op.p2}`);
 }
 
 describe("what a message writes: statements and B-trees, counted", () => {
