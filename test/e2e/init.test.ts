@@ -26,6 +26,14 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDev } from "./support/dev-server";
 import { checkBlocks, extractBlocks, repositoryBlocks } from "./support/doc-blocks";
+import {
+  blockOf,
+  CLIENTS,
+  type GuidesRun,
+  startGuides,
+  TYPE_ONLY,
+  WORKERS,
+} from "./support/guides-run";
 import { startReceiver } from "./support/otlp-receiver";
 import { packedTarball } from "./support/packed";
 import { asTask, sdkClient, textOf, textRequest } from "./support/sdk";
@@ -361,6 +369,140 @@ describe("the documentation against the installed package", () => {
       receiver.server.close();
     }
   }, 180_000);
+});
+
+describe("the guides run as written in the new project: one wrangler dev serves every guide's Worker", () => {
+  let guides: GuidesRun;
+  let clients: Record<string, { out: string; error?: string }>;
+
+  /** A JSON-RPC call of a guide Worker's agent, as any A2A client sends it. */
+  const rpc = async (slug: string, method: string, params: object) => {
+    const response = await fetch(guides.url(slug), {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    });
+    return { status: response.status, body: await response.json() };
+  };
+  const send = async (slug: string, text: string, more: object = {}) => {
+    const { status, body } = await rpc(slug, "SendMessage", {
+      message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }], ...more },
+    });
+    expect(status, JSON.stringify(body)).toBe(200);
+    return body.result.task;
+  };
+  const answer = (task) =>
+    (task.artifacts ?? []).flatMap((a) => a.parts.map((p) => p.text ?? "")).join("");
+  /** The tasks of a guide's agent, with their artifacts. */
+  const tasksOf = async (slug: string) =>
+    (await rpc(slug, "ListTasks", { includeArtifacts: true })).body.result.tasks;
+
+  beforeAll(async () => {
+    guides = await startGuides(REPO, root, echo);
+  }, 180_000);
+  afterAll(async () => {
+    await guides?.close();
+  });
+
+  it("every ts block of README.md and docs/guides is run here, or listed as type-checked only with why", () => {
+    const blocks = repositoryBlocks(REPO).filter(
+      (b) => !b.ignored && (b.file === "README.md" || b.file.startsWith("docs/guides/")),
+    );
+    const listed = [...WORKERS, ...CLIENTS, ...TYPE_ONLY].map((l) => blockOf(REPO, l.file, l.find));
+    const unlisted = blocks.filter(
+      (b) => !listed.some((l) => l.file === b.file && l.line === b.line),
+    );
+    expect(unlisted.map((b) => `${b.file}:${b.line}`)).toEqual([]);
+  });
+
+  it("new-project and your-own-worker: the Worker a new project pastes answers a message", async () => {
+    expect(answer(await send("new-project", "hello"))).toBe("You said: hello");
+    expect(answer(await send("own-worker", "hi"))).toBe("Hello!");
+  });
+
+  it("getting-started: an empty message asks for a name (input-required), the reply in the same task greets with GREETING", async () => {
+    const asked = await send("getting-started", " ");
+    expect(asked.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    expect(asked.status.message.parts[0].text).toBe("What's your name?");
+    const done = await send("getting-started", "Ada", {
+      taskId: asked.id,
+      contextId: asked.contextId,
+    });
+    expect(done.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(answer(done)).toBe("Hello, Ada!");
+  });
+
+  it("inspector: inspector: false is never served, even on localhost where another agent's is", async () => {
+    const off = await fetch(`${guides.url("inspector")}/inspector`);
+    expect(off.status).toBe(404);
+    expect(await off.text()).toContain("EDGELINK_INSPECTOR");
+    expect((await fetch(`${guides.url("own-worker")}/inspector`)).status).toBe(200);
+    expect(answer(await send("inspector", "where is my order?"))).toBe(
+      "You asked: where is my order?",
+    );
+  });
+
+  it("compose-with-hono: the agent lives under /agent, with CORS, beside the app's own /health", async () => {
+    const health = await fetch(`${guides.url("compose")}/health`);
+    expect(await health.text()).toBe("ok");
+    const card = await fetch(`${guides.url("compose")}/agent/.well-known/agent-card.json`, {
+      headers: { origin: "https://app.example.com" },
+    });
+    expect(card.status).toBe(200);
+    expect(card.headers.get("access-control-allow-origin")).toBe("*");
+    const body = await card.json();
+    expect(body.name).toBe("Greeter");
+    expect(body.supportedInterfaces[0].url).toContain("/compose/agent");
+    expect(answer(await send("compose/agent", "hi"))).toBe("Hello!");
+  });
+
+  it("model-agents and tools: the model's tool call runs and its result is the answer", async () => {
+    const before = guides.modelCalls.length;
+    for (const slug of ["model-agents", "tools"]) {
+      const task = await send(slug, "What is 2 + 3?");
+      expect(task.status.state, JSON.stringify(task.status)).toBe("TASK_STATE_COMPLETED");
+      expect(answer(task)).toBe("5");
+    }
+    const calls = guides.modelCalls.slice(before);
+    expect(calls.map((c) => c.tools.sort().join(","))).toEqual([
+      "add",
+      "add",
+      "add,weather",
+      "add,weather",
+    ]);
+    expect(calls[1].messages.at(-1)).toMatchObject({ role: "tool", content: "5" });
+  });
+
+  it("approvals: a refund over 100 waits for a decision; 100 or less runs at once", async () => {
+    const held = await send("refunds-tool", "Refund order A-18, 150 euros");
+    expect(held.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    expect(answer(held)).not.toContain("Refunded");
+    expect(JSON.stringify(held.status.message)).toContain("Refunds over 100 need approval");
+    const small = await send("refunds-tool", "Refund order A-19, 50 euros");
+    expect(small.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(answer(small)).toBe("Refunded 50 on order A-19");
+    const asked = await send("refunds-handler", "anything");
+    expect(asked.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+  });
+
+  it("the client blocks run in Node against their guide's Worker: README's assistant, and the approvals client's decision resumes the held call", async () => {
+    clients = await guides.runClients();
+    for (const [name, ran] of Object.entries(clients)) expect(ran.error, name).toBeUndefined();
+    // README: the add tool's answer, then the streamed turn's states.
+    const readme = clients["readme-client"].out.split("\n");
+    expect(readme[0]).toBe("42");
+    expect(readme).toContain("completed");
+    // Approvals: the client approved the held call (150 ≤ 500), and the task completed.
+    for (const slug of ["refunds-tool", "refunds-handler"]) {
+      const tasks = await tasksOf(slug);
+      const decided = tasks.filter((t) => answer(t) === "Refunded 150 on order A-17");
+      expect(
+        decided.map((t) => t.status.state),
+        slug,
+      ).toEqual(["TASK_STATE_COMPLETED"]);
+    }
+    expect(guides.server.output()).not.toMatch(/Uncaught|TypeError|ReferenceError/);
+  }, 60_000);
 });
 
 /** One copy per mistake: what the running Worker answers, and what the doctor says. */
