@@ -323,57 +323,12 @@ describe("the documentation against the installed package", () => {
     const errors = checkBlocks(REPO, blocks, echo);
     expect(errors.map((e) => `${e.where}: ${e.message}`)).toEqual([]);
   }, 240_000);
-
-  it("the tracing guide runs as written: its Worker serves a request under wrangler dev and its spans reach an OTLP receiver", async () => {
-    const guide = readFileSync(join(REPO, TRACING_GUIDE), "utf8");
-    const block = extractBlocks(TRACING_GUIDE, guide).find((b) => b.code.includes("instrumentDO("));
-    expect(block?.ignored).toBe(false);
-    const receiver = await startReceiver();
-    try {
-      const dir = copyWith("traced", (d) => writeFileSync(join(d, "src/agent.ts"), block.code));
-      const server = await startDev({
-        cwd: dir,
-        command: ["npm", "run", "dev", "--", "--var", `OTLP_URL:${receiver.url}`],
-      });
-      servers.push(server);
-      const traceId = "5bf92f3577b34da6a3ce929d0e0e4736";
-      const response = await fetch(`${server.baseUrl}/`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "a2a-version": "1.0",
-          traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "SendMessage",
-          params: {
-            message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "traced hello" }] },
-          },
-        }),
-      });
-      expect(response.status, server.output()).toBe(200);
-      const body = await response.json();
-      expect(body.result?.task?.artifacts?.[0]?.parts?.[0]?.text).toBe("You said: traced hello");
-      const names = () => receiver.spans.filter((s) => s.traceId === traceId).map((s) => s.name);
-      const deadline = Date.now() + 30_000;
-      while (!names().some((n) => n.startsWith("invoke_agent")) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      expect(names(), server.output()).toContain("SendMessage");
-      expect(names()).toContain("invoke_agent Traced agent");
-      expect(server.output()).not.toMatch(/Uncaught|TypeError|ReferenceError/);
-      await server.stop();
-    } finally {
-      receiver.server.close();
-    }
-  }, 180_000);
 });
 
 describe("the guides run as written in the new project: one wrangler dev serves every guide's Worker", () => {
   let guides: GuidesRun;
   let clients: Record<string, { out: string; error?: string }>;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   /** A JSON-RPC call of a guide Worker's agent, as any A2A client sends it. */
   const rpc = async (slug: string, method: string, params: object) => {
@@ -398,10 +353,12 @@ describe("the guides run as written in the new project: one wrangler dev serves 
     (await rpc(slug, "ListTasks", { includeArtifacts: true })).body.result.tasks;
 
   beforeAll(async () => {
-    guides = await startGuides(REPO, root, echo);
+    receiver = await startReceiver();
+    guides = await startGuides(REPO, root, echo, { OTLP_URL: receiver.url });
   }, 180_000);
   afterAll(async () => {
     await guides?.close();
+    receiver?.server.close();
   });
 
   it("every ts block of README.md and docs/guides is run here, or listed as type-checked only with why", () => {
@@ -501,6 +458,41 @@ describe("the guides run as written in the new project: one wrangler dev serves 
         slug,
       ).toEqual(["TASK_STATE_COMPLETED"]);
     }
+    expect(guides.server.output()).not.toMatch(/Uncaught|TypeError|ReferenceError/);
+  }, 60_000);
+
+  // Last: once called, otel-cf-workers wraps the isolate's global fetch.
+  it("tracing: the instrumented Worker serves a request and its spans, the objects' too, reach an OTLP receiver", async () => {
+    const guide = readFileSync(join(REPO, TRACING_GUIDE), "utf8");
+    const block = extractBlocks(TRACING_GUIDE, guide).find((b) => b.code.includes("Traced agent"));
+    expect(block?.ignored).toBe(false);
+    const traceId = "5bf92f3577b34da6a3ce929d0e0e4736";
+    const response = await fetch(`${guides.url("tracing")}/`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "a2a-version": "1.0",
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "SendMessage",
+        params: {
+          message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "traced hello" }] },
+        },
+      }),
+    });
+    expect(response.status, guides.server.output()).toBe(200);
+    const body = await response.json();
+    expect(body.result?.task?.artifacts?.[0]?.parts?.[0]?.text).toBe("You said: traced hello");
+    const names = () => receiver.spans.filter((s) => s.traceId === traceId).map((s) => s.name);
+    const deadline = Date.now() + 30_000;
+    while (!names().some((n) => n.startsWith("invoke_agent")) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(names(), guides.server.output()).toContain("SendMessage");
+    expect(names()).toContain("invoke_agent Traced agent");
     expect(guides.server.output()).not.toMatch(/Uncaught|TypeError|ReferenceError/);
   }, 60_000);
 });

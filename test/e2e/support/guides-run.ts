@@ -29,6 +29,12 @@ export interface GuideWorker {
   file: string;
   /** A string only this block of the file contains. */
   find: string;
+  /**
+   * "fetch": the router calls the module's default export's fetch with the path under
+   * `/<slug>` (for a wrapped handler, such as tracing's, whose `.app` would bypass it).
+   * Otherwise its Hono app is mounted, so its card names `/<slug>` as its URL.
+   */
+  mount?: "fetch";
 }
 
 /** A block that runs in Node and talks to the guide Worker `target`. */
@@ -50,6 +56,8 @@ export const WORKERS: GuideWorker[] = [
   { slug: "tools", file: "docs/guides/tools.md", find: "const weather = tool(" },
   { slug: "refunds-tool", file: "docs/guides/approvals.md", find: "approvalTimeoutMs:" },
   { slug: "refunds-handler", file: "docs/guides/approvals.md", find: 'arguments: { order: "A-17"' },
+  // Its `instrument()` wraps global fetch for the isolate once called: its test runs last.
+  { slug: "tracing", file: "docs/guides/tracing.md", find: "Traced agent", mount: "fetch" },
 ];
 
 export const CLIENTS: GuideClient[] = [
@@ -152,11 +160,6 @@ export const TYPE_ONLY: { file: string; find: string; why: string }[] = [
     file: "docs/guides/registry.md",
     find: "defineRegistry(",
     why: "a registry, not an agent: its own tests run it (test/e2e/cli.test.ts)",
-  },
-  {
-    file: "docs/guides/tracing.md",
-    find: "instrumentDO(agent.EdgelinkContext, config);\nexport const EdgelinkIndex = agent.EdgelinkIndex;",
-    why: "run by its own test below, under wrangler dev with an OTLP receiver",
   },
   {
     file: "docs/guides/tracing.md",
@@ -263,7 +266,9 @@ const ident = (slug: string) => slug.replace(/-/g, "_");
 const binding = (slug: string) => ident(slug).toUpperCase();
 
 /** The router: `/<slug>/…` to the guide's Worker, each guide's objects bound apart. */
-function routerSource(slugs: string[]): string {
+function routerSource(workers: GuideWorker[]): string {
+  const slugs = workers.map((w) => w.slug);
+  const byFetch = workers.filter((w) => w.mount === "fetch").map((w) => w.slug);
   const imports = slugs.map((s) => `import * as ${ident(s)} from "./guides/${s}";`).join("\n");
   const classes = slugs
     .flatMap((s) =>
@@ -278,6 +283,7 @@ import { Hono } from "hono";
 ${imports}
 
 const GUIDES = { ${slugs.map((s) => `"${s}": ${ident(s)}`).join(", ")} };
+const BY_FETCH = new Set(${JSON.stringify(byFetch)});
 const BINDINGS = { ${slugs.map((s) => `"${s}": "${binding(s)}"`).join(", ")} };
 
 // Each guide sees its own objects under the names wrangler.toml gives them in a project.
@@ -294,7 +300,9 @@ function appFor(slug) {
     const worker = GUIDES[slug].default;
     // A Hono app (an agent's .app, or one of the guide's own) keeps its base path, so
     // agent cards name /<slug>/ as their URL; anything else gets the path without it.
-    const hono = worker.app ?? (typeof worker.route === "function" ? worker : undefined);
+    const hono = BY_FETCH.has(slug)
+      ? undefined
+      : (worker.app ?? (typeof worker.route === "function" ? worker : undefined));
     app = hono
       ? new Hono().route("/" + slug, hono)
       : new Hono().mount("/" + slug, (request, env, ctx) => worker.fetch(request, env, ctx));
@@ -365,7 +373,12 @@ function nodeRun(
  * Writes the guides' project beside `echo` (sharing its node_modules), starts the fake
  * OpenAI and one `wrangler dev` serving every guide Worker.
  */
-export async function startGuides(repo: string, root: string, echo: string): Promise<GuidesRun> {
+export async function startGuides(
+  repo: string,
+  root: string,
+  echo: string,
+  vars: Record<string, string> = {},
+): Promise<GuidesRun> {
   const model = await startFakeOpenAI();
   const dir = join(root, "guides");
   mkdirSync(join(dir, "src/guides"), { recursive: true });
@@ -385,7 +398,7 @@ export async function startGuides(repo: string, root: string, echo: string): Pro
     }
     writeFileSync(join(dir, "src/guides", `${w.slug}.ts`), code);
   }
-  writeFileSync(join(dir, "src/router.js"), routerSource(slugs));
+  writeFileSync(join(dir, "src/router.js"), routerSource(WORKERS));
   writeFileSync(
     join(dir, "wrangler.toml"),
     wranglerToml(readFileSync(join(echo, "wrangler.toml"), "utf8"), slugs),
@@ -393,7 +406,13 @@ export async function startGuides(repo: string, root: string, echo: string): Pro
   const idKey = /^EDGELINK_ID_KEY=.*$/m.exec(readFileSync(join(echo, ".dev.vars"), "utf8"))?.[0];
   writeFileSync(
     join(dir, ".dev.vars"),
-    `${idKey}\nOPENAI_API_KEY=sk-test\nOPENAI_BASE_URL=${model.origin}/v1\n`,
+    [
+      idKey,
+      "OPENAI_API_KEY=sk-test",
+      `OPENAI_BASE_URL=${model.origin}/v1`,
+      ...Object.entries(vars).map(([k, v]) => `${k}=${v}`),
+      "",
+    ].join("\n"),
   );
   const server = await startDev({ cwd: dir, command: ["npm", "run", "dev", "--"] });
   const url = (slug: string) => `${server.baseUrl}/${slug}`;
