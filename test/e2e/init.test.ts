@@ -400,13 +400,16 @@ describe("the guides run as written in the new project: one wrangler dev serves 
   });
 
   it("compose-with-hono: the agent lives under /agent, with CORS, beside the app's own /health", async () => {
-    const health = await fetch(`${guides.url("compose")}/health`);
+    // The app's own route answers, with cors() headers: the middleware runs for every route.
+    const health = await fetch(`${guides.url("compose")}/health`, {
+      headers: { origin: "https://app.example.com" },
+    });
     expect(await health.text()).toBe("ok");
+    expect(health.headers.get("access-control-allow-origin")).toBe("*");
     const card = await fetch(`${guides.url("compose")}/agent/.well-known/agent-card.json`, {
       headers: { origin: "https://app.example.com" },
     });
     expect(card.status).toBe(200);
-    expect(card.headers.get("access-control-allow-origin")).toBe("*");
     const body = await card.json();
     expect(body.name).toBe("Greeter");
     expect(body.supportedInterfaces[0].url).toContain("/compose/agent");
@@ -462,7 +465,7 @@ describe("the guides run as written in the new project: one wrangler dev serves 
   }, 60_000);
 
   // Last: once called, otel-cf-workers wraps the isolate's global fetch.
-  it("tracing: the instrumented Worker serves a request and its spans, the objects' too, reach an OTLP receiver", async () => {
+  it("tracing: the instrumented Worker serves a request and its spans (SendMessage, invoke_agent) reach an OTLP receiver", async () => {
     const guide = readFileSync(join(REPO, TRACING_GUIDE), "utf8");
     const block = extractBlocks(TRACING_GUIDE, guide).find((b) => b.code.includes("Traced agent"));
     expect(block?.ignored).toBe(false);
