@@ -416,6 +416,21 @@ describe("the guides run as written in the new project: one wrangler dev serves 
     expect(answer(await send("compose/agent", "hi"))).toBe("Hello!");
   });
 
+  it("compose-with-hono, endpoints: a path input is validated by its schema (400 naming the field), a stream endpoint sends SSE frames", async () => {
+    const ok = await fetch(`${guides.url("endpoints")}/forecast/Paris`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ city: "Paris", sky: "clear" });
+    const bad = await fetch(`${guides.url("endpoints")}/forecast/ab`);
+    expect(bad.status).toBe(400);
+    const problem = await bad.json();
+    expect(problem.error.status).toBe("INVALID_ARGUMENT");
+    expect(problem.error.message).toContain("path.city");
+    const ticker = await fetch(`${guides.url("endpoints")}/ticker`);
+    expect(ticker.headers.get("content-type")).toContain("text/event-stream");
+    const frames = (await ticker.text()).match(/^data: .*$/gm);
+    expect(frames).toEqual(['data: {"tick":0}', 'data: {"tick":1}', 'data: {"tick":2}']);
+  });
+
   it("model-agents and tools: the model's tool call runs and its result is the answer", async () => {
     const before = guides.modelCalls.length;
     for (const slug of ["model-agents", "tools"]) {

@@ -52,6 +52,7 @@ export const WORKERS: GuideWorker[] = [
   { slug: "getting-started", file: "docs/guides/getting-started.md", find: "src/my-agent.ts" },
   { slug: "inspector", file: "docs/guides/inspector.md", find: "inspector: false" },
   { slug: "compose", file: "docs/guides/compose-with-hono.md", find: "app.use(cors())" },
+  { slug: "endpoints", file: "docs/guides/compose-with-hono.md", find: "endpoint({" },
   { slug: "model-agents", file: "docs/guides/model-agents.md", find: "modelSettings:" },
   { slug: "tools", file: "docs/guides/tools.md", find: "const weather = tool(" },
   { slug: "refunds-tool", file: "docs/guides/approvals.md", find: "approvalTimeoutMs:" },
@@ -111,11 +112,6 @@ export const TYPE_ONLY: { file: string; find: string; why: string }[] = [
     file: "docs/guides/calling-other-agents.md",
     find: "search-agent.example.com",
     why: "a fragment: the agents option alone, its peers on the network",
-  },
-  {
-    file: "docs/guides/compose-with-hono.md",
-    find: "endpoint({",
-    why: "a fragment: the endpoints option alone (card and handler come from around it)",
   },
   {
     file: "docs/guides/mcp.md",
