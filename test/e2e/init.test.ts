@@ -3,7 +3,8 @@
  * tarball in an empty folder, install, type-check and test the new project, serve it with
  * `wrangler dev` and talk to it with the official A2A SDK client. Then copies of it with one
  * mistake each (a binding, the migration, the id key, an old compatibility date): each
- * answers with the one error that names it, and `edgelink doctor` names it too.
+ * answers with the one error that names it, and `edgelink doctor` names it too. And the
+ * guides' code, pasted into a copy of it, run by one `wrangler dev` (./support/guides-run.ts).
  *
  * One install serves every project here (the others link its node_modules): the install is
  * most of this file's time.
