@@ -189,7 +189,8 @@ export function rateLimiter<Env extends object>(agent: Agent<Env>): RateLimiter<
         return next();
       }
       return counted(c, from, perPrincipal).then(
-        (refused): Response | Promise<Response | void> => refused ?? next(),
+        (refused): Response | Promise<Response | undefined> =>
+          refused ?? (next() as Promise<undefined>),
       );
     },
     bodyTenant: async (c, tenant) => {

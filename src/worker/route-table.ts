@@ -234,18 +234,20 @@ function layerOf<S>(entry: RouteEntry<S>, served: S, kit: RouteKit): MiddlewareH
  */
 export function oneLayer(steps: readonly MiddlewareHandler[]): MiddlewareHandler {
   if (steps.length === 1) return steps[0] as MiddlewareHandler;
-  type Answer = Response | void | Promise<Response | void>;
+  type Answer = Response | undefined | Promise<Response | undefined>;
+  /** A step, typed as Edgelink's steps answer: a response, nothing, or a promise of either. */
+  const run = steps as readonly ((c: Context, next: () => Promise<void>) => Answer)[];
   const layer = (c: Context, next: () => Promise<void>) => {
-    const answered = (res: Response | void) => {
+    const answered = (res: Response | undefined) => {
       if (res instanceof Response && !c.finalized) c.res = res;
       return res;
     };
     /** The promise of an answer already made the response: passed on as it is. */
     let settled: Answer;
     const at = (i: number): Answer => {
-      const step = steps[i] as MiddlewareHandler;
+      const step = run[i] as (typeof run)[number];
       const res: Answer =
-        i < steps.length - 1 ? step(c, () => at(i + 1) as Promise<void>) : step(c, next);
+        i < run.length - 1 ? step(c, () => at(i + 1) as Promise<void>) : step(c, next);
       if (!(res instanceof Promise)) return answered(res);
       if (res !== settled) settled = res.then(answered);
       return settled;
