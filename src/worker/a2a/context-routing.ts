@@ -15,8 +15,8 @@ import {
   type IdScope,
   idKeys,
   issuedContextId,
-  readyIdKeys,
   type LocalSecretSource,
+  readyIdKeys,
   sealedTaskId,
   verifiedContextOf,
 } from "../../storage/ids";
