@@ -9,7 +9,7 @@ import type { Agent } from "../agent/definition";
 import type { CompactionResult } from "../history/compaction";
 import type { Item } from "../history/items";
 import type { IndexOutbox } from "../index/index-outbox";
-import type { A2AError } from "../protocol/errors";
+import type { A2AError, ErrorData } from "../protocol/errors";
 import type { JsonObject } from "../protocol/json";
 import type { Task } from "../protocol/task";
 import type { TaskState } from "../protocol/task-state";
@@ -17,7 +17,8 @@ import { renderReplyResult, renderSendResult } from "../protocol/wire/render";
 import type { ListTasksParams, ProtocolVersion, SendParams } from "../protocol/wire/requests";
 import { replyStream, type StreamFormat } from "../protocol/wire/stream";
 import type { PushConfig, PushConfigInput } from "../push/config";
-import { attempt, type Result } from "../storage/rpc-result";
+import { attempt, attemptText, type Result } from "../storage/rpc-result";
+import { type PackedSend, unpackSend } from "../storage/rpc-send";
 import { CONTEXT_SCHEMA } from "../storage/schema";
 import {
   createSchema,
@@ -55,6 +56,7 @@ export type { TaskPage } from "./task-rpc";
 export type ContextRpc = Pick<
   ContextObject,
   | "sendMessage"
+  | "sendPlain"
   | "streamMessage"
   | "getTask"
   | "approverView"
@@ -190,7 +192,29 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     push?: InlinePush,
   ): Promise<Result<string>> {
     this.steps.seen(scope);
-    return attempt("context object", async () => {
+    return attempt("context object", () => this.send(scope, params, version, push));
+  }
+
+  /**
+   * `sendMessage` for a plain message (text parts, nothing else), its call packed flat by
+   * the Worker (`packSend`) and its answer the text alone, or the error: what crosses the
+   * RPC boundary both ways is the least it can be.
+   */
+  sendPlain(call: PackedSend): Promise<string | ErrorData> {
+    return attemptText("context object", () => {
+      const { scope, params, version } = unpackSend(call);
+      this.steps.seen(scope);
+      return this.send(scope, params, version);
+    });
+  }
+
+  private async send(
+    scope: Scope,
+    params: SendParams,
+    version: ProtocolVersion,
+    push?: InlinePush,
+  ): Promise<string> {
+    {
       // A retry gets its task back without asking the reply hook again (see `admit`).
       const checked = this.admission.checkBeforeReply(scope, params.message);
       const retry = checked && "retryOf" in checked.sent ? checked.sent.retryOf : null;
@@ -211,7 +235,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
       if (!params.message.taskId) await this.outbox.listed(taskId);
       const task = this.read(taskId, { historyLength: params.historyLength });
       return JSON.stringify(renderSendResult(task, version, params));
-    });
+    }
   }
 
   /** An approver's view of a task that waits for a decision (see ApproverDesk). */

@@ -128,23 +128,49 @@ export function idKeys(env: unknown, origin: string, local?: LocalSecretHolder):
     ephemeral ??= deriveKeys(crypto.getRandomValues(new Uint8Array(32)));
     return ephemeral;
   }
-  localKeys ??= local
-    .localSecretSource()
-    .localIdSecret()
-    .then(keysOf)
-    .catch((error: unknown) => {
-      localKeys = null;
-      throw error;
-    });
+  if (!localKeys) {
+    const pending: Promise<IdKeys> = local
+      .localSecretSource()
+      .localIdSecret()
+      .then(keysOf)
+      .then((keys) => {
+        // Unless forgotten meanwhile (a test's restart): then the next request asks again.
+        if (localKeys === pending) localReady = keys;
+        return keys;
+      })
+      .catch((error: unknown) => {
+        localKeys = null;
+        throw error;
+      });
+    localKeys = pending;
+  }
   return localKeys;
 }
 
 let localKeys: Promise<IdKeys> | null = null;
 
+/**
+ * The keys `idKeys` would answer a caller that passes `local`, once they are derived;
+ * null before (then ask `idKeys`). A request after the first takes them without waiting
+ * on a promise.
+ */
+export function readyIdKeys(env: unknown, origin: string): IdKeys | null {
+  const secret = (env as Record<string, unknown>)[ID_KEY_BINDING];
+  if (typeof secret === "string" && secret.length >= 32) return derived.get(secret) ?? null;
+  return isLocal(origin) ? localReady : null;
+}
+
+/** Keys derived, by secret; and the local run's generated secret's, once known. */
+const derived = new Map<string, IdKeys>();
+let localReady: IdKeys | null = null;
+
 function keysOf(secret: string): Promise<IdKeys> {
   let keys = cache.get(secret);
   if (!keys) {
-    keys = deriveKeys(encoder.encode(secret));
+    keys = deriveKeys(encoder.encode(secret)).then((made) => {
+      derived.set(secret, made);
+      return made;
+    });
     cache.set(secret, keys);
   }
   return keys;
@@ -153,6 +179,7 @@ function keysOf(secret: string): Promise<IdKeys> {
 /** Forgets the local run's keys, as a restarted isolate would (tests). */
 export function forgetLocalIdKeys(): void {
   localKeys = null;
+  localReady = null;
   ephemeral = null;
 }
 

@@ -24,6 +24,24 @@ export async function attempt<T>(what: string, fn: () => T | Promise<T>): Promis
   }
 }
 
+/**
+ * `attempt` for a method answering text: the text itself, or its error as data. A bare
+ * string crosses the boundary for less than a `Result` object holding it.
+ */
+export async function attemptText(
+  what: string,
+  fn: () => Promise<string>,
+): Promise<string | ErrorData> {
+  const result = await attempt(what, fn);
+  return result.ok ? result.value : result.error;
+}
+
+/** The caller's side of `attemptText`: the text, or the error thrown again. */
+export function unwrapText(answer: string | ErrorData): string {
+  if (typeof answer === "string") return answer;
+  throw A2AError.fromData(answer);
+}
+
 /** The caller's side: the value, or the error thrown again as an A2AError. */
 export function unwrap<T>(result: Result<T>): T {
   if (!result.ok) throw A2AError.fromData(result.error);

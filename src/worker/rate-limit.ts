@@ -142,30 +142,56 @@ export function rateLimiter<Env extends object>(agent: Agent<Env>): RateLimiter<
     }
   };
 
+  const refuse = (c: Context<Vars<Env>>, error: unknown) => {
+    if (!(error instanceof A2AError)) throw error;
+    return refusal(c.req.raw, error, errorHeaders(error), basePath(c));
+  };
+
+  /** The counting itself, once a binding is there to count on. */
+  const counted = async (
+    c: Context<Vars<Env>>,
+    from: TenantSource,
+    perPrincipal: RateLimitBinding | null,
+  ): Promise<Response | null> => {
+    try {
+      if (perPrincipal && config?.perPrincipal) {
+        const key = await principalKey(c.get("principal"), c.req.raw);
+        await count(perPrincipal, config.perPrincipal, "principal", key);
+      }
+      const tenant = pathTenant(c, from);
+      if (tenant !== null) await countTenant(c.env, tenant);
+    } catch (error) {
+      return refuse(c, error);
+    }
+    return null;
+  };
+
   return {
-    guard: (from) => async (c, next) => {
+    // Not async: with no binding to count on, a request goes on without a promise of its own.
+    guard: (from) => (c, next) => {
       if (config === null) return next();
+      let perPrincipal: RateLimitBinding | null;
+      let perTenant: RateLimitBinding | null;
       try {
-        const perPrincipal = bindingOf(c.env, config.perPrincipal);
-        const perTenant = bindingOf(c.env, config.perTenant);
-        if (!perPrincipal && !perTenant && !warned && !isPrivateHost(c.req.url)) {
+        perPrincipal = bindingOf(c.env, config.perPrincipal);
+        perTenant = bindingOf(c.env, config.perTenant);
+      } catch (error) {
+        return Promise.resolve(refuse(c, error));
+      }
+      if (!perPrincipal && !perTenant) {
+        if (!warned && !isPrivateHost(c.req.url)) {
           warned = true;
           logEvent(
             "warn",
             `edgelink: ${agent.card.name} is not rate-limited: declare [[ratelimits]] EDGELINK_PRINCIPAL_RATE_LIMIT and EDGELINK_TENANT_RATE_LIMIT in wrangler.toml, or set rateLimit: false`,
           );
         }
-        if (perPrincipal && config.perPrincipal) {
-          const key = await principalKey(c.get("principal"), c.req.raw);
-          await count(perPrincipal, config.perPrincipal, "principal", key);
-        }
-        const tenant = pathTenant(c, from);
-        if (tenant !== null) await countTenant(c.env, tenant);
-      } catch (error) {
-        if (!(error instanceof A2AError)) throw error;
-        return refusal(c.req.raw, error, errorHeaders(error), basePath(c));
+        return next();
       }
-      return next();
+      return counted(c, from, perPrincipal).then(
+        (refused): Response | Promise<Response | undefined> =>
+          refused ?? (next() as Promise<undefined>),
+      );
     },
     bodyTenant: async (c, tenant) => {
       if (config === null || tenantIsFixed(c.get("principal"))) return;

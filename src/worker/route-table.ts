@@ -18,7 +18,7 @@ export type {
 
 /** The guards' middleware an app supplies; its routes pick theirs by declaration. */
 export interface RouteKit {
-  /** Authentication, installed once before the first route that is not public. */
+  /** Authentication, the first step of every route that is not public. */
   readonly auth: MiddlewareHandler;
   /** The rate limit guard for a declaration; null when the app has no rate limits. */
   readonly rateLimit: (from: "path" | "body") => MiddlewareHandler | null;
@@ -158,10 +158,10 @@ function bodyGuard(kind: "json" | "optional-json", kit: RouteKit): MiddlewareHan
 /**
  * Mounts the table on `app`: its batches in order, each batch in rounds (every entry's
  * first path, then every second path: a batch's unprefixed routes win over its
- * `/{tenant}` ones), each route behind the middleware its guards declare. Public routes
- * come first; authentication is installed once, before the first route that needs it, so
- * a public route after it is refused here (it would not be public). Call it once per app
- * with the whole table: an app mounts nothing else.
+ * `/{tenant}` ones), each route as one layer of the guards it declares and its handler.
+ * Public routes come first: one after an authenticated route is refused here, so the
+ * table reads in the order its routes are matched. Call it once per app with the whole
+ * table: an app mounts nothing else.
  */
 export function mountRoutes<S, E extends Env>(
   app: Hono<E>,
@@ -183,10 +183,10 @@ export function mountRoutes<S, E extends Env>(
   }
   let authed = false;
   for (const batch of batches) {
-    const mounts = batch.map((entry) => ({ entry, chain: chainOf(entry, served, kit) }));
+    const mounts = batch.map((entry) => ({ entry, layer: layerOf(entry, served, kit) }));
     const rounds = Math.max(0, ...batch.map((e) => e.paths.length));
     for (let round = 0; round < rounds; round++) {
-      for (const { entry, chain } of mounts) {
+      for (const { entry, layer } of mounts) {
         const path = entry.paths[round];
         if (path === undefined) continue;
         if (entry.guards.auth === "none") {
@@ -195,22 +195,25 @@ export function mountRoutes<S, E extends Env>(
               `route ${JSON.stringify(entry.id)}: public routes must come before authenticated ones`,
             );
           }
-        } else if (!authed) {
-          app.use("*", kit.auth);
-          authed = true;
-        }
+        } else authed = true;
         // A route taking every method takes any method (PROPFIND is answered too).
-        if (entry.methods.length === ALL_METHODS.length) app.all(path, ...(chain as [never]));
-        else app.on([...entry.methods], path, ...(chain as [MiddlewareHandler]));
-        entries.set(chain.at(-1) as object, entry as RouteEntry<never>);
+        if (entry.methods.length === ALL_METHODS.length) app.all(path, layer as never);
+        else app.on([...entry.methods], path, layer);
+        entries.set(layer, entry as RouteEntry<never>);
       }
     }
   }
 }
 
-/** A route's middleware by its declaration, then its handler: built once, at mount. */
-function chainOf<S>(entry: RouteEntry<S>, served: S, kit: RouteKit): MiddlewareHandler[] {
+/**
+ * A route's guards by its declaration (authentication first, unless public), then its
+ * handler, as one Hono handler built once at mount. Each step gets the next as `next`
+ * and returns what it returns (every guard here does), so a request that passes its
+ * guards takes no promise of theirs and one Hono layer instead of one per guard.
+ */
+function layerOf<S>(entry: RouteEntry<S>, served: S, kit: RouteKit): MiddlewareHandler {
   const steps: MiddlewareHandler[] = [];
+  if (entry.guards.auth !== "none") steps.push(kit.auth);
   if (entry.guards.rateLimit !== "none") {
     const limit = kit.rateLimit(entry.guards.rateLimit);
     if (limit) steps.push(limit);
@@ -219,7 +222,40 @@ function chainOf<S>(entry: RouteEntry<S>, served: S, kit: RouteKit): MiddlewareH
   const scope = scopeGuard(entry, kit.contextIds);
   if (scope) steps.push(scope);
   steps.push(entry.serve(served) as MiddlewareHandler);
-  return steps;
+  return oneLayer(steps);
+}
+
+/**
+ * `steps` run in order as one handler: each one's `next` is the step after it. Whatever
+ * a step answers is the context's response as soon as it is made, as in Hono's own chain,
+ * so a step that awaits `next()` without returning it (any Hono middleware may) still
+ * finds the response in `c.res`. A step that returns `next()` as it is (every guard of
+ * Edgelink's) passes the handler's promise on untouched: no promise of its own.
+ */
+export function oneLayer(steps: readonly MiddlewareHandler[]): MiddlewareHandler {
+  if (steps.length === 1) return steps[0] as MiddlewareHandler;
+  type Answer = Response | undefined | Promise<Response | undefined>;
+  /** A step, typed as Edgelink's steps answer: a response, nothing, or a promise of either. */
+  const run = steps as readonly ((c: Context, next: () => Promise<void>) => Answer)[];
+  const layer = (c: Context, next: () => Promise<void>) => {
+    const answered = (res: Response | undefined) => {
+      if (res instanceof Response && !c.finalized) c.res = res;
+      return res;
+    };
+    /** The promise of an answer already made the response: passed on as it is. */
+    let settled: Answer;
+    const at = (i: number): Answer => {
+      const step = run[i] as (typeof run)[number];
+      const res: Answer =
+        i < run.length - 1 ? step(c, () => at(i + 1) as Promise<void>) : step(c, next);
+      if (!(res instanceof Promise)) return answered(res);
+      if (res !== settled) settled = res.then(answered);
+      return settled;
+    };
+    return at(0);
+  };
+  // Hono takes a handler's Response whether or not it comes in a promise.
+  return layer as MiddlewareHandler;
 }
 
 const ALL_METHODS: readonly RouteMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];

@@ -16,6 +16,7 @@ import {
   idKeys,
   issuedContextId,
   type LocalSecretSource,
+  readyIdKeys,
   sealedTaskId,
   verifiedContextOf,
 } from "../../storage/ids";
@@ -71,6 +72,11 @@ export class ContextRouting<Env> {
     return localSecretHolder(this.env, this.agent.bindings.index).localSecretSource();
   }
 
+  /** The id keys without a wait, once this isolate has them. */
+  private readyKeys() {
+    return readyIdKeys(this.env, this.origin);
+  }
+
   protected get ids(): IdScope {
     return { tenant: this.tenant, owner: this.owner };
   }
@@ -94,7 +100,7 @@ export class ContextRouting<Env> {
 
   /** The context of a task id issued to this caller; not found for any other id. */
   protected async verifiedContext(taskId: string): Promise<string> {
-    const keys = await idKeys(this.env, this.origin, this);
+    const keys = this.readyKeys() ?? (await idKeys(this.env, this.origin, this));
     const contextId = await verifiedContextOf(keys, this.ids, taskId);
     if (contextId === null)
       throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
@@ -125,7 +131,7 @@ export class ContextRouting<Env> {
       }
       return this.context(owner);
     }
-    const keys = await idKeys(this.env, this.origin, this);
+    const keys = this.readyKeys() ?? (await idKeys(this.env, this.origin, this));
     // A named one is verified by the route's context-id guard (a write: refused, never null).
     const named =
       contextId === undefined

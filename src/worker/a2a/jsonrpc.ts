@@ -71,22 +71,11 @@ export async function handleJsonRpc<Env>(
   /** The request's URL, parsed only if the request needs it (its query asks a version). */
   url: URL | string = request.url,
 ): Promise<Response> {
-  const { response, notification } = await serveJsonRpc(request, agent, opsFor, features, url);
-  if (!notification) return response;
-  await response.body?.cancel();
-  return new Response(null, { status: 204 });
-}
-
-async function serveJsonRpc<Env>(
-  request: Request,
-  agent: Agent<Env>,
-  opsFor: (tenant: string) => Operations<Env> | Promise<Operations<Env>>,
-  features: () => ServedFeatures,
-  url: URL | string,
-): Promise<{ response: Response; notification: boolean }> {
   let id: RpcId = null;
   let notification = false;
-  const answer = (response: Response) => ({ response, notification });
+  // One function for the whole request: a notification's answer is dropped on the way out.
+  const answer = (response: Response): Response | Promise<Response> =>
+    notification ? unanswered(response) : response;
   try {
     // Its media type and size were checked by the route's guards (route-table.ts).
     const body = await readJsonBody(request);
@@ -140,6 +129,12 @@ async function serveJsonRpc<Env>(
     const headers = { ...JSON_HEADERS, ...errorHeaders(a2a) };
     return answer(Response.json(jsonRpcError(id, a2a), { status, headers }));
   }
+}
+
+/** A notification's answer: none (its body dropped), 204. */
+async function unanswered(response: Response): Promise<Response> {
+  await response.body?.cancel();
+  return new Response(null, { status: 204 });
 }
 
 /** An operation's answer as a JSON-RPC response (a stream's events carry the id). */

@@ -17,7 +17,8 @@ import type { StreamFormat } from "../../protocol/wire/stream";
 import { type PushConfig, parsePushConfig } from "../../push/config";
 import { isApproverTaskId } from "../../storage/approver-ids";
 import { decodeCursor } from "../../storage/ids";
-import { unwrap } from "../../storage/rpc-result";
+import { unwrap, unwrapText } from "../../storage/rpc-result";
+import { packSend } from "../../storage/rpc-send";
 import { A2A_TASK_STATE } from "../../telemetry";
 import { newTaskIdOfRendered, newTaskIdOfStream, stateOfRendered } from "../tracing";
 import { ContextRouting } from "./context-routing";
@@ -47,7 +48,11 @@ export class Operations<Env> extends ContextRouting<Env> {
     const { stub, scope } = await this.route(params);
     // The object gets the config parsed (`push`), not the client's raw one again.
     const sent = params.pushConfig === undefined ? params : withoutPush(params);
-    const rendered = unwrap(await stub.sendMessage(scope, sent, version, push));
+    // A plain message crosses packed, its answer the text alone (see rpc-send.ts).
+    const packed = push === undefined ? packSend(scope, sent, version) : null;
+    const rendered = packed
+      ? unwrapText(await stub.sendPlain(packed))
+      : unwrap(await stub.sendMessage(scope, sent, version, push));
     stateOfRendered(this.trace, rendered);
     if (scope.newTaskId) newTaskIdOfRendered(this.trace, rendered, scope.newTaskId);
     return rendered;
