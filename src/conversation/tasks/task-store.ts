@@ -78,12 +78,24 @@ export class TaskStore {
     /** How much of a task's history a read carries, and what memory keeps (defaults). */
     bounds: Partial<Pick<Limits, StoreBound>> = {},
   ) {
-    this.events = new EventLog(storage);
+    // The store's parts read SQLite after the rows' pending changes are written (`settle`).
+    const settle = () => this.settle();
+    const settled = {
+      get sql(): SqlStorage {
+        settle();
+        return storage.sql;
+      },
+    };
+    this.events = new EventLog(settled);
     this.turn = new TurnEvents(this.events, (fn) => this.atomic(fn));
-    this.listing = new ListingClock(storage);
-    this.cache = new TaskCache(storage, history, this.listing, bounds);
-    this.index = new PendingIndexRows(storage, (fn) => this.atomic(fn), indexFlags(storage));
-    this.retention = new Retention(storage, {
+    this.listing = new ListingClock(settled);
+    this.cache = new TaskCache(settled, history, this.listing, bounds);
+    this.index = new PendingIndexRows(
+      settled,
+      (fn) => this.atomic(fn),
+      indexFlags(() => this.sql),
+    );
+    this.retention = new Retention(settled, {
       atomic: (fn) => this.atomic(fn),
       listing: this.listing,
       events: this.events,
@@ -123,59 +135,102 @@ export class TaskStore {
 
   private depth = 0;
 
-  /** The object's SQL, for the task's writers here and in task-status.ts. */
+  /**
+   * The object's SQL, for the task's writers here and in task-status.ts; the rows' pending
+   * changes are written first (see `settle`).
+   */
   get sql(): SqlStorage {
+    this.settle();
     return this.storage.sql;
   }
 
   /**
+   * Changes to task rows made in the open transaction, by task id: written as one UPDATE
+   * per task before the next statement of the store (`sql`) or as the transaction ends, so
+   * a turn that adds an artifact and ends its task writes the row once.
+   */
+  private readonly unsettled = new Map<string, RowChange>();
+
+  /**
    * Writes a status change to the task's row (task-status.ts decides it): only the columns
    * that change, so the statement is a fixed amount of work; `index_pending` set in the
-   * same statement, the index outbox's mark.
+   * same statement, the index outbox's mark. Inside a transaction it joins the row's other
+   * changes (see `settle`).
    */
   writeStatusRow(taskId: string, row: StatusRow): void {
-    const args: SqlStorageValue[] = [
-      taskId,
-      row.state,
-      row.timestamp,
-      row.stateHistory,
-      row.rowSeq,
-    ];
-    let set = "status_message = NULL";
-    if (row.message !== null) {
-      args.push(row.message);
-      set = `status_message = ?${args.length}`;
-    }
-    if (row.metadata !== null) {
-      args.push(row.metadata);
-      set += `, metadata = ?${args.length}`;
-    }
+    let historyCeiling: number | null = null;
     if (row.eventCeiling !== null) {
       this.events.ended(taskId);
-      args.push(row.eventCeiling);
-      set += `, event_ceiling = ?${args.length}`;
       // Its history ends with its last item, or with the final message appended next.
-      args.push(this.history.nextSeq() - (row.message !== null ? 0 : 1));
-      set += `, history_ceiling = ?${args.length}`;
+      historyCeiling = this.history.nextSeq() - (row.message !== null ? 0 : 1);
     }
-    this.sql.exec(
-      `UPDATE tasks SET state = ?2, status_timestamp = ?3, updated_at = ?3, state_history = ?4,
-       row_seq = ?5, index_pending = 1, ${set} WHERE ${BY_ID}`,
-      ...args,
-    );
+    const change = this.changeOf(taskId);
+    const before = change.status;
+    change.status = {
+      ...row,
+      // Null in a later change means unchanged: the earlier value still has to be written.
+      metadata: row.metadata ?? before?.metadata ?? null,
+      eventCeiling: row.eventCeiling ?? before?.eventCeiling ?? null,
+      historyCeiling: historyCeiling ?? before?.historyCeiling ?? null,
+    };
+    if (this.depth === 0) this.settle();
   }
 
   /**
    * The artifact kept in the task's row (see `INLINE_ARTIFACT_CHARS`): its header and parts
-   * as JSON, or nulls when it leaves the row. For task-artifacts.ts.
+   * as JSON, or nulls when it leaves the row. For task-artifacts.ts; written as
+   * `writeStatusRow` is.
    */
   writeTaskArtifact(taskId: string, header: string | null, parts: string | null): void {
-    this.sql.exec(
-      `UPDATE tasks SET first_artifact = ?2, first_artifact_parts = ?3 WHERE ${BY_ID}`,
-      taskId,
-      header,
-      parts,
-    );
+    this.changeOf(taskId).artifact = { header, parts };
+    if (this.depth === 0) this.settle();
+  }
+
+  private changeOf(taskId: string): RowChange {
+    let change = this.unsettled.get(taskId);
+    if (!change) {
+      change = { status: null, artifact: null };
+      this.unsettled.set(taskId, change);
+    }
+    return change;
+  }
+
+  /**
+   * Writes the rows' pending changes (`writeStatusRow`, `writeTaskArtifact`): one UPDATE per
+   * task, binding only what changed. Called before any other statement of the store and
+   * before the transaction ends, so SQLite holds every change before anything reads it.
+   */
+  settle(): void {
+    if (this.unsettled.size === 0) return;
+    const changes = [...this.unsettled];
+    this.unsettled.clear();
+    for (const [taskId, change] of changes) {
+      const args: SqlStorageValue[] = [taskId];
+      const sets: string[] = [];
+      const set = (column: string, value: SqlStorageValue) => {
+        args.push(value);
+        sets.push(`${column} = ?${args.length}`);
+      };
+      const status = change.status;
+      if (status) {
+        set("state", status.state);
+        args.push(status.timestamp);
+        sets.push(`status_timestamp = ?${args.length}`, `updated_at = ?${args.length}`);
+        set("state_history", status.stateHistory);
+        set("row_seq", status.rowSeq);
+        sets.push("index_pending = 1");
+        if (status.message !== null) set("status_message", status.message);
+        else sets.push("status_message = NULL");
+        if (status.metadata !== null) set("metadata", status.metadata);
+        if (status.eventCeiling !== null) set("event_ceiling", status.eventCeiling);
+        if (status.historyCeiling !== null) set("history_ceiling", status.historyCeiling);
+      }
+      if (change.artifact) {
+        set("first_artifact", change.artifact.header);
+        set("first_artifact_parts", change.artifact.parts);
+      }
+      this.storage.sql.exec(`UPDATE tasks SET ${sets.join(", ")} WHERE ${BY_ID}`, ...args);
+    }
   }
 
   /** Keeps the trace context of a task's run with it, for what is queued later. */
@@ -206,6 +261,7 @@ export class TaskStore {
         this.index.writeAcks();
         const value = fn();
         if (this.failedInside) throw this.failedInside.error;
+        this.settle();
         this.events.write();
         return value;
       });
@@ -213,6 +269,7 @@ export class TaskStore {
       this.turn.committed();
       return result;
     } catch (error) {
+      this.unsettled.clear();
       this.events.discard();
       this.cache.clear();
       this.index.forget();
@@ -449,12 +506,18 @@ export class TaskStore {
   }
 }
 
-/** The index outbox's writes of `index_pending`. */
-function indexFlags(storage: DurableObjectStorage): IndexFlags {
+/** A task row's changes waiting for `settle` (null: none of that kind). */
+interface RowChange {
+  status: (StatusRow & { historyCeiling: number | null }) | null;
+  artifact: { header: string | null; parts: string | null } | null;
+}
+
+/** The index outbox's writes of `index_pending`, after the rows' pending changes. */
+function indexFlags(sql: () => SqlStorage): IndexFlags {
   return {
-    markAll: () => storage.sql.exec("UPDATE tasks SET index_pending = 1"),
+    markAll: () => sql().exec("UPDATE tasks SET index_pending = 1"),
     clear: (ids) => {
-      storage.sql.exec(
+      sql().exec(
         `UPDATE tasks SET index_pending = 0 WHERE ${taskRows(ids.map((_, i) => `?${i + 1}`))}`,
         ...ids,
       );

@@ -41,7 +41,7 @@ function oneMessage(store: TaskStore, sealed: string, text: string): string {
 }
 
 describe("what a message writes: statements and B-trees, counted", () => {
-  it("B12: a blocking message is 5 statements entering 7 B-trees (one a partial index it skips), none an index by task or of task ids, its answer in the task's row", async () => {
+  it("B12: a blocking message is 4 statements entering 7 B-trees (one a partial index it skips), none an index by task or of task ids, its answer in the task's row", async () => {
     const result = await runInDurableObject(scratch(), (_i, state) => {
       ensureSchema(state.storage, CONTEXT_SCHEMA);
       const counted = countedStorage(state.storage);
@@ -71,16 +71,16 @@ describe("what a message writes: statements and B-trees, counted", () => {
       };
     });
     expect(result.plans.join("\n")).not.toMatch(/\bSCAN (tasks|history_items|artifacts|events)\b/);
-    // The answer's artifact and the completion update the task row found by the key its id
-    // carries: a seek on the rowid, no index of ids.
+    // The answer's artifact and the completion update the task row in one statement, found
+    // by the key its id carries: a seek on the rowid, no index of ids.
     expect(
       result.plans.filter((p) => /SEARCH tasks USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(p)),
-    ).toHaveLength(2);
+    ).toHaveLength(1);
     expect(result.plans.join("\n")).not.toMatch(/sqlite_autoindex_tasks/);
-    // In one transaction: the task, its message, its artifact, its completion, and its
-    // three events in one INSERT.
-    expect(result.statements).toBe(5);
-    expect(result.writes).toBe(5);
+    // In one transaction: the task, its message, its artifact and its completion (one
+    // UPDATE), and its three events in one INSERT.
+    expect(result.statements).toBe(4);
+    expect(result.writes).toBe(4);
     expect(result.trees).toEqual([
       "events",
       "history_by_seq",

@@ -1,0 +1,64 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { contextObjectName } from "../../src/storage/ids";
+import { withAgent } from "../support/agent-override";
+import { rpc, send, userMessage } from "../support/helpers";
+
+type Json = Record<string, unknown>;
+
+const stubOf = (contextId: string) =>
+  env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)));
+
+/** Logs every statement and transaction of the object while `fn` runs (white-box, put back after). */
+async function logging<T>(contextId: string, fn: () => Promise<T>) {
+  const stub = stubOf(contextId);
+  const log: string[] = [];
+  await runInDurableObject(stub, (_i, state) => {
+    const sql = state.storage.sql;
+    const exec = sql.exec.bind(sql);
+    Object.defineProperty(sql, "exec", {
+      configurable: true,
+      value: (query: string, ...args: SqlStorageValue[]) => {
+        log.push(query.replace(/\s+/g, " ").trim());
+        return exec(query, ...args);
+      },
+    });
+    const transactionSync = state.storage.transactionSync.bind(state.storage);
+    Object.defineProperty(state.storage, "transactionSync", {
+      configurable: true,
+      value: <R>(f: () => R): R => {
+        log.push("<transaction>");
+        return transactionSync(f);
+      },
+    });
+  });
+  try {
+    return { result: await fn(), log };
+  } finally {
+    await runInDurableObject(stub, (_i, state) => {
+      delete (state.storage.sql as unknown as Record<string, unknown>).exec;
+      delete (state.storage as unknown as Record<string, unknown>).transactionSync;
+    });
+  }
+}
+
+const echo = (ctx: Json) => {
+  const parts = (ctx.message as { parts: { content?: unknown }[] }).parts;
+  return `echo: ${String(parts[0]?.content ?? "")}`;
+};
+
+describe("the SQL of one blocking message (a count, not a time)", () => {
+  it("B6: a follow-up answered at once", async () => {
+    const { contextId } = (await send("start")) as { contextId: string };
+    await withAgent(stubOf(contextId), () => ({ handler: echo }));
+    await rpc("SendMessage", { message: userMessage("warm", { contextId }) });
+    await rpc("SendMessage", { message: userMessage("warm again", { contextId }) });
+    const { result, log } = await logging(contextId, () =>
+      rpc("SendMessage", { message: userMessage("hello", { contextId }) }),
+    );
+    expect((result.body.result as { task: Json }).task).toMatchObject({
+      status: { state: "TASK_STATE_COMPLETED" },
+    });
+    console.log(log.join("\n"));
+  });
+});
