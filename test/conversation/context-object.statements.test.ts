@@ -48,7 +48,7 @@ const echo = (ctx: Json) => {
 };
 
 describe("the SQL of one blocking message (a count, not a time)", () => {
-  it("B6: a follow-up answered at once", async () => {
+  it("B6: a follow-up answered at once is one transaction of two INSERTs: its message, and its task already completed with its answer", async () => {
     const { contextId } = (await send("start")) as { contextId: string };
     await withAgent(stubOf(contextId), () => ({ handler: echo }));
     await rpc("SendMessage", { message: userMessage("warm", { contextId }) });
@@ -59,6 +59,15 @@ describe("the SQL of one blocking message (a count, not a time)", () => {
     expect((result.body.result as { task: Json }).task).toMatchObject({
       status: { state: "TASK_STATE_COMPLETED" },
     });
-    console.log(log.join("\n"));
+    // One transaction: the message, then the task's row once, with its answer and its end.
+    // No event is written (nothing could read a task made and ended in one turn).
+    const inTransaction = log.slice(log.indexOf("<transaction>"));
+    expect(inTransaction.map((q) => q.split(" (")[0])).toEqual([
+      "<transaction>",
+      "INSERT INTO history_items",
+      "INSERT INTO tasks",
+    ]);
+    expect(log.filter((q) => q === "<transaction>")).toHaveLength(1);
+    expect(log.filter((q) => /^(UPDATE|DELETE)/.test(q))).toEqual([]);
   });
 });

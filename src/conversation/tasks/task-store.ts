@@ -189,7 +189,7 @@ export class TaskStore {
   private changeOf(taskId: string): RowChange {
     let change = this.unsettled.get(taskId);
     if (!change) {
-      change = { status: null, artifact: null };
+      change = { insert: null, status: null, artifact: null };
       this.unsettled.set(taskId, change);
     }
     return change;
@@ -205,31 +205,47 @@ export class TaskStore {
     const changes = [...this.unsettled];
     this.unsettled.clear();
     for (const [taskId, change] of changes) {
-      const args: SqlStorageValue[] = [taskId];
-      const sets: string[] = [];
-      const set = (column: string, value: SqlStorageValue) => {
-        args.push(value);
-        sets.push(`${column} = ?${args.length}`);
-      };
+      const row = change.insert ?? new Map<string, SqlStorageValue>();
       const status = change.status;
+      if (!status && !change.artifact && !change.insert) continue;
       if (status) {
-        set("state", status.state);
-        args.push(status.timestamp);
-        sets.push(`status_timestamp = ?${args.length}`, `updated_at = ?${args.length}`);
-        set("state_history", status.stateHistory);
-        set("row_seq", status.rowSeq);
-        sets.push("index_pending = 1");
-        if (status.message !== null) set("status_message", status.message);
-        else sets.push("status_message = NULL");
-        if (status.metadata !== null) set("metadata", status.metadata);
-        if (status.eventCeiling !== null) set("event_ceiling", status.eventCeiling);
-        if (status.historyCeiling !== null) set("history_ceiling", status.historyCeiling);
+        row.set("state", status.state);
+        row.set("status_timestamp", status.timestamp);
+        row.set("updated_at", status.timestamp);
+        row.set("state_history", status.stateHistory);
+        row.set("row_seq", status.rowSeq);
+        row.set("index_pending", 1);
+        row.set("status_message", status.message);
+        if (status.metadata !== null) row.set("metadata", status.metadata);
+        if (status.eventCeiling !== null) row.set("event_ceiling", status.eventCeiling);
+        if (status.historyCeiling !== null) row.set("history_ceiling", status.historyCeiling);
       }
       if (change.artifact) {
-        set("first_artifact", change.artifact.header);
-        set("first_artifact_parts", change.artifact.parts);
+        row.set("first_artifact", change.artifact.header);
+        row.set("first_artifact_parts", change.artifact.parts);
       }
-      this.storage.sql.exec(`UPDATE tasks SET ${sets.join(", ")} WHERE ${BY_ID}`, ...args);
+      // The id is ?1 (the UPDATE's `BY_ID`); each other value is bound once, a value two
+      // columns share (a new row's timestamps, its key and row_seq) once for both.
+      const args: SqlStorageValue[] = [taskId];
+      const params = new Map<SqlStorageValue, string>([[taskId, "?1"]]);
+      const param = (value: SqlStorageValue): string => {
+        if (value === null) return "NULL";
+        let name = params.get(value);
+        if (name === undefined) {
+          args.push(value);
+          name = `?${args.length}`;
+          params.set(value, name);
+        }
+        return name;
+      };
+      const columns = [...row.keys()];
+      const values = [...row.values()].map(param);
+      this.storage.sql.exec(
+        change.insert
+          ? `INSERT INTO tasks (${columns.join(", ")}) VALUES (${values.join(", ")})`
+          : `UPDATE tasks SET ${columns.map((c, i) => `${c} = ${values[i]}`).join(", ")} WHERE ${BY_ID}`,
+        ...args,
+      );
     }
   }
 
@@ -357,20 +373,25 @@ export class TaskStore {
       const stateHistory = JSON.stringify(live.stateHistory);
       checkRowBytes("task row", metadata, stateHistory);
       const rowSeq = this.keyFor(live.id);
-      this.sql.exec(
-        `INSERT INTO tasks (key, id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq, event_floor, history_floor)
-         VALUES (?8, ?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?4, 1, ?8, ?9, ?10)`,
-        live.id,
-        live.contextId,
-        live.status.state,
-        live.status.timestamp,
-        metadata,
-        stateHistory,
-        live.createdAt,
-        rowSeq,
-        this.events.floor(),
-        this.history.nextSeq(),
-      );
+      // Written by `settle` with the row's later changes in this transaction: an answer
+      // given at once makes the row one INSERT.
+      const insert = new Map<string, SqlStorageValue>([
+        ["key", rowSeq],
+        ["id", live.id],
+        ["context_id", live.contextId],
+        ["state", live.status.state],
+        ["status_message", null],
+        ["status_timestamp", live.status.timestamp],
+        ["metadata", metadata],
+        ["state_history", stateHistory],
+        ["created_at", live.createdAt],
+        ["updated_at", live.status.timestamp],
+        ["index_pending", 1],
+        ["row_seq", rowSeq],
+        ["event_floor", this.events.floor()],
+        ["history_floor", this.history.nextSeq()],
+      ]);
+      this.changeOf(live.id).insert = insert;
       this.listing.setRowSeq(live, rowSeq);
       if (isTerminal(live.status.state)) this.retention.noteFinished(live.status.timestamp);
       this.cache.remember(live);
@@ -508,6 +529,8 @@ export class TaskStore {
 
 /** A task row's changes waiting for `settle` (null: none of that kind). */
 interface RowChange {
+  /** A new row's values by column, until it is inserted. */
+  insert: Map<string, SqlStorageValue> | null;
   status: (StatusRow & { historyCeiling: number | null }) | null;
   artifact: { header: string | null; parts: string | null } | null;
 }
