@@ -306,6 +306,12 @@ const TASK_KEY_IN_ID_COST_BYTES = 1_014;
  * 228,624 bytes before (the goal the merged items make), 228,640 after.
  */
 const INTEGRATION_FIXES_COST_BYTES = 16;
+/**
+ * A task's row written once per transaction: its INSERT or UPDATE held until the store's
+ * next statement or read, or the transaction's end, with the row's later changes in it.
+ * Measured on the demo built from the package: 228,640 bytes before, 229,112 after.
+ */
+const TASK_ROW_ONCE_COST_BYTES = 472;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -348,6 +354,7 @@ const BUNDLE_GOAL_BYTES =
   INDEX_V2_COST_BYTES +
   TASK_KEY_IN_ID_COST_BYTES +
   INTEGRATION_FIXES_COST_BYTES +
+  TASK_ROW_ONCE_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
