@@ -224,22 +224,22 @@ export class TaskStore {
         row.set("first_artifact", change.artifact.header);
         row.set("first_artifact_parts", change.artifact.parts);
       }
-      // The id is ?1 (the UPDATE's `BY_ID`); each other value is bound once, a value two
-      // columns share (a new row's timestamps, its key and row_seq) once for both.
+      // The statement's text depends only on which columns change, never on their values,
+      // so workerd's cache of prepared statements keeps a few texts: the id is ?1 (the
+      // UPDATE's `BY_ID`), `updated_at` is `status_timestamp`'s parameter, a null is NULL.
       const args: SqlStorageValue[] = [taskId];
-      const params = new Map<SqlStorageValue, string>([[taskId, "?1"]]);
-      const param = (value: SqlStorageValue): string => {
+      let timestamp = "";
+      const param = (column: string, value: SqlStorageValue): string => {
+        if (column === "id") return "?1";
+        if (column === "updated_at" && timestamp) return timestamp;
         if (value === null) return "NULL";
-        let name = params.get(value);
-        if (name === undefined) {
-          args.push(value);
-          name = `?${args.length}`;
-          params.set(value, name);
-        }
-        return name;
+        if (column === "index_pending") return "1";
+        args.push(value);
+        if (column === "status_timestamp") timestamp = `?${args.length}`;
+        return `?${args.length}`;
       };
       const columns = [...row.keys()];
-      const values = [...row.values()].map(param);
+      const values = [...row].map(([column, value]) => param(column, value));
       this.storage.sql.exec(
         change.insert
           ? `INSERT INTO tasks (${columns.join(", ")}) VALUES (${values.join(", ")})`
