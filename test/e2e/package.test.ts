@@ -309,9 +309,9 @@ const INTEGRATION_FIXES_COST_BYTES = 16;
 /**
  * A task's row written once per transaction: its INSERT or UPDATE held until the store's
  * next statement or read, or the transaction's end, with the row's later changes in it.
- * Measured on the demo built from the package: 228,640 bytes before, 229,112 after.
+ * Measured on the demo built from the package: 228,640 bytes before, 229,124 after.
  */
-const TASK_ROW_ONCE_COST_BYTES = 472;
+const TASK_ROW_ONCE_COST_BYTES = 484;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
