@@ -214,28 +214,26 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     version: ProtocolVersion,
     push?: InlinePush,
   ): Promise<string> {
-    {
-      // A retry gets its task back without asking the reply hook again (see `admit`).
-      const checked = this.admission.checkBeforeReply(scope, params.message);
-      const retry = checked && "retryOf" in checked.sent ? checked.sent.retryOf : null;
-      // No hook, no await: a message's answer takes no turn it does not need.
-      const asks = retry === null && this.agent.reply !== null && !params.message.taskId;
-      const reply = asks ? await this.admission.directReply(scope, params.message) : null;
-      if (reply) return JSON.stringify(renderReplyResult(reply, version));
-      const { taskId, run } =
-        retry === null
-          ? this.admission.admit(scope, params.message, undefined, push, checked)
-          : { taskId: retry };
-      if (params.returnImmediately) this.ctx.waitUntil(run ?? Promise.resolve());
-      else await run;
-      // Read-your-writes listing: a new task is listed before its answer leaves (its row
-      // sent in a call shared with concurrent answers, or covered by the conversation's
-      // mark: see IndexOutbox). A task continued by this message is listed already; its
-      // change waits for the window with the rest.
-      if (!params.message.taskId) await this.outbox.listed(taskId);
-      const task = this.read(taskId, { historyLength: params.historyLength });
-      return JSON.stringify(renderSendResult(task, version, params));
-    }
+    // A retry gets its task back without asking the reply hook again (see `admit`).
+    const checked = this.admission.checkBeforeReply(scope, params.message);
+    const retry = checked && "retryOf" in checked.sent ? checked.sent.retryOf : null;
+    // No hook, no await: a message's answer takes no turn it does not need.
+    const asks = retry === null && this.agent.reply !== null && !params.message.taskId;
+    const reply = asks ? await this.admission.directReply(scope, params.message) : null;
+    if (reply) return JSON.stringify(renderReplyResult(reply, version));
+    const { taskId, run } =
+      retry === null
+        ? this.admission.admit(scope, params.message, undefined, push, checked)
+        : { taskId: retry };
+    if (params.returnImmediately) this.ctx.waitUntil(run ?? Promise.resolve());
+    else await run;
+    // Read-your-writes listing: a new task is listed before its answer leaves (its row
+    // sent in a call shared with concurrent answers, or covered by the conversation's
+    // mark: see IndexOutbox). A task continued by this message is listed already; its
+    // change waits for the window with the rest.
+    if (!params.message.taskId) await this.outbox.listed(taskId);
+    const task = this.read(taskId, { historyLength: params.historyLength });
+    return JSON.stringify(renderSendResult(task, version, params));
   }
 
   /** An approver's view of a task that waits for a decision (see ApproverDesk). */

@@ -91,6 +91,7 @@ export function buildParts<Env>(
     pushStore,
     agent.limits,
   );
+  steps.beforeWrite = () => store.settle();
   const hub = new EventHub();
   store.readBy(hub);
   // The outbox and the identity call each other, and the alarm: `parts` is read at call time.

@@ -32,7 +32,7 @@ export interface IndexFlags {
  */
 export class PendingIndexRows {
   constructor(
-    private readonly storage: DurableObjectStorage,
+    private readonly storage: Pick<DurableObjectStorage, "sql">,
     /** The task store's transaction (`TaskStore.atomic`). */
     private readonly atomic: <T>(fn: () => T) => T,
     /** The task store's writes of the flag. */

@@ -313,6 +313,12 @@ const INTEGRATION_FIXES_COST_BYTES = 16;
  * from the package: 228,640 bytes before (the goal `main` is held to), 229,112 after.
  */
 const WIRE_SHAPE_COST_BYTES = 472;
+/**
+ * A task's row written once per transaction: its INSERT or UPDATE held until the store's
+ * next statement or read, or the transaction's end, with the row's later changes in it.
+ * Measured on the demo built from the package: 228,640 bytes before, 229,124 after.
+ */
+const TASK_ROW_ONCE_COST_BYTES = 484;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -356,6 +362,7 @@ const BUNDLE_GOAL_BYTES =
   TASK_KEY_IN_ID_COST_BYTES +
   INTEGRATION_FIXES_COST_BYTES +
   WIRE_SHAPE_COST_BYTES +
+  TASK_ROW_ONCE_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */

@@ -26,7 +26,7 @@ const CEILING_OF_TASK = `(SELECT COALESCE(event_ceiling, ${Number.MAX_SAFE_INTEG
  * transaction; the task store says when the transaction ends (`write`) or fails (`discard`).
  */
 export class EventLog {
-  constructor(private readonly storage: DurableObjectStorage) {}
+  constructor(private readonly storage: Pick<DurableObjectStorage, "sql">) {}
 
   /**
    * The newest event's seq (the SSE id), read once: an insert names its seq instead of

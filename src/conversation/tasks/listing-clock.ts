@@ -15,7 +15,7 @@ import { taskRow } from "../../storage/task-keys";
  * `row_seq` and any move, so it never goes back.
  */
 export class ListingClock {
-  constructor(private readonly storage: DurableObjectStorage) {}
+  constructor(private readonly storage: Pick<DurableObjectStorage, "sql">) {}
 
   /** The clock; null until read from SQLite (and after a failed transaction). */
   private clock: number | null = null;

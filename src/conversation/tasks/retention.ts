@@ -32,7 +32,7 @@ export interface PruneParts {
 
 export class Retention {
   constructor(
-    private readonly storage: DurableObjectStorage,
+    private readonly storage: Pick<DurableObjectStorage, "sql">,
     private readonly parts: PruneParts,
   ) {}
 

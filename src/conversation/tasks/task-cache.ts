@@ -65,7 +65,7 @@ const QUESTION_SEEK_ROWS = 4096;
 
 export class TaskCache {
   constructor(
-    private readonly storage: DurableObjectStorage,
+    private readonly storage: Pick<DurableObjectStorage, "sql">,
     private readonly history: HistoryStore<Item>,
     private readonly listing: ListingClock,
     /** How much of a task's history a read carries, and what memory keeps (defaults). */

@@ -143,8 +143,15 @@ export class TaskSteps {
     };
   }
 
+  /**
+   * Called before a step is written: the task store writes its rows' pending changes, so
+   * a task made in the open transaction is found (see `TaskStore.settle`).
+   */
+  beforeWrite: () => void = () => {};
+
   /** Rewrites one list of a task's row; a task no longer stored gets no row. */
   private update(taskId: string, column: Column, change: (list: JsonObject[]) => JsonObject[]) {
+    this.beforeWrite();
     const row = this.sql
       .exec<{ list: string }>(`SELECT ${column} AS list FROM task_steps WHERE task_id = ?`, taskId)
       .toArray()[0];

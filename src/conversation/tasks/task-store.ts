@@ -78,12 +78,24 @@ export class TaskStore {
     /** How much of a task's history a read carries, and what memory keeps (defaults). */
     bounds: Partial<Pick<Limits, StoreBound>> = {},
   ) {
-    this.events = new EventLog(storage);
+    // The store's parts read SQLite after the rows' pending changes are written (`settle`).
+    const settle = () => this.settle();
+    const settled = {
+      get sql(): SqlStorage {
+        settle();
+        return storage.sql;
+      },
+    };
+    this.events = new EventLog(settled);
     this.turn = new TurnEvents(this.events, (fn) => this.atomic(fn));
-    this.listing = new ListingClock(storage);
-    this.cache = new TaskCache(storage, history, this.listing, bounds);
-    this.index = new PendingIndexRows(storage, (fn) => this.atomic(fn), indexFlags(storage));
-    this.retention = new Retention(storage, {
+    this.listing = new ListingClock(settled);
+    this.cache = new TaskCache(settled, history, this.listing, bounds);
+    this.index = new PendingIndexRows(
+      settled,
+      (fn) => this.atomic(fn),
+      indexFlags(() => this.sql),
+    );
+    this.retention = new Retention(settled, {
       atomic: (fn) => this.atomic(fn),
       listing: this.listing,
       events: this.events,
@@ -123,59 +135,118 @@ export class TaskStore {
 
   private depth = 0;
 
-  /** The object's SQL, for the task's writers here and in task-status.ts. */
+  /**
+   * The object's SQL, for the task's writers here and in task-status.ts; the rows' pending
+   * changes are written first (see `settle`).
+   */
   get sql(): SqlStorage {
+    this.settle();
     return this.storage.sql;
   }
 
   /**
+   * Changes to task rows made in the open transaction, by task id: written as one UPDATE
+   * per task before the next statement of the store (`sql`) or as the transaction ends, so
+   * a turn that adds an artifact and ends its task writes the row once.
+   */
+  private readonly unsettled = new Map<string, RowChange>();
+
+  /**
    * Writes a status change to the task's row (task-status.ts decides it): only the columns
    * that change, so the statement is a fixed amount of work; `index_pending` set in the
-   * same statement, the index outbox's mark.
+   * same statement, the index outbox's mark. Inside a transaction it joins the row's other
+   * changes (see `settle`).
    */
   writeStatusRow(taskId: string, row: StatusRow): void {
-    const args: SqlStorageValue[] = [
-      taskId,
-      row.state,
-      row.timestamp,
-      row.stateHistory,
-      row.rowSeq,
-    ];
-    let set = "status_message = NULL";
-    if (row.message !== null) {
-      args.push(row.message);
-      set = `status_message = ?${args.length}`;
-    }
-    if (row.metadata !== null) {
-      args.push(row.metadata);
-      set += `, metadata = ?${args.length}`;
-    }
+    let historyCeiling: number | null = null;
     if (row.eventCeiling !== null) {
       this.events.ended(taskId);
-      args.push(row.eventCeiling);
-      set += `, event_ceiling = ?${args.length}`;
       // Its history ends with its last item, or with the final message appended next.
-      args.push(this.history.nextSeq() - (row.message !== null ? 0 : 1));
-      set += `, history_ceiling = ?${args.length}`;
+      historyCeiling = this.history.nextSeq() - (row.message !== null ? 0 : 1);
     }
-    this.sql.exec(
-      `UPDATE tasks SET state = ?2, status_timestamp = ?3, updated_at = ?3, state_history = ?4,
-       row_seq = ?5, index_pending = 1, ${set} WHERE ${BY_ID}`,
-      ...args,
-    );
+    const change = this.changeOf(taskId);
+    const before = change.status;
+    change.status = {
+      ...row,
+      // Null in a later change means unchanged: the earlier value still has to be written.
+      metadata: row.metadata ?? before?.metadata ?? null,
+      eventCeiling: row.eventCeiling ?? before?.eventCeiling ?? null,
+      historyCeiling: historyCeiling ?? before?.historyCeiling ?? null,
+    };
+    if (this.depth === 0) this.settle();
   }
 
   /**
    * The artifact kept in the task's row (see `INLINE_ARTIFACT_CHARS`): its header and parts
-   * as JSON, or nulls when it leaves the row. For task-artifacts.ts.
+   * as JSON, or nulls when it leaves the row. For task-artifacts.ts; written as
+   * `writeStatusRow` is.
    */
   writeTaskArtifact(taskId: string, header: string | null, parts: string | null): void {
-    this.sql.exec(
-      `UPDATE tasks SET first_artifact = ?2, first_artifact_parts = ?3 WHERE ${BY_ID}`,
-      taskId,
-      header,
-      parts,
-    );
+    this.changeOf(taskId).artifact = { header, parts };
+    if (this.depth === 0) this.settle();
+  }
+
+  private changeOf(taskId: string): RowChange {
+    let change = this.unsettled.get(taskId);
+    if (!change) {
+      change = { insert: null, status: null, artifact: null };
+      this.unsettled.set(taskId, change);
+    }
+    return change;
+  }
+
+  /**
+   * Writes the rows' pending changes (`writeStatusRow`, `writeTaskArtifact`): one UPDATE per
+   * task, binding only what changed. Called before any other statement of the store and
+   * before the transaction ends, so SQLite holds every change before anything reads it.
+   */
+  settle(): void {
+    if (this.unsettled.size === 0) return;
+    const changes = [...this.unsettled];
+    this.unsettled.clear();
+    for (const [taskId, change] of changes) {
+      const row = change.insert ?? new Map<string, SqlStorageValue>();
+      const status = change.status;
+      if (!status && !change.artifact && !change.insert) continue;
+      if (status) {
+        row.set("state", status.state);
+        row.set("status_timestamp", status.timestamp);
+        row.set("updated_at", status.timestamp);
+        row.set("state_history", status.stateHistory);
+        row.set("row_seq", status.rowSeq);
+        row.set("index_pending", 1);
+        row.set("status_message", status.message);
+        if (status.metadata !== null) row.set("metadata", status.metadata);
+        if (status.eventCeiling !== null) row.set("event_ceiling", status.eventCeiling);
+        if (status.historyCeiling !== null) row.set("history_ceiling", status.historyCeiling);
+      }
+      if (change.artifact) {
+        row.set("first_artifact", change.artifact.header);
+        row.set("first_artifact_parts", change.artifact.parts);
+      }
+      // The statement's text depends only on which columns change, never on their values,
+      // so workerd's cache of prepared statements keeps a few texts: the id is ?1 (the
+      // UPDATE's `BY_ID`), `updated_at` is `status_timestamp`'s parameter, a null is NULL.
+      const args: SqlStorageValue[] = [taskId];
+      let timestamp = "";
+      const param = (column: string, value: SqlStorageValue): string => {
+        if (column === "id") return "?1";
+        if (column === "updated_at" && timestamp) return timestamp;
+        if (value === null) return "NULL";
+        if (column === "index_pending") return "1";
+        args.push(value);
+        if (column === "status_timestamp") timestamp = `?${args.length}`;
+        return `?${args.length}`;
+      };
+      const columns = [...row.keys()];
+      const values = [...row].map(([column, value]) => param(column, value));
+      this.storage.sql.exec(
+        change.insert
+          ? `INSERT INTO tasks (${columns.join(", ")}) VALUES (${values.join(", ")})`
+          : `UPDATE tasks SET ${columns.map((c, i) => `${c} = ${values[i]}`).join(", ")} WHERE ${BY_ID}`,
+        ...args,
+      );
+    }
   }
 
   /** Keeps the trace context of a task's run with it, for what is queued later. */
@@ -206,6 +277,7 @@ export class TaskStore {
         this.index.writeAcks();
         const value = fn();
         if (this.failedInside) throw this.failedInside.error;
+        this.settle();
         this.events.write();
         return value;
       });
@@ -213,6 +285,7 @@ export class TaskStore {
       this.turn.committed();
       return result;
     } catch (error) {
+      this.unsettled.clear();
       this.events.discard();
       this.cache.clear();
       this.index.forget();
@@ -300,20 +373,25 @@ export class TaskStore {
       const stateHistory = JSON.stringify(live.stateHistory);
       checkRowBytes("task row", metadata, stateHistory);
       const rowSeq = this.keyFor(live.id);
-      this.sql.exec(
-        `INSERT INTO tasks (key, id, context_id, state, status_message, status_timestamp, metadata, state_history, created_at, updated_at, index_pending, row_seq, event_floor, history_floor)
-         VALUES (?8, ?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?4, 1, ?8, ?9, ?10)`,
-        live.id,
-        live.contextId,
-        live.status.state,
-        live.status.timestamp,
-        metadata,
-        stateHistory,
-        live.createdAt,
-        rowSeq,
-        this.events.floor(),
-        this.history.nextSeq(),
-      );
+      // Written by `settle` with the row's later changes in this transaction: an answer
+      // given at once makes the row one INSERT.
+      const insert = new Map<string, SqlStorageValue>([
+        ["key", rowSeq],
+        ["id", live.id],
+        ["context_id", live.contextId],
+        ["state", live.status.state],
+        ["status_message", null],
+        ["status_timestamp", live.status.timestamp],
+        ["metadata", metadata],
+        ["state_history", stateHistory],
+        ["created_at", live.createdAt],
+        ["updated_at", live.status.timestamp],
+        ["index_pending", 1],
+        ["row_seq", rowSeq],
+        ["event_floor", this.events.floor()],
+        ["history_floor", this.history.nextSeq()],
+      ]);
+      this.changeOf(live.id).insert = insert;
       this.listing.setRowSeq(live, rowSeq);
       if (isTerminal(live.status.state)) this.retention.noteFinished(live.status.timestamp);
       this.cache.remember(live);
@@ -449,12 +527,20 @@ export class TaskStore {
   }
 }
 
-/** The index outbox's writes of `index_pending`. */
-function indexFlags(storage: DurableObjectStorage): IndexFlags {
+/** A task row's changes waiting for `settle` (null: none of that kind). */
+interface RowChange {
+  /** A new row's values by column, until it is inserted. */
+  insert: Map<string, SqlStorageValue> | null;
+  status: (StatusRow & { historyCeiling: number | null }) | null;
+  artifact: { header: string | null; parts: string | null } | null;
+}
+
+/** The index outbox's writes of `index_pending`, after the rows' pending changes. */
+function indexFlags(sql: () => SqlStorage): IndexFlags {
   return {
-    markAll: () => storage.sql.exec("UPDATE tasks SET index_pending = 1"),
+    markAll: () => sql().exec("UPDATE tasks SET index_pending = 1"),
     clear: (ids) => {
-      storage.sql.exec(
+      sql().exec(
         `UPDATE tasks SET index_pending = 0 WHERE ${taskRows(ids.map((_, i) => `?${i + 1}`))}`,
         ...ids,
       );

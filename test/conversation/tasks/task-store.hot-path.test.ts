@@ -371,3 +371,43 @@ describe("durable core: an artifact's first parts in its own row (issue 10)", ()
     expect(result.end).toEqual({ inTask: 0, inline: 2, partRows: 3 });
   });
 });
+
+describe("durable core: a task row written once per transaction, read as written (B6)", () => {
+  it("B6: inside the transaction that made it, the row's later changes are in SQLite before anything reads it: a read from SQLite, a listing, the finished count", async () => {
+    const { result, log } = await inStore("row-settled", (store, log) => {
+      // A warm store: what it reads once (the log's end, the index outbox) is read.
+      store.create(taskFixture("warm"), true);
+      const start = log.length;
+      return store.atomic(() => {
+        const before = log.length;
+        store.create(taskFixture("t"), true);
+        store.putArtifact("t", artifactOf("r1", "echo"), { append: false, lastChunk: true });
+        store.transition("t", "completed");
+        const written = log
+          .slice(before)
+          .filter((q) => /^(INSERT INTO tasks|UPDATE tasks)/.test(q));
+        // Nothing is read back from memory: the row as SQLite holds it now.
+        store.cache.clear();
+        const task = store.read("t", { includeArtifacts: true });
+        const listed = store.page({ pageSize: 10, state: "completed" }).rows.map((r) => r.id);
+        return {
+          written,
+          task,
+          listed,
+          finished: store.idsInStates(["completed"]),
+          statements: log.slice(start),
+        };
+      });
+    });
+    // No statement wrote the row until the read asked for it; then one INSERT.
+    expect(result.written).toEqual([]);
+    const statements = result.statements;
+    expect(statements.filter((q) => q.startsWith("INSERT INTO tasks"))).toHaveLength(1);
+    expect(statements.filter((q) => q.startsWith("UPDATE tasks"))).toEqual([]);
+    expect(log.length).toBeGreaterThan(statements.length);
+    expect(result.task?.status.state).toBe("completed");
+    expect(result.task?.artifacts.map((a) => a.parts[0]?.content)).toEqual(["echo"]);
+    expect(result.listed).toEqual(["t"]);
+    expect(result.finished).toEqual(["t"]);
+  });
+});
