@@ -1,9 +1,14 @@
-import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { otlpCollector } from "./test/harness/agents/node/otlp-collector.mjs";
 import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
+import { withoutWebSocketDeflate } from "./test/support/no-websocket-deflate.mjs";
 import LongestFirst from "./test/support/run-order.mjs";
+
+// Before the plugin loads Miniflare (a dynamic import, so it runs after this line): the
+// modules sent to the workerd runners cross a loopback WebSocket, uncompressed.
+withoutWebSocketDeflate();
+const { cloudflareTest } = await import("@cloudflare/vitest-plugin");
 
 /**
  * The workerd tests have no network: every fetch a test makes goes to a fake it hands in.
