@@ -134,8 +134,10 @@ export default defineConfig({
   test: {
     // Vitest's default on 2 cores is one file at a time. The e2e files mostly wait (on
     // workerd, on npm, on the demo's one-number-a-second count), so the longest of them run
-    // from the start while two more files keep both cores busy (test/support/run-order.mjs).
-    maxWorkers: 3,
+    // from the start while more files keep both cores busy (test/support/run-order.mjs).
+    // With three, the e2e files held the slots for most of the run and the cores were idle
+    // a third of it; a fourth lets the workerd projects start while the init test still waits.
+    maxWorkers: 4,
     sequence: { sequencer: LongestFirst },
     projects: [
       {
