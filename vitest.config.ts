@@ -1,9 +1,14 @@
-import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { otlpCollector } from "./test/harness/agents/node/otlp-collector.mjs";
 import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
+import { withoutWebSocketDeflate } from "./test/support/no-websocket-deflate.mjs";
 import LongestFirst from "./test/support/run-order.mjs";
+
+// Before the plugin loads Miniflare (a dynamic import, so it runs after this line): the
+// modules sent to the workerd runners cross a loopback WebSocket, uncompressed.
+withoutWebSocketDeflate();
+const { cloudflareTest } = await import("@cloudflare/vitest-plugin");
 
 /**
  * The workerd tests have no network: every fetch a test makes goes to a fake it hands in.
@@ -129,8 +134,10 @@ export default defineConfig({
   test: {
     // Vitest's default on 2 cores is one file at a time. The e2e files mostly wait (on
     // workerd, on npm, on the demo's one-number-a-second count), so the longest of them run
-    // from the start while two more files keep both cores busy (test/support/run-order.mjs).
-    maxWorkers: 3,
+    // from the start while more files keep both cores busy (test/support/run-order.mjs).
+    // With three, the e2e files held the slots for most of the run and the cores were idle
+    // a third of it; a fourth lets the workerd projects start while the init test still waits.
+    maxWorkers: 4,
     sequence: { sequencer: LongestFirst },
     projects: [
       {

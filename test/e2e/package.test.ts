@@ -14,7 +14,7 @@ import vm from "node:vm";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packedTarball } from "./support/packed";
-import { type DemoAgent, startWorker } from "./support/worker";
+import { type DemoAgent, startWranglerWorker } from "./support/worker";
 
 declare const process: { env: Record<string, string | undefined> };
 
@@ -695,7 +695,7 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     );
     expect(gzipped).toBeLessThanOrEqual(BUNDLE_GOAL_BYTES);
 
-    agent = await startWorker(join(project, "wrangler.toml"));
+    agent = await startWranglerWorker(join(project, "wrangler.toml"));
     const card = (await (
       await fetch(`${agent.baseUrl}/.well-known/agent-card.json`)
     ).json()) as Record<string, unknown>;
@@ -731,7 +731,7 @@ describe("the packed package in a new Worker project (issue 13)", () => {
   it("A9 a registry Worker from edgelink/registry lists the packed agent's card and finds it by tag", async () => {
     expect(agent, "the demo agent of the test above runs").toBeDefined();
     const keys = JSON.stringify({ "key-ops": { subject: "ops" } });
-    registry = await startWorker(join(project, "registry.wrangler.toml"), {
+    registry = await startWranglerWorker(join(project, "registry.wrangler.toml"), {
       REGISTRY_API_KEYS: keys,
     });
     const headers = { "X-API-Key": "key-ops", "Content-Type": "application/json" };
@@ -762,7 +762,7 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     // A dynamic import anywhere in a bundle makes esbuild initialize the modules it reaches
     // lazily; edgelink's `import * as z from "zod"` then read zod before its initialization
     // ("... is not a constructor" at start-up). edgelink/mcp imports the MCP SDK statically.
-    mcpAgent = await startWorker(join(project, "mcp.wrangler.toml"));
+    mcpAgent = await startWranglerWorker(join(project, "mcp.wrangler.toml"));
     const card = (await (
       await fetch(`${mcpAgent.baseUrl}/.well-known/agent-card.json`)
     ).json()) as Record<string, unknown>;
@@ -821,7 +821,9 @@ describe("the packed package in a new Worker project (issue 13)", () => {
     expect(code.match(/value: ?"A2AError"/g)).toHaveLength(1);
 
     const key = "packed-memory-key-0123456789";
-    memoryAgent = await startWorker(join(project, "memory.wrangler.toml"), { AGENT_API_KEYS: key });
+    memoryAgent = await startWranglerWorker(join(project, "memory.wrangler.toml"), {
+      AGENT_API_KEYS: key,
+    });
     const send = async (text: string) => {
       const response = await fetch(`${memoryAgent?.baseUrl}/message:send`, {
         method: "POST",
