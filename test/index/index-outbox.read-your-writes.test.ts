@@ -139,7 +139,9 @@ describe("read-your-writes listing: a new task is listed once its answer is rece
   it("the mark stays while answers rely on it, and a window in which none did clears it", async () => {
     const tenant = newTenant();
     const contextId = await issuedIn(tenant);
-    await withLimits(tenant, contextId, { indexFlushMs: 1000 });
+    // "one" and "two" must come within the window opened by "warm": long enough that a
+    // loaded machine's three requests fit (one second did not, in CI).
+    await withLimits(tenant, contextId, { indexFlushMs: 4000 });
     await sendIn(tenant, contextId, "warm");
     const calls = await countUpserts(tenant, contextId);
     const one = await sendIn(tenant, contextId, "one");
@@ -147,7 +149,7 @@ describe("read-your-writes listing: a new task is listed once its answer is rece
     await until(
       () => upsertMarks(tenant, contextId),
       (marks) => marks.length >= 3,
-      6000,
+      30_000,
     );
     // The mark with one's row; at the window's end two's row (two relied on the mark: it
     // stays); the next window, with no answer relying on it, clears it.
@@ -162,7 +164,7 @@ describe("read-your-writes listing: a new task is listed once its answer is rece
       [],
     ]);
     expect(await markOf(tenant, contextId)).toBeNull();
-  });
+  }, 45_000);
 
   it("a busy conversation: each of 8 concurrent senders lists its task at once; the rows share calls", async () => {
     const tenant = newTenant();
