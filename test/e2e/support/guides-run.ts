@@ -20,7 +20,7 @@ import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "nod
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import ts from "typescript";
-import { type DevServer, startDev } from "./dev-server";
+import { type DevServer, freePort, startDev } from "./dev-server";
 import { type DocBlock, extractBlocks } from "./doc-blocks";
 
 /** A block that is a Worker's whole module, served under `/<slug>`. */
@@ -35,6 +35,13 @@ export interface GuideWorker {
    * Otherwise its Hono app is mounted, so its card names `/<slug>` as its URL.
    */
   mount?: "fetch";
+  /** Not an agent (a webhook receiver): it has no Durable Objects to export or bind. */
+  plain?: true;
+  /**
+   * Service bindings it expects, each to another guide's Worker (binding name → slug):
+   * the router gives it a Fetcher that calls that guide through the router's own binding.
+   */
+  peers?: Record<string, string>;
 }
 
 /** A block that runs in Node and talks to the guide Worker `target`. */
@@ -259,6 +266,15 @@ async function startFakeOpenAI(): Promise<{ origin: string; calls: ModelCall[]; 
 }
 
 const ident = (slug: string) => slug.replace(/-/g, "_");
+/** The guides whose Worker exports `EdgelinkMemory` (filled as their blocks are read). */
+const withMemory = new Set<string>();
+/** The Durable Object classes a guide's Worker exports. */
+const kindsOf = (slug: string) =>
+  WORKERS.find((w) => w.slug === slug)?.plain
+    ? []
+    : withMemory.has(slug)
+      ? ["Context", "Index", "Memory"]
+      : ["Context", "Index"];
 const binding = (slug: string) => ident(slug).toUpperCase();
 
 /** The router: `/<slug>/…` to the guide's Worker, each guide's objects bound apart. */
@@ -268,7 +284,7 @@ function routerSource(workers: GuideWorker[]): string {
   const imports = slugs.map((s) => `import * as ${ident(s)} from "./guides/${s}";`).join("\n");
   const classes = slugs
     .flatMap((s) =>
-      ["Context", "Index"].map(
+      kindsOf(s).map(
         (kind) =>
           `export class ${ident(s)}_${kind} extends ${ident(s)}.Edgelink${kind} {\n  constructor(state, env) { super(state, envFor("${s}", env)); }\n}`,
       ),
@@ -281,11 +297,42 @@ ${imports}
 const GUIDES = { ${slugs.map((s) => `"${s}": ${ident(s)}`).join(", ")} };
 const BY_FETCH = new Set(${JSON.stringify(byFetch)});
 const BINDINGS = { ${slugs.map((s) => `"${s}": "${binding(s)}"`).join(", ")} };
+const PEERS = ${JSON.stringify(Object.fromEntries(workers.filter((w) => w.peers).map((w) => [w.slug, w.peers])))};
+
+// A service binding to another guide: through SELF (this Worker), under that guide's path.
+// One per name, made once: a delegation finds its binding among env's values by identity.
+const fetchers = new Map();
+function peerOf(slug, name, env) {
+  const key = slug + "/" + name;
+  if (!fetchers.has(key)) {
+    const prefix = "/" + PEERS[slug][name];
+    fetchers.set(key, {
+      fetch(input, init) {
+        const request = new Request(input, init);
+        const url = new URL(request.url);
+        if (url.pathname !== prefix && !url.pathname.startsWith(prefix + "/")) {
+          url.pathname = prefix + url.pathname;
+        }
+        return env.SELF.fetch(new Request(url, request));
+      },
+    });
+  }
+  return fetchers.get(key);
+}
 
 // Each guide sees its own objects under the names wrangler.toml gives them in a project.
 function envFor(slug, env) {
   const b = BINDINGS[slug];
-  return { ...env, EDGELINK_CONTEXT: env[b + "_CONTEXT"], EDGELINK_INDEX: env[b + "_INDEX"] };
+  const peers = Object.fromEntries(
+    Object.keys(PEERS[slug] ?? {}).map((name) => [name, peerOf(slug, name, env)]),
+  );
+  return {
+    ...env,
+    ...peers,
+    EDGELINK_CONTEXT: env[b + "_CONTEXT"],
+    EDGELINK_INDEX: env[b + "_INDEX"],
+    EDGELINK_MEMORY: env[b + "_MEMORY"],
+  };
 }
 ${classes}
 
@@ -319,7 +366,7 @@ export default {
 
 function wranglerToml(echoToml: string, slugs: string[]): string {
   const date = /compatibility_date = "([\d-]+)"/.exec(echoToml)?.[1];
-  const classes = slugs.flatMap((s) => [`${ident(s)}_Context`, `${ident(s)}_Index`]);
+  const classes = slugs.flatMap((s) => kindsOf(s).map((kind) => `${ident(s)}_${kind}`));
   return `name = "guides"
 main = "src/router.js"
 compatibility_date = "${date}"
@@ -328,9 +375,13 @@ compatibility_flags = ["nodejs_compat"]
 [vars]
 GREETING = "Hello"
 
+[[services]]
+binding = "SELF"
+service = "guides"
+
 ${slugs
   .flatMap((s) =>
-    ["Context", "Index"].map(
+    kindsOf(s).map(
       (kind) =>
         `[[durable_objects.bindings]]\nname = "${binding(s)}_${kind.toUpperCase()}"\nclass_name = "${ident(s)}_${kind}"\n`,
     ),
@@ -357,10 +408,14 @@ function nodeRun(
   cmd: string,
   args: string[],
   cwd: string,
+  env: Record<string, string>,
 ): Promise<{ stdout: string; stderr: string; code: number }> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({ stdout, stderr, code: error ? 1 : 0 }),
+    execFile(
+      cmd,
+      args,
+      { cwd, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? 1 : 0 }),
     );
   });
 }
@@ -376,6 +431,9 @@ export async function startGuides(
   vars: Record<string, string> = {},
 ): Promise<GuidesRun> {
   const model = await startFakeOpenAI();
+  // Chosen now: the push receiver's vars name URLs of this very server.
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
   const dir = join(root, "guides");
   mkdirSync(join(dir, "src/guides"), { recursive: true });
   cpSync(join(echo, "package.json"), join(dir, "package.json"));
@@ -383,6 +441,10 @@ export async function startGuides(
   const slugs = WORKERS.map((w) => w.slug);
   for (const w of WORKERS) {
     const code = blockOf(repo, w.file, w.find).code;
+    if (w.plain) {
+      writeFileSync(join(dir, "src/guides", `${w.slug}.ts`), code);
+      continue;
+    }
     // wrangler.toml of a new project binds these classes by name: a module that does not
     // export them does not start (wrangler names them), so say which guide it is.
     for (const name of ["EdgelinkContext", "EdgelinkIndex"]) {
@@ -392,6 +454,7 @@ export async function startGuides(
         );
       }
     }
+    if (/export const \{[^}]*\bEdgelinkMemory\b/.test(code)) withMemory.add(w.slug);
     writeFileSync(join(dir, "src/guides", `${w.slug}.ts`), code);
   }
   writeFileSync(join(dir, "src/router.js"), routerSource(WORKERS));
@@ -410,7 +473,13 @@ export async function startGuides(
       "",
     ].join("\n"),
   );
-  const server = await startDev({ cwd: dir, command: ["npm", "run", "dev", "--"] });
+  // WRANGLER_LOG at wrangler's default, "log": the guides' console.log lines are printed.
+  const server = await startDev({
+    cwd: dir,
+    command: ["npm", "run", "dev", "--"],
+    port,
+    env: { WRANGLER_LOG: "log" },
+  });
   const url = (slug: string) => `${server.baseUrl}/${slug}`;
 
   const runClients = async () => {
@@ -437,7 +506,7 @@ export async function startGuides(
 console.log("@@start end");
 `,
     );
-    const ran = await nodeRun(join(dir, "node_modules/.bin/node"), ["clients.mjs"], dir);
+    const ran = await nodeRun(join(dir, "node_modules/.bin/node"), ["clients.mjs"], dir, {});
     const results: Record<string, { out: string; error?: string }> = {};
     const parts = ran.stdout.split(/^@@start /m).slice(1);
     for (const part of parts) {
