@@ -31,6 +31,7 @@ import {
   blockOf,
   CLIENTS,
   type GuidesRun,
+  type ModelCall,
   startGuides,
   TYPE_ONLY,
   WORKERS,
@@ -332,18 +333,27 @@ describe("the guides run as written in the new project: one wrangler dev serves 
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   /** A JSON-RPC call of a guide Worker's agent, as any A2A client sends it. */
-  const rpc = async (slug: string, method: string, params: object) => {
+  const rpc = async (slug: string, method: string, params: object, apiKey?: string) => {
     const response = await fetch(guides.url(slug), {
       method: "POST",
-      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      headers: {
+        "content-type": "application/json",
+        "a2a-version": "1.0",
+        ...(apiKey ? { "x-api-key": apiKey } : {}),
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
     });
     return { status: response.status, body: await response.json() };
   };
-  const send = async (slug: string, text: string, more: object = {}) => {
-    const { status, body } = await rpc(slug, "SendMessage", {
-      message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }], ...more },
-    });
+  const send = async (slug: string, text: string, more: object = {}, apiKey?: string) => {
+    const { status, body } = await rpc(
+      slug,
+      "SendMessage",
+      {
+        message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }], ...more },
+      },
+      apiKey,
+    );
     expect(status, JSON.stringify(body)).toBe(200);
     return body.result.task;
   };
@@ -352,6 +362,17 @@ describe("the guides run as written in the new project: one wrangler dev serves 
   /** The tasks of a guide's agent, with their artifacts. */
   const tasksOf = async (slug: string) =>
     (await rpc(slug, "ListTasks", { includeArtifacts: true })).body.result.tasks;
+
+  /** A call of a guide agent's /memory routes, signed in with an API key. */
+  const memoryApi = async (slug: string, apiKey: string, path: string, init: RequestInit = {}) => {
+    const response = await fetch(`${guides.url(slug)}/memory${path}`, {
+      ...init,
+      headers: { "content-type": "application/json", "x-api-key": apiKey },
+    });
+    return { status: response.status, body: await response.json() };
+  };
+  /** The text of every message of a model call, joined. */
+  const said = (call: ModelCall) => call.messages.map((m) => JSON.stringify(m.content)).join("\n");
 
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -461,6 +482,67 @@ describe("the guides run as written in the new project: one wrangler dev serves 
     expect(asked.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
   });
 
+  it("memory, a handler of your own: a signed-in caller's claim is noted once (a duplicate in other case and spacing is known), recalled as the rendered section; another caller's memory is empty", async () => {
+    const anonymous = await rpc("memory-handler", "SendMessage", {
+      message: { messageId: "m-anon", role: "ROLE_USER", parts: [{ text: "Remember: x" }] },
+    });
+    expect(anonymous.status).toBe(401);
+    expect(
+      answer(await send("memory-handler", "Remember: I drink my coffee black", {}, "k-ada")),
+    ).toBe("Noted.");
+    expect(
+      answer(await send("memory-handler", "Remember: i drink  my Coffee black ", {}, "k-ada")),
+    ).toBe("I knew that already.");
+    const recalled = answer(await send("memory-handler", "coffee", {}, "k-ada"));
+    expect(recalled).toContain("## What you remember about this user");
+    expect(recalled).toContain("- I drink my coffee black (stated by the user)");
+    expect(answer(await send("memory-handler", "coffee", {}, "k-bob"))).toBe(
+      "I remember nothing about that.",
+    );
+  });
+
+  it("memory, turned on: a fact added through /memory is recalled into the caller's next model turn (fenced as data), the memory tools offered; not into another caller's", async () => {
+    const added = await memoryApi("memory-model", "k-ada", "/facts", {
+      method: "POST",
+      body: JSON.stringify({ claim: "The user is vegetarian." }),
+    });
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    const bobs = await memoryApi("memory-model", "k-bob", "/facts", {
+      method: "POST",
+      body: JSON.stringify({ claim: "The user flies from Oslo." }),
+    });
+    expect(bobs.status).toBe(200);
+    const before = guides.modelCalls.length;
+    const task = await send("memory-model", "Plan a dinner in Rome for me", {}, "k-ada");
+    expect(task.status.state, JSON.stringify(task.status)).toBe("TASK_STATE_COMPLETED");
+    const turn = guides.modelCalls.slice(before).find((c) => said(c).includes("Plan a dinner"));
+    expect(turn?.tools).toEqual(
+      expect.arrayContaining(["remember", "forget", "set_goal", "update_goal", "describe_entity"]),
+    );
+    expect(said(turn)).toMatch(
+      /<recalled_memory>[\s\S]*The user is vegetarian\.[\s\S]*<\/recalled_memory>/,
+    );
+    expect(said(turn)).not.toContain("Oslo");
+  });
+
+  it("memory, recording turns: what a caller said in one conversation is recalled, quoted, in another", async () => {
+    await send("memory-turns", "For the party we picked the riverside venue", {}, "k-ada");
+    // Recording runs just after the answer: ask until it has landed (a few tries at most).
+    let recalled = "";
+    for (let i = 0; i < 20 && !recalled.includes("riverside"); i++) {
+      const before = guides.modelCalls.length;
+      await send("memory-turns", "Which venue did we pick for the party?", {}, "k-ada");
+      recalled = guides.modelCalls.slice(before).map(said).join("\n");
+      if (!recalled.includes("riverside")) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(recalled).toContain("From past conversations");
+    expect(recalled).toContain("the user said: ");
+    expect(recalled).toContain("For the party we picked the riverside venue");
+    const before = guides.modelCalls.length;
+    await send("memory-turns", "Which venue did we pick for the party?", {}, "k-bob");
+    expect(guides.modelCalls.slice(before).map(said).join("\n")).not.toContain("riverside");
+  }, 30_000);
+
   it("the client blocks run in Node against their guide's Worker: README's assistant, and the approvals client's decision resumes the held call", async () => {
     clients = await guides.runClients();
     for (const [name, ran] of Object.entries(clients)) expect(ran.error, name).toBeUndefined();
@@ -477,6 +559,13 @@ describe("the guides run as written in the new project: one wrangler dev serves 
         slug,
       ).toEqual(["TASK_STATE_COMPLETED"]);
     }
+    // Memory: the client added, corrected and erased the signed-in caller's memory, and
+    // only theirs (the other caller's fact is still there).
+    const ada = await memoryApi("memory-model", "k-ada", "?kind=fact");
+    expect(ada).toEqual({ status: 200, body: expect.objectContaining({ items: [] }) });
+    expect((await memoryApi("memory-model", "k-ada", "?kind=entity")).body.items).toEqual([]);
+    const bob = await memoryApi("memory-model", "k-bob", "?kind=fact");
+    expect(bob.body.items.map((f) => f.claim)).toEqual(["The user flies from Oslo."]);
     expect(guides.server.output()).not.toMatch(/Uncaught|TypeError|ReferenceError/);
   }, 60_000);
 

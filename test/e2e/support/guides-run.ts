@@ -64,6 +64,9 @@ export const WORKERS: GuideWorker[] = [
   { slug: "tools", file: "docs/guides/tools.md", find: "const weather = tool(" },
   { slug: "refunds-tool", file: "docs/guides/approvals.md", find: "approvalTimeoutMs:" },
   { slug: "refunds-handler", file: "docs/guides/approvals.md", find: 'arguments: { order: "A-17"' },
+  { slug: "memory-model", file: "docs/guides/memory.md", find: "extract: true, tools: true" },
+  { slug: "memory-handler", file: "docs/guides/memory.md", find: '"Remember: "' },
+  { slug: "memory-turns", file: "docs/guides/memory.md", find: "record: true" },
   // Its `instrument()` wraps global fetch for the isolate once called: its test runs last.
   { slug: "tracing", file: "docs/guides/tracing.md", find: "Traced agent", mount: "fetch" },
 ];
@@ -82,7 +85,21 @@ export const CLIENTS: GuideClient[] = [
     find: "Refund order A-17, 150 euros",
     target: "refunds-handler",
   },
+  {
+    name: "memory-client",
+    file: "docs/guides/memory.md",
+    find: "agent.memory.add(",
+    target: "memory-model",
+  },
 ];
+
+/**
+ * The API keys of the guides with `auth: { apiKeys: { secret: "AGENT_API_KEYS" } }`, as
+ * the auth guide puts them in the secret: each key a subject of its own (a user).
+ */
+export const API_KEYS = { "k-ada": { subject: "ada" }, "k-bob": { subject: "bob" } };
+/** The key the client blocks sign in with (`process.env.AGENT_API_KEY`). */
+export const CLIENT_API_KEY = "k-ada";
 
 /**
  * The blocks of README.md and docs/guides that are type-checked only (by the test above
@@ -124,18 +141,6 @@ export const TYPE_ONLY: { file: string; find: string; why: string }[] = [
     file: "docs/guides/mcp.md",
     find: "mcpServers({",
     why: "its MCP server is https://mcp.example.com: no network here",
-  },
-  {
-    file: "docs/guides/memory.md",
-    find: "extract: true, tools: true",
-    why: "a fragment (card, model)",
-  },
-  { file: "docs/guides/memory.md", find: '"Remember: "', why: "a fragment (card)" },
-  { file: "docs/guides/memory.md", find: "record: true", why: "a fragment (card, model)" },
-  {
-    file: "docs/guides/memory.md",
-    find: "agent.memory.add(",
-    why: "needs a signed-in caller (a bearer token from an identity provider)",
   },
   {
     file: "docs/guides/model-agents.md",
@@ -469,6 +474,7 @@ export async function startGuides(
       idKey,
       "OPENAI_API_KEY=sk-test",
       `OPENAI_BASE_URL=${model.origin}/v1`,
+      `AGENT_API_KEYS=${JSON.stringify(API_KEYS)}`,
       ...Object.entries(vars).map(([k, v]) => `${k}=${v}`),
       "",
     ].join("\n"),
@@ -506,7 +512,9 @@ export async function startGuides(
 console.log("@@start end");
 `,
     );
-    const ran = await nodeRun(join(dir, "node_modules/.bin/node"), ["clients.mjs"], dir, {});
+    const ran = await nodeRun(join(dir, "node_modules/.bin/node"), ["clients.mjs"], dir, {
+      AGENT_API_KEY: CLIENT_API_KEY,
+    });
     const results: Record<string, { out: string; error?: string }> = {};
     const parts = ran.stdout.split(/^@@start /m).slice(1);
     for (const part of parts) {
