@@ -31,6 +31,7 @@ import {
   blockOf,
   CLIENTS,
   type GuidesRun,
+  HOOK_PATH,
   type ModelCall,
   startGuides,
   TYPE_ONLY,
@@ -541,6 +542,41 @@ describe("the guides run as written in the new project: one wrangler dev serves 
     const before = guides.modelCalls.length;
     await send("memory-turns", "Which venue did we pick for the party?", {}, "k-bob");
     expect(guides.modelCalls.slice(before).map(said).join("\n")).not.toContain("riverside");
+  }, 30_000);
+
+  it("push: the guide's agent signs each event's delivery; the guide's receiver Worker verifies it against the agent's JWKS (fetched from it) and logs it, in order; an unsigned POST is refused", async () => {
+    const card = await (
+      await fetch(`${guides.url("push-agent")}/.well-known/agent-card.json`)
+    ).json();
+    expect(card.capabilities.pushNotifications).toBe(true);
+    const { status, body } = await rpc("push-agent", "SendMessage", {
+      message: { messageId: "m-push", role: "ROLE_USER", parts: [{ text: "ship it" }] },
+      configuration: {
+        taskPushNotificationConfig: { url: `${guides.server.baseUrl}${HOOK_PATH}`, token: "t1" },
+      },
+    });
+    expect(status, JSON.stringify(body)).toBe(200);
+    const taskId = body.result.task.id;
+    expect(answer(body.result.task)).toBe("Done: ship it");
+    // The receiver logs `taskId eventId kind` for each delivery it verified.
+    const logged = () =>
+      guides.server
+        .output()
+        .split("\n")
+        .filter((line) => line.includes(`${taskId} `))
+        .map((line) => line.slice(line.indexOf(taskId)).split(" ")[2]);
+    const deadline = Date.now() + 20_000;
+    while (!logged().includes("status-update") && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(logged()[0], guides.server.output()).toBe("task");
+    expect(logged()).toContain("status-update");
+    const unsigned = await fetch(`${guides.server.baseUrl}${HOOK_PATH}`, {
+      method: "POST",
+      headers: { "content-type": "application/a2a+json", "x-a2a-signature": "e30.e30.e30" },
+      body: JSON.stringify({ task: body.result.task }),
+    });
+    expect(unsigned.status).toBe(401);
   }, 30_000);
 
   it("the client blocks run in Node against their guide's Worker: README's assistant, and the approvals client's decision resumes the held call", async () => {

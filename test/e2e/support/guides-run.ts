@@ -67,6 +67,14 @@ export const WORKERS: GuideWorker[] = [
   { slug: "memory-model", file: "docs/guides/memory.md", find: "extract: true, tools: true" },
   { slug: "memory-handler", file: "docs/guides/memory.md", find: '"Remember: "' },
   { slug: "memory-turns", file: "docs/guides/memory.md", find: "record: true" },
+  { slug: "push-agent", file: "docs/guides/push.md", find: "maxAttempts: 12" },
+  {
+    slug: "push-receiver",
+    file: "docs/guides/push.md",
+    find: "verifyPushNotification",
+    mount: "fetch",
+    plain: true,
+  },
   // Its `instrument()` wraps global fetch for the isolate once called: its test runs last.
   { slug: "tracing", file: "docs/guides/tracing.md", find: "Traced agent", mount: "fetch" },
 ];
@@ -98,6 +106,8 @@ export const CLIENTS: GuideClient[] = [
  * the auth guide puts them in the secret: each key a subject of its own (a user).
  */
 export const API_KEYS = { "k-ada": { subject: "ada" }, "k-bob": { subject: "bob" } };
+/** Where the push guide's receiver is served: its `HOOK_URL` is this path on the server. */
+export const HOOK_PATH = "/push-receiver/a2a";
 /** The key the client blocks sign in with (`process.env.AGENT_API_KEY`). */
 export const CLIENT_API_KEY = "k-ada";
 
@@ -157,13 +167,7 @@ export const TYPE_ONLY: { file: string; find: string; why: string }[] = [
   { file: "docs/guides/model-agents.md", find: "withStrategy(", why: "a fragment (card)" },
   { file: "docs/guides/model-agents.md", find: "summarizer:", why: "a fragment (card)" },
   { file: "docs/guides/model-agents.md", find: "AgentResult", why: "a type, read from a task" },
-  { file: "docs/guides/push.md", find: "maxAttempts: 12", why: "a fragment: one option" },
   { file: "docs/guides/push.md", find: 'artifactChunks: "each"', why: "a fragment: one option" },
-  {
-    file: "docs/guides/push.md",
-    find: "verifyPushNotification",
-    why: "its JWKS URL is https://my-agent.example.com: no network here",
-  },
   {
     file: "docs/guides/registry.md",
     find: "defineRegistry(",
@@ -475,6 +479,8 @@ export async function startGuides(
       "OPENAI_API_KEY=sk-test",
       `OPENAI_BASE_URL=${model.origin}/v1`,
       `AGENT_API_KEYS=${JSON.stringify(API_KEYS)}`,
+      `AGENT_JWKS_URL=${origin}/push-agent/.well-known/jwks.json`,
+      `HOOK_URL=${origin}${HOOK_PATH}`,
       ...Object.entries(vars).map(([k, v]) => `${k}=${v}`),
       "",
     ].join("\n"),
