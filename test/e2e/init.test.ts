@@ -579,6 +579,18 @@ describe("the guides run as written in the new project: one wrangler dev serves 
     expect(unsigned.status).toBe(401);
   }, 30_000);
 
+  it("calling other agents: the Editor forwards its writer's answer (a service binding to another guide's agent), asks an agent by URL for a title, and follows a third child's events", async () => {
+    const task = await send("editor", "draft a haiku");
+    expect(task.status.state, JSON.stringify(task.status)).toBe("TASK_STATE_COMPLETED");
+    expect(answer(task)).toBe("You said: draft a haikuTitle: Hello!");
+    // The third child's events, each kind logged on a line of its own as they came.
+    const kinds = guides.server
+      .output()
+      .split("\n")
+      .filter((l) => /^[a-z-]+$/.test(l.trim()));
+    expect(kinds.map((l) => l.trim())).toEqual(expect.arrayContaining(["task", "artifact-update"]));
+  });
+
   it("the client blocks run in Node against their guide's Worker: README's assistant, and the approvals client's decision resumes the held call", async () => {
     clients = await guides.runClients();
     for (const [name, ran] of Object.entries(clients)) expect(ran.error, name).toBeUndefined();

@@ -69,6 +69,12 @@ export const WORKERS: GuideWorker[] = [
   { slug: "memory-turns", file: "docs/guides/memory.md", find: "record: true" },
   { slug: "push-agent", file: "docs/guides/push.md", find: "maxAttempts: 12" },
   {
+    slug: "editor",
+    file: "docs/guides/calling-other-agents.md",
+    find: 'name: "Editor"',
+    peers: { WRITER: "new-project" },
+  },
+  {
     slug: "push-receiver",
     file: "docs/guides/push.md",
     find: "verifyPushNotification",
@@ -136,11 +142,6 @@ export const TYPE_ONLY: { file: string; find: string; why: string }[] = [
     file: "docs/guides/calling-other-agents.md",
     find: "TaskNotFoundError",
     why: "talks to this repository's demo agent (npm run dev here), not to an init project",
-  },
-  {
-    file: "docs/guides/calling-other-agents.md",
-    find: 'name: "Editor"',
-    why: "delegates to https://titles.example.com and a second Worker: no network here",
   },
   {
     file: "docs/guides/calling-other-agents.md",
@@ -481,6 +482,7 @@ export async function startGuides(
       `AGENT_API_KEYS=${JSON.stringify(API_KEYS)}`,
       `AGENT_JWKS_URL=${origin}/push-agent/.well-known/jwks.json`,
       `HOOK_URL=${origin}${HOOK_PATH}`,
+      `TITLES_URL=${origin}/own-worker`,
       ...Object.entries(vars).map(([k, v]) => `${k}=${v}`),
       "",
     ].join("\n"),
