@@ -607,6 +607,19 @@ describe("the guides run as written in the new project: one wrangler dev serves 
         slug,
       ).toEqual(["TASK_STATE_COMPLETED"]);
     }
+    // The front desk relayed its refunds agent's question to the client and the decision
+    // back: it answers the state of the refunds agent's task once that ran the refund (the
+    // model got the refund's result twice: for the client's own task and the front desk's).
+    const refunded = guides.modelCalls.filter(
+      (c) =>
+        c.messages.at(-1)?.role === "tool" &&
+        c.messages.at(-1)?.content === "Refunded 150 on order A-17",
+    );
+    expect(refunded).toHaveLength(2);
+    const desk = await tasksOf("front-desk");
+    expect(desk.map((t) => [t.status.state, answer(t)])).toEqual([
+      ["TASK_STATE_COMPLETED", "completed"],
+    ]);
     // Memory: the client added, corrected and erased the signed-in caller's memory, and
     // only theirs (the other caller's fact is still there).
     const ada = await memoryApi("memory-model", "k-ada", "?kind=fact");

@@ -69,6 +69,12 @@ export const WORKERS: GuideWorker[] = [
   { slug: "memory-turns", file: "docs/guides/memory.md", find: "record: true" },
   { slug: "push-agent", file: "docs/guides/push.md", find: "maxAttempts: 12" },
   {
+    slug: "front-desk",
+    file: "docs/guides/approvals.md",
+    find: 'name: "Front desk"',
+    peers: { REFUNDS: "refunds-tool" },
+  },
+  {
     slug: "editor",
     file: "docs/guides/calling-other-agents.md",
     find: 'name: "Editor"',
@@ -90,14 +96,20 @@ export const CLIENTS: GuideClient[] = [
   {
     name: "approvals-client-tool",
     file: "docs/guides/approvals.md",
-    find: "Refund order A-17, 150 euros",
+    find: 'agent.send("Refund order A-17',
     target: "refunds-tool",
   },
   {
     name: "approvals-client-handler",
     file: "docs/guides/approvals.md",
-    find: "Refund order A-17, 150 euros",
+    find: 'agent.send("Refund order A-17',
     target: "refunds-handler",
+  },
+  {
+    name: "approvals-client-front-desk",
+    file: "docs/guides/approvals.md",
+    find: 'agent.send("Refund order A-17',
+    target: "front-desk",
   },
   {
     name: "memory-client",
@@ -123,11 +135,6 @@ export const CLIENT_API_KEY = "k-ada";
  * CLIENTS or this list: the test fails on a block in none of them.
  */
 export const TYPE_ONLY: { file: string; find: string; why: string }[] = [
-  {
-    file: "docs/guides/approvals.md",
-    find: 'name: "Front desk"',
-    why: "needs a second deployed agent behind a service binding (REFUNDS)",
-  },
   {
     file: "docs/guides/approvals.md",
     find: 'scopes: ["refunds:approve"]',
