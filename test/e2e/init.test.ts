@@ -25,6 +25,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MCP_TOKEN, startMcpServer } from "../harness/agents/node/mcp-server";
 import { type DevServer, startDev } from "./support/dev-server";
 import { checkBlocks, extractBlocks, repositoryBlocks } from "./support/doc-blocks";
 import {
@@ -332,6 +333,7 @@ describe("the guides run as written in the new project: one wrangler dev serves 
   let guides: GuidesRun;
   let clients: Record<string, { out: string; error?: string }>;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let mcp: Awaited<ReturnType<typeof startMcpServer>>;
 
   /** A JSON-RPC call of a guide Worker's agent, as any A2A client sends it. */
   const rpc = async (slug: string, method: string, params: object, apiKey?: string) => {
@@ -377,11 +379,17 @@ describe("the guides run as written in the new project: one wrangler dev serves 
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    guides = await startGuides(REPO, root, echo, { OTLP_URL: receiver.url });
+    mcp = await startMcpServer();
+    guides = await startGuides(REPO, root, echo, {
+      OTLP_URL: receiver.url,
+      DOCS_MCP_URL: `${mcp.url}/mcp`,
+      DOCS_MCP_TOKEN: MCP_TOKEN,
+    });
   }, 180_000);
   afterAll(async () => {
     await guides?.close();
     receiver?.server.close();
+    await mcp?.close();
   });
 
   it("every ts block of README.md and docs/guides is run here, or listed as type-checked only with why", () => {
@@ -589,6 +597,20 @@ describe("the guides run as written in the new project: one wrangler dev serves 
       .split("\n")
       .filter((l) => /^[a-z-]+$/.test(l.trim()));
     expect(kinds.map((l) => l.trim())).toEqual(expect.arrayContaining(["task", "artifact-update"]));
+  });
+
+  it("mcp: the MCP server's tools are offered beside the agent's own (a clashing name prefixed with the server's), its URL and bearer token read from vars, and a call's result answers", async () => {
+    await fetch(`${mcp.url}/stats`, { method: "POST" });
+    const before = guides.modelCalls.length;
+    const task = await send("mcp", "What is the capital of France?");
+    expect(task.status.state, JSON.stringify(task.status)).toBe("TASK_STATE_COMPLETED");
+    expect(answer(task)).toBe("Paris");
+    expect(guides.modelCalls[before].tools).toEqual(
+      expect.arrayContaining(["add", "docs_add", "get_capital"]),
+    );
+    const stats = await (await fetch(`${mcp.url}/stats`)).json();
+    expect(stats.calls).toEqual([{ name: "get_capital", args: { country: "France" } }]);
+    expect(stats.unauthorized).toBe(0);
   });
 
   it("the client blocks run in Node against their guide's Worker: README's assistant, and the approvals client's decision resumes the held call", async () => {

@@ -11,8 +11,9 @@
  * the other in one Node process of the project, with its installed `edgelink`.
  *
  * Model calls go to a fake OpenAI on loopback (`OPENAI_BASE_URL`): it calls the tool that
- * fits the last user message (`add` for two numbers, `refund` for a refund, `time` for the
- * time) and answers a tool's result with that result's text.
+ * fits the last user message (`add` for two numbers, `refund` for a refund, `get_capital`
+ * for "the capital of X", `time` for the time) and answers a tool's result with that
+ * result's text.
  */
 // @ts-nocheck -- Node-only test support (the repository has no @types/node).
 import { execFile } from "node:child_process";
@@ -80,6 +81,7 @@ export const WORKERS: GuideWorker[] = [
     find: 'name: "Editor"',
     peers: { WRITER: "new-project" },
   },
+  { slug: "mcp", file: "docs/guides/mcp.md", find: "mcpServers({" },
   {
     slug: "push-receiver",
     file: "docs/guides/push.md",
@@ -156,11 +158,6 @@ export const TYPE_ONLY: { file: string; find: string; why: string }[] = [
     why: "a fragment: the agents option alone, its peers on the network",
   },
   {
-    file: "docs/guides/mcp.md",
-    find: "mcpServers({",
-    why: "its MCP server is https://mcp.example.com: no network here",
-  },
-  {
     file: "docs/guides/model-agents.md",
     find: "toolsPrompt: true",
     why: "a fragment: the instructions option",
@@ -222,6 +219,10 @@ function toolCallFor(text: string, tools: string[]): { name: string; args: objec
   }
   if (tools.includes("add") && numbers.length >= 2) {
     return { name: "add", args: { a: numbers[0], b: numbers[1] } };
+  }
+  const capital = /capital of (\w+)/i.exec(text);
+  if (tools.includes("get_capital") && capital) {
+    return { name: "get_capital", args: { country: capital[1] } };
   }
   if (tools.includes("time") && /time/i.test(text)) {
     return { name: "time", args: { timeZone: "Asia/Tokyo" } };
