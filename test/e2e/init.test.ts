@@ -479,6 +479,43 @@ describe("the guides run as written in the new project: one wrangler dev serves 
     expect(calls[1].messages.at(-1)).toMatchObject({ role: "tool", content: "5" });
   });
 
+  it("model-agents, prompt composition: the system prompt is the global prompt, the tools prompt, the profile's enabled sections by order, then the additional context", async () => {
+    const before = guides.modelCalls.length;
+    const task = await send("model-prompt", "Hello there");
+    expect(task.status.state, JSON.stringify(task.status)).toBe("TASK_STATE_COMPLETED");
+    const system = guides.modelCalls[before].messages.find((m) => m.role === "system");
+    const prompt = String(system?.content);
+    const at = [
+      "You work for Acme.",
+      "Looks up an order",
+      "You are a patient support agent.",
+      "Never promise refunds.",
+      "Customers are on the Pro plan.",
+    ].map((part) => prompt.indexOf(part));
+    expect(
+      at.every((i) => i >= 0),
+      prompt,
+    ).toBe(true);
+    expect(at).toEqual([...at].sort((a, b) => a - b));
+    expect(prompt).not.toContain("Q: hi"); // the disabled section
+  });
+
+  it("model-agents, withStrategy: a plan first (no tools), the draft with the plan in its system prompt, then a review of the draft whose answer is the answer", async () => {
+    const before = guides.modelCalls.length;
+    const task = await send("model-strategy", "A line about rain");
+    expect(task.status.state, JSON.stringify(task.status)).toBe("TASK_STATE_COMPLETED");
+    const calls = guides.modelCalls.slice(before);
+    expect(calls).toHaveLength(3);
+    expect(said(calls[0])).toContain("short numbered plan");
+    const draftSystem = String(calls[1].messages.find((m) => m.role === "system")?.content);
+    expect(draftSystem).toContain("Your plan for this turn:\nok");
+    expect(calls[2].messages.slice(-2)).toMatchObject([
+      { role: "assistant", content: "ok" },
+      { role: "user", content: expect.stringContaining("Review your answer above") },
+    ]);
+    expect(answer(task)).toBe("ok");
+  });
+
   it("approvals: a refund over 100 waits for a decision; 100 or less runs at once", async () => {
     const held = await send("refunds-tool", "Refund order A-18, 150 euros");
     expect(held.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
