@@ -11,8 +11,9 @@
  * the other in one Node process of the project, with its installed `edgelink`.
  *
  * Model calls go to a fake OpenAI on loopback (`OPENAI_BASE_URL`): it calls the tool that
- * fits the last user message (`add` for two numbers, `refund` for a refund, `time` for the
- * time) and answers a tool's result with that result's text.
+ * fits the last user message (`add` for two numbers, `refund` for a refund, `get_capital`
+ * for "the capital of X", `time` for the time) and answers a tool's result with that
+ * result's text.
  */
 // @ts-nocheck -- Node-only test support (the repository has no @types/node).
 import { execFile } from "node:child_process";
@@ -20,7 +21,7 @@ import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "nod
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import ts from "typescript";
-import { type DevServer, startDev } from "./dev-server";
+import { type DevServer, freePort, startDev } from "./dev-server";
 import { type DocBlock, extractBlocks } from "./doc-blocks";
 
 /** A block that is a Worker's whole module, served under `/<slug>`. */
@@ -35,6 +36,13 @@ export interface GuideWorker {
    * Otherwise its Hono app is mounted, so its card names `/<slug>` as its URL.
    */
   mount?: "fetch";
+  /** Not an agent (a webhook receiver): it has no Durable Objects to export or bind. */
+  plain?: true;
+  /**
+   * Service bindings it expects, each to another guide's Worker (binding name → slug):
+   * the router gives it a Fetcher that calls that guide through the router's own binding.
+   */
+  peers?: Record<string, string>;
 }
 
 /** A block that runs in Node and talks to the guide Worker `target`. */
@@ -54,9 +62,35 @@ export const WORKERS: GuideWorker[] = [
   { slug: "compose", file: "docs/guides/compose-with-hono.md", find: "app.use(cors())" },
   { slug: "endpoints", file: "docs/guides/compose-with-hono.md", find: "endpoint({" },
   { slug: "model-agents", file: "docs/guides/model-agents.md", find: "modelSettings:" },
+  { slug: "model-prompt", file: "docs/guides/model-agents.md", find: "toolsPrompt: true" },
+  { slug: "model-strategy", file: "docs/guides/model-agents.md", find: "withStrategy(openai" },
   { slug: "tools", file: "docs/guides/tools.md", find: "const weather = tool(" },
   { slug: "refunds-tool", file: "docs/guides/approvals.md", find: "approvalTimeoutMs:" },
   { slug: "refunds-handler", file: "docs/guides/approvals.md", find: 'arguments: { order: "A-17"' },
+  { slug: "memory-model", file: "docs/guides/memory.md", find: "extract: true, tools: true" },
+  { slug: "memory-handler", file: "docs/guides/memory.md", find: '"Remember: "' },
+  { slug: "memory-turns", file: "docs/guides/memory.md", find: "record: true" },
+  { slug: "push-agent", file: "docs/guides/push.md", find: "maxAttempts: 12" },
+  {
+    slug: "front-desk",
+    file: "docs/guides/approvals.md",
+    find: 'name: "Front desk"',
+    peers: { REFUNDS: "refunds-tool" },
+  },
+  {
+    slug: "editor",
+    file: "docs/guides/calling-other-agents.md",
+    find: 'name: "Editor"',
+    peers: { WRITER: "new-project" },
+  },
+  { slug: "mcp", file: "docs/guides/mcp.md", find: "mcpServers({" },
+  {
+    slug: "push-receiver",
+    file: "docs/guides/push.md",
+    find: "verifyPushNotification",
+    mount: "fetch",
+    plain: true,
+  },
   // Its `instrument()` wraps global fetch for the isolate once called: its test runs last.
   { slug: "tracing", file: "docs/guides/tracing.md", find: "Traced agent", mount: "fetch" },
 ];
@@ -66,16 +100,38 @@ export const CLIENTS: GuideClient[] = [
   {
     name: "approvals-client-tool",
     file: "docs/guides/approvals.md",
-    find: "Refund order A-17, 150 euros",
+    find: 'agent.send("Refund order A-17',
     target: "refunds-tool",
   },
   {
     name: "approvals-client-handler",
     file: "docs/guides/approvals.md",
-    find: "Refund order A-17, 150 euros",
+    find: 'agent.send("Refund order A-17',
     target: "refunds-handler",
   },
+  {
+    name: "approvals-client-front-desk",
+    file: "docs/guides/approvals.md",
+    find: 'agent.send("Refund order A-17',
+    target: "front-desk",
+  },
+  {
+    name: "memory-client",
+    file: "docs/guides/memory.md",
+    find: "agent.memory.add(",
+    target: "memory-model",
+  },
 ];
+
+/**
+ * The API keys of the guides with `auth: { apiKeys: { secret: "AGENT_API_KEYS" } }`, as
+ * the auth guide puts them in the secret: each key a subject of its own (a user).
+ */
+export const API_KEYS = { "k-ada": { subject: "ada" }, "k-bob": { subject: "bob" } };
+/** Where the push guide's receiver is served: its `HOOK_URL` is this path on the server. */
+export const HOOK_PATH = "/push-receiver/a2a";
+/** The key the client blocks sign in with (`process.env.AGENT_API_KEY`). */
+export const CLIENT_API_KEY = "k-ada";
 
 /**
  * The blocks of README.md and docs/guides that are type-checked only (by the test above
@@ -83,11 +139,6 @@ export const CLIENTS: GuideClient[] = [
  * CLIENTS or this list: the test fails on a block in none of them.
  */
 export const TYPE_ONLY: { file: string; find: string; why: string }[] = [
-  {
-    file: "docs/guides/approvals.md",
-    find: 'name: "Front desk"',
-    why: "needs a second deployed agent behind a service binding (REFUNDS)",
-  },
   {
     file: "docs/guides/approvals.md",
     find: 'scopes: ["refunds:approve"]',
@@ -105,35 +156,8 @@ export const TYPE_ONLY: { file: string; find: string; why: string }[] = [
   },
   {
     file: "docs/guides/calling-other-agents.md",
-    find: 'name: "Editor"',
-    why: "delegates to https://titles.example.com and a second Worker: no network here",
-  },
-  {
-    file: "docs/guides/calling-other-agents.md",
     find: "search-agent.example.com",
     why: "a fragment: the agents option alone, its peers on the network",
-  },
-  {
-    file: "docs/guides/mcp.md",
-    find: "mcpServers({",
-    why: "its MCP server is https://mcp.example.com: no network here",
-  },
-  {
-    file: "docs/guides/memory.md",
-    find: "extract: true, tools: true",
-    why: "a fragment (card, model)",
-  },
-  { file: "docs/guides/memory.md", find: '"Remember: "', why: "a fragment (card)" },
-  { file: "docs/guides/memory.md", find: "record: true", why: "a fragment (card, model)" },
-  {
-    file: "docs/guides/memory.md",
-    find: "agent.memory.add(",
-    why: "needs a signed-in caller (a bearer token from an identity provider)",
-  },
-  {
-    file: "docs/guides/model-agents.md",
-    find: "toolsPrompt: true",
-    why: "a fragment: the instructions option",
   },
   {
     file: "docs/guides/model-agents.md",
@@ -142,16 +166,9 @@ export const TYPE_ONLY: { file: string; find: string; why: string }[] = [
   },
   { file: "docs/guides/model-agents.md", find: "raw: true", why: "a fragment (model, env)" },
   { file: "docs/guides/model-agents.md", find: "fallback(", why: "a model value alone" },
-  { file: "docs/guides/model-agents.md", find: "withStrategy(", why: "a fragment (card)" },
   { file: "docs/guides/model-agents.md", find: "summarizer:", why: "a fragment (card)" },
   { file: "docs/guides/model-agents.md", find: "AgentResult", why: "a type, read from a task" },
-  { file: "docs/guides/push.md", find: "maxAttempts: 12", why: "a fragment: one option" },
   { file: "docs/guides/push.md", find: 'artifactChunks: "each"', why: "a fragment: one option" },
-  {
-    file: "docs/guides/push.md",
-    find: "verifyPushNotification",
-    why: "its JWKS URL is https://my-agent.example.com: no network here",
-  },
   {
     file: "docs/guides/registry.md",
     find: "defineRegistry(",
@@ -198,6 +215,10 @@ function toolCallFor(text: string, tools: string[]): { name: string; args: objec
   }
   if (tools.includes("add") && numbers.length >= 2) {
     return { name: "add", args: { a: numbers[0], b: numbers[1] } };
+  }
+  const capital = /capital of (\w+)/i.exec(text);
+  if (tools.includes("get_capital") && capital) {
+    return { name: "get_capital", args: { country: capital[1] } };
   }
   if (tools.includes("time") && /time/i.test(text)) {
     return { name: "time", args: { timeZone: "Asia/Tokyo" } };
@@ -259,6 +280,15 @@ async function startFakeOpenAI(): Promise<{ origin: string; calls: ModelCall[]; 
 }
 
 const ident = (slug: string) => slug.replace(/-/g, "_");
+/** The guides whose Worker exports `EdgelinkMemory` (filled as their blocks are read). */
+const withMemory = new Set<string>();
+/** The Durable Object classes a guide's Worker exports. */
+const kindsOf = (slug: string) =>
+  WORKERS.find((w) => w.slug === slug)?.plain
+    ? []
+    : withMemory.has(slug)
+      ? ["Context", "Index", "Memory"]
+      : ["Context", "Index"];
 const binding = (slug: string) => ident(slug).toUpperCase();
 
 /** The router: `/<slug>/…` to the guide's Worker, each guide's objects bound apart. */
@@ -268,7 +298,7 @@ function routerSource(workers: GuideWorker[]): string {
   const imports = slugs.map((s) => `import * as ${ident(s)} from "./guides/${s}";`).join("\n");
   const classes = slugs
     .flatMap((s) =>
-      ["Context", "Index"].map(
+      kindsOf(s).map(
         (kind) =>
           `export class ${ident(s)}_${kind} extends ${ident(s)}.Edgelink${kind} {\n  constructor(state, env) { super(state, envFor("${s}", env)); }\n}`,
       ),
@@ -281,11 +311,42 @@ ${imports}
 const GUIDES = { ${slugs.map((s) => `"${s}": ${ident(s)}`).join(", ")} };
 const BY_FETCH = new Set(${JSON.stringify(byFetch)});
 const BINDINGS = { ${slugs.map((s) => `"${s}": "${binding(s)}"`).join(", ")} };
+const PEERS = ${JSON.stringify(Object.fromEntries(workers.filter((w) => w.peers).map((w) => [w.slug, w.peers])))};
+
+// A service binding to another guide: through SELF (this Worker), under that guide's path.
+// One per name, made once: a delegation finds its binding among env's values by identity.
+const fetchers = new Map();
+function peerOf(slug, name, env) {
+  const key = slug + "/" + name;
+  if (!fetchers.has(key)) {
+    const prefix = "/" + PEERS[slug][name];
+    fetchers.set(key, {
+      fetch(input, init) {
+        const request = new Request(input, init);
+        const url = new URL(request.url);
+        if (url.pathname !== prefix && !url.pathname.startsWith(prefix + "/")) {
+          url.pathname = prefix + url.pathname;
+        }
+        return env.SELF.fetch(new Request(url, request));
+      },
+    });
+  }
+  return fetchers.get(key);
+}
 
 // Each guide sees its own objects under the names wrangler.toml gives them in a project.
 function envFor(slug, env) {
   const b = BINDINGS[slug];
-  return { ...env, EDGELINK_CONTEXT: env[b + "_CONTEXT"], EDGELINK_INDEX: env[b + "_INDEX"] };
+  const peers = Object.fromEntries(
+    Object.keys(PEERS[slug] ?? {}).map((name) => [name, peerOf(slug, name, env)]),
+  );
+  return {
+    ...env,
+    ...peers,
+    EDGELINK_CONTEXT: env[b + "_CONTEXT"],
+    EDGELINK_INDEX: env[b + "_INDEX"],
+    EDGELINK_MEMORY: env[b + "_MEMORY"],
+  };
 }
 ${classes}
 
@@ -319,7 +380,7 @@ export default {
 
 function wranglerToml(echoToml: string, slugs: string[]): string {
   const date = /compatibility_date = "([\d-]+)"/.exec(echoToml)?.[1];
-  const classes = slugs.flatMap((s) => [`${ident(s)}_Context`, `${ident(s)}_Index`]);
+  const classes = slugs.flatMap((s) => kindsOf(s).map((kind) => `${ident(s)}_${kind}`));
   return `name = "guides"
 main = "src/router.js"
 compatibility_date = "${date}"
@@ -328,9 +389,13 @@ compatibility_flags = ["nodejs_compat"]
 [vars]
 GREETING = "Hello"
 
+[[services]]
+binding = "SELF"
+service = "guides"
+
 ${slugs
   .flatMap((s) =>
-    ["Context", "Index"].map(
+    kindsOf(s).map(
       (kind) =>
         `[[durable_objects.bindings]]\nname = "${binding(s)}_${kind.toUpperCase()}"\nclass_name = "${ident(s)}_${kind}"\n`,
     ),
@@ -357,10 +422,14 @@ function nodeRun(
   cmd: string,
   args: string[],
   cwd: string,
+  env: Record<string, string>,
 ): Promise<{ stdout: string; stderr: string; code: number }> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({ stdout, stderr, code: error ? 1 : 0 }),
+    execFile(
+      cmd,
+      args,
+      { cwd, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? 1 : 0 }),
     );
   });
 }
@@ -376,6 +445,9 @@ export async function startGuides(
   vars: Record<string, string> = {},
 ): Promise<GuidesRun> {
   const model = await startFakeOpenAI();
+  // Chosen now: the push receiver's vars name URLs of this very server.
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
   const dir = join(root, "guides");
   mkdirSync(join(dir, "src/guides"), { recursive: true });
   cpSync(join(echo, "package.json"), join(dir, "package.json"));
@@ -383,6 +455,10 @@ export async function startGuides(
   const slugs = WORKERS.map((w) => w.slug);
   for (const w of WORKERS) {
     const code = blockOf(repo, w.file, w.find).code;
+    if (w.plain) {
+      writeFileSync(join(dir, "src/guides", `${w.slug}.ts`), code);
+      continue;
+    }
     // wrangler.toml of a new project binds these classes by name: a module that does not
     // export them does not start (wrangler names them), so say which guide it is.
     for (const name of ["EdgelinkContext", "EdgelinkIndex"]) {
@@ -392,6 +468,7 @@ export async function startGuides(
         );
       }
     }
+    if (/export const \{[^}]*\bEdgelinkMemory\b/.test(code)) withMemory.add(w.slug);
     writeFileSync(join(dir, "src/guides", `${w.slug}.ts`), code);
   }
   writeFileSync(join(dir, "src/router.js"), routerSource(WORKERS));
@@ -406,11 +483,21 @@ export async function startGuides(
       idKey,
       "OPENAI_API_KEY=sk-test",
       `OPENAI_BASE_URL=${model.origin}/v1`,
+      `AGENT_API_KEYS=${JSON.stringify(API_KEYS)}`,
+      `AGENT_JWKS_URL=${origin}/push-agent/.well-known/jwks.json`,
+      `HOOK_URL=${origin}${HOOK_PATH}`,
+      `TITLES_URL=${origin}/own-worker`,
       ...Object.entries(vars).map(([k, v]) => `${k}=${v}`),
       "",
     ].join("\n"),
   );
-  const server = await startDev({ cwd: dir, command: ["npm", "run", "dev", "--"] });
+  // WRANGLER_LOG at wrangler's default, "log": the guides' console.log lines are printed.
+  const server = await startDev({
+    cwd: dir,
+    command: ["npm", "run", "dev", "--"],
+    port,
+    env: { WRANGLER_LOG: "log" },
+  });
   const url = (slug: string) => `${server.baseUrl}/${slug}`;
 
   const runClients = async () => {
@@ -437,7 +524,9 @@ export async function startGuides(
 console.log("@@start end");
 `,
     );
-    const ran = await nodeRun(join(dir, "node_modules/.bin/node"), ["clients.mjs"], dir);
+    const ran = await nodeRun(join(dir, "node_modules/.bin/node"), ["clients.mjs"], dir, {
+      AGENT_API_KEY: CLIENT_API_KEY,
+    });
     const results: Record<string, { out: string; error?: string }> = {};
     const parts = ran.stdout.split(/^@@start /m).slice(1);
     for (const part of parts) {
