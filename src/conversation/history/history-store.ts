@@ -400,6 +400,17 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     this.checkSize(item, body);
     this.lastWrittenChars = body.length;
     if (body.length <= CHUNK_CHARS) {
+      // Nearly every item is a message: its type is a literal of a fixed text, one bound
+      // parameter fewer (each costs workerd a few thousand instructions).
+      if (item.type === "message") {
+        return this.sql.exec(
+          "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, 'message', ?, 0)",
+          item.id,
+          seq,
+          taskId,
+          body,
+        ).rowsWritten;
+      }
       return this.sql.exec(
         "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, ?, ?, 0)",
         item.id,

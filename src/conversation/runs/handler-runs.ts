@@ -129,6 +129,21 @@ export class HandlerRuns<Env> {
   ) {
     const task = this.store.cache.snapshot(taskId);
     if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+    const approverTaskId = approverTaskIdOf(task);
+    // Made on first use: most runs hold no call for approval, and an instant answer
+    // should not pay for the desk's object and closures.
+    let desk: HeldDesk | null = null;
+    const deskOf = (): HeldDesk =>
+      (desk ??= new HeldDesk(
+        taskId,
+        this.approvals,
+        this.store,
+        (parts) => run.requestInput(parts),
+        this.caller(),
+        this.agent().approvals,
+        (at) => this.alarm.wakeSoon(at, "approval", "schedule an approval deadline"),
+        approverTaskId,
+      ));
     const run: TaskRun<Env> = new TaskRun(
       task,
       message,
@@ -137,17 +152,7 @@ export class HandlerRuns<Env> {
       this.store,
       (id, e) => this.publish(id, e),
       this.children,
-      () => desk,
-    );
-    const desk = new HeldDesk(
-      taskId,
-      this.approvals,
-      this.store,
-      (parts) => run.requestInput(parts),
-      this.caller(),
-      this.agent().approvals,
-      (at) => this.alarm.wakeSoon(at, "approval", "schedule an approval deadline"),
-      approverTaskIdOf(task),
+      deskOf,
     );
     const traced = traceRun(this.store, run, this.agent() as Agent<unknown>, trace);
     let failure: unknown;
@@ -158,7 +163,7 @@ export class HandlerRuns<Env> {
         agent.handler
           ? agent.handler(run)
           : agent.model
-            ? runModelAgent(run, agent, {}, agent.memory ? this.memoryScope() : undefined, desk)
+            ? runModelAgent(run, agent, {}, agent.memory ? this.memoryScope() : undefined, deskOf())
             : runDefaultExecution(run, agent),
       );
       // A handler that answers at once is not awaited: its task ends before `run` returns,

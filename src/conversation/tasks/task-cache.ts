@@ -16,6 +16,27 @@ import { type ArtifactSizes, readArtifacts } from "./artifact-rows";
 import { messageFromItem } from "./conversation-bridge";
 import type { ListingClock } from "./listing-clock";
 
+/** What memory keeps beside a task it holds (see `TaskCache.counts`). */
+interface TaskCounts {
+  /**
+   * The characters of stored JSON of each message the task carries, oldest first, and
+   * their sum: its history is held to `bounds` as messages join it, as `load` reads it.
+   */
+  messages: { each: number[]; total: number };
+  /**
+   * Characters of stored JSON the task holds (its history and artifacts, as written);
+   * their sum over `live` is what `limits.liveTaskChars` bounds.
+   */
+  weight: number;
+  /**
+   * The characters of stored JSON of each artifact (header and parts), which
+   * `limits.taskArtifactChars` bounds together; null until read.
+   */
+  artifacts: ArtifactSizes | null;
+  /** The history item of the newest user message appended to the task in memory. */
+  question: { messageId: string; itemId: string } | null;
+}
+
 interface TaskRow {
   id: string;
   context_id: string;
@@ -78,24 +99,12 @@ export class TaskCache {
 
   /** Recently written tasks, least recently used first. */
   private readonly live = new Map<string, Task>();
-  /** The history item of the newest user message appended to a task in memory. */
-  private readonly questions = new WeakMap<Task, { messageId: string; itemId: string }>();
   /**
-   * The characters of stored JSON of each message a task in memory carries, oldest first,
-   * and their sum: its history is held to `bounds` as messages join it, as `load` reads it.
+   * What memory keeps beside each task it holds, in one record per task: a WeakMap entry
+   * costs the garbage collector more than a field does, and every new task makes one.
    */
-  private readonly sizes = new WeakMap<Task, { each: number[]; total: number }>();
-  /**
-   * Characters of stored JSON each task in memory holds (its history and artifacts, as
-   * written), and their sum over `live`, which `limits.liveTaskChars` bounds.
-   */
-  private readonly weights = new WeakMap<Task, number>();
+  private readonly counts = new WeakMap<Task, TaskCounts>();
   private liveChars = 0;
-  /**
-   * The characters of stored JSON of each artifact of a task in memory (header and
-   * parts), which `limits.taskArtifactChars` bounds together.
-   */
-  private readonly artifactSizes = new WeakMap<Task, ArtifactSizes>();
 
   private get sql(): SqlStorage {
     return this.storage.sql;
@@ -122,9 +131,12 @@ export class TaskCache {
 
   /** A task just created (empty history and artifacts) starts its counts at zero. */
   created(task: Task): void {
-    this.sizes.set(task, { each: [], total: 0 });
-    this.weights.set(task, 0);
-    this.artifactSizes.set(task, { each: new Map(), total: 0, inTask: null });
+    this.counts.set(task, {
+      messages: { each: [], total: 0 },
+      weight: 0,
+      artifacts: { each: new Map(), total: 0, inTask: null },
+      question: null,
+    });
   }
 
   /**
@@ -167,7 +179,7 @@ export class TaskCache {
       const task = this.unshaped(id, options);
       if (task && keep(task)) {
         const size =
-          options.includeArtifacts === false ? 0 : (this.artifactSizes.get(task)?.total ?? 0);
+          options.includeArtifacts === false ? 0 : (this.counts.get(task)?.artifacts?.total ?? 0);
         if (within && chars + size > within.chars && !(within.atLeastOne && tasks.length === 0))
           break;
         chars += size;
@@ -228,20 +240,30 @@ export class TaskCache {
     this.listing.setRowSeq(task, row.row_seq);
     const each = messages.map((r) => r.chars);
     const total = each.reduce((a, b) => a + b, 0);
-    this.sizes.set(task, { each, total });
-    this.weights.set(task, total + stored.chars);
-    if (withArtifacts) this.artifactSizes.set(task, stored.sizes);
+    this.counts.set(task, {
+      messages: { each, total },
+      weight: total + stored.chars,
+      artifacts: withArtifacts ? stored.sizes : null,
+      question: null,
+    });
     return task;
   }
 
   /** The artifact sizes of a task in memory (read from its rows if it has none yet). */
   artifactSizesOf(task: Task): ArtifactSizes {
-    let sizes = this.artifactSizes.get(task);
-    if (!sizes) {
-      sizes = readArtifacts(this.sql, task.id).sizes;
-      this.artifactSizes.set(task, sizes);
+    const counts = this.countsOf(task);
+    counts.artifacts ??= readArtifacts(this.sql, task.id).sizes;
+    return counts.artifacts;
+  }
+
+  /** A task's record (a task not made by `created` or `load` starts one, empty). */
+  private countsOf(task: Task): TaskCounts {
+    let counts = this.counts.get(task);
+    if (!counts) {
+      counts = { messages: { each: [], total: 0 }, weight: 0, artifacts: null, question: null };
+      this.counts.set(task, counts);
     }
-    return sizes;
+    return counts;
   }
 
   /**
@@ -264,7 +286,7 @@ export class TaskCache {
    * within `bounds`: what a fresh `load` would read.
    */
   keep(task: Task, message: Message, chars: number): void {
-    const sizes = this.sizes.get(task) as { each: number[]; total: number };
+    const sizes = (this.counts.get(task) as TaskCounts).messages;
     const before = sizes.total;
     task.history.push(message);
     sizes.each.push(chars);
@@ -282,7 +304,7 @@ export class TaskCache {
 
   /** A user message joined a task in memory under history item `itemId`. */
   asked(task: Task, messageId: string, itemId: string): void {
-    this.questions.set(task, { messageId, itemId });
+    this.countsOf(task).question = { messageId, itemId };
   }
 
   /**
@@ -303,7 +325,7 @@ export class TaskCache {
    */
   questionItemId(taskId: string, messageId: string): string | null {
     const live = this.live.get(taskId);
-    const known = live && this.questions.get(live);
+    const known = live && this.counts.get(live)?.question;
     if (known?.messageId === messageId) return known.itemId;
     const asked = this.history
       .newestUserMessagesOf(taskId, 8, QUESTION_SEEK_ROWS)
@@ -324,7 +346,7 @@ export class TaskCache {
     const held = this.live.get(task.id);
     if (held !== task) {
       this.evict(task.id);
-      this.liveChars += this.weights.get(task) ?? 0;
+      this.liveChars += this.counts.get(task)?.weight ?? 0;
     }
     this.live.delete(task.id);
     this.live.set(task.id, task);
@@ -333,7 +355,7 @@ export class TaskCache {
 
   /** A task in memory holds `chars` more (or fewer) characters. */
   grew(task: Task, chars: number): void {
-    this.weights.set(task, (this.weights.get(task) ?? 0) + chars);
+    this.countsOf(task).weight += chars;
     if (this.live.get(task.id) !== task) return;
     this.liveChars += chars;
     this.trim();
@@ -357,7 +379,7 @@ export class TaskCache {
     const task = this.live.get(taskId);
     if (!task) return;
     this.live.delete(taskId);
-    this.liveChars -= this.weights.get(task) ?? 0;
+    this.liveChars -= this.counts.get(task)?.weight ?? 0;
   }
 }
 

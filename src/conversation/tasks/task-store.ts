@@ -382,7 +382,6 @@ export class TaskStore {
         ["state", live.status.state],
         ["status_message", null],
         ["status_timestamp", live.status.timestamp],
-        ["metadata", metadata],
         ["state_history", stateHistory],
         ["created_at", live.createdAt],
         ["updated_at", live.status.timestamp],
@@ -391,6 +390,8 @@ export class TaskStore {
         ["event_floor", this.events.floor()],
         ["history_floor", this.history.nextSeq()],
       ]);
+      // The column's default: a task created without metadata binds none.
+      if (metadata !== "{}") insert.set("metadata", metadata);
       this.changeOf(live.id).insert = insert;
       this.listing.setRowSeq(live, rowSeq);
       if (isTerminal(live.status.state)) this.retention.noteFinished(live.status.timestamp);

@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../../src/conversation/history/history-store";
 import { TaskStore } from "../../../src/conversation/tasks/task-store";
+import { FunctionCallItem } from "../../../src/history/items";
 import type { IndexRow } from "../../../src/index/index-object";
 import type { Artifact } from "../../../src/protocol/artifact";
 import type { TaskEvent } from "../../../src/protocol/events";
@@ -164,6 +165,34 @@ describe("durable core: a status change writes what changed (B6, B7)", () => {
       "failed",
     ]);
     expect(task?.history.map((m) => m.parts[0]?.content)).toEqual(["hi", "half way", "which one?"]);
+  });
+
+  it("B6: a new task's INSERTs bind only what varies: no metadata when it has none, a message item's type as a literal; every value reads back from SQLite", async () => {
+    const { result, reread } = await inStore(
+      "bind-less",
+      (store, log) => {
+        const before = log.length;
+        store.create(taskFixture("plain"), true);
+        store.create({ ...taskFixture("tagged"), metadata: { team: "red" } }, true);
+        store.recordItems("plain", [
+          FunctionCallItem.parse({ type: "function_call", name: "look", callId: "c1" }),
+        ]);
+        const types = store.sql
+          .exec<{ type: string }>("SELECT type FROM history_items ORDER BY seq")
+          .toArray()
+          .map((r) => r.type);
+        return { statements: log.slice(before), types };
+      },
+      (fresh) => ({ plain: fresh.read("plain"), tagged: fresh.read("tagged") }),
+    );
+    const inserts = result.statements.filter((q) => q.startsWith("INSERT INTO tasks"));
+    expect(inserts.map((q) => q.includes("metadata"))).toEqual([false, true]);
+    const items = result.statements.filter((q) => q.startsWith("INSERT INTO history_items"));
+    expect(items.map((q) => q.includes("'message'"))).toEqual([true, true, false]);
+    expect(result.types).toEqual(["message", "message", "function_call"]);
+    expect(reread.plain?.metadata).toEqual({});
+    expect(reread.tagged?.metadata).toEqual({ team: "red" });
+    expect(reread.plain?.history.map((m) => m.parts[0]?.content)).toEqual(["hi"]);
   });
 
   it("a status message is stored on the task row (read back after the object forgot it)", async () => {
