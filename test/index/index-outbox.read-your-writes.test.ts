@@ -95,22 +95,24 @@ describe("read-your-writes listing: a new task is listed once its answer is rece
   it("a quiet conversation (new tasks further apart than the window): one index call per new task, carrying the state it was answered in", async () => {
     const tenant = newTenant();
     const contextId = await issuedIn(tenant);
-    await withLimits(tenant, contextId, { indexFlushMs: 300 });
+    // The window must outlast a message's run (else it closes mid-run and sends the row
+    // `working`, a busy conversation's behaviour): 300 ms did not on a loaded CI machine.
+    await withLimits(tenant, contextId, { indexFlushMs: 2000 });
     await sendIn(tenant, contextId, "warm");
-    await sleep(400);
+    await sleep(2200);
     const calls = await countUpserts(tenant, contextId);
     const tasks: Json[] = [];
     for (const text of ["one", "two", "three"]) {
       tasks.push(await sendIn(tenant, contextId, text));
       expect(ids(await listRpc({ tenant }))).toContain(tasks.at(-1)?.id);
-      await sleep(400);
+      await sleep(2200);
     }
     const upserts = await calls();
     expect(upserts.map((rows) => rows.map((r) => [r.taskId, r.state]))).toEqual(
       tasks.map((t) => [[t.id, "completed"]]),
     );
     expect(await upsertMarks(tenant, contextId)).toEqual([null, null, null]);
-  });
+  }, 30_000);
 
   it("a busy conversation (a second new task within the window): its call marks the conversation, later answers make none, and each task is listed at once all the same", async () => {
     const tenant = newTenant();
