@@ -1,46 +1,17 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { contextObjectName } from "../../src/storage/ids";
 import { withAgent } from "../support/agent-override";
 import { rpc, send, userMessage } from "../support/helpers";
+import { loggingStatements } from "../support/sql-plans";
 
 type Json = Record<string, unknown>;
 
 const stubOf = (contextId: string) =>
   env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)));
 
-/** Logs every statement and transaction of the object while `fn` runs (white-box, put back after). */
-async function logging<T>(contextId: string, fn: () => Promise<T>) {
-  const stub = stubOf(contextId);
-  const log: string[] = [];
-  await runInDurableObject(stub, (_i, state) => {
-    const sql = state.storage.sql;
-    const exec = sql.exec.bind(sql);
-    Object.defineProperty(sql, "exec", {
-      configurable: true,
-      value: (query: string, ...args: SqlStorageValue[]) => {
-        log.push(query.replace(/\s+/g, " ").trim());
-        return exec(query, ...args);
-      },
-    });
-    const transactionSync = state.storage.transactionSync.bind(state.storage);
-    Object.defineProperty(state.storage, "transactionSync", {
-      configurable: true,
-      value: <R>(f: () => R): R => {
-        log.push("<transaction>");
-        return transactionSync(f);
-      },
-    });
-  });
-  try {
-    return { result: await fn(), log };
-  } finally {
-    await runInDurableObject(stub, (_i, state) => {
-      delete (state.storage.sql as unknown as Record<string, unknown>).exec;
-      delete (state.storage as unknown as Record<string, unknown>).transactionSync;
-    });
-  }
-}
+const logging = <T>(contextId: string, fn: () => Promise<T>) =>
+  loggingStatements(stubOf(contextId), fn);
 
 const echo = (ctx: Json) => {
   const parts = (ctx.message as { parts: { content?: unknown }[] }).parts;

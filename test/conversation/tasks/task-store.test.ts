@@ -31,6 +31,7 @@ import {
   send,
   userMessage,
 } from "../../support/helpers";
+import { loggingStatements } from "../../support/sql-plans";
 import { taskFixture } from "../../support/task-fixture";
 
 type Json = Record<string, unknown>;
@@ -42,35 +43,7 @@ function stubOf(contextId: string) {
 
 /** Statements and transactions one object runs while `fn` runs (every sql.exec logged). */
 async function statementsOf(contextId: string, fn: () => Promise<unknown>): Promise<string[]> {
-  const log: string[] = [];
-  await runInDurableObject(stubOf(contextId), (_i, state) => {
-    const sql = state.storage.sql;
-    const exec = sql.exec.bind(sql);
-    Object.defineProperty(sql, "exec", {
-      configurable: true,
-      value: (query: string, ...args: SqlStorageValue[]) => {
-        log.push(query.replace(/\s+/g, " ").trim());
-        return exec(query, ...args);
-      },
-    });
-    const transactionSync = state.storage.transactionSync.bind(state.storage);
-    Object.defineProperty(state.storage, "transactionSync", {
-      configurable: true,
-      value: <T>(f: () => T): T => {
-        log.push("<transaction>");
-        return transactionSync(f);
-      },
-    });
-  });
-  try {
-    await fn();
-  } finally {
-    await runInDurableObject(stubOf(contextId), (_i, state) => {
-      delete (state.storage.sql as unknown as Record<string, unknown>).exec;
-      delete (state.storage as unknown as Record<string, unknown>).transactionSync;
-    });
-  }
-  return log;
+  return (await loggingStatements(stubOf(contextId), fn)).log;
 }
 
 const statements = (log: string[]) => log.filter((q) => q !== "<transaction>");
