@@ -28,6 +28,7 @@ import { Retention } from "./retention";
 import { putTaskArtifact } from "./task-artifacts";
 import { type ReadOptions, type StoreBound, TaskCache } from "./task-cache";
 import { appendTaskMessage, recordTaskItems } from "./task-messages";
+import { TaskRowChanges } from "./task-row-changes";
 import {
   announceStatus,
   type LoggedEvent,
@@ -145,11 +146,11 @@ export class TaskStore {
   }
 
   /**
-   * Changes to task rows made in the open transaction, by task id: written as one UPDATE
-   * per task before the next statement of the store (`sql`) or as the transaction ends, so
-   * a turn that adds an artifact and ends its task writes the row once.
+   * Changes to task rows made in the open transaction: written as one statement per task
+   * before the next statement of the store (`sql`) or as the transaction ends, so a turn
+   * that adds an artifact and ends its task writes the row once.
    */
-  private readonly unsettled = new Map<string, RowChange>();
+  private readonly unsettled = new TaskRowChanges();
 
   /**
    * Writes a status change to the task's row (task-status.ts decides it): only the columns
@@ -164,15 +165,7 @@ export class TaskStore {
       // Its history ends with its last item, or with the final message appended next.
       historyCeiling = this.history.nextSeq() - (row.message !== null ? 0 : 1);
     }
-    const change = this.changeOf(taskId);
-    const before = change.status;
-    change.status = {
-      ...row,
-      // Null in a later change means unchanged: the earlier value still has to be written.
-      metadata: row.metadata ?? before?.metadata ?? null,
-      eventCeiling: row.eventCeiling ?? before?.eventCeiling ?? null,
-      historyCeiling: historyCeiling ?? before?.historyCeiling ?? null,
-    };
+    this.unsettled.status(taskId, { ...row, historyCeiling });
     if (this.depth === 0) this.settle();
   }
 
@@ -182,66 +175,21 @@ export class TaskStore {
    * `writeStatusRow` is.
    */
   writeTaskArtifact(taskId: string, header: string | null, parts: string | null): void {
-    this.changeOf(taskId).artifact = { header, parts };
+    this.unsettled.artifact(taskId, header, parts);
     if (this.depth === 0) this.settle();
   }
 
-  private changeOf(taskId: string): RowChange {
-    let change = this.unsettled.get(taskId);
-    if (!change) {
-      change = { insert: null, status: null, artifact: null };
-      this.unsettled.set(taskId, change);
-    }
-    return change;
-  }
-
   /**
-   * Writes the rows' pending changes (`writeStatusRow`, `writeTaskArtifact`): one UPDATE per
-   * task, binding only what changed. Called before any other statement of the store and
-   * before the transaction ends, so SQLite holds every change before anything reads it.
+   * Writes the rows' pending changes (`writeStatusRow`, `writeTaskArtifact`, a new row):
+   * one statement per task, binding only what changed. Called before any other statement
+   * of the store and before the transaction ends, so SQLite holds every change before
+   * anything reads it.
    */
   settle(): void {
-    if (this.unsettled.size === 0) return;
-    const changes = [...this.unsettled];
-    this.unsettled.clear();
-    for (const [taskId, change] of changes) {
-      const row = change.insert ?? new Map<string, SqlStorageValue>();
-      const status = change.status;
-      if (!status && !change.artifact && !change.insert) continue;
-      if (status) {
-        row.set("state", status.state);
-        row.set("status_timestamp", status.timestamp);
-        row.set("updated_at", status.timestamp);
-        row.set("state_history", status.stateHistory);
-        row.set("row_seq", status.rowSeq);
-        row.set("index_pending", 1);
-        row.set("status_message", status.message);
-        if (status.metadata !== null) row.set("metadata", status.metadata);
-        if (status.eventCeiling !== null) row.set("event_ceiling", status.eventCeiling);
-        if (status.historyCeiling !== null) row.set("history_ceiling", status.historyCeiling);
-      }
-      if (change.artifact) {
-        row.set("first_artifact", change.artifact.header);
-        row.set("first_artifact_parts", change.artifact.parts);
-      }
-      // The statement's text depends only on which columns change, never on their values,
-      // so workerd's cache of prepared statements keeps a few texts: the id is ?1 (the
-      // UPDATE's `BY_ID`), `updated_at` is `status_timestamp`'s parameter, a null is NULL.
-      const args: SqlStorageValue[] = [taskId];
-      let timestamp = "";
-      const param = (column: string, value: SqlStorageValue): string => {
-        if (column === "id") return "?1";
-        if (column === "updated_at" && timestamp) return timestamp;
-        if (value === null) return "NULL";
-        if (column === "index_pending") return "1";
-        args.push(value);
-        if (column === "status_timestamp") timestamp = `?${args.length}`;
-        return `?${args.length}`;
-      };
-      const columns = [...row.keys()];
-      const values = [...row].map(([column, value]) => param(column, value));
+    if (this.unsettled.empty) return;
+    for (const { insert, columns, values, args } of this.unsettled.drain()) {
       this.storage.sql.exec(
-        change.insert
+        insert
           ? `INSERT INTO tasks (${columns.join(", ")}) VALUES (${values.join(", ")})`
           : `UPDATE tasks SET ${columns.map((c, i) => `${c} = ${values[i]}`).join(", ")} WHERE ${BY_ID}`,
         ...args,
@@ -392,7 +340,7 @@ export class TaskStore {
       ]);
       // The column's default: a task created without metadata binds none.
       if (metadata !== "{}") insert.set("metadata", metadata);
-      this.changeOf(live.id).insert = insert;
+      this.unsettled.insert(live.id, insert);
       this.listing.setRowSeq(live, rowSeq);
       if (isTerminal(live.status.state)) this.retention.noteFinished(live.status.timestamp);
       this.cache.remember(live);
@@ -526,14 +474,6 @@ export class TaskStore {
     }
     return { seq, event };
   }
-}
-
-/** A task row's changes waiting for `settle` (null: none of that kind). */
-interface RowChange {
-  /** A new row's values by column, until it is inserted. */
-  insert: Map<string, SqlStorageValue> | null;
-  status: (StatusRow & { historyCeiling: number | null }) | null;
-  artifact: { header: string | null; parts: string | null } | null;
 }
 
 /** The index outbox's writes of `index_pending`, after the rows' pending changes. */
