@@ -326,6 +326,11 @@ const TASK_ROW_ONCE_COST_BYTES = 484;
  * Measured on the demo built from the package: 230,242 bytes before (`integ6`), 230,348 after.
  */
 const OBJECT_HOT_PATH_COST_BYTES = 106;
+/**
+ * The task store's held row changes as a class of their own (a file split, no behaviour):
+ * 230,348 bytes before, 230,432 after.
+ */
+const TASK_ROW_CHANGES_SPLIT_COST_BYTES = 84;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -371,6 +376,7 @@ const BUNDLE_GOAL_BYTES =
   WIRE_SHAPE_COST_BYTES +
   TASK_ROW_ONCE_COST_BYTES +
   OBJECT_HOT_PATH_COST_BYTES +
+  TASK_ROW_CHANGES_SPLIT_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
