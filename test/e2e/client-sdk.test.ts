@@ -90,9 +90,9 @@ describe.each(["JSONRPC", "HTTP+JSON"] as const)(
     });
 
     it("returnImmediately answers at once; getTask follows the task to the end", async () => {
-      const started = Date.now();
       const result = await agent.send("count 10", { returnImmediately: true });
-      expect(Date.now() - started).toBeLessThan(350);
+      // Answered before the task ended: what "at once" means, whatever the machine's load
+      // (a 350 ms bound failed at 952 ms in a loaded CI run).
       expect(["submitted", "working"]).toContain(result.task.status.state);
       let task = result.task;
       while (task.status.state !== "completed") {
