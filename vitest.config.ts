@@ -172,6 +172,8 @@ export default defineConfig({
           name: "llm",
           ...shareOneWorkerd,
           include: harnessTests.llm,
+          // A file ends after the agent's background work it started (index windows, runs).
+          setupFiles: ["./test/harness/llm/settle.ts"],
           testTimeout: 20_000,
         },
       },

@@ -1,5 +1,5 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { A2AClient } from "../../src/client/a2a-client";
 import { connect } from "../../src/client/connect";
 import { contextObjectName } from "../../src/storage/ids";
@@ -254,5 +254,65 @@ describe("ctx.delegate to another Worker through a service binding", () => {
     };
     const task = await sendToParent("go");
     expect((task.status as Json).state).toBe("TASK_STATE_FAILED");
+  });
+});
+
+describe("tasks made through a service binding, listed by an anonymous caller", () => {
+  /** A call of the demo agent through the binding, as a calling Worker makes it. */
+  const viaBinding = async (path: string, init: RequestInit = {}) => {
+    const response = await workerEnv.DEMO.fetch(`https://demo.binding${path}`, {
+      ...init,
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+    });
+    return (await response.json()) as Json;
+  };
+  const rpcViaBinding = (method: string, params: Json) =>
+    viaBinding("/", {
+      method: "POST",
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    });
+  /** Every task id an anonymous ListTasks shows, page by page, over one binding. */
+  const listed = async (binding: "JSONRPC" | "HTTP+JSON") => {
+    const ids: string[] = [];
+    let pageToken = "";
+    do {
+      const page =
+        binding === "JSONRPC"
+          ? ((await rpcViaBinding("ListTasks", { pageSize: 100, pageToken })).result as Json)
+          : await viaBinding(`/tasks?pageSize=100${pageToken ? `&pageToken=${pageToken}` : ""}`);
+      ids.push(...(page.tasks as Json[]).map((t) => t.id as string));
+      pageToken = page.nextPageToken as string;
+    } while (pageToken);
+    return ids;
+  };
+
+  it("a task sent over JSON-RPC or HTTP+JSON, and a delegated child, are each listed on both bindings", async () => {
+    const rpcTask = (
+      (await rpcViaBinding("SendMessage", { message: userMessage("via rpc") })).result as Json
+    ).task as Json;
+    const restTask = (
+      await viaBinding("/message:send", {
+        method: "POST",
+        body: JSON.stringify({ message: userMessage("via rest") }),
+      })
+    ).task as Json;
+    harness.parent = async (ctx) => ctx.delegate(ctx.env.DEMO, "via delegation").answer();
+    const parent = await sendToParent("go");
+    const [child] = await childRows(parent.contextId as string);
+    const made = [rpcTask.id, restTask.id, child?.child_task_id];
+    expect(made.every((id) => typeof id === "string" && id !== "")).toBe(true);
+    // The delegated child is streamed: its row reaches the index within limits.indexFlushMs.
+    for (const binding of ["JSONRPC", "HTTP+JSON"] as const) {
+      await vi.waitFor(
+        async () => {
+          const ids = await listed(binding);
+          expect(
+            made.filter((id) => !ids.includes(id as string)),
+            binding,
+          ).toEqual([]);
+        },
+        { timeout: 10_000, interval: 100 },
+      );
+    }
   });
 });

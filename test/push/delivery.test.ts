@@ -278,10 +278,9 @@ describe("deliver (issue 5: 10 s timeout; never throws)", () => {
       signal = init.signal ?? undefined;
       return new Promise<Response>(() => {}); // never answers, ignores the signal
     };
-    const started = Date.now();
+    // The timer the delivery set (50 ms) ended it, and aborted the request it gave up on.
     const result = await deliver(fetchFn, await make(), { timeoutMs: 50 });
     expect(result).toMatchObject({ outcome: "retry", reason: "timed out after 50 ms" });
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(signal?.aborted).toBe(true);
   });
 

@@ -101,5 +101,37 @@ const worker = defineAgent({
   push: {},
 });
 
-export const { EdgelinkContext, EdgelinkIndex } = worker;
+/**
+ * What the conversation objects handed to `waitUntil` and has not finished: index windows,
+ * runs, deliveries. The file's last test must not end with any of it under way: its next
+ * step would reach the Vitest process (each Durable Object call imports the Worker's
+ * module through it) after the runner closed (`settle.ts` waits for it).
+ */
+export const background = new Set<Promise<unknown>>();
+
+// Its instances are concrete; the type's abstract members are the framework's own.
+const Conversation = worker.EdgelinkContext as new (
+  ctx: DurableObjectState,
+  env: Record<string, unknown>,
+) => DurableObject;
+
+/** The agent's conversation object, its background work recorded in `background`. */
+export class EdgelinkContext extends Conversation {
+  constructor(ctx: DurableObjectState, env: Record<string, unknown>) {
+    // The platform's object itself (the base class refuses a wrapper), its `waitUntil`
+    // shadowed on this instance only.
+    const waitUntil = ctx.waitUntil.bind(ctx);
+    Object.defineProperty(ctx, "waitUntil", {
+      configurable: true,
+      value: (work: Promise<unknown>) => {
+        const held = work.catch(() => {});
+        background.add(held);
+        void held.finally(() => background.delete(held));
+        waitUntil(work);
+      },
+    });
+    super(ctx, env);
+  }
+}
+export const { EdgelinkIndex } = worker;
 export default worker;

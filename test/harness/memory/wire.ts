@@ -10,8 +10,12 @@ type Json = Record<string, unknown>;
 export type TurnReply = string | { tool: string; args: Json };
 export type ExtractionReply = Json | "hang";
 
-/** How long a hanging extraction call hangs. */
-export const HANG_MS = 4_000;
+/**
+ * The longest a hanging extraction call waits for its test to release it: past any test's
+ * timeout, so only a test that failed before releasing it meets this; then the call fails
+ * and nothing outlives the file.
+ */
+const HANG_CAP_MS = 30_000;
 
 const USAGE = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
 
@@ -57,6 +61,9 @@ export class Wire {
   #asked = new Set<string>();
   /** Extraction calls answered so far. */
   answered = 0;
+  /** Extraction calls that were held ("hang") and have ended, hung up on. */
+  hungUp = 0;
+  #released = false;
 
   constructor() {
     harness.fetch = (input, init) => this.#fetch(new Request(input, init));
@@ -70,6 +77,11 @@ export class Wire {
   extraction(...replies: ExtractionReply[]): this {
     this.#extractionReplies.push(...replies);
     return this;
+  }
+
+  /** Ends every held ("hang") extraction call: each then fails with a 400. */
+  release(): void {
+    this.#released = true;
   }
 
   /**
@@ -108,8 +120,15 @@ export class Wire {
       this.extractions.push(body);
       const reply = this.#extractionReplies.shift() ?? { facts: [], entities: [] };
       if (reply === "hang") {
-        // Far longer than any answer takes; then it fails, so nothing outlives the file.
-        await new Promise((resolve) => setTimeout(resolve, HANG_MS));
+        // Held until the test releases it, however long the answer takes on a loaded
+        // machine. It checks a flag on a short timer rather than awaiting a promise the
+        // test resolves: the call runs in a Durable Object's request, and workerd cancels
+        // a wait that only another request could end.
+        const cap = Date.now() + HANG_CAP_MS;
+        while (!this.#released && Date.now() < cap) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        this.hungUp++;
         return new Response("hung up", { status: 400 });
       }
       this.answered++;
