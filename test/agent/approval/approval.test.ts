@@ -6,7 +6,7 @@ import { tool } from "../../../src/agent/tool";
 import { openai } from "../../../src/providers/openai/openai-chat";
 import { contextObjectName } from "../../../src/storage/ids";
 import worker, { harness } from "../../harness/llm/worker";
-import { FakeProvider, fixtureText } from "../../providers/fake-provider";
+import { FakeProvider, type FakeReply, fixtureText } from "../../providers/fake-provider";
 import { rpc, sleep } from "../../support/helpers";
 
 type Json = Record<string, unknown>;
@@ -91,6 +91,19 @@ async function askCapital(headers?: Record<string, string>) {
   const task = taskOf(await send([{ text: "What is the capital of the UK?" }], {}, headers));
   expect(stateOf(task)).toBe("TASK_STATE_INPUT_REQUIRED");
   return { task, request: requestOf(task) };
+}
+
+/**
+ * `askCapital` for the deadline's tests. A loaded machine can pass the short deadline, and
+ * the alarm that rings at it, before the blocking answer is rendered, so that answer is the
+ * waiting task or already the deadline's outcome (`after`): the task's end is what these
+ * tests prove. `next` scripts the model's reply after the call, before the deadline can pass.
+ */
+async function askCapitalWithDeadline(after: string, ...next: FakeReply[]): Promise<Json> {
+  fake.reply({ fixture: "openai-chat/tool-call-split-args.sse" }, ...next);
+  const task = taskOf(await send([{ text: "What is the capital of the UK?" }]));
+  expect(["TASK_STATE_INPUT_REQUIRED", after]).toContain(stateOf(task));
+  return task;
 }
 
 /** The second model call's messages: what the model was told after the decision. */
@@ -379,9 +392,11 @@ describe("the approval deadline", () => {
     // A deadline a loaded machine cannot pass before the test has answered the first call
     // and scripted the model's next reply (30 ms could, failing the turn).
     agent.approvals = { ...defaults.approvals, timeoutMs: DEADLINE_MS };
-    const { task } = await askCapital();
+    // The model's answer after the timed-out call is scripted before the deadline can pass.
+    const task = await askCapitalWithDeadline("TASK_STATE_COMPLETED", {
+      fixture: "openai-chat/after-tool-result-text.sse",
+    });
     // The alarm rings by itself at the deadline; run it too, in case it has not yet.
-    fake.reply({ fixture: "openai-chat/after-tool-result-text.sse" });
     await sleep(DEADLINE_MS + 20);
     await runDurableObjectAlarm(stubOf(task.contextId as string));
     const done = await waitFor(task.id as string, "TASK_STATE_COMPLETED");
@@ -392,7 +407,7 @@ describe("the approval deadline", () => {
 
   it("M10: with onTimeout fail, the task fails at the deadline", async () => {
     agent.approvals = { ...defaults.approvals, timeoutMs: DEADLINE_MS, onTimeout: "fail" };
-    const { task } = await askCapital();
+    const task = await askCapitalWithDeadline("TASK_STATE_FAILED");
     await sleep(DEADLINE_MS + 20);
     await runDurableObjectAlarm(stubOf(task.contextId as string));
     const done = await waitFor(task.id as string, "TASK_STATE_FAILED");
