@@ -1,16 +1,17 @@
 /**
- * The guides' code as written, pasted into a copy of the project `edgelink init` made
- * (./support/installed.ts: installed once per run) and run by one `wrangler dev`
+ * The documentation against the project `edgelink init` made (./support/installed.ts:
+ * installed once per run): every ts block type-checked against the installed package, and
+ * the guides' code as written, pasted into a copy of that project and run by one `wrangler dev`
  * (./support/guides-run.ts): every Worker block of README.md and docs/guides behind one
  * router, model calls to a fake OpenAI on loopback, the client blocks in one Node process.
  */
 // @ts-nocheck -- Node-only test (the repository has no @types/node).
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MCP_TOKEN, startMcpServer } from "../harness/agents/node/mcp-server";
-import { extractBlocks, repositoryBlocks } from "./support/doc-blocks";
+import { checkBlocks, extractBlocks, repositoryBlocks } from "./support/doc-blocks";
 import {
   blockOf,
   CLIENTS,
@@ -28,14 +29,65 @@ const REPO = decodeURIComponent(new URL("../../", import.meta.url).pathname).rep
 
 let root: string;
 let echo: string;
+/** What `npm install` of the new project printed on stderr (npm's warnings). */
+let installWarnings: string;
 
 beforeAll(async () => {
-  ({ echo } = await installedProject());
+  ({ echo, installWarnings } = await installedProject());
   root = mkdtempSync(join(tmpdir(), "edgelink-guides-"));
 }, 900_000);
 
 afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });
+});
+
+describe("the documentation against the installed package", () => {
+  it("npm install of a new project on this Node warns EBADENGINE for no Edgelink package", () => {
+    expect(installWarnings).not.toMatch(/EBADENGINE +package: 'edgelink@/);
+  });
+
+  it("declares each public type once across the package's entries (one MemorySource, one Conversation)", () => {
+    const dist = join(echo, "node_modules/edgelink/dist");
+    const declared = (text: string) =>
+      new Set(
+        [
+          ...text.matchAll(
+            /^(?:export )?(?:declare )?(?:abstract )?(?:interface|type|class) ([A-Za-z_$][\w$]*)/gm,
+          ),
+        ].map((m) => m[1]),
+      );
+    const files = new Map<string, number>();
+    for (const file of readdirSync(dist).filter((f) => f.endsWith(".d.ts"))) {
+      for (const name of declared(readFileSync(join(dist, file), "utf8"))) {
+        files.set(name, (files.get(name) ?? 0) + 1);
+      }
+    }
+    // A name declared in two .d.ts files must be two declarations in the source too.
+    const sources = new Map<string, number>();
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (entry.name.endsWith(".ts")) {
+          for (const name of declared(readFileSync(path, "utf8"))) {
+            sources.set(name, (sources.get(name) ?? 0) + 1);
+          }
+        }
+      }
+    };
+    walk(join(REPO, "src"));
+    const copied = [...files].filter(([name, n]) => n > (sources.get(name) ?? 1));
+    expect(files.get("MemorySource")).toBe(1);
+    expect(files.get("Conversation")).toBe(1);
+    expect(copied).toEqual([]);
+  });
+
+  it("every ts block of README.md and docs/ type-checks against the installed package", () => {
+    const blocks = repositoryBlocks(REPO).filter((b) => !b.ignored);
+    expect(blocks.some((b) => b.file === TRACING_GUIDE)).toBe(true);
+    const errors = checkBlocks(REPO, blocks, echo);
+    expect(errors.map((e) => `${e.where}: ${e.message}`)).toEqual([]);
+  }, 240_000);
 });
 
 describe("the guides run as written in the new project: one wrangler dev serves every guide's Worker", () => {

@@ -19,14 +19,17 @@ import { BaseSequencer } from "vitest/node";
 /** End-to-end files that each take a minute or more on a quiet 2-core machine, longest first. */
 const LONGEST = [
   // The files on the project `edgelink init` makes (test/e2e/support/installed.ts): the
-  // first to ask packs and installs it, once, while the others wait; then they run side by
-  // side. The package test installs the tarball too, on its own (a few CPU-s).
-  "test/e2e/init.guides.test.ts",
-  "test/e2e/init.mistakes.test.ts",
+  // first to ask packs and installs it (minutes), once, while the others wait. The longest
+  // of them (the new projects' own type checks and tests) asks first; the other two start
+  // as cli, docs or package ends, near when the project is ready, so that few slots wait
+  // on it while the cores have work. The package test installs the tarball on its own (a
+  // few CPU-s), beside that install.
   "test/e2e/init.test.ts",
-  "test/e2e/package.test.ts",
   "test/e2e/cli.test.ts",
   "test/e2e/docs.test.ts",
+  "test/e2e/package.test.ts",
+  "test/e2e/init.mistakes.test.ts",
+  "test/e2e/init.guides.test.ts",
   "test/e2e/inspector.test.ts",
   "test/e2e/sdk-interop.test.ts",
   "test/e2e/lifecycle.test.ts",
