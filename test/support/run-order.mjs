@@ -2,7 +2,7 @@
  * The order `npm test` starts its files in (vitest's `sequence.sequencer`, in the Node process
  * that schedules the run). Vitest's own order is by project name, then by the last run's
  * durations (a bare clone has none: by file size). On 2 cores that started the short `agents`
- * project first and `test/e2e/init.test.ts`, the longest chain of the run (pack, install, the
+ * project first and the `edgelink init` tests, the longest chain of the run (pack, install, the
  * new project's own tests, several wrangler dev servers), minutes in, so the run ended on it
  * alone. Here the longest chains start at once, then the short end-to-end files, then the
  * workerd projects (most of the CPU), largest first.
@@ -18,11 +18,18 @@ import { BaseSequencer } from "vitest/node";
 
 /** End-to-end files that each take a minute or more on a quiet 2-core machine, longest first. */
 const LONGEST = [
-  // The two files that install the packed package: the first to ask packs it, the other waits.
+  // The files on the project `edgelink init` makes (test/e2e/support/installed.ts): the
+  // first to ask packs and installs it (minutes), once, while the others wait. The longest
+  // of them (the new projects' own type checks and tests) asks first; the other two start
+  // as cli, docs or package ends, near when the project is ready, so that few slots wait
+  // on it while the cores have work. The package test installs the tarball on its own (a
+  // few CPU-s), beside that install.
   "test/e2e/init.test.ts",
-  "test/e2e/package.test.ts",
   "test/e2e/cli.test.ts",
   "test/e2e/docs.test.ts",
+  "test/e2e/package.test.ts",
+  "test/e2e/init.mistakes.test.ts",
+  "test/e2e/init.guides.test.ts",
   "test/e2e/inspector.test.ts",
   "test/e2e/sdk-interop.test.ts",
   "test/e2e/lifecycle.test.ts",
