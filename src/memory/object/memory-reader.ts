@@ -23,6 +23,7 @@ import {
   factLine,
   goalLine,
   SectionFitter,
+  SHORTEST_TURN_LINE,
   strategyLine,
   turnLine,
 } from "../base/render";
@@ -312,10 +313,14 @@ export class MemoryReader {
         bundle.strategies.push(strategy);
       } else bundle.truncated = true;
     }
-    // Past turns last: what is known now (the facts) has the budget first.
-    const turns = held.has("turn")
-      ? this.turnsFor(terms, channels, query.contextId ?? null, hitsOf(hits, "mt_"), now)
-      : [];
+    // Past turns last: what is known now (the facts) has the budget first. When no turn's
+    // line can fit any more and something was already left out, reading and ranking them
+    // would change nothing in the answer (the memory of a long-used agent holds thousands).
+    const roomForTurns = !bundle.truncated || fit.fits("turns", SHORTEST_TURN_LINE);
+    const turns =
+      held.has("turn") && roomForTurns
+        ? this.turnsFor(terms, channels, query.contextId ?? null, hitsOf(hits, "mt_"), now)
+        : [];
     for (const { turn, score } of turns) {
       if (fit.take("turns", turnLine(turn))) {
         bundle.turns.push({ ...turn, score: Math.round(score * 1e4) / 1e4 });
