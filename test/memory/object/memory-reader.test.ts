@@ -45,6 +45,7 @@ async function bundleOf(
 }
 
 const readsTurns = (statements: string[]) => statements.some((q) => q.includes("turns_fts"));
+const ranksTurns = (statements: string[]) => statements.some((q) => q.includes("bm25(turns_fts)"));
 
 describe("recall's reads", () => {
   it("K7 a section the facts already overflowed reads no past turns, and answers the same", async () => {
@@ -71,12 +72,13 @@ describe("recall's reads", () => {
     expect(large.bundle.turns.length).toBeGreaterThan(0);
   });
 
-  it("K7 facts that fit exactly with no room for a turn still read the turns, so the bundle says one was left out", async () => {
+  it("K7 facts that fit exactly with no room for a turn rank no turns, yet the bundle says one was left out", async () => {
     const memory = storeMemory();
     await memory.apply([{ op: "add_fact", claim: "The user likes window seats" }]);
     await memory.apply([say("Book a window seat, as usual")], { contextId: "earlier" });
     const one = await bundleOf(memory, "window seat", 32_000);
     expect(one.bundle.turns).toHaveLength(1);
+    expect(ranksTurns(one.statements)).toBe(true);
     // The heading, the facts' title and the one fact's line, and less than a token more.
     const fact = one.bundle.facts[0];
     if (!fact) throw new Error("the fact was not recalled");
@@ -85,7 +87,33 @@ describe("recall's reads", () => {
     const tight = await bundleOf(memory, "window seat", budget);
     expect(tight.bundle.facts).toHaveLength(1);
     expect(tight.bundle.turns).toEqual([]);
-    expect(readsTurns(tight.statements)).toBe(true);
     expect(tight.bundle.truncated).toBe(true);
+    expect(readsTurns(tight.statements)).toBe(true);
+    expect(ranksTurns(tight.statements)).toBe(false);
+    expect(tight.section).toBe(renderMemoryBundle(tight.bundle));
+  });
+
+  it("K7 with no room for a turn, only a turn recall could quote counts as left out", async () => {
+    const memory = storeMemory();
+    await memory.apply([{ op: "add_fact", claim: "The user likes window seats" }]);
+    // The asking conversation's own turn, and a corrected one: neither is recalled.
+    await memory.apply([say("Book a window seat, as usual")], { contextId: "asking" });
+    await memory.apply([say("A window seat, always")], { contextId: "earlier" });
+    await runInDurableObject(memory.stub, (_instance, state) => {
+      state.storage.sql.exec("UPDATE turns SET corrected_at = ? WHERE context_id = 'earlier'", "x");
+    });
+    const one = await bundleOf(memory, "window seat", 32_000);
+    expect(one.bundle.turns).toEqual([]);
+    const fact = one.bundle.facts[0];
+    if (!fact) throw new Error("the fact was not recalled");
+    const chars = "## What you remember about this user".length + 2 + "Facts:".length + 1;
+    const tight = await bundleOf(
+      memory,
+      "window seat",
+      Math.ceil((chars + factLine(fact).length) / 4),
+    );
+    expect(tight.bundle.facts).toHaveLength(1);
+    expect(tight.bundle.truncated).toBe(false);
+    expect(readsTurns(tight.statements)).toBe(true);
   });
 });
