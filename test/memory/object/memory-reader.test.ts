@@ -116,4 +116,32 @@ describe("recall's reads", () => {
     expect(tight.bundle.truncated).toBe(false);
     expect(readsTurns(tight.statements)).toBe(true);
   });
+
+  it("K7 at every budget, the bundle says something was left out exactly when the unbounded one holds more", async () => {
+    const memory = storeMemory();
+    await memory.apply(
+      Array.from({ length: 4 }, (_, i) => ({
+        op: "add_fact" as const,
+        claim: `The user likes window seats${" on long flights".repeat(i)}`,
+      })),
+    );
+    await memory.apply(
+      Array.from({ length: 3 }, (_, i) => say(`A window seat, row ${i}`)),
+      { contextId: "earlier" },
+    );
+    const all = await bundleOf(memory, "window seat", 32_000);
+    expect(all.bundle.truncated).toBe(false);
+    const count = (b: MemoryBundle) => b.facts.length + b.turns.length;
+    expect(count(all.bundle)).toBe(7);
+    let skipped = 0;
+    for (let budget = 10; budget <= 120; budget++) {
+      const { bundle, section, statements } = await bundleOf(memory, "window seat", budget);
+      expect(section).toBe(renderMemoryBundle(bundle));
+      expect(bundle.tokens).toBeLessThanOrEqual(budget);
+      expect(bundle.truncated, `budget ${budget}`).toBe(count(bundle) < count(all.bundle));
+      if (!ranksTurns(statements)) skipped++;
+    }
+    // Most of these budgets leave no room for a turn: those ranked none.
+    expect(skipped).toBeGreaterThan(0);
+  });
 });
