@@ -64,13 +64,20 @@ export class SectionFitter {
 
   /** Adds the line if it fits; false (nothing added) if it does not. */
   take(section: BundleSection, line: string): boolean {
-    const taken = this.lines[section];
-    const cost = taken.length ? 1 + line.length : 2 + SECTIONS[section].length + 1 + line.length;
+    const cost = this.cost(section, line.length);
     if (this.used + cost > this.budget) return false;
     this.used += cost;
-    taken.push(line);
+    this.lines[section].push(line);
     this.any = true;
     return true;
+  }
+
+  /**
+   * Whether a line of `length` characters still fits in `section`: false means no line at
+   * least that long can be taken, so the candidates for it need not be read at all.
+   */
+  fits(section: BundleSection, length: number): boolean {
+    return this.used + this.cost(section, length) <= this.budget;
   }
 
   /** Estimated tokens of the section (0 when it is empty). */
@@ -80,6 +87,11 @@ export class SectionFitter {
 
   text(): string {
     return assemble(this.lines);
+  }
+
+  /** What a line adds: its line break, and the part's title before its first line. */
+  private cost(section: BundleSection, length: number): number {
+    return this.lines[section].length ? 1 + length : 2 + SECTIONS[section].length + 1 + length;
   }
 }
 
@@ -131,6 +143,16 @@ export function turnLine(turn: Pick<MemoryTurn, "role" | "content" | "timestamp"
   const said = clip(oneLine(turn.content), RENDERED_CHARS.turn);
   return `- ${turn.timestamp.slice(0, 10)}, ${SPEAKERS[turn.role]}: ${JSON.stringify(said)}`;
 }
+
+/**
+ * Fewer characters than any turn's line has: the shortest speaker, no text and no date
+ * (a stored turn always has one), so a section without room for this has none for a turn.
+ */
+export const SHORTEST_TURN_LINE = Math.min(
+  ...(Object.keys(SPEAKERS) as MemoryTurn["role"][]).map(
+    (role) => turnLine({ role, content: "", timestamp: "" }).length,
+  ),
+);
 
 export function goalLine(goal: MemoryBundle["goals"][number]): string {
   const due = goal.deadline ? `, due ${goal.deadline.slice(0, 10)}` : "";

@@ -23,6 +23,7 @@ import {
   factLine,
   goalLine,
   SectionFitter,
+  SHORTEST_TURN_LINE,
   strategyLine,
   turnLine,
 } from "../base/render";
@@ -94,6 +95,16 @@ const inChannels = (n: number) =>
 export function channelsOf(channel: string | undefined): string {
   return JSON.stringify([...new Set([channel ?? GLOBAL_CHANNEL, GLOBAL_CHANNEL])]);
 }
+
+/**
+ * A turn row `f` that recall may quote: not corrected since, in the channels bound as ?2,
+ * and not of the asking conversation bound as ?3 (null: any).
+ */
+const RECALLABLE_TURN = `f.corrected_at IS NULL AND ${inChannels(2)} AND (?3 IS NULL OR f.context_id IS NOT ?3)`;
+
+/** The turns among the vector hits similar enough to be recalled without a text match. */
+const similarTurns = (hits: VectorHits): string[] =>
+  [...hits.entries()].filter(([, cos]) => cos >= MIN_TURN_SIMILARITY).map(([id]) => id);
 
 /** Reads of the memory object's SQLite: recall, neighbours, listing. */
 export class MemoryReader {
@@ -312,10 +323,19 @@ export class MemoryReader {
         bundle.strategies.push(strategy);
       } else bundle.truncated = true;
     }
-    // Past turns last: what is known now (the facts) has the budget first.
-    const turns = held.has("turn")
-      ? this.turnsFor(terms, channels, query.contextId ?? null, hitsOf(hits, "mt_"), now)
-      : [];
+    // Past turns last: what is known now (the facts) has the budget first. When no turn's
+    // line can fit any more, ranking them (the memory of a long-used agent holds thousands)
+    // would change nothing but whether one was left out, which one match answers.
+    const contextId = query.contextId ?? null;
+    const turnHits = hitsOf(hits, "mt_");
+    let turns: Array<{ turn: MemoryTurn; score: number }> = [];
+    if (!held.has("turn")) {
+      // Nothing to recall.
+    } else if (fit.fits("turns", SHORTEST_TURN_LINE)) {
+      turns = this.turnsFor(terms, channels, contextId, turnHits, now);
+    } else if (!bundle.truncated && this.anyTurnFor(terms, channels, contextId, turnHits)) {
+      bundle.truncated = true;
+    }
     for (const { turn, score } of turns) {
       if (fit.take("turns", turnLine(turn))) {
         bundle.turns.push({ ...turn, score: Math.round(score * 1e4) / 1e4 });
@@ -338,7 +358,6 @@ export class MemoryReader {
     hits: VectorHits,
     now: number,
   ): Array<{ turn: MemoryTurn; score: number }> {
-    const recallable = `f.corrected_at IS NULL AND ${inChannels(2)} AND (?3 IS NULL OR f.context_id IS NOT ?3)`;
     const matches =
       terms.length === 0
         ? []
@@ -348,7 +367,7 @@ export class MemoryReader {
                  SELECT rowid, bm25(turns_fts) AS bm FROM turns_fts WHERE turns_fts MATCH ?1
                  ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
                ) m JOIN turns f ON f.rid = m.rowid
-               WHERE ${recallable}
+               WHERE ${RECALLABLE_TURN}
                ORDER BY m.bm LIMIT ${TURN_CANDIDATES}`,
               ftsQuery(terms),
               channels,
@@ -357,14 +376,12 @@ export class MemoryReader {
             .toArray();
     const best = matches[0]?.bm;
     const rows = new Map<string, TurnRow & { bm?: number }>(matches.map((r) => [r.id, r]));
-    const missing = [...hits.entries()]
-      .filter(([id, cos]) => !rows.has(id) && cos >= MIN_TURN_SIMILARITY)
-      .map(([id]) => id);
+    const missing = similarTurns(hits).filter((id) => !rows.has(id));
     if (missing.length) {
       const found = this.sql
         .exec<TurnRow>(
           `SELECT ${TURN_COLUMNS} FROM turns f WHERE f.id IN (SELECT value FROM json_each(?4))
-             AND ${recallable}`,
+             AND ${RECALLABLE_TURN}`,
           null,
           channels,
           contextId,
@@ -381,6 +398,40 @@ export class MemoryReader {
       })
       .sort((a, b) => b.score - a.score || b.turn.timestamp.localeCompare(a.turn.timestamp))
       .slice(0, BUNDLE_TURNS);
+  }
+
+  /**
+   * Whether `turnsFor` would find any turn, without ranking or reading them: one
+   * recallable row among the same newest TEXT_SCAN matches, or among the vector hits.
+   */
+  private anyTurnFor(
+    terms: string[],
+    channels: string,
+    contextId: string | null,
+    hits: VectorHits,
+  ): boolean {
+    if (terms.length > 0) {
+      const matched = this.sql.exec(
+        `SELECT 1 FROM (
+           SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?1 ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
+         ) m JOIN turns f ON f.rid = m.rowid WHERE ${RECALLABLE_TURN} LIMIT 1`,
+        ftsQuery(terms),
+        channels,
+        contextId,
+      );
+      if (matched.toArray().length > 0) return true;
+    }
+    const similar = similarTurns(hits);
+    if (similar.length === 0) return false;
+    const found = this.sql.exec(
+      `SELECT 1 FROM turns f WHERE f.id IN (SELECT value FROM json_each(?4))
+         AND ${RECALLABLE_TURN} LIMIT 1`,
+      null,
+      channels,
+      contextId,
+      JSON.stringify(similar),
+    );
+    return found.toArray().length > 0;
   }
 
   /** Entities the query names (in its channels) first, then those of the recalled facts. */

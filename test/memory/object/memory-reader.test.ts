@@ -1,0 +1,147 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { factLine, renderMemoryBundle } from "../../../src/memory/base/render";
+import { MemoryReader } from "../../../src/memory/object/memory-reader";
+import type { MemoryBundle, MemoryKind, MemoryOp } from "../../../src/protocol/memory";
+import { storeMemory, type TestMemory } from "../../harness/memory/helpers";
+
+const say = (content: string): MemoryOp => ({ op: "add_turn", role: "user", content });
+const HELD = new Set<MemoryKind>(["fact", "turn"]);
+
+/**
+ * The reader's bundle for `text` within `budget` tokens, read inside the memory's object,
+ * and every SQL statement it ran.
+ */
+async function bundleOf(
+  memory: TestMemory,
+  text: string,
+  budget: number,
+): Promise<{ bundle: MemoryBundle; section: string; statements: string[] }> {
+  return runInDurableObject(memory.stub, (_instance, state) => {
+    const statements: string[] = [];
+    const sql = state.storage.sql;
+    const counting = new Proxy(sql, {
+      get(target, name) {
+        if (name === "exec") {
+          return (query: string, ...bindings: SqlStorageValue[]) => {
+            statements.push(query);
+            return target.exec(query, ...bindings);
+          };
+        }
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const reader = new MemoryReader(counting);
+    const { bundle, fitted } = reader.bundle(
+      { text, contextId: "asking" },
+      budget,
+      new Map(),
+      Date.now(),
+      HELD,
+    );
+    return { bundle, section: fitted.text(), statements };
+  });
+}
+
+const readsTurns = (statements: string[]) => statements.some((q) => q.includes("turns_fts"));
+const ranksTurns = (statements: string[]) => statements.some((q) => q.includes("bm25(turns_fts)"));
+
+describe("recall's reads", () => {
+  it("K7 a section the facts already overflowed reads no past turns, and answers the same", async () => {
+    const memory = storeMemory();
+    await memory.apply(
+      Array.from({ length: 30 }, (_, i) => ({
+        op: "add_fact" as const,
+        claim: `The user likes window seats on flight ${i}`,
+      })),
+    );
+    await memory.apply(
+      Array.from({ length: 40 }, (_, i) => say(`Book a window seat on flight ${i}`)),
+      { contextId: "earlier" },
+    );
+    const small = await bundleOf(memory, "a window seat please", 100);
+    expect(small.bundle.truncated).toBe(true);
+    expect(small.bundle.facts.length).toBeGreaterThan(0);
+    expect(small.bundle.turns).toEqual([]);
+    expect(small.section).toBe(renderMemoryBundle(small.bundle));
+    expect(readsTurns(small.statements)).toBe(false);
+    // With room left, the same memory's turns are read and quoted.
+    const large = await bundleOf(memory, "a window seat please", 32_000);
+    expect(readsTurns(large.statements)).toBe(true);
+    expect(large.bundle.turns.length).toBeGreaterThan(0);
+  });
+
+  it("K7 facts that fit exactly with no room for a turn rank no turns, yet the bundle says one was left out", async () => {
+    const memory = storeMemory();
+    await memory.apply([{ op: "add_fact", claim: "The user likes window seats" }]);
+    await memory.apply([say("Book a window seat, as usual")], { contextId: "earlier" });
+    const one = await bundleOf(memory, "window seat", 32_000);
+    expect(one.bundle.turns).toHaveLength(1);
+    expect(ranksTurns(one.statements)).toBe(true);
+    // The heading, the facts' title and the one fact's line, and less than a token more.
+    const fact = one.bundle.facts[0];
+    if (!fact) throw new Error("the fact was not recalled");
+    const chars = "## What you remember about this user".length + 2 + "Facts:".length + 1;
+    const budget = Math.ceil((chars + factLine(fact).length) / 4);
+    const tight = await bundleOf(memory, "window seat", budget);
+    expect(tight.bundle.facts).toHaveLength(1);
+    expect(tight.bundle.turns).toEqual([]);
+    expect(tight.bundle.truncated).toBe(true);
+    expect(readsTurns(tight.statements)).toBe(true);
+    expect(ranksTurns(tight.statements)).toBe(false);
+    expect(tight.section).toBe(renderMemoryBundle(tight.bundle));
+  });
+
+  it("K7 with no room for a turn, only a turn recall could quote counts as left out", async () => {
+    const memory = storeMemory();
+    await memory.apply([{ op: "add_fact", claim: "The user likes window seats" }]);
+    // The asking conversation's own turn, and a corrected one: neither is recalled.
+    await memory.apply([say("Book a window seat, as usual")], { contextId: "asking" });
+    await memory.apply([say("A window seat, always")], { contextId: "earlier" });
+    await runInDurableObject(memory.stub, (_instance, state) => {
+      state.storage.sql.exec("UPDATE turns SET corrected_at = ? WHERE context_id = 'earlier'", "x");
+    });
+    const one = await bundleOf(memory, "window seat", 32_000);
+    expect(one.bundle.turns).toEqual([]);
+    const fact = one.bundle.facts[0];
+    if (!fact) throw new Error("the fact was not recalled");
+    const chars = "## What you remember about this user".length + 2 + "Facts:".length + 1;
+    const tight = await bundleOf(
+      memory,
+      "window seat",
+      Math.ceil((chars + factLine(fact).length) / 4),
+    );
+    expect(tight.bundle.facts).toHaveLength(1);
+    expect(tight.bundle.truncated).toBe(false);
+    expect(readsTurns(tight.statements)).toBe(true);
+  });
+
+  it("K7 at every budget, the bundle says something was left out exactly when the unbounded one holds more", async () => {
+    const memory = storeMemory();
+    await memory.apply(
+      Array.from({ length: 4 }, (_, i) => ({
+        op: "add_fact" as const,
+        claim: `The user likes window seats${" on long flights".repeat(i)}`,
+      })),
+    );
+    await memory.apply(
+      Array.from({ length: 3 }, (_, i) => say(`A window seat, row ${i}`)),
+      { contextId: "earlier" },
+    );
+    const all = await bundleOf(memory, "window seat", 32_000);
+    expect(all.bundle.truncated).toBe(false);
+    const count = (b: MemoryBundle) => b.facts.length + b.turns.length;
+    expect(count(all.bundle)).toBe(7);
+    let skipped = 0;
+    for (let budget = 10; budget <= 120; budget++) {
+      const { bundle, section, statements } = await bundleOf(memory, "window seat", budget);
+      expect(section).toBe(renderMemoryBundle(bundle));
+      expect(bundle.tokens).toBeLessThanOrEqual(budget);
+      expect(bundle.truncated, `budget ${budget}`).toBe(count(bundle) < count(all.bundle));
+      if (!ranksTurns(statements)) skipped++;
+    }
+    // Most of these budgets leave no room for a turn: those ranked none.
+    expect(skipped).toBeGreaterThan(0);
+  });
+});
