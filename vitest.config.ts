@@ -1,7 +1,7 @@
-import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import { otlpCollector } from "./test/harness/agents/node/otlp-collector.mjs";
 import { providerFixtures } from "./test/providers/fixture-plugin.mjs";
+import { noDependencySourceMaps } from "./test/support/no-dependency-source-maps.mjs";
 import { withoutWebSocketDeflate } from "./test/support/no-websocket-deflate.mjs";
 import LongestFirst from "./test/support/run-order.mjs";
 
@@ -34,24 +34,6 @@ const noNetwork = {
  * and module state: every test names its own contexts, tenants and objects.
  */
 const shareOneWorkerd = { isolate: false } as const;
-
-/**
- * The MCP SDK publishes source maps without their sources, and vite warns once per module
- * (about 30 lines per run, wherever src/mcp is imported). Nothing to fix
- * on our side, so those warnings, and only those, are dropped.
- */
-const quietMcpSourceMaps: Plugin = {
-  name: "quiet-mcp-source-maps",
-  configResolved(config) {
-    const warnOnce = config.logger.warnOnce;
-    config.logger.warnOnce = (message, options) => {
-      if (message.includes("@modelcontextprotocol/sdk") && message.includes("missing source")) {
-        return;
-      }
-      warnOnce(message, options);
-    };
-  },
-};
 
 /** Task ids are signed (EDGELINK_ID_KEY); the tests get a key as a deployment gets its secret. */
 const testSecrets = {
@@ -131,7 +113,7 @@ const harnessTests = {
 };
 
 export default defineConfig({
-  plugins: [quietMcpSourceMaps],
+  plugins: [noDependencySourceMaps()],
   test: {
     // Vitest's default on 2 cores is one file at a time. The e2e files mostly wait (on
     // workerd, on npm, on the demo's one-number-a-second count), so the longest of them run
@@ -143,7 +125,7 @@ export default defineConfig({
     projects: [
       {
         plugins: [
-          quietMcpSourceMaps,
+          noDependencySourceMaps(),
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: { ...noNetwork, ...testSecrets, ...testRateLimits },
@@ -162,7 +144,7 @@ export default defineConfig({
       },
       {
         plugins: [
-          quietMcpSourceMaps,
+          noDependencySourceMaps(),
           cloudflareTest({
             wrangler: { configPath: "./test/harness/llm/wrangler.toml" },
             miniflare: { ...noNetwork, ...testSecrets },
@@ -182,7 +164,7 @@ export default defineConfig({
         // Long-term memory: an agent with memory on (test/harness/memory/worker.ts) and the store's
         // objects, configured test by test (test/harness/memory/store-worker.ts).
         plugins: [
-          quietMcpSourceMaps,
+          noDependencySourceMaps(),
           cloudflareTest({
             wrangler: { configPath: "./test/harness/memory/wrangler.toml" },
             miniflare: { ...noNetwork, ...testSecrets },
@@ -199,7 +181,7 @@ export default defineConfig({
       {
         // Agents calling out: MCP servers (started by the global setup) and other agents.
         plugins: [
-          quietMcpSourceMaps,
+          noDependencySourceMaps(),
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./test/harness/agents/wrangler.toml" },
             miniflare: {
@@ -265,6 +247,7 @@ export default defineConfig({
       {
         // The agent registry (A9), its own Worker: `edgelink/registry` is not in an agent's.
         plugins: [
+          noDependencySourceMaps(),
           cloudflareTest({
             wrangler: { configPath: "./test/harness/registry/wrangler.toml" },
             miniflare: {
