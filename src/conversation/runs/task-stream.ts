@@ -101,11 +101,16 @@ export function openTaskStream(options: {
             send(event, seq);
             if (isFinal(event)) close();
           });
-          timer = setInterval(() => {
-            if (!closed && (controller.desiredSize ?? 0) > 0) {
-              controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
-            }
-          }, keepAliveMs);
+          // Armed after the turn that opened the stream: a task answered in that turn
+          // (an instant handler's) closed it already and needs no timer.
+          queueMicrotask(() => {
+            if (closed) return;
+            timer = setInterval(() => {
+              if (!closed && (controller.desiredSize ?? 0) > 0) {
+                controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
+              }
+            }, keepAliveMs);
+          });
         };
         if (from.snapshot) {
           const { task, seq } = options.snapshot();
