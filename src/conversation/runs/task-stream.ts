@@ -67,8 +67,21 @@ export function openTaskStream(options: {
         let closed = false;
         let unsubscribe = () => {};
         let timer: ReturnType<typeof setInterval> | undefined;
+        // Frames sent in one turn leave as one chunk: each chunk costs an encode, a write
+        // across the object's RPC and one on the client's connection, and a handler's
+        // chunks (an instant answer's whole stream) come in one turn.
+        let pending = "";
+        let flushQueued = false;
+        const flush = () => {
+          flushQueued = false;
+          if (pending === "" || closed) return;
+          const frames = pending;
+          pending = "";
+          controller.enqueue(encoder.encode(frames));
+        };
         stop = () => {
           closed = true;
+          pending = "";
           unsubscribe();
           if (timer !== undefined) clearInterval(timer);
         };
@@ -84,17 +97,27 @@ export function openTaskStream(options: {
           const frame = chat
             ? chatFrames(chat.events(event), seq)
             : sseFrame(renderEvent(event, format), seq);
-          if (frame) controller.enqueue(encoder.encode(frame));
+          if (!frame) return;
+          pending += frame;
+          if (pending.length >= FLUSH_CHARS) flush();
+          else if (!flushQueued) {
+            flushQueued = true;
+            queueMicrotask(flush);
+          }
         };
+        /** Room left in the buffer, counting the frames not yet handed to it. */
+        const room = () => (controller.desiredSize ?? 0) - pending.length;
         const close = () => {
           if (closed) return;
+          flush();
           stop();
           controller.close();
         };
         const live = () => {
           unsubscribe = hub.on(taskId, ({ seq, event }) => {
             if (closed) return;
-            if ((controller.desiredSize ?? 0) < 0) {
+            if (room() < 0) {
+              flush();
               controller.enqueue(encoder.encode(DROPPED_COMMENT));
               return close();
             }
@@ -106,9 +129,7 @@ export function openTaskStream(options: {
           queueMicrotask(() => {
             if (closed) return;
             timer = setInterval(() => {
-              if (!closed && (controller.desiredSize ?? 0) > 0) {
-                controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
-              }
+              if (!closed && room() > 0) controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
             }, keepAliveMs);
           });
         };
@@ -127,11 +148,13 @@ export function openTaskStream(options: {
           if (pumping) return;
           pumping = true;
           try {
-            while (backlog && !closed && (controller.desiredSize ?? 0) > 0) {
+            while (backlog && !closed && room() > 0) {
               const page = store.events.after(taskId, cursor, pageSize);
               const last = page.at(-1);
               if (last) cursor = last.seq;
               for (const { seq, event } of page) send(event, seq);
+              // The page goes to the buffer now, so the loop sees the room it took.
+              flush();
               if (page.length === pageSize) continue;
               backlog = false;
               const state = store.state(taskId);
@@ -150,6 +173,12 @@ export function openTaskStream(options: {
     { highWaterMark: bufferBytes, size: (chunk) => chunk.byteLength },
   );
 }
+
+/**
+ * Frames held for one chunk are handed over at this many characters, so a turn that sends
+ * many holds a bounded string.
+ */
+const FLUSH_CHARS = 16 * 1024;
 
 /** The streams of a conversation's tasks: opened on its event hub, capped per task. */
 export class TaskStreams {
