@@ -6,10 +6,10 @@ import type { Agent } from "../../agent/definition";
 import { ChatView, chatFrames } from "../../protocol/chat-stream";
 import { A2AError } from "../../protocol/errors";
 import type { TaskEvent } from "../../protocol/events";
-import { SSE_KEEP_ALIVE, sseFrame } from "../../protocol/sse";
+import { SSE_KEEP_ALIVE, sseJsonFrame } from "../../protocol/sse";
 import type { Task } from "../../protocol/task";
 import { isInterrupted, isTerminal } from "../../protocol/task-state";
-import { renderEvent, type StreamFormat } from "../../protocol/wire/stream";
+import { renderEventJson, type StreamFormat } from "../../protocol/wire/stream";
 import type { TaskStore } from "../tasks/task-store";
 import type { EventHub } from "./event-hub";
 
@@ -96,7 +96,7 @@ export function openTaskStream(options: {
         const send = (event: TaskEvent, seq: number) => {
           const frame = chat
             ? chatFrames(chat.events(event), seq)
-            : sseFrame(renderEvent(event, format), seq);
+            : sseJsonFrame(renderEventJson(event, format), seq);
           if (!frame) return;
           pending += frame;
           if (pending.length >= FLUSH_CHARS) flush();
