@@ -71,8 +71,8 @@ export function moveOutOfTask(sql: SqlStorage, taskId: string, artifactId: strin
 /**
  * Part rows written in the open transaction, held until the task store settles its rows
  * (before its next statement, or as the transaction ends) and then written by one INSERT
- * per artifact and 30 rows: a streamed answer's chunks in one transaction are one
- * statement, not one each. Their task's row is written first, which their key is read from.
+ * per artifact: a streamed answer's chunks in one transaction are one statement, not one
+ * each. Their task's row is written first, which their key is read from.
  */
 export class PendingPartRows {
   private rows: { taskId: string; artifactId: string; idx: number; body: string }[] = [];
@@ -92,31 +92,41 @@ export class PendingPartRows {
     this.rows = [];
   }
 
-  /** Writes the held rows, in the order they came (each statement one artifact's). */
+  /**
+   * Writes the held rows, one statement per run of one artifact's rows. The statement's
+   * text is the same whatever the number of rows (the bodies go as one JSON array of
+   * strings), so SQLite prepares it once; its task's key is read once.
+   */
   write(sql: SqlStorage): void {
     const rows = this.rows;
     this.rows = [];
     for (let i = 0; i < rows.length; ) {
-      const { taskId, artifactId } = rows[i] as (typeof rows)[number];
-      const values: string[] = [];
-      const args: SqlStorageValue[] = [taskId, artifactId];
-      for (; i < rows.length && values.length < PART_ROWS_PER_STATEMENT; i++) {
+      const { taskId, artifactId, idx } = rows[i] as (typeof rows)[number];
+      const bodies: string[] = [];
+      let chars = 0;
+      for (; i < rows.length; i++) {
         const row = rows[i] as (typeof rows)[number];
         if (row.taskId !== taskId || row.artifactId !== artifactId) break;
-        args.push(row.idx, row.body);
-        // The key's subquery is the same in every row: SQLite evaluates it once.
-        values.push(`(${TASK_KEY}, ?2, ?${args.length - 1}, ?${args.length})`);
+        if (row.idx !== idx + bodies.length) break;
+        // One bound value stays well under SQLite's limit on a value's size.
+        if (bodies.length > 0 && chars + row.body.length > PART_CHARS_PER_STATEMENT) break;
+        bodies.push(row.body);
+        chars += row.body.length;
       }
       sql.exec(
-        `INSERT INTO artifact_parts (task_key, artifact_id, idx, body) VALUES ${values.join(", ")}`,
-        ...args,
+        `INSERT INTO artifact_parts (task_key, artifact_id, idx, body)
+         SELECT ${TASK_KEY}, ?2, ?3 + j.key, j.value FROM json_each(?4) AS j`,
+        taskId,
+        artifactId,
+        idx,
+        JSON.stringify(bodies),
       );
     }
   }
 }
 
-/** Rows of one INSERT into `artifact_parts` (two bound values each, within SQLite's 100). */
-const PART_ROWS_PER_STATEMENT = 30;
+/** Characters of part bodies bound in one statement (a body alone may be larger). */
+const PART_CHARS_PER_STATEMENT = 256 * 1024;
 
 /**
  * Writes an artifact's rows. A new or replaced artifact's parts go in its row when they
