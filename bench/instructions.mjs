@@ -11,6 +11,7 @@
  *   echo-send     SendMessage answered by the handler itself (no model)
  *   echo-new      the same as the first message of a new context (its database made)
  *   echo-stream   SendStreamingMessage, the same answer
+ *   echo-stream20 SendStreamingMessage answered in 20 artifact chunks (the (bs) scenario's shape)
  *   model-stream  SendStreamingMessage, a model turn on the recorded 12-event OpenAI stream
  *   model-send    SendMessage, the same model turn
  *   part-window, part-provider, part-record, part-artifacts
@@ -42,6 +43,7 @@ const KINDS = {
   // The first message of a new context: the object's database made, then the echo answer.
   "echo-new": { fresh: true },
   "echo-stream": { method: "SendStreamingMessage", text: "echo" },
+  "echo-stream20": { method: "SendStreamingMessage", text: "stream instructions" },
   "model-stream": { method: "SendStreamingMessage", text: "recorded" },
   "model-send": { method: "SendMessage", text: "recorded" },
   // A part of the model turn, then the echo answer (compare with echo-send).
@@ -149,6 +151,7 @@ try {
     if (m(a) !== null && m(b) !== null) console.log(`  ${what}: ${(m(a) - m(b)).toFixed(3)} M`);
   };
   diff("echo-stream", "echo-send", "streaming an echo answer over answering it (SSE)");
+  diff("echo-stream20", "echo-stream", "20 artifact chunks over one answer, streamed");
   diff("model-stream", "echo-stream", "a model turn over an echo answer, streamed");
   diff("model-send", "echo-send", "a model turn over an echo answer, blocking");
   for (const part of ["window", "provider", "record", "artifacts"]) {

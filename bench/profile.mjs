@@ -5,10 +5,15 @@
  * request, and writes the .cpuprofile (open it in Chrome DevTools > Performance).
  *
  *   node bench/profile.mjs [edgelink|floor|rows|sdk] [seconds]
+ *   node bench/profile.mjs edgelink-stream [seconds]
  *   node bench/profile.mjs stream [seconds] [input]
  *   node bench/profile.mjs store [seconds]
  *   node bench/profile.mjs memory-turn [seconds]
  *   node bench/profile.mjs loop [seconds]
+ *
+ * `edgelink-stream` profiles the echo agent's streamed answer of 20 artifact chunks under
+ * the (bs) scenario's load (4 clients, follow-ups in issued contexts); "per request" is
+ * per stream.
  *
  * `stream` profiles the streaming bench's agent (bench/stream-worker.ts, pipeline (2)):
  * SendStreamingMessage turns replaying `input` ("recorded", the default, or
@@ -41,6 +46,10 @@ const entries = {
     "echo-worker.ts",
     { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
   ],
+  "edgelink-stream": [
+    "echo-worker.ts",
+    { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" },
+  ],
   floor: ["floor-worker.ts", { FLOOR_CONTEXT: "FloorContext", FLOOR_ROWS: "FloorRowsContext" }],
   rows: ["floor-worker.ts", { FLOOR_CONTEXT: "FloorContext", FLOOR_ROWS: "FloorRowsContext" }],
   sdk: ["sdk-do-worker.ts", { SDK_CONTEXT: "SdkContext" }],
@@ -58,7 +67,7 @@ const entries = {
 const streamInput = process.argv[4] ?? "recorded";
 if (!entries[target] || !(seconds > 0 && seconds <= 60)) {
   console.error(
-    "usage: node bench/profile.mjs [edgelink|floor|rows|sdk|store|memory-turn] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
+    "usage: node bench/profile.mjs [edgelink|edgelink-stream|floor|rows|sdk|store|memory-turn] [seconds (1-60)]\n       node bench/profile.mjs stream [seconds (1-60)] [recorded|synthetic:N]",
   );
   process.exit(2);
 }
@@ -260,16 +269,24 @@ async function profileStore(server) {
   save(profile, server, calls);
 }
 
-/** Profiles SendMessage under the benchmark's load (16 clients). */
+/**
+ * Profiles SendMessage under the benchmark's load (16 clients), or, for `edgelink-stream`,
+ * SendStreamingMessage under the (bs) scenario's (4 clients).
+ */
 async function profileLoad(server) {
   const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+  const streaming = target === "edgelink-stream";
+  const concurrency = streaming ? 4 : 16;
   // Edgelink refuses client-chosen context ids by default: follow up in issued ones.
-  const ids = target === "edgelink" ? await openContexts(server.url, headers, 16, 10_000) : null;
+  const ids = target.startsWith("edgelink")
+    ? await openContexts(server.url, headers, concurrency, 10_000)
+    : null;
   const load = createLoad({
     url: server.url + (target === "rows" ? "rows" : ""),
     headers,
     contextFor: (client) => (ids ? ids[client] : `profile-${client}`),
-    concurrency: 16,
+    concurrency,
+    streaming,
     maxRequests: 1_000_000,
     timeoutMs: 10_000,
     serverPid: server.pid,

@@ -7,7 +7,8 @@
  *   POST /bench/run {side: "prepare", count}            makes `count` contexts (one echo turn each)
  *   POST /bench/run {side: "run", contexts, method, text}
  *        one call per context: `method` SendMessage or SendStreamingMessage, `text` "echo"
- *        (the handler answers itself) or "recorded" (the model turn); answers are read to
+ *        (the handler answers itself), "stream …" (the echo in 20 artifact chunks, as in
+ *        bench/echo-worker.ts) or "recorded" (the model turn); answers are read to
  *        the end and must end completed.
  */
 import type { Agent } from "../src/agent/definition";
@@ -20,6 +21,7 @@ import {
   type StreamEvent,
 } from "../src/providers/base/types";
 import { defineAgent } from "../src/worker/app/define-agent";
+import { STREAM_PREFIX, streamChunks } from "./stream-chunks.mjs";
 import { type StreamInput, streamInput } from "./stream-input";
 import { ourModel } from "./stream-ours";
 
@@ -76,6 +78,20 @@ const agent = defineAgent<Env>({
     } else if (text === "part:artifacts") {
       const id = ctx.artifact({ name: "response", parts: [Parts.text("The capital of")] });
       ctx.artifact({ artifactId: id, append: true, lastChunk: true, parts: [Parts.text(" X.")] });
+    } else if (text.startsWith(STREAM_PREFIX)) {
+      // The streaming scenario's answer (bs, bench/echo-worker.ts): one artifact in 20 chunks.
+      const chunks = streamChunks(text);
+      let artifactId: string | undefined;
+      chunks.forEach((chunk, i) => {
+        artifactId = ctx.artifact({
+          artifactId,
+          name: "result",
+          parts: [Parts.text(chunk)],
+          append: i > 0,
+          lastChunk: i === chunks.length - 1,
+        });
+      });
+      return undefined;
     } else if (text !== "echo") return runModelAgent(ctx, self);
     return "echo";
   },

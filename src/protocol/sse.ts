@@ -10,7 +10,12 @@
  * line break, so one line always carries the whole value.
  */
 export function sseFrame(data: unknown, id?: number, event?: string): string {
-  return `${id === undefined ? "" : `id: ${id}\n`}${event === undefined ? "" : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`;
+  return sseJsonFrame(JSON.stringify(data), id, event);
+}
+
+/** `sseFrame` of a value already serialized: `json` is the output of `JSON.stringify`. */
+export function sseJsonFrame(json: string, id?: number, event?: string): string {
+  return `${id === undefined ? "" : `id: ${id}\n`}${event === undefined ? "" : `event: ${event}\n`}data: ${json}\n\n`;
 }
 
 /** An SSE comment line; keeps idle proxies from closing the connection. */

@@ -39,10 +39,12 @@ import { TRACE_CONTEXT } from "../../telemetry";
 import { windowSource } from "../history/window-source";
 import type { TaskStore } from "../tasks/task-store";
 
-const isPlainText = (part: Part): boolean =>
-  part.type === "text" &&
-  typeof part.content === "string" &&
-  Object.keys(part).every((k) => k === "type" || k === "content");
+/** A text part with no other field (every streamed chunk): checked without an array of keys. */
+function isPlainText(part: Part): boolean {
+  if (part.type !== "text" || typeof part.content !== "string") return false;
+  for (const key in part) if (key !== "type" && key !== "content") return false;
+  return true;
+}
 
 /**
  * The RunContext a handler sees for one run: each call writes through the store and

@@ -6,10 +6,10 @@ import type { Agent } from "../../agent/definition";
 import { ChatView, chatFrames } from "../../protocol/chat-stream";
 import { A2AError } from "../../protocol/errors";
 import type { TaskEvent } from "../../protocol/events";
-import { SSE_KEEP_ALIVE, sseFrame } from "../../protocol/sse";
+import { SSE_KEEP_ALIVE, sseJsonFrame } from "../../protocol/sse";
 import type { Task } from "../../protocol/task";
 import { isInterrupted, isTerminal } from "../../protocol/task-state";
-import { renderEvent, type StreamFormat } from "../../protocol/wire/stream";
+import { renderEventJson, type StreamFormat } from "../../protocol/wire/stream";
 import type { TaskStore } from "../tasks/task-store";
 import type { EventHub } from "./event-hub";
 
@@ -67,8 +67,21 @@ export function openTaskStream(options: {
         let closed = false;
         let unsubscribe = () => {};
         let timer: ReturnType<typeof setInterval> | undefined;
+        // Frames sent in one turn leave as one chunk: each chunk costs an encode, a write
+        // across the object's RPC and one on the client's connection, and a handler's
+        // chunks (an instant answer's whole stream) come in one turn.
+        let pending = "";
+        let flushQueued = false;
+        const flush = () => {
+          flushQueued = false;
+          if (pending === "" || closed) return;
+          const frames = pending;
+          pending = "";
+          controller.enqueue(encoder.encode(frames));
+        };
         stop = () => {
           closed = true;
+          pending = "";
           unsubscribe();
           if (timer !== undefined) clearInterval(timer);
         };
@@ -83,29 +96,42 @@ export function openTaskStream(options: {
         const send = (event: TaskEvent, seq: number) => {
           const frame = chat
             ? chatFrames(chat.events(event), seq)
-            : sseFrame(renderEvent(event, format), seq);
-          if (frame) controller.enqueue(encoder.encode(frame));
+            : sseJsonFrame(renderEventJson(event, format), seq);
+          if (!frame) return;
+          pending += frame;
+          if (pending.length >= FLUSH_CHARS) flush();
+          else if (!flushQueued) {
+            flushQueued = true;
+            queueMicrotask(flush);
+          }
         };
+        /** Room left in the buffer, counting the frames not yet handed to it. */
+        const room = () => (controller.desiredSize ?? 0) - pending.length;
         const close = () => {
           if (closed) return;
+          flush();
           stop();
           controller.close();
         };
         const live = () => {
           unsubscribe = hub.on(taskId, ({ seq, event }) => {
             if (closed) return;
-            if ((controller.desiredSize ?? 0) < 0) {
+            if (room() < 0) {
+              flush();
               controller.enqueue(encoder.encode(DROPPED_COMMENT));
               return close();
             }
             send(event, seq);
             if (isFinal(event)) close();
           });
-          timer = setInterval(() => {
-            if (!closed && (controller.desiredSize ?? 0) > 0) {
-              controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
-            }
-          }, keepAliveMs);
+          // Armed after the turn that opened the stream: a task answered in that turn
+          // (an instant handler's) closed it already and needs no timer.
+          queueMicrotask(() => {
+            if (closed) return;
+            timer = setInterval(() => {
+              if (!closed && room() > 0) controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
+            }, keepAliveMs);
+          });
         };
         if (from.snapshot) {
           const { task, seq } = options.snapshot();
@@ -122,11 +148,13 @@ export function openTaskStream(options: {
           if (pumping) return;
           pumping = true;
           try {
-            while (backlog && !closed && (controller.desiredSize ?? 0) > 0) {
+            while (backlog && !closed && room() > 0) {
               const page = store.events.after(taskId, cursor, pageSize);
               const last = page.at(-1);
               if (last) cursor = last.seq;
               for (const { seq, event } of page) send(event, seq);
+              // The page goes to the buffer now, so the loop sees the room it took.
+              flush();
               if (page.length === pageSize) continue;
               backlog = false;
               const state = store.state(taskId);
@@ -145,6 +173,12 @@ export function openTaskStream(options: {
     { highWaterMark: bufferBytes, size: (chunk) => chunk.byteLength },
   );
 }
+
+/**
+ * Frames held for one chunk are handed over at this many characters, so a turn that sends
+ * many holds a bounded string.
+ */
+const FLUSH_CHARS = 16 * 1024;
 
 /** The streams of a conversation's tasks: opened on its event hub, capped per task. */
 export class TaskStreams {

@@ -69,12 +69,74 @@ export function moveOutOfTask(sql: SqlStorage, taskId: string, artifactId: strin
 }
 
 /**
+ * Part rows written in the open transaction, held until the task store settles its rows
+ * (before its next statement, or as the transaction ends) and then written by one INSERT
+ * per artifact: a streamed answer's chunks in one transaction are one statement, not one
+ * each. Their task's row is written first, which their key is read from.
+ */
+export class PendingPartRows {
+  private rows: { taskId: string; artifactId: string; idx: number; body: string }[] = [];
+
+  get empty(): boolean {
+    return this.rows.length === 0;
+  }
+
+  add(taskId: string, artifactId: string, start: number, bodies: readonly string[]): void {
+    bodies.forEach((body, i) => {
+      this.rows.push({ taskId, artifactId, idx: start + i, body });
+    });
+  }
+
+  /** The transaction failed: nothing held was written. */
+  clear(): void {
+    this.rows = [];
+  }
+
+  /**
+   * Writes the held rows, one statement per run of one artifact's rows. The statement's
+   * text is the same whatever the number of rows (the bodies go as one JSON array of
+   * strings), so SQLite prepares it once; its task's key is read once.
+   */
+  write(sql: SqlStorage): void {
+    const rows = this.rows;
+    this.rows = [];
+    for (let i = 0; i < rows.length; ) {
+      const { taskId, artifactId, idx } = rows[i] as (typeof rows)[number];
+      const bodies: string[] = [];
+      let chars = 0;
+      for (; i < rows.length; i++) {
+        const row = rows[i] as (typeof rows)[number];
+        if (row.taskId !== taskId || row.artifactId !== artifactId) break;
+        if (row.idx !== idx + bodies.length) break;
+        // One bound value stays well under SQLite's limit on a value's size.
+        if (bodies.length > 0 && chars + row.body.length > PART_CHARS_PER_STATEMENT) break;
+        bodies.push(row.body);
+        chars += row.body.length;
+      }
+      sql.exec(
+        `INSERT INTO artifact_parts (task_key, artifact_id, idx, body)
+         SELECT ${TASK_KEY}, ?2, ?3 + j.key, j.value FROM json_each(?4) AS j`,
+        taskId,
+        artifactId,
+        idx,
+        JSON.stringify(bodies),
+      );
+    }
+  }
+}
+
+/** Characters of part bodies bound in one statement (a body alone may be larger). */
+const PART_CHARS_PER_STATEMENT = 256 * 1024;
+
+/**
  * Writes an artifact's rows. A new or replaced artifact's parts go in its row when they
  * are small (no part rows); appended parts always get rows of their own, numbered after
- * the `known` artifact's parts.
+ * the `known` artifact's parts, held in `parts` until the store settles.
  */
 export function writeArtifact(
-  sql: SqlStorage,
+  /** The store's SQL, asked for only when a statement runs now (asking settles the rows). */
+  store: { readonly sql: SqlStorage },
+  parts: PendingPartRows,
   taskId: string,
   artifactId: string,
   known: Artifact | undefined,
@@ -89,6 +151,7 @@ export function writeArtifact(
     start = (known as Artifact).parts.length;
   } else {
     if (inline !== null) rows = [];
+    const { sql } = store;
     if (known) {
       sql.exec(
         `DELETE FROM artifact_parts WHERE task_key = ${TASK_KEY} AND artifact_id = ?2`,
@@ -113,15 +176,7 @@ export function writeArtifact(
       );
     }
   }
-  rows.forEach((body, i) => {
-    sql.exec(
-      `INSERT INTO artifact_parts (task_key, artifact_id, idx, body) VALUES (${TASK_KEY}, ?2, ?3, ?4)`,
-      taskId,
-      artifactId,
-      start + i,
-      body,
-    );
-  });
+  parts.add(taskId, artifactId, start, rows);
 }
 
 /**

@@ -63,7 +63,8 @@ export function putTaskArtifact(
         sizes.inTask = null;
       }
       writeArtifact(
-        store.sql,
+        store,
+        store.partRows,
         taskId,
         artifact.artifactId,
         known,

@@ -22,6 +22,7 @@ import { checkRowBytes } from "../../storage/row-limit";
 import { keyedTaskId, taskIdParts, taskRow, taskRows } from "../../storage/task-keys";
 import type { TraceCarrier } from "../../telemetry";
 import type { HistoryStore } from "../history/history-store";
+import { PendingPartRows } from "./artifact-rows";
 import { EventLog } from "./event-log";
 import { ListingClock } from "./listing-clock";
 import { Retention } from "./retention";
@@ -152,6 +153,9 @@ export class TaskStore {
    */
   private readonly unsettled = new TaskRowChanges();
 
+  /** Artifact part rows of the open transaction, written as the rows settle (task-artifacts.ts). */
+  readonly partRows = new PendingPartRows();
+
   /**
    * Writes a status change to the task's row (task-status.ts decides it): only the columns
    * that change, so the statement is a fixed amount of work; `index_pending` set in the
@@ -181,12 +185,15 @@ export class TaskStore {
 
   /**
    * Writes the rows' pending changes (`writeStatusRow`, `writeTaskArtifact`, a new row):
-   * one statement per task, binding only what changed. Called before any other statement
+   * one statement per task, binding only what changed; then the held part rows. Called before any other statement
    * of the store and before the transaction ends, so SQLite holds every change before
    * anything reads it.
    */
   settle(): void {
-    if (this.unsettled.empty) return;
+    if (this.unsettled.empty) {
+      if (!this.partRows.empty) this.partRows.write(this.storage.sql);
+      return;
+    }
     for (const { insert, columns, values, args } of this.unsettled.drain()) {
       this.storage.sql.exec(
         insert
@@ -195,6 +202,8 @@ export class TaskStore {
         ...args,
       );
     }
+    // After the task rows: a part row's key is read from its task's row.
+    if (!this.partRows.empty) this.partRows.write(this.storage.sql);
   }
 
   /** Keeps the trace context of a task's run with it, for what is queued later. */
@@ -234,6 +243,7 @@ export class TaskStore {
       return result;
     } catch (error) {
       this.unsettled.clear();
+      this.partRows.clear();
       this.events.discard();
       this.cache.clear();
       this.index.forget();

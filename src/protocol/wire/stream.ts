@@ -27,6 +27,32 @@ export function renderEvent(event: TaskEvent, format: StreamFormat): JsonObject 
 }
 
 /**
+ * Each event's result as JSON, by protocol version: built once however many streams send
+ * the event (every subscriber of a task gets the same event object from the hub).
+ */
+const resultJson = new WeakMap<TaskEvent, Partial<Record<ProtocolVersion, string>>>();
+
+/**
+ * `renderEvent` as JSON text, the same bytes `JSON.stringify` gives: the event's result is
+ * serialized once per protocol version, and each stream only wraps it in its JSON-RPC id.
+ */
+export function renderEventJson(event: TaskEvent, format: StreamFormat): string {
+  let byVersion = resultJson.get(event);
+  if (byVersion === undefined) {
+    byVersion = {};
+    resultJson.set(event, byVersion);
+  }
+  let result = byVersion[format.version];
+  if (result === undefined) {
+    result = JSON.stringify(format.version === "1.0" ? eventToV1(event) : eventToV03(event));
+    byVersion[format.version] = result;
+  }
+  return format.binding === "jsonrpc"
+    ? `{"jsonrpc":"2.0","id":${JSON.stringify(format.rpcId ?? null)},"result":${result}}`
+    : result;
+}
+
+/**
  * A stream of one message and its end: SendStreamingMessage answered directly (§3.1.1,
  * "exactly one Message object and then close"). Nothing is logged, so no event id.
  */

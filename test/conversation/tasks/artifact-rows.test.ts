@@ -411,3 +411,45 @@ describe("a task's first artifact in the task's own row", () => {
     expect((listed.tasks as Json[])[0]?.artifacts).toEqual(task.artifacts);
   });
 });
+
+describe("appended parts held until the transaction's rows are written", () => {
+  const chunkOf = (text: string) =>
+    Artifacts.create({ artifactId: "r", name: "result", parts: [Parts.text(text)] });
+  const partsOf = (store: TaskStore, id: string) => {
+    store.cache.clear(); // read back from the rows
+    return store.read(id)?.artifacts.map((a) => a.parts.map((p) => p.content));
+  };
+
+  it("D4: chunks of a transaction that fails are never written; the next chunks number on from the stored ones", async () => {
+    const result = await runInDurableObject(stubOf("held-parts-rollback"), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA); // white-box: the schema a first write makes
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      store.create(taskFixture("t"), true);
+      store.atomic(() => {
+        store.putArtifact("t", chunkOf("a0"), { append: false, lastChunk: false });
+        store.putArtifact("t", chunkOf("a1"), { append: true, lastChunk: false });
+      });
+      let failed = false;
+      try {
+        store.atomic(() => {
+          store.putArtifact("t", chunkOf("lost1"), { append: true, lastChunk: false });
+          store.putArtifact("t", chunkOf("lost2"), { append: true, lastChunk: false });
+          throw new Error("the handler failed");
+        });
+      } catch {
+        failed = true;
+      }
+      const afterFailure = partsOf(store, "t");
+      store.atomic(() => {
+        store.putArtifact("t", chunkOf("a2"), { append: true, lastChunk: false });
+        // A statement in the transaction reads the rows: the held parts are written first.
+        store.page({ pageSize: 1 });
+        store.putArtifact("t", chunkOf("a3"), { append: true, lastChunk: true });
+      });
+      return { failed, afterFailure, final: partsOf(store, "t") };
+    });
+    expect(result.failed).toBe(true);
+    expect(result.afterFailure).toEqual([["a0", "a1"]]);
+    expect(result.final).toEqual([["a0", "a1", "a2", "a3"]]);
+  });
+});

@@ -91,6 +91,39 @@ describe("what a message writes: statements and B-trees, counted", () => {
     ]);
   });
 
+  it("D4: an answer streamed in 20 chunks in one transaction writes its appended parts in one statement, read back in order", async () => {
+    const result = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const counted = countedStorage(state.storage);
+      const store = new TaskStore(counted.proxy, new HistoryStore(counted.proxy));
+      for (let i = 0; i < 3; i++) oneMessage(store, `warm-${i}`, "warm");
+      const done = counted.measure();
+      const id = store.atomic(() => {
+        const id = store.newTaskId("s");
+        store.create(submittedTask(id, "c", Messages.user("stream")), true);
+        for (let i = 0; i < 20; i++) {
+          store.putArtifact(
+            id,
+            Artifacts.create({ artifactId: "r", name: "result", parts: [Parts.text(`c${i}`)] }),
+            { append: i > 0, lastChunk: i === 19 },
+          );
+        }
+        store.transition(id, "completed");
+        return id;
+      });
+      const { queries } = done();
+      store.cache.clear(); // read back from the rows
+      const parts = store.read(id)?.artifacts.map((a) => a.parts.map((p) => p.content));
+      return { queries, parts };
+    });
+    const partInserts = result.queries.filter((q) => /^\s*INSERT INTO artifact_parts/.test(q));
+    expect(partInserts).toHaveLength(1);
+    // Its message, the task (INSERT, then one UPDATE once its artifact leaves the row), the
+    // artifact, its parts, its events: 25 statements when each part was one.
+    expect(result.queries.length).toBeLessThanOrEqual(6);
+    expect(result.parts).toEqual([Array.from({ length: 20 }, (_, i) => `c${i}`)]);
+  });
+
   it("B12: each hot read searches the index meant for it, never scanning a table", async () => {
     const plans = await runInDurableObject(scratch(), (_i, state) => {
       ensureSchema(state.storage, CONTEXT_SCHEMA);
