@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { openAiEmbedder, workersAiEmbedder } from "../../../src/memory/base/embedder";
 import { estimateTokens, renderMemoryBundle } from "../../../src/memory/base/render";
 import { inObject, storeMemory } from "../../harness/memory/helpers";
@@ -93,8 +93,9 @@ describe("recall ranking", () => {
     expect((await memory.remember({ text: "vinyl" })).facts[0]?.accessCount).toBe(1);
     expect((await memory.remember({ text: "vinyl" })).facts[0]?.accessCount).toBe(2);
     expect(await stored()).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(await stored()).toBe(2);
+    // Written by a timer after the answer: waited for, not slept on (a loaded machine ran it
+    // later than a fixed 400 ms).
+    await vi.waitFor(async () => expect(await stored()).toBe(2), { timeout: 10_000, interval: 50 });
     expect(
       await memory.get("entity", (await memory.list({ kind: "entity" })).items[0]?.id as string),
     ).toMatchObject({
