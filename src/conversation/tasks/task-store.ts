@@ -190,11 +190,8 @@ export class TaskStore {
    * anything reads it.
    */
   settle(): void {
-    if (this.unsettled.empty) {
-      if (!this.partRows.empty) this.partRows.write(this.storage.sql);
-      return;
-    }
-    for (const { insert, columns, values, args } of this.unsettled.drain()) {
+    const rows = this.unsettled.empty ? [] : this.unsettled.drain();
+    for (const { insert, columns, values, args } of rows) {
       this.storage.sql.exec(
         insert
           ? `INSERT INTO tasks (${columns.join(", ")}) VALUES (${values.join(", ")})`

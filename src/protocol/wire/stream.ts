@@ -18,6 +18,14 @@ export interface StreamFormat {
   model?: string | null;
 }
 
+/**
+ * A JSON-RPC success response around a result already serialized (`resultJson` is the output
+ * of `JSON.stringify`): the same bytes as `JSON.stringify({ jsonrpc, id, result })`.
+ */
+export function rpcResultJson(id: string | number | null, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}
+
 /** The JSON body of one stream event in the requested format. */
 export function renderEvent(event: TaskEvent, format: StreamFormat): JsonObject {
   const result = format.version === "1.0" ? eventToV1(event) : eventToV03(event);
@@ -47,9 +55,7 @@ export function renderEventJson(event: TaskEvent, format: StreamFormat): string 
     result = JSON.stringify(format.version === "1.0" ? eventToV1(event) : eventToV03(event));
     byVersion[format.version] = result;
   }
-  return format.binding === "jsonrpc"
-    ? `{"jsonrpc":"2.0","id":${JSON.stringify(format.rpcId ?? null)},"result":${result}}`
-    : result;
+  return format.binding === "jsonrpc" ? rpcResultJson(format.rpcId ?? null, result) : result;
 }
 
 /**

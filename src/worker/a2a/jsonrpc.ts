@@ -5,6 +5,7 @@ import type { JsonObject } from "../../protocol/json";
 import { SSE_HEADERS } from "../../protocol/sse";
 import { protoJsonNames } from "../../protocol/wire/protojson";
 import type { ProtocolVersion } from "../../protocol/wire/requests";
+import { rpcResultJson } from "../../protocol/wire/stream";
 import { readJsonBody } from "../body";
 import { errorHeaders, jsonRpcError, type RpcId, toA2AError } from "../errors";
 import { requestedTenant } from "../tenant";
@@ -141,9 +142,7 @@ async function unanswered(response: Response): Promise<Response> {
 function rpcResponse(id: RpcId, answer: Answer): Response {
   if ("stream" in answer) return new Response(answer.stream, { headers: SSE_HEADERS });
   if ("text" in answer) {
-    return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${answer.text}}`, {
-      headers: JSON_HEADERS,
-    });
+    return new Response(rpcResultJson(id, answer.text), { headers: JSON_HEADERS });
   }
   return Response.json({ jsonrpc: "2.0", id, result: answer.json }, { headers: JSON_HEADERS });
 }
