@@ -329,12 +329,12 @@ export class MemoryReader {
     const contextId = query.contextId ?? null;
     const turnHits = hitsOf(hits, "mt_");
     let turns: Array<{ turn: MemoryTurn; score: number }> = [];
-    if (!held.has("turn")) {
-      // Nothing to recall.
-    } else if (fit.fits("turns", SHORTEST_TURN_LINE)) {
-      turns = this.turnsFor(terms, channels, contextId, turnHits, now);
-    } else if (!bundle.truncated && this.anyTurnFor(terms, channels, contextId, turnHits)) {
-      bundle.truncated = true;
+    if (held.has("turn")) {
+      if (fit.fits("turns", SHORTEST_TURN_LINE)) {
+        turns = this.turnsFor(terms, channels, contextId, turnHits, now);
+      } else if (!bundle.truncated && this.anyTurnFor(terms, channels, contextId, turnHits)) {
+        bundle.truncated = true;
+      }
     }
     for (const { turn, score } of turns) {
       if (fit.take("turns", turnLine(turn))) {
