@@ -8,10 +8,12 @@
  *
  *   node bench/statements.mjs [contexts]
  *   node bench/statements.mjs echo [messages]
+ *   node bench/statements.mjs fresh [messages]
  *
  * `echo` counts the same for blocking SendMessage follow-ups of the echo agent
  * (bench/loop-worker.ts: `messages` sent in a loop into one conversation, three times),
- * per message: what `npm run bench`'s scenario (b) prepares.
+ * per message: what `npm run bench`'s scenario (b) prepares. `fresh` counts the same for
+ * first messages, each into a new conversation (its database made), after two to warm up.
  *
  * Makes `contexts` conversations with one untimed model turn each (as bench/stream.mjs
  * does), waits for their index flushes, then streams one turn into each, twice, and
@@ -27,11 +29,12 @@ import { cleanupTempDirs, runWorkerdUnder, startAgentBench, startWorkerd } from 
 
 const here = dirname(fileURLToPath(import.meta.url));
 const EDGELINK_DOS = { EDGELINK_CONTEXT: "EdgelinkContext", EDGELINK_INDEX: "EdgelinkIndex" };
-const echo = process.argv[2] === "echo";
+const fresh = process.argv[2] === "fresh";
+const echo = fresh || process.argv[2] === "echo";
 const count = Number(process.argv[echo ? 3 : 2] ?? (echo ? 40 : 3));
 if (!(count >= 1 && count <= (echo ? 500 : 50))) {
   console.error(
-    "usage: node bench/statements.mjs [contexts 1-50]\n       node bench/statements.mjs echo [messages 1-500]",
+    "usage: node bench/statements.mjs [contexts 1-50]\n       node bench/statements.mjs echo|fresh [messages 1-500]",
   );
   process.exit(2);
 }
@@ -82,14 +85,25 @@ function tally(title) {
     const key = `${kind === "PREPARE" ? "prepared  " : "REPREPARED"} ${text}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  console.log(`\n${title}`);
+  const all = [...counts.values()].reduce((a, b) => a + b, 0);
+  console.log(`\n${title} ${(all / count).toFixed(1)} prepared in all`);
   for (const [key, n] of [...counts].sort((a, b) => b[1] - a[1])) {
     console.log(`  ${(n / count).toFixed(1).padStart(5)}  ${key}`);
   }
 }
 
 try {
-  if (echo) {
+  if (fresh) {
+    const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+    await openContexts(server.url, headers, 2, 60_000);
+    await sleep(2500);
+    since();
+    await openContexts(server.url, headers, count, 60_000);
+    await sleep(2500); // their index flushes land in the round
+    tally(
+      `${count} first messages, each into a new conversation, per message (index flushes included):`,
+    );
+  } else if (echo) {
     const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
     const [contextId] = await openContexts(server.url, headers, 1, 60_000);
     for (const round of ["first", "second", "third"]) {

@@ -7,7 +7,11 @@
  * conversation, and for Edgelink its index shard) by the messages sent. Independent of
  * the machine's load, unlike CPU time: a schema or write-path change shows here exactly.
  *
- *   node bench/wal-pages.mjs [messages] [edgelink,alternative,floor,peer]
+ *   node bench/wal-pages.mjs [messages] [edgelink,alternative,floor,peer] [fresh]
+ *
+ * `fresh` sends each message to a new conversation instead (no contextId for Edgelink,
+ * which issues one; a new client-named id for the others): the pages of a first message,
+ * its object's schema included, after two fresh messages to warm the code.
  *
  * A commit's cost grows with the pages it writes (locally each is a write(2) before one
  * fsync; in production each page is also shipped to replicas), so this is the part of the
@@ -46,7 +50,21 @@ export async function oneConversation(server, entry, issuesContexts, timeoutMs =
   const contextId = issuesContexts
     ? (await openContexts(server.url, HEADERS, 1, timeoutMs))[0]
     : `one-conversation-${Date.now()}`;
+  return sender(server, entry, () => contextId, timeoutMs);
+}
+
+/**
+ * A sender of checked blocking messages, each the first of a new conversation: without a
+ * contextId for a server that issues them, under a new client-named one otherwise.
+ */
+export function freshConversations(server, entry, issuesContexts, timeoutMs = 10_000) {
+  const run = Date.now();
+  return sender(server, entry, (i) => (issuesContexts ? null : `fresh-${run}-${i}`), timeoutMs);
+}
+
+function sender(server, entry, contextFor, timeoutMs) {
   return async (i) => {
+    const contextId = contextFor(i);
     const text = `pages ${i}`;
     const response = await fetch(server.url, {
       method: "POST",
@@ -62,15 +80,18 @@ export async function oneConversation(server, entry, issuesContexts, timeoutMs =
 
 /**
  * WAL frames per message for one server: `warm` messages first (the object's schema, its
- * first pages), then `count` measured. SQLite checkpoints a WAL at 1,000 frames and then
+ * first pages), then `count` measured; with `fresh`, each to a new conversation after two. SQLite checkpoints a WAL at 1,000 frames and then
  * reuses the file from its start, so `count` is kept well under that; a message after
  * which the files did not grow fails the measurement.
  */
-async function framesPerMessage(entry, durableObjects, issuesContexts, count, warm = 10) {
+async function framesPerMessage(entry, durableObjects, issuesContexts, count, fresh = false) {
+  const warm = fresh ? 2 : 10;
   const server = await startWorkerd(entry, durableObjects);
   try {
     const state = join(dirname(server.scriptPath), "state");
-    const send = await oneConversation(server, entry, issuesContexts);
+    const send = fresh
+      ? freshConversations(server, entry, issuesContexts)
+      : await oneConversation(server, entry, issuesContexts);
     for (let i = 0; i < warm; i++) await send(i);
     let grown = 0;
     let last = walBytes(state);
@@ -114,9 +135,14 @@ export const SERVERS = {
 
 /**
  * Pages written per message by each server named in `kinds`: Edgelink (b), the
- * alternative (e), and on request the floor (a) and the `agents` peer (p).
+ * alternative (e), and on request the floor (a) and the `agents` peer (p); with `fresh`,
+ * per first message of a new conversation.
  */
-export async function measureWalPages(count = 40, kinds = ["edgelink", "alternative"]) {
+export async function measureWalPages(
+  count = 40,
+  kinds = ["edgelink", "alternative"],
+  fresh = false,
+) {
   const pages = {};
   for (const kind of kinds) {
     const server = SERVERS[kind];
@@ -126,6 +152,7 @@ export async function measureWalPages(count = 40, kinds = ["edgelink", "alternat
       server.durableObjects,
       server.issuesContexts,
       count,
+      fresh,
     );
   }
   return pages;
@@ -135,9 +162,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
     const count = Number(process.argv[2] ?? 40);
     const kinds = process.argv[3]?.split(",") ?? ["edgelink", "alternative"];
-    const pages = await measureWalPages(count, kinds);
+    const fresh = process.argv[4] === "fresh";
+    const pages = await measureWalPages(count, kinds, fresh);
     console.log(
-      `SQLite pages written per SendMessage (WAL frames, ${count} messages): ${kinds.map((k) => `${k} ${pages[k].toFixed(1)}`).join(", ")}`,
+      `SQLite pages written per ${fresh ? "first SendMessage of a new conversation" : "SendMessage"} (WAL frames, ${count} messages): ${kinds.map((k) => `${k} ${pages[k].toFixed(1)}`).join(", ")}`,
     );
   } finally {
     cleanupTempDirs();

@@ -7,7 +7,11 @@
  * everything a message costs the process: the HTTP request, the Worker, the object's RPC,
  * SQLite and the commit (bench/loop.mjs counts Edgelink alone, looping inside its isolate).
  *
- *   node bench/wire-instructions.mjs [messages] [edgelink,alternative,floor,peer]
+ *   node bench/wire-instructions.mjs [messages] [edgelink,alternative,floor,peer] [fresh]
+ *
+ * `fresh` sends every message to a new conversation (bench/wal-pages.mjs's
+ * `freshConversations`), after two such to warm the code: what a first message costs,
+ * its object's schema included.
  *
  * About a minute per server to start under valgrind. Needs valgrind (apt-get install
  * valgrind); `available()` says whether it is there.
@@ -18,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { callgrindInto, cleanupTempDirs, runWorkerdUnder, startWorkerd } from "./servers.mjs";
-import { oneConversation, SERVERS } from "./wal-pages.mjs";
+import { freshConversations, oneConversation, SERVERS } from "./wal-pages.mjs";
 
 /** Whether valgrind can be run here. */
 export function available() {
@@ -48,7 +52,7 @@ function dumpedTotal(dir, pid, kind) {
 }
 
 /** Instructions per message of one server, started under callgrind for this count alone. */
-async function instructionsPerMessage(kind, count, warm) {
+async function instructionsPerMessage(kind, count, warm, fresh) {
   const { entry, durableObjects, issuesContexts } = SERVERS[kind];
   const dir = mkdtempSync(join(tmpdir(), "edgelink-wire-instructions-"));
   const previous = process.env.MINIFLARE_WORKERD_PATH;
@@ -67,7 +71,9 @@ async function instructionsPerMessage(kind, count, warm) {
       .map((f) => Number(f.split(".")[1]))
       .sort((a, b) => a - b)
       .at(-1);
-    const send = await oneConversation(server, entry, issuesContexts, 300_000);
+    const send = fresh
+      ? freshConversations(server, entry, issuesContexts, 300_000)
+      : await oneConversation(server, entry, issuesContexts, 300_000);
     for (let i = 0; i < warm; i++) await send(i);
     // Let the warm messages' deferred work (index flushes, alarms) land before counting.
     await new Promise((resolve) => setTimeout(resolve, 2500));
@@ -82,13 +88,19 @@ async function instructionsPerMessage(kind, count, warm) {
 
 /**
  * Instructions per blocking SendMessage of each server named in `kinds`, one server after
- * the other (each started under callgrind and stopped).
+ * the other (each started under callgrind and stopped); with `fresh`, per first message
+ * of a new conversation.
  */
-export async function measureWireInstructions(count = 30, kinds = Object.keys(SERVERS), warm = 10) {
+export async function measureWireInstructions(
+  count = 30,
+  kinds = Object.keys(SERVERS),
+  warm = 10,
+  fresh = false,
+) {
   const instructions = {};
   for (const kind of kinds) {
     if (!SERVERS[kind]) throw new Error(`wire instructions: unknown server ${kind}`);
-    instructions[kind] = await instructionsPerMessage(kind, count, warm);
+    instructions[kind] = await instructionsPerMessage(kind, count, fresh ? 2 : warm, fresh);
   }
   return instructions;
 }
@@ -101,9 +113,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
     const count = Number(process.argv[2] ?? 30);
     const kinds = process.argv[3]?.split(",") ?? Object.keys(SERVERS);
-    const instructions = await measureWireInstructions(count, kinds);
+    const fresh = process.argv[4] === "fresh";
+    const instructions = await measureWireInstructions(count, kinds, 10, fresh);
     console.log(
-      `instructions per blocking SendMessage over HTTP (callgrind, whole workerd process, ${count} messages): ${kinds.map((k) => `${k} ${(instructions[k] / 1e6).toFixed(3)} M`).join(", ")}`,
+      `instructions per ${fresh ? "first blocking SendMessage of a new conversation" : "blocking SendMessage"} over HTTP (callgrind, whole workerd process, ${count} messages): ${kinds.map((k) => `${k} ${(instructions[k] / 1e6).toFixed(3)} M`).join(", ")}`,
     );
   } finally {
     cleanupTempDirs();
