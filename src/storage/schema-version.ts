@@ -8,16 +8,27 @@ export type MigrationStep = string | ((sql: SqlStorage) => void);
 export type Migration = readonly MigrationStep[];
 
 /**
- * A kind of object's SQLite schema: the baseline a new object gets (version 1), and the
- * changes made since, in order (`migrations[0]` takes version 1 to 2). A change is added
- * there, never made to the baseline: objects already at version 1 never run the baseline
- * again. A new object runs the baseline, then every migration.
+ * A schema as of one version, written out: its statements and the version's `meta` row,
+ * as one script (run by one `sql.exec`: several statements, no bindings).
+ */
+export interface CurrentSchema {
+  version: number;
+  sql: string;
+}
+
+/**
+ * A kind of object's SQLite schema: the baseline (version 1), and the changes made since,
+ * in order (`migrations[0]` takes version 1 to 2). A change is added there, never made to
+ * the baseline: objects already at version 1 never run the baseline again. A new object
+ * gets `current`, what the baseline and the migrations up to its version make (a test
+ * compares the two), then any migration past it.
  */
 export interface Schema {
   /** What holds it, for messages: a conversation, an index shard, a registry. */
   kind: "conversation" | "index" | "registry" | "memory";
   baseline: readonly string[];
   migrations: readonly Migration[];
+  current: CurrentSchema;
 }
 
 /** Where an operator upgrading from a development build reads what to do (docs/operations.md). */
@@ -141,8 +152,25 @@ export function openSchema(
   return { vacant: false, refused: null };
 }
 
-/** A vacant object's schema, at its first write: the baseline and every migration, at once. */
+/**
+ * A vacant object's schema, at its first write, in one transaction: the current schema in
+ * one call, then any migration newer than it. A schema cut short of `current` (tests
+ * building an older version) is made from its baseline.
+ */
 export function createSchema(storage: DurableObjectStorage, schema: Schema): void {
+  const { version, sql } = schema.current;
+  if (version > schemaVersion(schema)) {
+    createFromBaseline(storage, schema);
+    return;
+  }
+  storage.transactionSync(() => {
+    storage.sql.exec(sql);
+    if (version < schemaVersion(schema)) migrateFrom(storage, schema, version);
+  });
+}
+
+/** A vacant object's schema made as older releases made it: the baseline, then every migration. */
+export function createFromBaseline(storage: DurableObjectStorage, schema: Schema): void {
   storage.transactionSync(() => {
     for (const statement of schema.baseline) storage.sql.exec(statement);
     migrateFrom(storage, schema, 1);

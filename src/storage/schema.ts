@@ -1,19 +1,15 @@
+import { CONTEXT_CURRENT, currentSchema, INDEX_CURRENT, PINNED } from "./schema-current";
 import type { Migration, Schema } from "./schema-version";
 
-/**
- * The SQLite schema of each kind of object, as a baseline: what a new object gets, in one
- * step. Storage made by a development build (its numbered migrations) is not migrated but refused
- * (see `schema-version.ts`); a later change to a schema goes in its `migrations`, applied
- * on top of the baseline.
- */
+export { PINNED };
 
 /**
- * Rows a model must see however old: config updates, system or developer messages and
- * flagged summaries (by their JSON; one over a row's size, kept in chunks, is not found).
- * Written exactly as in the partial index `history_pinned`, so SQLite uses it.
+ * The SQLite schema of each kind of object: its baseline (version 1) and the migrations
+ * since, which objects written by older versions run. A new object gets the current schema
+ * in one step (schema-current.ts). Storage made by a development build (its numbered
+ * migrations) is not migrated but refused (see `schema-version.ts`); a later change to a
+ * schema goes in its `migrations`, applied on top of the baseline, and in schema-current.ts.
  */
-export const PINNED =
-  "(type = 'agent_config_update' OR (type = 'message' AND (json_extract(body, '$.role') IN ('system', 'developer') OR json_extract(body, '$.extra.summary') = 1)))";
 
 /** The `meta` key of the event log's high-water mark (the newest seq ever deleted). */
 export const EVENTS_SEQ_KEY = "events_seq";
@@ -386,6 +382,7 @@ export const CONTEXT_SCHEMA: Schema = {
     // A task's id names its row: no index of ids. See `keyedIds`.
     keyedIds,
   ],
+  current: CONTEXT_CURRENT,
 };
 
 /**
@@ -447,17 +444,16 @@ export const INDEX_SCHEMA: Schema = {
     // Fewer B-trees per row: see `indexRowsCheaper`.
     indexRowsCheaper,
   ],
+  current: INDEX_CURRENT,
 };
 
 /**
  * An agent registry: one row per live or not yet pruned registration. `name_key` is
  * the lowercase name discovery matches and sorts by; `tags` a JSON array of lowercase tags.
  */
-export const REGISTRY_SCHEMA: Schema = {
-  kind: "registry",
-  baseline: [
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    `CREATE TABLE agents (
+const REGISTRY_BASELINE = [
+  "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+  `CREATE TABLE agents (
       id TEXT PRIMARY KEY,
       owner TEXT NOT NULL,
       name TEXT NOT NULL,
@@ -470,8 +466,15 @@ export const REGISTRY_SCHEMA: Schema = {
       expires_at INTEGER NOT NULL,
       ttl_ms INTEGER NOT NULL
     )`,
-    "CREATE INDEX agents_by_name ON agents (name_key, id)",
-    "CREATE INDEX agents_by_expiry ON agents (expires_at)",
-  ],
+  "CREATE INDEX agents_by_name ON agents (name_key, id)",
+  "CREATE INDEX agents_by_expiry ON agents (expires_at)",
+];
+
+/** The agent registry's schema. */
+export const REGISTRY_SCHEMA: Schema = {
+  kind: "registry",
+  baseline: REGISTRY_BASELINE,
   migrations: [],
+  // Nothing has changed since the baseline: it is the current schema.
+  current: currentSchema(1, REGISTRY_BASELINE),
 };
