@@ -47,6 +47,15 @@ export class ContextIdentity {
       scope.owner ?? "",
       ...shards,
     );
+    // A new conversation holds exactly what was just written: nothing to read back.
+    if (this.created) {
+      this.identity = {
+        tenant: scope.tenant,
+        contextId: scope.contextId,
+        owner: scope.owner ?? "",
+      };
+      this.sentShards = Number(shards[0]);
+    }
   }
 
   /**

@@ -168,7 +168,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.alarms.ownFirst();
     this.outbox.schedule();
     createSchema(this.ctx.storage, CONTEXT_SCHEMA);
-    this.store.history.created();
+    this.store.created();
     this.empty = false;
     this.identity.created = true;
   }

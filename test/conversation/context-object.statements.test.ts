@@ -1,8 +1,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { ContextRpc } from "../../src/conversation/context-object";
+import { Message } from "../../src/protocol/message";
 import { contextObjectName } from "../../src/storage/ids";
+import { CONTEXT_SCHEMA } from "../../src/storage/schema";
 import { withAgent } from "../support/agent-override";
-import { rpc, send, userMessage } from "../support/helpers";
+import { listUntil, rpc, send, userMessage } from "../support/helpers";
 import { loggingStatements } from "../support/sql-plans";
 
 type Json = Record<string, unknown>;
@@ -49,5 +52,29 @@ describe("the SQL of one blocking message (a count, not a time)", () => {
     });
     const texts = (l: string[]) => new Set(l.filter((q) => q.startsWith("INSERT INTO tasks")));
     expect([...texts(next.log)]).toEqual([...texts(log)]);
+  });
+});
+
+describe("the SQL of a new conversation's first message", () => {
+  it("B1: its schema is one statement script (the current schema), and what it just made is never read back: no listing clock, event seq or identity read, before or in its index flush", async () => {
+    const contextId = `first-${crypto.randomUUID()}`;
+    const stub = stubOf(contextId) as unknown as ContextRpc;
+    const message = Message.parse({ role: "user", parts: [{ type: "text", content: "hi" }] });
+    const scope = { tenant: "", contextId, owner: "", newTaskId: "sealed" };
+    const { result, log } = await logging(contextId, async () => {
+      const sent = await stub.sendMessage(scope, { message, returnImmediately: false }, "1.0");
+      // The index flush, a window later, is the first message's too: wait for it to land.
+      if (!sent.ok) throw new Error(JSON.stringify(sent.error));
+      const id = (JSON.parse(sent.value) as { task: { id: string } }).task.id;
+      await listUntil({ pageSize: 100 }, ({ tasks }) => tasks.some((t) => t.id === id));
+      return sent;
+    });
+    expect(result.ok).toBe(true);
+    const creates = log.filter((q) => /\bCREATE (TABLE|INDEX|TRIGGER)\b/.test(q));
+    expect(creates).toEqual([CONTEXT_SCHEMA.current.sql.replace(/\s+/g, " ").trim()]);
+    expect(log.filter((q) => /^(ALTER|DROP)\b/.test(q))).toEqual([]);
+    expect(log.filter((q) => /FROM list_clock|FROM meta WHERE key/.test(q))).toEqual([]);
+    // The index flush's own read of where its rows go (the identity) is not among them.
+    expect(log.some((q) => q.includes("FROM tasks WHERE index_pending = 1"))).toBe(true);
   });
 });

@@ -73,6 +73,11 @@ export class EventLog {
     return seq;
   }
 
+  /** The schema was just made: no event was ever logged, nothing to read. */
+  created(): void {
+    this.last = 0;
+  }
+
   /** The transaction failed: nothing logged in it was written, and the seq is read again. */
   discard(): void {
     this.unwritten = [];

@@ -33,6 +33,13 @@ export class ListingClock {
     return this.storage.sql;
   }
 
+  /** The schema was just made: the clock is at 0, nothing to read. */
+  created(): void {
+    this.clock = 0;
+    this.storedClock = 0;
+    this.issued = 0;
+  }
+
   /** The transaction failed: the clock is read again. */
   forget(): void {
     this.clock = null;

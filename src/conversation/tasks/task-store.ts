@@ -113,6 +113,13 @@ export class TaskStore {
     history.onTaskItemPlaced = (taskId, seq) => this.widenHistory(taskId, seq);
   }
 
+  /** The schema was just made, empty: what would be read on first use is known. */
+  created(): void {
+    this.history.created();
+    this.listing.created();
+    this.events.created();
+  }
+
   /** The event log (SSE ids, replay). */
   readonly events: EventLog;
   /** The listing clock and its pages. */
