@@ -492,6 +492,20 @@ async function sendMessageBench(scenarios, cpu) {
         "  ",
       );
       console.log("");
+      // With the peer in the run: a new conversation's first message too (its schema).
+      if (withPeer) {
+        const fresh = await measureWalPages(
+          10,
+          walKeys.map((key) => PEER_WAL_KINDS[key]),
+          true,
+        );
+        say(
+          `SQLite pages written by the first SendMessage of a new conversation (WAL frames, 10 messages, each without a conversation; its object's schema included): ${walKeys.map((key) => `${names[key]} ${fmt(fresh[PEER_WAL_KINDS[key]], 1)}`).join(", ")}. Instructions: node bench/wire-instructions.mjs 10 floor,peer,edgelink fresh.`,
+          "",
+          "  ",
+        );
+        console.log("");
+      }
     } catch (error) {
       console.log(`!!! Could not measure the pages written: ${error.message}\n`);
       countFailed = true;
