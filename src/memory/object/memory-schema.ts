@@ -215,5 +215,5 @@ export const MEMORY_SCHEMA: Schema = {
       ...TURN_INDEXES_2,
     ],
   ],
-  current: currentSchema(2, [...BASELINE.map(atVersion2), ...TURN_INDEXES_2]),
+  current: /* @__PURE__ */ currentSchema(2, [...BASELINE.map(atVersion2), ...TURN_INDEXES_2]),
 };
