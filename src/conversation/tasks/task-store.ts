@@ -472,7 +472,7 @@ export class TaskStore {
    * For the task's writers here and in task-status.ts.
    */
   log(taskId: string, event: TaskEvent): LoggedEvent {
-    const seq = this.events.add(taskId, event);
+    const seq = this.events.add(taskId, event, this.cache.peek(taskId)?.contextId);
     if (this.depth === 0) this.events.write();
     // Same transaction as the event: a delivery can never be lost or exist without it.
     if (this.push && this.push.enqueueEvent(taskId, seq, event, Date.now()) > 0) {
