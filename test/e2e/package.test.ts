@@ -339,6 +339,13 @@ const TASK_ROW_CHANGES_SPLIT_COST_BYTES = 84;
  * built per row count, replaced).
  */
 const STREAM_CUTS_COST_BYTES = 611;
+/**
+ * A streamed answer stored smaller: an update's event row without the task and context ids
+ * (put back on read), a task made and streamed in one transaction written once (its first
+ * artifact moved out before its row is), the event hub's listeners copied once per batch.
+ * Measured on the demo built from the package: 231,047 bytes before (`main`), 231,545 after.
+ */
+const STREAM_ROWS_COST_BYTES = 498;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -386,6 +393,7 @@ const BUNDLE_GOAL_BYTES =
   OBJECT_HOT_PATH_COST_BYTES +
   TASK_ROW_CHANGES_SPLIT_COST_BYTES +
   STREAM_CUTS_COST_BYTES +
+  STREAM_ROWS_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
