@@ -30,9 +30,12 @@ export class EventHub {
   emit(taskId: string, events: readonly LoggedEvent[]): void {
     const set = this.listeners.get(taskId);
     if (!set) return;
+    // Copied once per emit, not per event: a listener may unsubscribe (itself or another)
+    // while handling an event, so each is asked whether it is still there; one registered
+    // meanwhile read these events from the log already and gets none of them again.
+    const listeners = [...set];
     for (const logged of events) {
-      // A listener may unsubscribe itself while handling an event.
-      for (const listener of [...set]) listener(logged);
+      for (const listener of listeners) if (set.has(listener)) listener(logged);
     }
   }
 

@@ -6,7 +6,7 @@
  */
 import type { Artifact } from "../../protocol/artifact";
 import type { Part } from "../../protocol/part";
-import { taskRow } from "../../storage/task-keys";
+import { keyOfTaskId, taskRow } from "../../storage/task-keys";
 
 /** Characters of stored JSON per artifact of a task, and their sum. */
 export interface ArtifactSizes {
@@ -65,6 +65,28 @@ export function moveOutOfTask(sql: SqlStorage, taskId: string, artifactId: strin
      SELECT key, ?2, 0, first_artifact, first_artifact_parts FROM tasks WHERE ${taskRow()}`,
     taskId,
     artifactId,
+  );
+}
+
+/**
+ * The same move for an artifact whose place in the task's row is not written yet (held
+ * until the transaction ends): its row is written from the held JSON, and the task's row
+ * is then written once, without it. The key is the one the task's id carries, so nothing
+ * reads `tasks`, whose row may not be written yet; the caller knows the task.
+ */
+export function moveHeldOutOfTask(
+  sql: SqlStorage,
+  taskId: string,
+  artifactId: string,
+  held: { header: string; parts: string | null },
+): void {
+  sql.exec(
+    `INSERT INTO artifacts (task_key, artifact_id, seq, header, parts)
+     VALUES (${keyOfTaskId("?1")}, ?2, 0, ?3, ?4)`,
+    taskId,
+    artifactId,
+    held.header,
+    held.parts,
   );
 }
 

@@ -12,6 +12,7 @@ import { checkRowBytes } from "../../storage/row-limit";
 import { EVENTS_SEQ_KEY } from "../../storage/schema";
 import { sqlLimit } from "../../storage/sql-limit";
 import { taskRow } from "../../storage/task-keys";
+import { eventBody, eventOfRow } from "./event-rows";
 
 /**
  * Where a task's events lie in the log (SQL, the task id bound as ?1): from its floor to
@@ -20,6 +21,8 @@ import { taskRow } from "../../storage/task-keys";
  */
 const FLOOR_OF_TASK = `(SELECT event_floor FROM tasks WHERE ${taskRow()})`;
 const CEILING_OF_TASK = `(SELECT COALESCE(event_ceiling, ${Number.MAX_SAFE_INTEGER}) FROM tasks WHERE ${taskRow()})`;
+/** The task's context id (SQL; see `eventOfRow`), for the task id bound as `param`. */
+const contextOfTask = (param: string) => `(SELECT context_id FROM tasks WHERE ${taskRow(param)})`;
 
 /**
  * Names each event's seq itself (past every seq ever used) and gathers the rows of the open
@@ -63,12 +66,15 @@ export class EventLog {
     return this.nextSeq();
   }
 
-  /** Logs an event and answers its seq; its row is written as the transaction ends (`write`). */
-  add(taskId: string, event: TaskEvent): number {
-    const body = JSON.stringify(event);
+  /**
+   * Logs an event and answers its seq; its row is written as the transaction ends (`write`).
+   * `contextId`, the task's, lets the row leave out the ids the task already holds.
+   */
+  add(taskId: string, event: TaskEvent, contextId?: string): number {
+    const body = eventBody(taskId, contextId, event);
     checkRowBytes("event", body);
     const seq = this.nextSeq();
-    this.unwritten.push({ seq, taskId, body });
+    this.unwritten.push({ seq, taskId, contextId: contextId ?? null, body });
     this.last = seq;
     return seq;
   }
@@ -224,18 +230,21 @@ export class EventLog {
     const waiting = this.waiting.get(taskId);
     if (waiting) {
       const rows = waiting.rows.filter((r) => r.seq > afterSeq);
-      return (limit < 0 ? rows : rows.slice(0, limit)).map(parsed);
+      return (limit < 0 ? rows : rows.slice(0, limit)).flatMap(parsed);
     }
     return this.sql
-      .exec<{ seq: number; body: string }>(
-        `SELECT seq, body FROM events
+      .exec<{ seq: number; body: string; context_id: string | null }>(
+        `SELECT seq, body, ${contextOfTask("?1")} AS context_id FROM events
          WHERE seq > MAX(?2, ${FLOOR_OF_TASK} - 1) AND seq <= ${CEILING_OF_TASK} AND task_id = ?1
          ORDER BY seq LIMIT ${sqlLimit(limit)}`,
         taskId,
         afterSeq,
       )
       .toArray()
-      .map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as TaskEvent }));
+      .flatMap((r) => {
+        const event = eventOfRow(r.body, taskId, r.context_id);
+        return event ? [{ seq: r.seq, event }] : [];
+      });
   }
 
   /**
@@ -267,19 +276,24 @@ export class EventLog {
   get(seq: number): TaskEvent | null {
     for (const waiting of this.waiting.values()) {
       const held = waiting.rows.find((r) => r.seq === seq);
-      if (held) return parsed(held).event;
+      if (held) return parsed(held)[0]?.event ?? null;
     }
     const row = this.sql
-      .exec<{ body: string }>("SELECT body FROM events WHERE seq = ?", seq)
+      .exec<{ body: string; task_id: string; context_id: string | null }>(
+        `SELECT body, task_id, ${contextOfTask("events.task_id")} AS context_id
+         FROM events WHERE seq = ?`,
+        seq,
+      )
       .toArray()[0];
-    return row ? (JSON.parse(row.body) as TaskEvent) : null;
+    return row ? eventOfRow(row.body, row.task_id, row.context_id) : null;
   }
 }
 
-/** An event as logged: its seq, its task and its JSON. */
+/** An event as logged: its seq, its task (and the task's context, when known) and its JSON. */
 interface LogRow {
   seq: number;
   taskId: string;
+  contextId: string | null;
   body: string;
 }
 
@@ -292,7 +306,8 @@ interface Waiting {
 /** More events than a turn of a handler logs: a task past it writes them as usual. */
 const MAX_WAITING_ROWS = 64;
 
-const parsed = (row: LogRow): { seq: number; event: TaskEvent } => ({
-  seq: row.seq,
-  event: JSON.parse(row.body) as TaskEvent,
-});
+/** A held row read back: none or one event (see `eventOfRow`). */
+const parsed = (row: LogRow): { seq: number; event: TaskEvent }[] => {
+  const event = eventOfRow(row.body, row.taskId, row.contextId);
+  return event ? [{ seq: row.seq, event }] : [];
+};

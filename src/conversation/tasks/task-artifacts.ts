@@ -58,8 +58,10 @@ export function putTaskArtifact(
     } else {
       if (inTask) {
         // Appended to, or grown past the row: it becomes the table's first row.
-        moveOutOfTask(store.sql, taskId, artifact.artifactId);
-        store.writeTaskArtifact(taskId, null, null);
+        if (!store.moveHeldArtifact(taskId, artifact.artifactId)) {
+          moveOutOfTask(store.sql, taskId, artifact.artifactId);
+          store.writeTaskArtifact(taskId, null, null);
+        }
         sizes.inTask = null;
       }
       writeArtifact(

@@ -58,6 +58,18 @@ export class TaskRowChanges {
     this.changeOf(taskId).artifact = { header, parts };
   }
 
+  /**
+   * The artifact held for the task's row, taken out of it: a new row is then inserted
+   * without one, an existing row's columns are cleared. Null when none is held.
+   */
+  takeArtifact(taskId: string): { header: string; parts: string | null } | null {
+    const change = this.held.get(taskId);
+    const held = change?.artifact;
+    if (!change || !held || held.header === null) return null;
+    change.artifact = change.insert ? null : { header: null, parts: null };
+    return { header: held.header, parts: held.parts };
+  }
+
   /** Forgets what is held (the transaction rolled back). */
   clear(): void {
     this.held.clear();

@@ -22,7 +22,7 @@ import { checkRowBytes } from "../../storage/row-limit";
 import { keyedTaskId, taskIdParts, taskRow, taskRows } from "../../storage/task-keys";
 import type { TraceCarrier } from "../../telemetry";
 import type { HistoryStore } from "../history/history-store";
-import { PendingPartRows } from "./artifact-rows";
+import { moveHeldOutOfTask, PendingPartRows } from "./artifact-rows";
 import { EventLog } from "./event-log";
 import { ListingClock } from "./listing-clock";
 import { Retention } from "./retention";
@@ -188,6 +188,17 @@ export class TaskStore {
   writeTaskArtifact(taskId: string, header: string | null, parts: string | null): void {
     this.unsettled.artifact(taskId, header, parts);
     if (this.depth === 0) this.settle();
+  }
+
+  /**
+   * Moves the artifact held for the task's row (not yet written) to `artifacts`, without
+   * writing the task's row first; false when none is held (it is in SQLite: see
+   * `moveOutOfTask`). For task-artifacts.ts, inside its transaction.
+   */
+  moveHeldArtifact(taskId: string, artifactId: string): boolean {
+    const held = this.unsettled.takeArtifact(taskId);
+    if (held) moveHeldOutOfTask(this.storage.sql, taskId, artifactId, held);
+    return held !== null;
   }
 
   /**
@@ -479,7 +490,7 @@ export class TaskStore {
    * For the task's writers here and in task-status.ts.
    */
   log(taskId: string, event: TaskEvent): LoggedEvent {
-    const seq = this.events.add(taskId, event);
+    const seq = this.events.add(taskId, event, this.cache.peek(taskId)?.contextId);
     if (this.depth === 0) this.events.write();
     // Same transaction as the event: a delivery can never be lost or exist without it.
     if (this.push && this.push.enqueueEvent(taskId, seq, event, Date.now()) > 0) {

@@ -124,6 +124,88 @@ describe("what a message writes: statements and B-trees, counted", () => {
     expect(result.parts).toEqual([Array.from({ length: 20 }, (_, i) => `c${i}`)]);
   });
 
+  it("D4: a task made and streamed 20 chunks in one transaction writes its row once: its first artifact leaves the row before the row is written", async () => {
+    const result = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const counted = countedStorage(state.storage);
+      const store = new TaskStore(counted.proxy, new HistoryStore(counted.proxy));
+      for (let i = 0; i < 3; i++) oneMessage(store, `warm-${i}`, "warm");
+      const done = counted.measure();
+      const id = store.atomic(() => {
+        const id = store.newTaskId("s");
+        store.create(submittedTask(id, "c", Messages.user("stream")), true);
+        for (let i = 0; i < 20; i++) {
+          store.putArtifact(
+            id,
+            Artifacts.create({ artifactId: "r", name: "result", parts: [Parts.text(`c${i}`)] }),
+            { append: i > 0, lastChunk: i === 19 },
+          );
+        }
+        store.transition(id, "completed");
+        return id;
+      });
+      const { queries } = done();
+      const row = state.storage.sql
+        .exec<{ a: string | null; p: string | null; state: string }>(
+          "SELECT first_artifact AS a, first_artifact_parts AS p, state FROM tasks WHERE id = ?",
+          id,
+        )
+        .one();
+      store.cache.clear(); // read back from the rows
+      const read = store.read(id);
+      return {
+        queries,
+        row,
+        parts: read?.artifacts.map((a) => [a.artifactId, a.parts.map((p) => p.content)]),
+      };
+    });
+    const taskWrites = result.queries.filter((q) => /^\s*(INSERT INTO|UPDATE) tasks\b/.test(q));
+    expect(taskWrites).toHaveLength(1);
+    expect(taskWrites[0]).toMatch(/^\s*INSERT INTO tasks/);
+    // Its message, the task, the artifact, its parts, its events.
+    expect(result.queries).toHaveLength(5);
+    expect(result.row).toEqual({ a: null, p: null, state: "completed" });
+    expect(result.parts).toEqual([["r", Array.from({ length: 20 }, (_, i) => `c${i}`)]]);
+  });
+
+  it("D4: a first artifact replaced and then appended to in a later transaction leaves the row as it was last written, its columns cleared", async () => {
+    const result = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      const put = (id: string, name: string, text: string, append: boolean) =>
+        store.putArtifact(
+          id,
+          Artifacts.create({ artifactId: "r", name, parts: [Parts.text(text)] }),
+          { append, lastChunk: false },
+        );
+      const id = store.atomic(() => {
+        const id = store.newTaskId("s");
+        store.create(submittedTask(id, "c", Messages.user("stream")), true);
+        put(id, "first", "old", false);
+        return id;
+      });
+      // In SQLite now; replaced (held in the row's change), then appended to, in one go.
+      store.atomic(() => {
+        put(id, "second", "new", false);
+        put(id, "second", "more", true);
+      });
+      const row = state.storage.sql
+        .exec<{ a: string | null; p: string | null }>(
+          "SELECT first_artifact AS a, first_artifact_parts AS p FROM tasks WHERE id = ?",
+          id,
+        )
+        .one();
+      store.cache.clear();
+      const read = store.read(id);
+      return {
+        row,
+        artifacts: read?.artifacts.map((a) => [a.name, a.parts.map((p) => p.content)]),
+      };
+    });
+    expect(result.row).toEqual({ a: null, p: null });
+    expect(result.artifacts).toEqual([["second", ["new", "more"]]]);
+  });
+
   it("B12: each hot read searches the index meant for it, never scanning a table", async () => {
     const plans = await runInDurableObject(scratch(), (_i, state) => {
       ensureSchema(state.storage, CONTEXT_SCHEMA);

@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../../src/conversation/history/history-store";
+import { eventOfRow } from "../../../src/conversation/tasks/event-rows";
 import { TaskStore } from "../../../src/conversation/tasks/task-store";
 import { FunctionCallItem } from "../../../src/history/items";
 import type { IndexRow } from "../../../src/index/index-object";
@@ -57,13 +58,19 @@ function inStore<T, U = undefined>(
     try {
       const fresh = () => new TaskStore(state.storage, new HistoryStore(state.storage));
       const result = fn(fresh(), log);
-      // What SQLite holds, read by a store that knows nothing in memory.
+      // What SQLite holds, read by a store that knows nothing in memory (a row leaves out
+      // the ids its task holds: they are put back as the log reads them).
       const stored = sql
-        .exec<{ seq: number; task_id: string; body: string }>(
-          "SELECT seq, task_id, body FROM events ORDER BY seq",
+        .exec<{ seq: number; task_id: string; body: string; context_id: string | null }>(
+          `SELECT e.seq, e.task_id, e.body, t.context_id FROM events e
+           LEFT JOIN tasks t ON t.id = e.task_id ORDER BY e.seq`,
         )
         .toArray()
-        .map((r) => ({ seq: r.seq, taskId: r.task_id, event: JSON.parse(r.body) as TaskEvent }));
+        .map((r) => ({
+          seq: r.seq,
+          taskId: r.task_id,
+          event: eventOfRow(r.body, r.task_id, r.context_id) as TaskEvent,
+        }));
       return { result, log, stored, reread: after(fresh()) };
     } finally {
       delete (sql as unknown as Record<string, unknown>).exec;
