@@ -65,10 +65,11 @@ export class EventLog {
 
   /** Logs an event and answers its seq; its row is written as the transaction ends (`write`). */
   add(taskId: string, event: TaskEvent): number {
-    const body = JSON.stringify(event);
-    checkRowBytes("event", body);
+    // A waiting task's event is serialized as the transaction ends, and only if it is to be
+    // written then: most such tasks end in the transaction that logs them, unread.
+    const body = this.waiting.has(taskId) ? null : serialized(event);
     const seq = this.nextSeq();
-    this.unwritten.push({ seq, taskId, body });
+    this.unwritten.push({ seq, taskId, body, event });
     this.last = seq;
     return seq;
   }
@@ -134,6 +135,12 @@ export class EventLog {
    * written (nor kept): nothing could read them.
    */
   write(): void {
+    // Before anything is reset: a row too big fails the transaction, and `discard` undoes it.
+    for (const row of this.unwritten) {
+      if (row.body === null && !this.waiting.get(row.taskId)?.ended) {
+        row.body = serialized(row.event);
+      }
+    }
     let rows = this.unwritten;
     this.unwritten = [];
     this.waitedNow = [];
@@ -271,11 +278,22 @@ export class EventLog {
   }
 }
 
-/** An event as logged: its seq, its task and its JSON. */
+/**
+ * An event as logged: its seq, its task and its JSON (null until the end of its
+ * transaction for a waiting task's event; see `add`).
+ */
 interface LogRow {
   seq: number;
   taskId: string;
-  body: string;
+  body: string | null;
+  event: TaskEvent;
+}
+
+/** An event's row body, refused when it cannot fit one row. */
+function serialized(event: TaskEvent): string {
+  const body = JSON.stringify(event);
+  checkRowBytes("event", body);
+  return body;
 }
 
 /** A task's events waiting for the turn's end (see `EventLog.wait`); none can read them. */
@@ -289,5 +307,5 @@ const MAX_WAITING_ROWS = 64;
 
 const parsed = (row: LogRow): { seq: number; event: TaskEvent } => ({
   seq: row.seq,
-  event: JSON.parse(row.body) as TaskEvent,
+  event: JSON.parse(row.body ?? serialized(row.event)) as TaskEvent,
 });
