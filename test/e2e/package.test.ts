@@ -353,6 +353,13 @@ const NEW_OBJECT_SCHEMA_COST_BYTES = 570;
  * Measured on the demo built from the package: 231,047 bytes before (`main`), 231,545 after.
  */
 const STREAM_ROWS_COST_BYTES = 498;
+/**
+ * Fewer serializer calls per blocking message: a waiting task's events serialized only
+ * when they are to be written, a task without metadata stored as "{}" without a call.
+ * Measured on the demo built from the package: 231,047 bytes before (`main` at e8ac560),
+ * 231,136 after.
+ */
+const UNSERIALIZED_EVENTS_COST_BYTES = 89;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -402,6 +409,7 @@ const BUNDLE_GOAL_BYTES =
   STREAM_CUTS_COST_BYTES +
   NEW_OBJECT_SCHEMA_COST_BYTES +
   STREAM_ROWS_COST_BYTES +
+  UNSERIALIZED_EVENTS_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */

@@ -68,13 +68,15 @@ export class EventLog {
 
   /**
    * Logs an event and answers its seq; its row is written as the transaction ends (`write`).
-   * `contextId`, the task's, lets the row leave out the ids the task already holds.
+   * `contextId`, the task's, lets the row leave out the ids the task already holds. A waiting
+   * task's event is serialized as the transaction ends, and only if it is to be written then:
+   * most such tasks end in the transaction that logs them, unread.
    */
   add(taskId: string, event: TaskEvent, contextId?: string): number {
-    const body = eventBody(taskId, contextId, event);
-    checkRowBytes("event", body);
+    const context = contextId ?? null;
+    const body = this.waiting.has(taskId) ? null : serialized(taskId, context, event);
     const seq = this.nextSeq();
-    this.unwritten.push({ seq, taskId, contextId: contextId ?? null, body });
+    this.unwritten.push({ seq, taskId, contextId: context, body, event });
     this.last = seq;
     return seq;
   }
@@ -145,6 +147,12 @@ export class EventLog {
    * written (nor kept): nothing could read them.
    */
   write(): void {
+    // Before anything is reset: a row too big fails the transaction, and `discard` undoes it.
+    for (const row of this.unwritten) {
+      if (row.body === null && !this.waiting.get(row.taskId)?.ended) {
+        row.body = serialized(row.taskId, row.contextId, row.event);
+      }
+    }
     let rows = this.unwritten;
     this.unwritten = [];
     this.waitedNow = [];
@@ -289,12 +297,23 @@ export class EventLog {
   }
 }
 
-/** An event as logged: its seq, its task (and the task's context, when known) and its JSON. */
+/**
+ * An event as logged: its seq, its task (and the task's context, when known) and its JSON
+ * (null until the end of its transaction for a waiting task's event; see `add`).
+ */
 interface LogRow {
   seq: number;
   taskId: string;
   contextId: string | null;
-  body: string;
+  body: string | null;
+  event: TaskEvent;
+}
+
+/** An event's row body (see `eventBody`), refused when it cannot fit one row. */
+function serialized(taskId: string, contextId: string | null, event: TaskEvent): string {
+  const body = eventBody(taskId, contextId ?? undefined, event);
+  checkRowBytes("event", body);
+  return body;
 }
 
 /** A task's events waiting for the turn's end (see `EventLog.wait`); none can read them. */
@@ -308,6 +327,7 @@ const MAX_WAITING_ROWS = 64;
 
 /** A held row read back: none or one event (see `eventOfRow`). */
 const parsed = (row: LogRow): { seq: number; event: TaskEvent }[] => {
-  const event = eventOfRow(row.body, row.taskId, row.contextId);
+  const body = row.body ?? serialized(row.taskId, row.contextId, row.event);
+  const event = eventOfRow(body, row.taskId, row.contextId);
   return event ? [{ seq: row.seq, event }] : [];
 };

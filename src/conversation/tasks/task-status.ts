@@ -122,7 +122,7 @@ function setStatus(
   eventCeiling: number | null = null,
 ): void {
   const message = status.message ? JSON.stringify(status.message) : null;
-  const metadata = JSON.stringify(task.metadata);
+  const metadata = metadataJson(task.metadata);
   const stateHistory = JSON.stringify(task.stateHistory);
   // The whole row must fit, unchanged columns included.
   checkRowBytes("task status", message, metadata, stateHistory);
@@ -143,6 +143,12 @@ function setStatus(
   }
   task.status = status;
   store.index.touch(task);
+}
+
+/** A task's metadata as JSON: nearly every task has none, which needs no serializer call. */
+export function metadataJson(metadata: JsonObject): string {
+  for (const _ in metadata) return JSON.stringify(metadata);
+  return "{}";
 }
 
 /** Logs a task's status (its current one unless given) as a status-update event. */

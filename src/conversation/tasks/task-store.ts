@@ -33,6 +33,7 @@ import { TaskRowChanges } from "./task-row-changes";
 import {
   announceStatus,
   type LoggedEvent,
+  metadataJson,
   type StatusRow,
   setStatusMessage,
   statusEvent,
@@ -342,7 +343,7 @@ export class TaskStore {
       live.status = { state: "working", message: null, timestamp };
     }
     return this.atomic(() => {
-      const metadata = JSON.stringify(live.metadata);
+      const metadata = metadataJson(live.metadata);
       const stateHistory = JSON.stringify(live.stateHistory);
       checkRowBytes("task row", metadata, stateHistory);
       const rowSeq = this.keyFor(live.id);

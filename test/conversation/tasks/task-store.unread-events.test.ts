@@ -15,6 +15,13 @@ import {
 
 type Json = Record<string, unknown>;
 
+/**
+ * JSON.stringify calls of one blocking echo message in the test pool, request to answer:
+ * the request body (this test's), the history row, the task row's state history, the
+ * artifact's part and header, the completed status's message and state history, the answer.
+ */
+const COUNTED_STRINGIFY_CALLS = 8;
+
 const stubOf = (contextId: string) =>
   env.EDGELINK_CONTEXT.get(env.EDGELINK_CONTEXT.idFromName(contextObjectName("", contextId)));
 
@@ -136,6 +143,43 @@ describe("a task nobody can read the events of writes none", () => {
     const all = [before, after, restarted].flatMap((s) => s.ids as number[]);
     expect(new Set(all).size).toBe(all.length);
     expect([...all].sort((a, b) => a - b)).toEqual(all);
+  });
+
+  it("B12: a blocking echo serializes none of its events, and its metadata-free task row without the serializer", async () => {
+    const { contextId } = (await send("start")) as { contextId: string };
+    // The bench's echo: it answers without an await, so its task ends in the transaction
+    // that made it (an async handler's task ends in the next one).
+    await withAgent(stubOf(contextId), () => ({
+      handler: (ctx: { message: { parts: { content?: unknown }[] } }) =>
+        `echo: ${String(ctx.message.parts[0]?.content ?? "")}`,
+    }));
+    await blocking(contextId, "warm");
+    // The Worker, the object and this test share the isolate: every JSON.stringify of the
+    // message is seen here.
+    const stringify = JSON.stringify;
+    const values: unknown[] = [];
+    JSON.stringify = ((value: unknown, ...rest: never[]) => {
+      values.push(value);
+      return stringify(value, ...rest);
+    }) as typeof JSON.stringify;
+    let task: Json;
+    try {
+      task = await blocking(contextId, "counted");
+    } finally {
+      JSON.stringify = stringify;
+    }
+    expect(task.status).toMatchObject({ state: "TASK_STATE_COMPLETED" });
+    const kinds = values.map((v) =>
+      v !== null && typeof v === "object" ? String((v as Json).kind ?? "") : "",
+    );
+    expect(kinds.filter((k) => k.endsWith("-update"))).toEqual([]);
+    const empty = values.filter(
+      (v) =>
+        v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0,
+    );
+    expect(empty).toEqual([]);
+    // Where the message's serializer calls go; fewer is fine, more needs a reason.
+    expect(values.length).toBeLessThanOrEqual(COUNTED_STRINGIFY_CALLS);
   });
 
   it("B12 N7: a streamed message writes its events, and Last-Event-ID replays them", async () => {
