@@ -1,13 +1,15 @@
 /**
- * The declarations (.d.ts) of the package's entry points, built once into temp/dts for both
- * of their readers: the API report (scripts/api-report.mjs) and the package build (tsup
- * bundles them into dist/*.d.ts). Each used to compile the sources on its own, about 25 s
- * of CPU apiece. The build is incremental (temp/dts/.tsbuildinfo): when the sources have
- * not changed since the last build, the second reader only re-reads them. The readers may run
- * at once (`.ci/run` checks the API report while the test run packs the package): a lock
- * lets one build while the other waits, then finds the build up to date.
+ * The declarations (.d.ts) of every source file under src/, built once into temp/dts for
+ * their readers: the type check (scripts/typecheck.mjs checks examples and tests against
+ * them), the API report (scripts/api-report.mjs) and the package build (tsup bundles the
+ * entries' into dist/*.d.ts). Each used to compile the sources on its own, about 25 s of
+ * CPU apiece. The build (tsconfig.src.json) is incremental (temp/dts/.tsbuildinfo): when
+ * the sources have not changed since the last build, the next reader only re-reads them.
+ * The readers may run at once (`.ci/run` runs the type check and the API report while the
+ * test run packs the package): a lock lets one build while the others wait, then find the
+ * build up to date.
  *
- *   node scripts/declarations.mjs   build them; fail on a type error in the entries' sources
+ *   node scripts/declarations.mjs   build them; fail on a type error in src/
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -24,24 +26,29 @@ export const DTS = join(ROOT, "temp", "dts");
 export const declarationOf = (source) =>
   join(DTS, relative(join(ROOT, "src"), join(ROOT, source))).replace(/\.ts$/, ".d.ts");
 
+/** The project of src/ alone, whose declarations the other programs read. */
+export const SRC_PROJECT = join(ROOT, "tsconfig.src.json");
+
 function createProgram() {
-  const configFile = ts.readConfigFile(join(ROOT, "tsconfig.json"), ts.sys.readFile);
-  const parsed = ts.parseJsonConfigFileContent(configFile.config, ts.sys, ROOT);
-  const options = {
-    ...parsed.options,
-    noEmit: false,
-    declaration: true,
-    emitDeclarationOnly: true,
-    declarationMap: false,
-    incremental: true,
-    tsBuildInfoFile: join(DTS, ".tsbuildinfo"),
-    outDir: DTS,
-    rootDir: join(ROOT, "src"),
-  };
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    SRC_PROJECT,
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(`declarations: ${formatDiagnostic(d)}`);
+      },
+    },
+  );
+  // The entries first, so their files are checked in the order they were when they were
+  // the only roots: the checker's order is the order of a union's members in the emitted
+  // declarations (and so in the API report).
+  const entries = Object.values(ENTRIES).map((file) => join(ROOT, file));
   return ts.createIncrementalProgram({
-    rootNames: Object.values(ENTRIES).map((file) => join(ROOT, file)),
-    options,
-    host: ts.createIncrementalCompilerHost(options),
+    rootNames: [...new Set([...entries, ...parsed.fileNames])],
+    options: parsed.options,
+    configFileParsingDiagnostics: ts.getConfigFileParsingDiagnostics(parsed),
+    host: ts.createIncrementalCompilerHost(parsed.options),
   });
 }
 
