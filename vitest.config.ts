@@ -33,7 +33,13 @@ const noNetwork = {
  * and 58 s shared, on a loaded 2-core machine). So test files share Durable Object storage
  * and module state: every test names its own contexts, tenants and objects.
  */
-const shareOneWorkerd = { isolate: false } as const;
+const shareOneWorkerd = {
+  isolate: false,
+  // Each project has its own Vite server, so the same src module was transformed once per
+  // project. Transforms are cached on disk by content (and config), shared by the projects
+  // and by the next run; `temp/` is not committed.
+  experimental: { fsModuleCache: true, fsModuleCachePath: "temp/vitest-modules" },
+} as const;
 
 /** Task ids are signed (EDGELINK_ID_KEY); the tests get a key as a deployment gets its secret. */
 const testSecrets = {

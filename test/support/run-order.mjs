@@ -4,15 +4,23 @@
  * durations (a bare clone has none: by file size). On 2 cores that started the short `agents`
  * project first and the `edgelink init` tests, the longest chain of the run (pack, install, the
  * new project's own tests, several wrangler dev servers), minutes in, so the run ended on it
- * alone. Here the longest chains start at once, then the short end-to-end files, then the
- * workerd projects (most of the CPU), largest first.
+ * alone. Here the longest chains start at once, then the small workerd projects, then the short
+ * end-to-end files, then the `workers` project (most of the CPU).
  *
  * Within each step vitest's order is kept. A runner (a Node process with wrangler imported, or
  * one workerd with the framework imported) is kept for the next file only when that file is of
  * the same project, so each project's files stay together: with the short end-to-end files
  * last, as before, three more Node processes started and imported everything again (about
  * 20 s of CPU). The end-to-end files mostly wait, and `.ci/run` runs the type check, lint and
- * API report beside them; the workerd projects then keep both cores busy to the end.
+ * API report beside them; the `workers` project then keeps both cores busy to the end.
+ *
+ * Every slot that takes a file of a project the slot's last file was not of starts a runner
+ * of its own (a workerd importing the framework again, 3 to 4 CPU-s). The small harness
+ * projects (4 to 15 files, seconds each) used to come last, after `workers`, where all four
+ * slots free up within seconds of each other: each got about four runners. Queued right
+ * after the longest end-to-end files, they run while those hold most slots for minutes, so
+ * one slot takes file after file of the same project on one runner and a second runner
+ * starts only when a long file happens to end in the meantime.
  */
 import { BaseSequencer } from "vitest/node";
 
@@ -35,8 +43,8 @@ const LONGEST = [
   "test/e2e/lifecycle.test.ts",
 ];
 
-/** The workerd projects, most files first. */
-const WORKERD = ["workers", "memory", "llm", "agents", "registry"];
+/** The small harness projects, started right after the longest end-to-end files, most files first. */
+const HARNESS = ["memory", "llm", "agents", "registry"];
 
 export default class LongestFirst extends BaseSequencer {
   /**
@@ -50,8 +58,10 @@ export default class LongestFirst extends BaseSequencer {
     const rank = (spec) => {
       const lead = LONGEST.indexOf(spec.moduleId.replace(root, ""));
       if (lead !== -1) return lead;
-      // The other end-to-end files (and any project not listed) right after the longest.
-      return LONGEST.length + 1 + WORKERD.indexOf(spec.project.name);
+      const harness = HARNESS.indexOf(spec.project.name);
+      if (harness !== -1) return LONGEST.length + harness;
+      // Then the other end-to-end files (and any project not listed), then `workers`.
+      return LONGEST.length + HARNESS.length + (spec.project.name === "workers" ? 1 : 0);
     };
     // Array.prototype.sort is stable: vitest's order holds within a rank.
     return sorted
