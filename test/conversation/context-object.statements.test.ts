@@ -16,6 +16,9 @@ const stubOf = (contextId: string) =>
 const logging = <T>(contextId: string, fn: () => Promise<T>) =>
   loggingStatements(stubOf(contextId), fn);
 
+/** The index outbox's acknowledgement of rows the index holds (see `IndexOutbox.writeAcks`). */
+const INDEX_ACK = "UPDATE tasks SET index_pending = 0 WHERE ";
+
 const echo = (ctx: Json) => {
   const parts = (ctx.message as { parts: { content?: unknown }[] }).parts;
   return `echo: ${String(parts[0]?.content ?? "")}`;
@@ -34,15 +37,19 @@ describe("the SQL of one blocking message (a count, not a time)", () => {
       status: { state: "TASK_STATE_COMPLETED" },
     });
     // One transaction: the message, then the task's row once, with its answer and its end.
-    // No event is written (nothing could read a task made and ended in one turn).
-    const inTransaction = log.slice(log.indexOf("<transaction>"));
+    // No event is written (nothing could read a task made and ended in one turn). The index
+    // acknowledges rows the warm-up messages sent, and an acknowledgement is written with the
+    // next transaction by design: on a loaded machine the window closed before this message
+    // and its acknowledgement rode along. It is not this message's write, so it is set aside.
+    const own = log.filter((q) => !q.startsWith(INDEX_ACK));
+    const inTransaction = own.slice(own.indexOf("<transaction>"));
     expect(inTransaction.map((q) => q.split(" (")[0])).toEqual([
       "<transaction>",
       "INSERT INTO history_items",
       "INSERT INTO tasks",
     ]);
-    expect(log.filter((q) => q === "<transaction>")).toHaveLength(1);
-    expect(log.filter((q) => /^(UPDATE|DELETE)/.test(q))).toEqual([]);
+    expect(own.filter((q) => q === "<transaction>")).toHaveLength(1);
+    expect(own.filter((q) => /^(UPDATE|DELETE)/.test(q))).toEqual([]);
     // The next message's statements are the same texts (values never shape them), so each
     // is prepared once and taken from workerd's cache after.
     const next = await logging(contextId, async () => {
