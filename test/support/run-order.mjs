@@ -43,6 +43,17 @@ const LONGEST = [
   "test/e2e/lifecycle.test.ts",
 ];
 
+/**
+ * `workers` files that spend seconds waiting (index windows, stream keep-alives), first in
+ * their project: started last, they ran into the run's tail with the cores idle.
+ */
+const WAITING = [
+  "test/index/index-outbox.read-your-writes.test.ts",
+  "test/conversation/runs/task-stream.test.ts",
+  "test/index/index-outbox.test.ts",
+  "test/conversation/retried-messages.test.ts",
+];
+
 /** The small harness projects, started right after the longest end-to-end files, most files first. */
 const HARNESS = ["memory", "llm", "agents", "registry"];
 
@@ -60,8 +71,11 @@ export default class LongestFirst extends BaseSequencer {
       if (lead !== -1) return lead;
       const harness = HARNESS.indexOf(spec.project.name);
       if (harness !== -1) return LONGEST.length + harness;
-      // Then the other end-to-end files (and any project not listed), then `workers`.
-      return LONGEST.length + HARNESS.length + (spec.project.name === "workers" ? 1 : 0);
+      // Then the other end-to-end files (and any project not listed), then `workers`, its
+      // waiting files first.
+      if (spec.project.name !== "workers") return LONGEST.length + HARNESS.length;
+      const waits = WAITING.includes(spec.moduleId.replace(root, ""));
+      return LONGEST.length + HARNESS.length + (waits ? 1 : 2);
     };
     // Array.prototype.sort is stable: vitest's order holds within a rank.
     return sorted
