@@ -1,6 +1,8 @@
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { openAiEmbedder, workersAiEmbedder } from "../../../src/memory/base/embedder";
 import { estimateTokens, renderMemoryBundle } from "../../../src/memory/base/render";
+import type { MemoryRpc } from "../../../src/memory/object/memory-object";
 import { inObject, storeMemory } from "../../harness/memory/helpers";
 import { FakeVectorIndex, storeHarness } from "../../harness/memory/store-worker";
 
@@ -90,9 +92,19 @@ describe("recall ranking", () => {
         memory,
         (sql) => sql.exec<{ n: number }>("SELECT access_count AS n FROM facts").one().n,
       );
-    expect((await memory.remember({ text: "vinyl" })).facts[0]?.accessCount).toBe(1);
-    expect((await memory.remember({ text: "vinyl" })).facts[0]?.accessCount).toBe(2);
-    expect(await stored()).toBe(0);
+    // Two answers and the stored count read in one turn of the object, before any timer can
+    // run (over RPC, a loaded machine let the write's timer fire before the count was read).
+    const inOneTurn = await runInDurableObject(memory.stub, async (instance, state) => {
+      const object = instance as unknown as MemoryRpc;
+      const counts = [];
+      for (let i = 0; i < 2; i++) {
+        const answer = await object.remember({ text: "vinyl" });
+        counts.push(answer.ok ? answer.value.facts[0]?.accessCount : answer.error);
+      }
+      const count = state.storage.sql.exec<{ n: number }>("SELECT access_count AS n FROM facts");
+      return { counts, stored: count.one().n };
+    });
+    expect(inOneTurn).toEqual({ counts: [1, 2], stored: 0 });
     // Written by a timer after the answer: waited for, not slept on (a loaded machine ran it
     // later than a fixed 400 ms).
     await vi.waitFor(async () => expect(await stored()).toBe(2), { timeout: 10_000, interval: 50 });
