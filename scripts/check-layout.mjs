@@ -223,11 +223,24 @@ function mapDrift() {
   return problems;
 }
 
+/** Test files that call `vi.useFakeTimers` but are not listed to run first in their workerd. */
+async function unlistedFakeClocks() {
+  const { FAKE_CLOCK_FILES } = await import("../test/support/fake-clock-files.mjs");
+  const tests = existsSync(TEST) ? walk(TEST).filter((f) => f.endsWith(".test.ts")) : [];
+  return tests.filter(
+    (file) =>
+      !file.startsWith("test/e2e/") &&
+      /\bvi\.useFakeTimers\(/.test(readFileSync(join(ROOT, file), "utf8")) &&
+      !FAKE_CLOCK_FILES.includes(file),
+  );
+}
+
 const report = {
   cycles: cycles(folderGraph()),
   catalogueCodes: catalogueCodes(),
   tasksWriters: tasksWriters(),
   mapDrift: mapDrift(),
+  unlistedFakeClocks: await unlistedFakeClocks(),
   untested: untested(),
 };
 
@@ -253,6 +266,10 @@ fail(
 fail("catalogue codes in comments (say what the code does instead)", report.catalogueCodes);
 fail(`the tasks table written outside ${TASKS_WRITER}`, report.tasksWriters);
 fail(`the folder map of ${ARCHITECTURE} does not match src/`, report.mapDrift);
+fail(
+  "test files with a fake clock not in test/support/fake-clock-files.mjs (it must run first in its workerd)",
+  report.unlistedFakeClocks,
+);
 if (!process.argv.includes("--quiet") && report.untested.length > 0) {
   console.log(
     `Source files without a unit test at their mirrored path (${report.untested.length}):`,
@@ -261,5 +278,5 @@ if (!process.argv.includes("--quiet") && report.untested.length > 0) {
 }
 if (failed) process.exit(1);
 console.log(
-  `check-layout: ${folders.length} folders without import cycles, no catalogue codes in comments, one writer of tasks, the folder map matches.`,
+  `check-layout: ${folders.length} folders without import cycles, no catalogue codes in comments, one writer of tasks, the folder map matches, fake clocks run first.`,
 );

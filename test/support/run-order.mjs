@@ -23,6 +23,7 @@
  * starts only when a long file happens to end in the meantime.
  */
 import { BaseSequencer } from "vitest/node";
+import { FAKE_CLOCK_FILES } from "./fake-clock-files.mjs";
 
 /** End-to-end files that each take a minute or more on a quiet 2-core machine, longest first. */
 const LONGEST = [
@@ -69,13 +70,18 @@ export default class LongestFirst extends BaseSequencer {
     const rank = (spec) => {
       const lead = LONGEST.indexOf(spec.moduleId.replace(root, ""));
       if (lead !== -1) return lead;
+      const file = spec.moduleId.replace(root, "");
+      const clock = FAKE_CLOCK_FILES.indexOf(file);
+      // Within a workerd project, its files with a fake clock first, in their list's order.
+      const first = clock === -1 ? 0.5 : (0.5 * clock) / FAKE_CLOCK_FILES.length;
       const harness = HARNESS.indexOf(spec.project.name);
-      if (harness !== -1) return LONGEST.length + harness;
-      // Then the other end-to-end files (and any project not listed), then `workers`, its
-      // waiting files first.
-      if (spec.project.name !== "workers") return LONGEST.length + HARNESS.length;
-      const waits = WAITING.includes(spec.moduleId.replace(root, ""));
-      return LONGEST.length + HARNESS.length + (waits ? 1 : 2);
+      if (harness !== -1) return LONGEST.length + harness + first;
+      // Then the other end-to-end files (and any project not listed), then `workers`: its
+      // files with a fake clock (./fake-clock-files.mjs), then its waiting files.
+      const after = LONGEST.length + HARNESS.length;
+      if (spec.project.name !== "workers") return after;
+      if (clock !== -1) return after + 1 + first;
+      return after + (WAITING.includes(file) ? 2 : 3);
     };
     // Array.prototype.sort is stable: vitest's order holds within a rank.
     return sorted
