@@ -31,11 +31,7 @@ export function eventBody(taskId: string, contextId: string | undefined, event: 
 }
 
 /** Whether `eventBody` stores the event without its task's ids. */
-function leavesOutIds(
-  taskId: string,
-  contextId: string | undefined,
-  event: TaskEvent,
-): boolean {
+function leavesOutIds(taskId: string, contextId: string | undefined, event: TaskEvent): boolean {
   return (
     (event.kind === "status-update" || event.kind === "artifact-update") &&
     event.taskId === taskId &&
@@ -108,13 +104,13 @@ export class ArtifactRows {
 const MAX_ARTIFACT_ROWS = 16;
 
 /** The key of a chunk's row naming the row its artifact's other keys are read from. */
-const FROM = "artifactFrom";
+const FROM = "from";
 
 /**
  * The row of an appended chunk whose ids `eventBody` leaves out, kept as the keys of its
  * artifact that differ from `base`'s (always its parts) and base's seq; null when it cannot
  * be read back exactly that way (other keys, another order, an undefined value: stored as
- * `eventBody` stores it).
+ * `eventBody` stores it). `append`, always true there, is left out, and `lastChunk` unless true.
  */
 export function chunkBody(event: TaskEvent, base: ArtifactRow): string | null {
   if (event.kind !== "artifact-update" || !event.append || !hasKeys(event, CHUNK_KEYS)) {
@@ -133,13 +129,9 @@ export function chunkBody(event: TaskEvent, base: ArtifactRow): string | null {
     if (key === "parts" || !sameJson(value, before)) differs[key] = value;
   }
   if (i !== keys.length) return null;
-  return JSON.stringify({
-    kind: event.kind,
-    [FROM]: base.seq,
-    artifact: differs,
-    append: event.append,
-    lastChunk: event.lastChunk,
-  });
+  // `append` is true in every such row, and `lastChunk` false but in the last one.
+  const row = { kind: event.kind, [FROM]: base.seq, artifact: differs };
+  return JSON.stringify(event.lastChunk ? { ...row, lastChunk: true } : row);
 }
 
 /**
@@ -189,8 +181,8 @@ function chunkOfRow(
     taskId,
     contextId,
     artifact: artifact as Extract<TaskEvent, { kind: "artifact-update" }>["artifact"],
-    append: stored.append as boolean,
-    lastChunk: stored.lastChunk as boolean,
+    append: true,
+    lastChunk: stored.lastChunk === true,
   };
 }
 
