@@ -48,10 +48,7 @@ export class EventLog {
    * them: their rows, and whether the task ended. Emptied at the turn's end.
    */
   private readonly waiting = new Map<string, Waiting>();
-  /**
-   * The rows the next chunks read their artifact's header from; forgotten with the rows of
-   * a failed transaction or an unread task, which are never written.
-   */
+  /** The rows the next chunks read their artifact's header from. */
   private readonly artifactRows = new ArtifactRows();
   /** What this transaction changed in `waiting`, undone if it fails. */
   private waitedNow: string[] = [];
@@ -196,7 +193,7 @@ export class EventLog {
       if (!waiting.ended && waiting.rows.length <= MAX_WAITING_ROWS) continue;
       this.waiting.delete(taskId);
       if (!waiting.ended) now.push(...waiting.rows);
-      else this.artifactRows.forget(taskId);
+      else this.artifactRows.clear();
     }
     return now.length > 1 ? now.sort((a, b) => a.seq - b.seq) : now;
   }

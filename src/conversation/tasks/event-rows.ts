@@ -46,19 +46,11 @@ export interface ArtifactRow {
   artifact: Readonly<Record<string, unknown>>;
 }
 
-/**
- * The latest row holding each artifact whole, by task and artifact id, that the chunks
- * appended after it read their artifact's header from (see `chunkBody`). A few artifacts
- * at a time are kept.
- */
+/** The latest row holding each artifact whole, by task and artifact id (see `chunkBody`). */
 export class ArtifactRows {
   private readonly rows = new Map<string, ArtifactRow & { chars: number }>();
 
-  /**
-   * The body of the row `seq` about to be written for an event of the task `taskId` in
-   * `contextId`: a chunk's when it can be, else `whole()` (its `eventBody`), remembered
-   * when it holds an artifact whole.
-   */
+  /** The body of row `seq`: a chunk's when it can be, else `whole()` (its `eventBody`). */
   body(
     seq: number,
     taskId: string,
@@ -87,23 +79,16 @@ export class ArtifactRows {
     return body;
   }
 
-  /** The rows remembered were not written (the transaction failed). */
+  /** Rows remembered may not be written (a failed transaction, an unread task's rows). */
   clear(): void {
     this.rows.clear();
   }
-
-  /** The task's rows were dropped unwritten: no later row may read from them. */
-  forget(taskId: string): void {
-    for (const key of this.rows.keys()) {
-      if (key.startsWith(`${taskId}\n`)) this.rows.delete(key);
-    }
-  }
 }
 
-/** Artifacts whose latest whole row is remembered at a time (see `ArtifactRows`). */
+/** Artifacts remembered at a time (see `ArtifactRows`). */
 const MAX_ARTIFACT_ROWS = 16;
 
-/** The key of a chunk's row naming the row its artifact's other keys are read from. */
+/** The key of a chunk's row naming its base row. */
 const FROM = "from";
 
 /**
