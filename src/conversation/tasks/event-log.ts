@@ -12,7 +12,7 @@ import { checkRowBytes } from "../../storage/row-limit";
 import { EVENTS_SEQ_KEY } from "../../storage/schema";
 import { sqlLimit } from "../../storage/sql-limit";
 import { taskRow } from "../../storage/task-keys";
-import { eventBody, eventOfRow } from "./event-rows";
+import { ArtifactRows, eventBody, eventOfRow } from "./event-rows";
 
 /**
  * Where a task's events lie in the log (SQL, the task id bound as ?1): from its floor to
@@ -48,6 +48,8 @@ export class EventLog {
    * them: their rows, and whether the task ended. Emptied at the turn's end.
    */
   private readonly waiting = new Map<string, Waiting>();
+  /** The rows the next chunks read their artifact's header from. */
+  private readonly artifactRows = new ArtifactRows();
   /** What this transaction changed in `waiting`, undone if it fails. */
   private waitedNow: string[] = [];
   private endedNow: string[] = [];
@@ -74,8 +76,8 @@ export class EventLog {
    */
   add(taskId: string, event: TaskEvent, contextId?: string): number {
     const context = contextId ?? null;
-    const body = this.waiting.has(taskId) ? null : serialized(taskId, context, event);
     const seq = this.nextSeq();
+    const body = this.waiting.has(taskId) ? null : this.bodyOf(seq, taskId, context, event);
     this.unwritten.push({ seq, taskId, contextId: context, body, event });
     this.last = seq;
     return seq;
@@ -90,6 +92,7 @@ export class EventLog {
   discard(): void {
     this.unwritten = [];
     this.last = null;
+    this.artifactRows.clear();
     for (const taskId of this.waitedNow) this.waiting.delete(taskId);
     for (const taskId of this.endedNow) {
       const waiting = this.waiting.get(taskId);
@@ -150,7 +153,7 @@ export class EventLog {
     // Before anything is reset: a row too big fails the transaction, and `discard` undoes it.
     for (const row of this.unwritten) {
       if (row.body === null && !this.waiting.get(row.taskId)?.ended) {
-        row.body = serialized(row.taskId, row.contextId, row.event);
+        row.body = this.bodyOf(row.seq, row.taskId, row.contextId, row.event);
       }
     }
     let rows = this.unwritten;
@@ -190,6 +193,7 @@ export class EventLog {
       if (!waiting.ended && waiting.rows.length <= MAX_WAITING_ROWS) continue;
       this.waiting.delete(taskId);
       if (!waiting.ended) now.push(...waiting.rows);
+      else this.artifactRows.clear();
     }
     return now.length > 1 ? now.sort((a, b) => a.seq - b.seq) : now;
   }
@@ -217,6 +221,14 @@ export class EventLog {
     return this.last + 1;
   }
 
+  /** The row body of an event about to be written (see `ArtifactRows`). */
+  private bodyOf(seq: number, taskId: string, contextId: string | null, event: TaskEvent): string {
+    const whole = () => serialized(taskId, contextId, event);
+    return contextId === null
+      ? whole()
+      : this.artifactRows.body(seq, taskId, contextId, event, whole);
+  }
+
   /** Keeps the newest seq in `meta` before events are deleted (see `nextSeq`). */
   saveSeq(): void {
     const seq = this.nextSeq() - 1;
@@ -240,7 +252,7 @@ export class EventLog {
       const rows = waiting.rows.filter((r) => r.seq > afterSeq);
       return (limit < 0 ? rows : rows.slice(0, limit)).flatMap(parsed);
     }
-    return this.sql
+    const rows = this.sql
       .exec<{ seq: number; body: string; context_id: string | null }>(
         `SELECT seq, body, ${contextOfTask("?1")} AS context_id FROM events
          WHERE seq > MAX(?2, ${FLOOR_OF_TASK} - 1) AND seq <= ${CEILING_OF_TASK} AND task_id = ?1
@@ -248,11 +260,30 @@ export class EventLog {
         taskId,
         afterSeq,
       )
-      .toArray()
-      .flatMap((r) => {
-        const event = eventOfRow(r.body, taskId, r.context_id);
-        return event ? [{ seq: r.seq, event }] : [];
-      });
+      .toArray();
+    const read = new Map<number, string>();
+    for (const r of rows) read.set(r.seq, r.body);
+    // A chunk's base row is most often on the same page; one before it is read once.
+    const rowAt = (seq: number) => {
+      let body = read.get(seq);
+      if (body === undefined) {
+        body = this.bodyAt(taskId, seq) ?? "";
+        read.set(seq, body);
+      }
+      return body || null;
+    };
+    return rows.flatMap((r) => {
+      const event = eventOfRow(r.body, taskId, r.context_id, rowAt);
+      return event ? [{ seq: r.seq, event }] : [];
+    });
+  }
+
+  /** The body of the task's row of `seq`, if it has one. */
+  private bodyAt(taskId: string, seq: number): string | null {
+    const [row] = this.sql
+      .exec<{ body: string }>("SELECT body FROM events WHERE seq = ? AND task_id = ?", seq, taskId)
+      .toArray();
+    return row?.body ?? null;
   }
 
   /**
@@ -293,7 +324,8 @@ export class EventLog {
         seq,
       )
       .toArray()[0];
-    return row ? eventOfRow(row.body, row.task_id, row.context_id) : null;
+    if (!row) return null;
+    return eventOfRow(row.body, row.task_id, row.context_id, (at) => this.bodyAt(row.task_id, at));
   }
 }
 
@@ -325,9 +357,12 @@ interface Waiting {
 /** More events than a turn of a handler logs: a task past it writes them as usual. */
 const MAX_WAITING_ROWS = 64;
 
-/** A held row read back: none or one event (see `eventOfRow`). */
+/**
+ * A held row read back: none or one event (see `eventOfRow`), from its event as a whole row
+ * keeps it (a chunk's row may read from rows that are held too).
+ */
 const parsed = (row: LogRow): { seq: number; event: TaskEvent }[] => {
-  const body = row.body ?? serialized(row.taskId, row.contextId, row.event);
+  const body = serialized(row.taskId, row.contextId, row.event);
   const event = eventOfRow(body, row.taskId, row.contextId);
   return event ? [{ seq: row.seq, event }] : [];
 };

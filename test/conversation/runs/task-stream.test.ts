@@ -177,6 +177,27 @@ describe("SubscribeToTask", () => {
     ]);
   });
 
+  it("N7: a streamed artifact's chunks resumed with Last-Event-ID read back as they were sent, byte for byte", async () => {
+    const sent = parseSse(await (await streamRequest("one two three four five six")).text());
+    const taskId = ((results(sent)[0] as Json).task as Json).id as string;
+    const chunks = sent.filter((e) => (e.data.result as Json).artifactUpdate);
+    expect(chunks.length).toBeGreaterThan(5);
+    // Resumed after the second chunk: the chunks after it, and the task's end.
+    const seen = chunks[1]?.id as number;
+    const resumed = parseSse(
+      await (await subscribeRequest(taskId, { "Last-Event-ID": String(seen) })).text(),
+    );
+    const after = sent.filter((e) => (e.id as number) > seen);
+    expect(resumed.map((e) => e.id)).toEqual(after.map((e) => e.id));
+    const appended = resumed.filter(
+      (e) => ((e.data.result as Json).artifactUpdate as Json)?.append,
+    );
+    expect(appended.length).toBeGreaterThan(3);
+    expect(resumed.map((e) => JSON.stringify(e.data.result))).toEqual(
+      after.map((e) => JSON.stringify(e.data.result)),
+    );
+  });
+
   it("subscribing to a finished task is UnsupportedOperation (-32004); unknown is -32001", async () => {
     const task = await send("finished");
     const body = (await (await subscribeRequest(task.id as string)).json()) as Json;

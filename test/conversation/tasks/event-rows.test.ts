@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../../src/conversation/history/history-store";
-import { eventBody, eventOfRow } from "../../../src/conversation/tasks/event-rows";
+import { chunkBody, eventBody, eventOfRow } from "../../../src/conversation/tasks/event-rows";
 import { TaskStore } from "../../../src/conversation/tasks/task-store";
 import { Artifacts } from "../../../src/protocol/artifact";
 import type { TaskEvent } from "../../../src/protocol/events";
@@ -131,5 +131,136 @@ describe("an event's row leaves out the ids its task holds, and reads back the s
     expect(result.replay.slice(-result.logged.length)).toEqual(result.logged);
     expect(result.page).toEqual(result.logged.slice(2, 4).map((e) => e.seq));
     expect(result.bySeq).toEqual(result.logged.map((e) => e.json));
+  });
+});
+
+/** A long artifact id, so what a chunk's row leaves out is visible in it. */
+const ARTIFACT = `artifact-${"a".repeat(40)}`;
+
+const piece = (i: number, over: Record<string, unknown> = {}) => ({
+  ...Artifacts.create({ artifactId: ARTIFACT, name: "result", parts: [Parts.text(`c${i}`)] }),
+  timestamp: "2026-12-07T00:00:00.000Z",
+  ...over,
+});
+
+describe("an appended chunk's row keeps what differs from its artifact's earlier row", () => {
+  it("B1 D4: a streamed artifact's chunks are stored without its header, and replay, a page from mid-stream and reads by seq give back every event byte for byte, with rows written whole before", async () => {
+    const result = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      const id = store.atomic(() => {
+        const id = store.newTaskId(SEALED);
+        store.create(submittedTask(id, CONTEXT, Messages.user("stream")), true);
+        return id;
+      });
+      const put = (i: number, over?: Record<string, unknown>) =>
+        store.putArtifact(id, piece(i, over), { append: i > 0, lastChunk: i === 7 });
+      // Two turns of chunks; one chunk renamed, one with another timestamp.
+      const logged = store.atomic(() => [0, 1, 2, 3].map((i) => put(i)));
+      logged.push(
+        ...store.atomic(() => [
+          put(4, { name: "renamed" }),
+          put(5, { timestamp: "2026-12-07T00:00:01.000Z" }),
+          put(6),
+          put(7),
+        ]),
+      );
+      logged.push(...store.transition(id, "completed"));
+      const sql = state.storage.sql;
+      const bodies = new Map(
+        sql
+          .exec<{ seq: number; body: string }>("SELECT seq, body FROM events WHERE task_id = ?", id)
+          .toArray()
+          .map((r) => [r.seq, r.body]),
+      );
+      const stored = logged.map((e) => bodies.get(e.seq) ?? "");
+      // One chunk rewritten as the code before stored it: whole.
+      const old = logged[6] as (typeof logged)[number];
+      sql.exec("UPDATE events SET body = ? WHERE seq = ?", JSON.stringify(old.event), old.seq);
+      const fresh = new TaskStore(state.storage, new HistoryStore(state.storage));
+      const json = (list: { seq: number; event: TaskEvent }[]) =>
+        list.map((e) => ({ seq: e.seq, json: JSON.stringify(e.event) }));
+      return {
+        logged: json(logged),
+        stored,
+        replay: json(fresh.events.after(id, 0)).slice(-logged.length),
+        // A page starting after the third chunk: its chunks' base row is not on it.
+        page: json(fresh.events.after(id, logged[2]?.seq ?? 0, 3)),
+        bySeq: logged.map((e) => JSON.stringify(fresh.events.get(e.seq))),
+      };
+    });
+    const chunks = result.stored.slice(1, 8);
+    // The first chunk is whole; every appended one leaves its artifact's id and header out.
+    expect(result.stored[0]).toContain(ARTIFACT);
+    for (const body of chunks) expect(body).not.toContain(ARTIFACT);
+    expect(chunks.filter((b) => b.includes('"name"'))).toEqual([result.stored[4]]);
+    expect(chunks.filter((b) => b.includes('"timestamp"'))).toEqual([result.stored[5]]);
+    for (const body of chunks.filter((b) => b !== result.stored[4] && b !== result.stored[5])) {
+      expect(body.length).toBeLessThan((result.stored[0]?.length ?? 0) / 2);
+    }
+    expect(result.replay).toEqual(result.logged);
+    expect(result.page).toEqual(result.logged.slice(3, 6));
+    expect(result.bySeq).toEqual(result.logged.map((e) => e.json));
+  });
+
+  it("D4: a chunk in another key order, with an undefined value, or of a replaced artifact is stored whole; one whose earlier row is gone reads as no event", () => {
+    const taskId = `${SEALED}.7`;
+    const event = (artifact: Record<string, unknown>, append = true): TaskEvent =>
+      ({
+        kind: "artifact-update",
+        taskId,
+        contextId: CONTEXT,
+        artifact,
+        append,
+        lastChunk: false,
+      }) as TaskEvent;
+    const baseBody = eventBody(taskId, CONTEXT, event(piece(0), false));
+    const base = { seq: 5, artifact: JSON.parse(baseBody).artifact };
+    const { artifactId, ...rest } = piece(1);
+    const whole = [
+      event({ ...rest, artifactId }),
+      event({ ...piece(1), uri: undefined }),
+      event({ ...piece(1), extensions: undefined }),
+      event(piece(1), false),
+      { ...event(piece(1)), metadata: { k: 1 } } as TaskEvent,
+    ];
+    for (const e of whole) expect(chunkBody(e, base)).toBeNull();
+    const body = chunkBody(event(piece(1)), base) as string;
+    const rowAt = (seq: number) => (seq === 5 ? baseBody : null);
+    expect(JSON.stringify(eventOfRow(body, taskId, CONTEXT, rowAt))).toBe(
+      JSON.stringify(event(piece(1))),
+    );
+    expect(eventOfRow(body, taskId, CONTEXT, () => null)).toBeNull();
+    expect(eventOfRow(body, taskId, CONTEXT)).toBeNull();
+    expect(eventOfRow(body, taskId, null, rowAt)).toBeNull();
+  });
+
+  it("B1: a chunk after a failed transaction never reads its artifact from a row that transaction lost", async () => {
+    const result = await runInDurableObject(scratch(), (_i, state) => {
+      ensureSchema(state.storage, CONTEXT_SCHEMA);
+      const store = new TaskStore(state.storage, new HistoryStore(state.storage));
+      const id = store.atomic(() => {
+        const id = store.newTaskId(SEALED);
+        store.create(submittedTask(id, CONTEXT, Messages.user("stream")), true);
+        return id;
+      });
+      const logged = [store.putArtifact(id, piece(0), { append: false, lastChunk: false })];
+      try {
+        store.atomic(() => {
+          // The artifact replaced (a new whole row), then the transaction fails.
+          store.putArtifact(id, piece(1, { name: "lost" }), { append: false, lastChunk: false });
+          throw new Error("fails");
+        });
+      } catch {}
+      logged.push(store.putArtifact(id, piece(2), { append: true, lastChunk: true }));
+      const fresh = new TaskStore(state.storage, new HistoryStore(state.storage));
+      return {
+        logged: logged.map((e) => JSON.stringify(e.event)),
+        bySeq: logged.map((e) => JSON.stringify(fresh.events.get(e.seq))),
+        replay: fresh.events.after(id, 0).map((e) => JSON.stringify(e.event)),
+      };
+    });
+    expect(result.bySeq).toEqual(result.logged);
+    expect(result.replay.slice(-2)).toEqual(result.logged);
   });
 });
