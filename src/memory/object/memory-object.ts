@@ -388,6 +388,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   private forgetCounts(): void {
     this.vectorCount = null;
     this.heldKinds = null;
+    this.reader.forget();
   }
 
   private prepare(ops: readonly MemoryOp[]): Promise<Prepared> {

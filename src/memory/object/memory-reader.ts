@@ -43,6 +43,7 @@ import {
   type TurnRow,
   turnOf,
 } from "./memory-rows";
+import { IndexedTerms } from "./memory-terms";
 
 /** Facts the full-text index proposes for one query, best first. */
 export const TEXT_CANDIDATES = 50;
@@ -108,7 +109,16 @@ const similarTurns = (hits: VectorHits): string[] =>
 
 /** Reads of the memory object's SQLite: recall, neighbours, listing. */
 export class MemoryReader {
-  constructor(private readonly sql: SqlStorage) {}
+  private readonly terms: IndexedTerms;
+
+  constructor(private readonly sql: SqlStorage) {
+    this.terms = new IndexedTerms(sql);
+  }
+
+  /** Forgets what the reader keeps between reads: the memory was written. */
+  forget(): void {
+    this.terms.forget();
+  }
 
   /**
    * Live facts and recallable turns with a vector, to choose between the in-object scan
@@ -161,7 +171,8 @@ export class MemoryReader {
     channels: Channels,
     limit: number,
   ): Array<{ row: FactRow; bm: number }> {
-    if (terms.length === 0) return [];
+    const held = this.terms.present("facts_fts", terms);
+    if (held.length === 0) return [];
     const cursor = this.sql.exec(
       // The newest matches first, in the index's rowid order, so FTS5 stops after
       // TEXT_SCAN of them however many facts match; bm25 ranks those.
@@ -171,7 +182,7 @@ export class MemoryReader {
          ) m JOIN facts f ON f.rid = m.rowid
          WHERE f.superseded_by IS NULL AND ${inChannels(2)}
          ORDER BY m.bm LIMIT ${limit}`,
-      ftsQuery(terms),
+      ftsQuery(held),
       channels,
     );
     return Array.from(cursor.raw(), (r) => ({
@@ -358,8 +369,9 @@ export class MemoryReader {
     hits: VectorHits,
     now: number,
   ): Array<{ turn: MemoryTurn; score: number }> {
+    const held = this.terms.present("turns_fts", terms);
     const matches =
-      terms.length === 0
+      held.length === 0
         ? []
         : this.sql
             .exec<TurnRow & { bm: number }>(
@@ -369,7 +381,7 @@ export class MemoryReader {
                ) m JOIN turns f ON f.rid = m.rowid
                WHERE ${RECALLABLE_TURN}
                ORDER BY m.bm LIMIT ${TURN_CANDIDATES}`,
-              ftsQuery(terms),
+              ftsQuery(held),
               channels,
               contextId,
             )
@@ -410,12 +422,13 @@ export class MemoryReader {
     contextId: string | null,
     hits: VectorHits,
   ): boolean {
-    if (terms.length > 0) {
+    const held = this.terms.present("turns_fts", terms);
+    if (held.length > 0) {
       const matched = this.sql.exec(
         `SELECT 1 FROM (
            SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?1 ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
          ) m JOIN turns f ON f.rid = m.rowid WHERE ${RECALLABLE_TURN} LIMIT 1`,
-        ftsQuery(terms),
+        ftsQuery(held),
         channels,
         contextId,
       );
