@@ -106,6 +106,8 @@ const harnessTests = {
     "test/memory/api/memory-api.test.ts",
     "test/memory/object/memory-object.test.ts",
     "test/memory/object/memory-reader.test.ts",
+    "test/memory/object/memory-terms.test.ts",
+    "test/memory/object/memory-fact-rows.test.ts",
     "test/memory/base/options.test.ts",
     "test/memory/base/rank.test.ts",
     "test/memory/base/scope.test.ts",

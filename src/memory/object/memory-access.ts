@@ -21,7 +21,14 @@ export class AccessLog {
   private at = "";
   private timer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(private readonly sql: SqlStorage) {}
+  /** `factsWritten` hears each write of facts' counts (id → recalls, at), after it succeeds. */
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly factsWritten: (
+      counts: ReadonlyMap<string, number>,
+      at: string,
+    ) => void = () => {},
+  ) {}
 
   /** Counts a recall of the bundle's facts and entities (their counts in it included). */
   record(bundle: MemoryBundle, now: string): void {
@@ -65,6 +72,7 @@ export class AccessLog {
         JSON.stringify(Object.fromEntries(counts)),
         this.at,
       );
+      if (table === "facts") this.factsWritten(counts, this.at);
       counts.clear();
     }
   }

@@ -112,7 +112,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     this.refused = opened.refused;
     this.reader = new MemoryReader(ctx.storage.sql);
     this.listing = new MemoryListing(ctx.storage.sql);
-    this.access = new AccessLog(ctx.storage.sql);
+    this.access = new AccessLog(ctx.storage.sql, (counts, at) => this.reader.accessed(counts, at));
   }
 
   /** The configured limits over the defaults (read again when the configuration changes). */
@@ -388,6 +388,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
   private forgetCounts(): void {
     this.vectorCount = null;
     this.heldKinds = null;
+    this.reader.forget();
   }
 
   private prepare(ops: readonly MemoryOp[]): Promise<Prepared> {

@@ -27,10 +27,10 @@ import {
   strategyLine,
   turnLine,
 } from "../base/render";
+import { FactRows } from "./memory-fact-rows";
 import {
   type EntityRow,
   entityOf,
-  FACT_COLUMN_COUNT,
   FACT_COLUMNS,
   type FactRow,
   factOf,
@@ -43,6 +43,7 @@ import {
   type TurnRow,
   turnOf,
 } from "./memory-rows";
+import { IndexedTerms } from "./memory-terms";
 
 /** Facts the full-text index proposes for one query, best first. */
 export const TEXT_CANDIDATES = 50;
@@ -108,7 +109,24 @@ const similarTurns = (hits: VectorHits): string[] =>
 
 /** Reads of the memory object's SQLite: recall, neighbours, listing. */
 export class MemoryReader {
-  constructor(private readonly sql: SqlStorage) {}
+  private readonly terms: IndexedTerms;
+  private readonly facts: FactRows;
+
+  constructor(private readonly sql: SqlStorage) {
+    this.terms = new IndexedTerms(sql);
+    this.facts = new FactRows(sql);
+  }
+
+  /** Forgets what the reader keeps between reads: the memory was written. */
+  forget(): void {
+    this.terms.forget();
+    this.facts.forget();
+  }
+
+  /** Recalls' access counts of facts, just written (see `FactRows.accessed`). */
+  accessed(counts: ReadonlyMap<string, number>, at: string): void {
+    this.facts.accessed(counts, at);
+  }
 
   /**
    * Live facts and recallable turns with a vector, to choose between the in-object scan
@@ -156,42 +174,48 @@ export class MemoryReader {
     return new Map(best);
   }
 
+  /** The ids of the best live text matches in the channels, with their bm25, best first. */
   private textMatches(
     terms: string[],
     channels: Channels,
     limit: number,
-  ): Array<{ row: FactRow; bm: number }> {
-    if (terms.length === 0) return [];
+  ): Array<{ id: string; bm: number }> {
+    const held = this.terms.present("facts_fts", terms);
+    if (held.length === 0) return [];
     const cursor = this.sql.exec(
       // The newest matches first, in the index's rowid order, so FTS5 stops after
       // TEXT_SCAN of them however many facts match; bm25 ranks those.
-      `SELECT ${FACT_COLUMNS}, m.bm FROM (
+      `SELECT f.id, m.bm FROM (
            SELECT rowid, bm25(facts_fts) AS bm FROM facts_fts WHERE facts_fts MATCH ?1
            ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
          ) m JOIN facts f ON f.rid = m.rowid
          WHERE f.superseded_by IS NULL AND ${inChannels(2)}
          ORDER BY m.bm LIMIT ${limit}`,
-      ftsQuery(terms),
+      ftsQuery(held),
       channels,
     );
-    return Array.from(cursor.raw(), (r) => ({
-      row: factRowOf(r),
-      bm: r[FACT_COLUMN_COUNT] as number,
-    }));
+    return Array.from(cursor.raw(), (r) => ({ id: r[0] as string, bm: r[1] as number }));
   }
 
-  /** Facts read by a query selecting FACT_COLUMNS. */
-  private facts(query: string, ...bindings: SqlStorageValue[]): FactRow[] {
-    return Array.from(this.sql.exec(query, ...bindings).raw(), factRowOf);
+  /** The ids of the newest live facts in the channels, newest first. */
+  private recentIds(channels: Channels): string[] {
+    const cursor = this.sql.exec(
+      `SELECT f.id FROM facts f WHERE f.superseded_by IS NULL AND ${inChannels(1)}
+       ORDER BY f.created_at DESC LIMIT ${RECENT_CANDIDATES}`,
+      channels,
+    );
+    return Array.from(cursor.raw(), (r) => r[0] as string);
   }
 
+  /** Live facts of these ids, read in full (the vector hits: not kept, as they are few). */
   private factsById(ids: string[]): FactRow[] {
     if (ids.length === 0) return [];
-    return this.facts(
+    const cursor = this.sql.exec(
       `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.id IN (SELECT value FROM json_each(?))
          AND f.superseded_by IS NULL`,
       JSON.stringify(ids),
     );
+    return Array.from(cursor.raw(), factRowOf);
   }
 
   private salienceOf(ids: string[]): Map<string, number> {
@@ -219,27 +243,28 @@ export class MemoryReader {
   ): Scored[] {
     const matches = this.textMatches(queryTerms(text), channels, TEXT_CANDIDATES);
     const best = matches[0]?.bm;
-    const rows = new Map<string, { row: FactRow; bm?: number }>();
-    for (const match of matches) rows.set(match.row.id, match);
+    const recent = withRecent ? this.recentIds(channels) : [];
+    // Both reads chose live facts in the channels; the facts not kept are read once.
+    const chosen = this.facts.byId([...matches.map((m) => m.id), ...recent]);
+    const rows = new Map<string, { fact: MemoryFact; bm?: number }>();
+    for (const { id, bm } of matches) {
+      const fact = chosen.get(id);
+      if (fact) rows.set(id, { fact, bm });
+    }
     const missing = [...hits.keys()].filter((id) => !rows.has(id));
     for (const row of this.factsById(missing)) {
       if (channels === null || (JSON.parse(channels) as string[]).includes(row.channel)) {
-        rows.set(row.id, { row });
+        rows.set(row.id, { fact: factOf(row) });
       }
     }
-    if (withRecent) {
-      const recent = this.facts(
-        `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.superseded_by IS NULL AND ${inChannels(1)}
-         ORDER BY f.created_at DESC LIMIT ${RECENT_CANDIDATES}`,
-        channels,
-      );
-      for (const row of recent) if (!rows.has(row.id)) rows.set(row.id, { row });
+    for (const id of recent) {
+      const fact = chosen.get(id);
+      if (fact && !rows.has(id)) rows.set(id, { fact });
     }
     const salience = withEntities ? this.salienceOf([...rows.keys()]) : new Map<string, number>();
-    const scored = [...rows.values()].map(({ row, bm }) => {
-      const fact = factOf(row);
+    const scored = [...rows.values()].map(({ fact, bm }) => {
       const score = factScore({
-        relevance: relevance(bm, best, hits.get(row.id), hits.size > 0),
+        relevance: relevance(bm, best, hits.get(fact.id), hits.size > 0),
         confidence: fact.confidence,
         salience: salience.get(fact.id) ?? 0.5,
         recency: recency(fact.lastAccessedAt ?? fact.updatedAt, now),
@@ -358,8 +383,9 @@ export class MemoryReader {
     hits: VectorHits,
     now: number,
   ): Array<{ turn: MemoryTurn; score: number }> {
+    const held = this.terms.present("turns_fts", terms);
     const matches =
-      terms.length === 0
+      held.length === 0
         ? []
         : this.sql
             .exec<TurnRow & { bm: number }>(
@@ -369,7 +395,7 @@ export class MemoryReader {
                ) m JOIN turns f ON f.rid = m.rowid
                WHERE ${RECALLABLE_TURN}
                ORDER BY m.bm LIMIT ${TURN_CANDIDATES}`,
-              ftsQuery(terms),
+              ftsQuery(held),
               channels,
               contextId,
             )
@@ -410,12 +436,13 @@ export class MemoryReader {
     contextId: string | null,
     hits: VectorHits,
   ): boolean {
-    if (terms.length > 0) {
+    const held = this.terms.present("turns_fts", terms);
+    if (held.length > 0) {
       const matched = this.sql.exec(
         `SELECT 1 FROM (
            SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?1 ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
          ) m JOIN turns f ON f.rid = m.rowid WHERE ${RECALLABLE_TURN} LIMIT 1`,
-        ftsQuery(terms),
+        ftsQuery(held),
         channels,
         contextId,
       );

@@ -71,8 +71,6 @@ export function factRowOf(r: SqlStorageValue[]): FactRow {
     entity_ids: r[18] as string,
   };
 }
-/** Columns of FACT_COLUMNS (the index of the first column a query adds after them). */
-export const FACT_COLUMN_COUNT = 19;
 
 const opt = <T>(value: T | null): T | undefined => (value === null ? undefined : value);
 
