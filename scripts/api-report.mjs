@@ -16,7 +16,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CompilerState, Extractor, ExtractorConfig } from "@microsoft/api-extractor";
 import ts from "typescript";
-import { buildDeclarations, declarationOf, formatDiagnostic } from "./declarations.mjs";
+import { buildDeclarations, declarationOf } from "./declarations.mjs";
 import { ENTRIES } from "./entries.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -37,12 +37,14 @@ function fail(message) {
   process.exitCode = 1;
 }
 
-// 1. The entries' declarations (shared with the package build) and their program, for the
-// checks below.
-const { program, diagnostics } = buildDeclarations();
-const checker = program.getTypeChecker();
-for (const d of diagnostics) fail(formatDiagnostic(d));
+// 1. The entries' declarations (shared with the package build, built by the native
+// compiler), and a TypeScript 6 program over them for the checks below: TypeScript 7 has
+// no JavaScript API. Read from declarations, the checker only resolves what is asked.
+const { diagnostics } = buildDeclarations();
+for (const d of diagnostics) fail(d);
 if (process.exitCode) process.exit();
+const program = declarationProgram();
+const checker = program.getTypeChecker();
 rmSync(join(ROOT, "temp", "api"), { recursive: true, force: true });
 
 /** The declarations API Extractor reads for each entry: its own, or the copy edited below. */
@@ -60,7 +62,7 @@ for (const file of Object.values(ENTRIES)) {
   const dtsPath = declarationOf(file);
   const text = readFileSync(dtsPath, "utf8");
   const dts = ts.createSourceFile(dtsPath, text, ts.ScriptTarget.Latest, true);
-  const source = program.getSourceFile(join(ROOT, file));
+  const source = program.getSourceFile(dtsPath);
   const typeOnlyValues = new Set();
   for (const statement of source.statements) {
     if (!ts.isExportDeclaration(statement) || !statement.exportClause) continue;
@@ -115,7 +117,7 @@ const homes = new Map();
 const counts = {};
 let functions = 0;
 for (const [entry, file] of Object.entries(ENTRIES)) {
-  const source = program.getSourceFile(join(ROOT, file));
+  const source = program.getSourceFile(declarationOf(file));
   const moduleSymbol = source && checker.getSymbolAtLocation(source);
   if (!moduleSymbol) throw new Error(`${file}: not a module`);
   const exports = checker.getExportsOfModule(moduleSymbol);
@@ -141,6 +143,21 @@ for (const [entry, file] of Object.entries(ENTRIES)) {
 }
 for (const name of SHARED) {
   if (!homes.has(name)) fail(`${name} is listed as shared but no entry exports it`);
+}
+
+function declarationProgram() {
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    join(ROOT, "tsconfig.json"),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      },
+    },
+  );
+  const roots = Object.values(ENTRIES).map(declarationOf);
+  return ts.createProgram({ rootNames: roots, options: { ...parsed.options, noEmit: true } });
 }
 
 function isFunction(symbol) {

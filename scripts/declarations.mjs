@@ -3,8 +3,9 @@
  * their readers: the type check (scripts/typecheck.mjs checks examples and tests against
  * them), the API report (scripts/api-report.mjs) and the package build (tsup bundles the
  * entries' into dist/*.d.ts). Each used to compile the sources on its own, about 25 s of
- * CPU apiece. The build (tsconfig.src.json) is incremental (temp/dts/.tsbuildinfo): when
- * the sources have not changed since the last build, the next reader only re-reads them.
+ * CPU apiece. The build (tsconfig.src.json, by TypeScript 7's native `tsc -b`, see
+ * ./native-tsc.mjs) is incremental (temp/dts/.tsbuildinfo): when the sources have not
+ * changed since the last build, the next reader finds it up to date.
  * The readers may run at once (`.ci/run` runs the type check and the API report while the
  * test run packs the package): a lock lets one build while the others wait, then find the
  * build up to date.
@@ -14,8 +15,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
 import { ENTRIES } from "./entries.mjs";
+import { runTsc } from "./native-tsc.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -29,33 +30,12 @@ export const declarationOf = (source) =>
 /** The project of src/ alone, whose declarations the other programs read. */
 export const SRC_PROJECT = join(ROOT, "tsconfig.src.json");
 
-function createProgram() {
-  const parsed = ts.getParsedCommandLineOfConfigFile(
-    SRC_PROJECT,
-    {},
-    {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (d) => {
-        throw new Error(`declarations: ${formatDiagnostic(d)}`);
-      },
-    },
-  );
-  // The entries first, so their files are checked in the order they were when they were
-  // the only roots: the checker's order is the order of a union's members in the emitted
-  // declarations (and so in the API report).
-  const entries = Object.values(ENTRIES).map((file) => join(ROOT, file));
-  return ts.createIncrementalProgram({
-    rootNames: [...new Set([...entries, ...parsed.fileNames])],
-    options: parsed.options,
-    configFileParsingDiagnostics: ts.getConfigFileParsingDiagnostics(parsed),
-    host: ts.createIncrementalCompilerHost(parsed.options),
-  });
-}
-
 /**
- * Builds (or brings up to date) the entries' declarations in {@link DTS}.
- * Returns the program, for readers that inspect the entries' exports, and every diagnostic
- * (type errors in the sources included); the declarations are only complete without them.
+ * Builds (or brings up to date) the declarations of src/ in {@link DTS} with the native
+ * compiler (`tsc -b`: with the sources unchanged since the last build it only compares
+ * them with its build info). Answers the compiler's diagnostics, one line each (type errors
+ * in the sources included); the declarations are written even with them, but are only
+ * right without them.
  */
 export function buildDeclarations() {
   const release = lock();
@@ -66,15 +46,22 @@ export function buildDeclarations() {
   }
 }
 
+function build() {
+  const { status, output } = runTsc(["-b", SRC_PROJECT]);
+  const diagnostics = output ? output.split("\n") : [];
+  if (status !== 0 && diagnostics.length === 0) diagnostics.push(`tsc exited with ${status}`);
+  return { diagnostics };
+}
+
 function buildUnlocked() {
-  let build = checkAndEmit(createProgram());
+  let result = build();
   // The build info says what was emitted, not whether it is still there: rebuild in full
   // when an entry's declaration has gone (a cleaned temp/dts keeps no stale build info).
   if (!Object.values(ENTRIES).every((file) => existsSync(declarationOf(file)))) {
     rmSync(DTS, { recursive: true, force: true });
-    build = checkAndEmit(createProgram());
+    result = build();
   }
-  return build;
+  return result;
 }
 
 /** Where the lock is: a folder, created atomically by exactly one process. */
@@ -118,33 +105,8 @@ function holderAlive() {
   }
 }
 
-function checkAndEmit(builder) {
-  // Checked before the emit, which writes the build info: so it records the files as
-  // checked, and the next build with the same sources checks nothing again.
-  const diagnostics = [
-    ...builder.getConfigFileParsingDiagnostics(),
-    ...builder.getOptionsDiagnostics(),
-    ...builder.getGlobalDiagnostics(),
-    ...builder.getSyntacticDiagnostics(),
-    ...builder.getSemanticDiagnostics(),
-  ];
-  diagnostics.push(...builder.emit().diagnostics);
-  return { program: builder.getProgram(), diagnostics };
-}
-
-/** A diagnostic as tsc prints it, with paths relative to the repository. */
-export function formatDiagnostic(diagnostic) {
-  return ts
-    .formatDiagnostic(diagnostic, {
-      getCanonicalFileName: (f) => f,
-      getCurrentDirectory: () => ROOT,
-      getNewLine: () => "\n",
-    })
-    .trim();
-}
-
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { diagnostics } = buildDeclarations();
-  for (const d of diagnostics) console.error(`declarations: ${formatDiagnostic(d)}`);
+  for (const d of diagnostics) console.error(`declarations: ${d}`);
   if (diagnostics.length > 0) process.exitCode = 1;
 }

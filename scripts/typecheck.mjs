@@ -1,51 +1,40 @@
 #!/usr/bin/env node
 /**
  * The type check (`npm run typecheck`): every file of tsconfig.json (src, examples, tests),
- * with src/ compiled once. src/ is checked by the declarations' build (./declarations.mjs,
- * shared with the API report and the package build, incremental), and the rest is checked
- * against those declarations through a project reference, as `tsc -b` does, instead of
- * compiling src/ a second time from its sources.
+ * by TypeScript 7's native compiler (./native-tsc.mjs), with src/ compiled once. src/ is
+ * checked by the declarations' build (./declarations.mjs, shared with the API report and
+ * the package build, incremental), and the rest (tsconfig.tests.json) is checked against
+ * those declarations through its project reference instead of compiling src/ a second time
+ * from its sources.
  *
  *   node scripts/typecheck.mjs   fail on a type error anywhere tsconfig.json includes
  */
-import { join, sep } from "node:path";
-import ts from "typescript";
-import { buildDeclarations, formatDiagnostic, SRC_PROJECT } from "./declarations.mjs";
+import { existsSync } from "node:fs";
+import { isAbsolute, join, sep } from "node:path";
+import { buildDeclarations } from "./declarations.mjs";
+import { runTsc } from "./native-tsc.mjs";
 
 const ROOT = join(import.meta.dirname, "..");
 const SRC = join(ROOT, "src") + sep;
 
-const fail = (d) => {
-  console.error(formatDiagnostic(d));
-  process.exitCode = 1;
-};
-
 // 1. src/: checked while its declarations are built (or found up to date).
-for (const d of buildDeclarations().diagnostics) fail(d);
+const { diagnostics } = buildDeclarations();
+for (const line of diagnostics) console.error(line);
+if (diagnostics.length > 0) process.exitCode = 1;
 
-// 2. The rest, reading src/ from its declarations.
-const parsed = ts.getParsedCommandLineOfConfigFile(
-  join(ROOT, "tsconfig.json"),
-  {},
-  {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: fail,
-  },
-);
-if (parsed) {
-  const program = ts.createProgram({
-    rootNames: parsed.fileNames.filter((file) => !join(file).startsWith(SRC)),
-    options: parsed.options,
-    projectReferences: [{ path: SRC_PROJECT }],
-    configFileParsingDiagnostics: ts.getConfigFileParsingDiagnostics(parsed),
-  });
-  for (const d of ts.getPreEmitDiagnostics(program)) fail(d);
-  // A file of src/ read from source (not through the reference) would be checked here again.
-  const fromSource = program
-    .getSourceFiles()
-    .filter((file) => join(file.fileName).startsWith(SRC) && !file.isDeclarationFile);
-  if (fromSource.length > 0) {
-    console.error(`typecheck: src/ read from source: ${fromSource[0].fileName}`);
-    process.exitCode = 1;
-  }
+// 2. The rest, reading src/ from its declarations; --listFiles names every file it read.
+const { status, output } = runTsc(["-p", join(ROOT, "tsconfig.tests.json"), "--listFiles"]);
+const lines = output ? output.split("\n") : [];
+const read = lines.filter((line) => isAbsolute(line) && existsSync(line));
+for (const line of lines) if (!read.includes(line)) console.error(line);
+if (status !== 0) process.exitCode = 1;
+// A file of src/ read from source (not through the reference) would be checked here again.
+const fromSource = read.find((file) => join(file).startsWith(SRC) && !file.endsWith(".d.ts"));
+if (fromSource) {
+  console.error(`typecheck: src/ read from source: ${fromSource}`);
+  process.exitCode = 1;
+}
+if (read.length === 0) {
+  console.error("typecheck: tsconfig.tests.json read no file");
+  process.exitCode = 1;
 }

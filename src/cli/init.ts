@@ -52,7 +52,10 @@ export async function ownVersions(
     vitest: pick(dev, "vitest"),
     vitestPlugin: pick(dev, "@cloudflare/vitest-plugin"),
     workersTypes: pick(dev, "@cloudflare/workers-types"),
-    typescript: pick(dev, "typescript"),
+    // TypeScript 7, the native compiler: a new project only runs `tsc --noEmit`, several
+    // times faster on it. Ours is the npm alias `typescript7` beside TypeScript 6, whose
+    // JavaScript API edgelink's own build still needs.
+    typescript: pick(dev, "typescript7").replace(/^npm:typescript@/, ""),
     node: pick(dev, "node"),
     hono: pick(peer, "hono"),
     zod: pick(peer, "zod"),

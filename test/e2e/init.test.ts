@@ -75,6 +75,11 @@ describe("edgelink init: a new project that works", () => {
       expect(pkg.devDependencies[name], name).toBe(repo.devDependencies[name]);
     }
     expect(pkg.devDependencies.node).toBe("^22.12.0");
+    // The native compiler, the range of the alias ours is installed under.
+    expect(`npm:typescript@${pkg.devDependencies.typescript}`).toBe(
+      repo.devDependencies.typescript7,
+    );
+    expect(pkg.devDependencies.typescript).toMatch(/^\^7\./);
     expect(Object.keys(pkg.scripts).sort()).toEqual([
       "deploy",
       "dev",

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import vm from "node:vm";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TSC } from "../../scripts/native-tsc.mjs";
 import { packedTarball } from "./support/packed";
 import { type DemoAgent, startWranglerWorker } from "./support/worker";
 
@@ -735,7 +736,9 @@ describe("the packed package in a new Worker project (issue 13)", () => {
         files: ["worker.ts", "mcp-worker.ts"],
       }),
     );
-    await run(BIN("tsc"), ["-p", "tsconfig.json"], project);
+    // TypeScript 7's native compiler, what `edgelink init` gives a user (called by its path:
+    // TypeScript 6 names its command tsc too).
+    await run(TSC, ["-p", "tsconfig.json"], project);
   });
 
   it("builds with wrangler deploy --dry-run within the gzipped goal (165 KiB + jose + the secure defaults), runs, and answers", async () => {

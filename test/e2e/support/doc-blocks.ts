@@ -9,10 +9,11 @@
  * Names a fragment may use without declaring them (`card`, `handler`, `env`, ...) are
  * declared once in ./doc-prelude.d.ts.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
-import ts from "typescript";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { ENTRIES } from "../../../scripts/entries.mjs";
+import { TSC } from "../../../scripts/native-tsc.mjs";
 
 /** One fenced block: where it is, and whether it is checked. */
 export interface DocBlock {
@@ -86,8 +87,9 @@ export function extractBlocks(file: string, text: string): DocBlock[] {
 }
 
 /**
- * Type-checks the given blocks in one program (each block a module of its own) and
- * returns every diagnostic that falls in a block or in the prelude.
+ * Type-checks the given blocks in one run of TypeScript 7's native compiler (each block a
+ * module of its own, written to a folder of its own with the prelude and a tsconfig.json)
+ * and returns every diagnostic that falls in a block or in the prelude.
  *
  * By default `edgelink` and its entries map to the repository's src/. With `project` (a
  * folder where the packed package is installed, as `edgelink init` makes one) the blocks
@@ -101,90 +103,106 @@ export function checkBlocks(
 ): DocDiagnostic[] {
   const home = project ?? repo;
   const preludeSource = join(repo, "test/e2e/support/doc-prelude.d.ts");
-  // In a project the prelude is one of its files too, so its `edgelink` is the installed one.
-  const prelude = project ? join(home, ".doc-blocks", "doc-prelude.d.ts") : preludeSource;
-  const virtual = new Map<string, DocBlock>();
-  blocks.forEach((block, index) => {
-    const name = join(
-      home,
-      ".doc-blocks",
-      `${block.file.replace(/[^\w]/g, "_")}_${block.line}_${index}.ts`,
+  // In the repository the folder is under temp/ (ignored by git); in a project it is one of
+  // the project's folders, so that `edgelink` resolves to the installed package.
+  const parent = project ? home : join(repo, "temp");
+  mkdirSync(parent, { recursive: true });
+  const dir = mkdtempSync(join(parent, ".doc-blocks-"));
+  try {
+    // In a project the prelude is one of its files too, so its `edgelink` is the installed one.
+    const prelude = project ? join(dir, "doc-prelude.d.ts") : preludeSource;
+    if (project) writeFileSync(prelude, readFileSync(preludeSource, "utf8"));
+    const written = new Map<string, DocBlock>();
+    blocks.forEach((block, index) => {
+      const name = join(dir, `${block.file.replace(/[^\w]/g, "_")}_${block.line}_${index}.ts`);
+      // `export {}` makes every block a module, so blocks never share top-level names.
+      writeFileSync(name, `${block.code}\nexport {};\n`);
+      written.set(name, block);
+    });
+    const compilerOptions = {
+      target: "ES2023",
+      module: "ESNext",
+      moduleResolution: "Bundler",
+      lib: ["ES2023"],
+      types: ["@cloudflare/workers-types"],
+      typeRoots: [join(home, "node_modules/@types"), join(home, "node_modules")],
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      isolatedModules: true,
+      skipLibCheck: true,
+      noEmit: true,
+      resolveJsonModule: true,
+      ...(project
+        ? {}
+        : {
+            paths: Object.fromEntries(
+              Object.entries(ENTRY_POINTS).map(([name, path]) => [name, [join(repo, path)]]),
+            ),
+          }),
+    };
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({ compilerOptions, files: [prelude, ...written.keys()] }),
     );
-    virtual.set(name, block);
-  });
-  const options: ts.CompilerOptions = {
-    target: ts.ScriptTarget.ES2023,
-    module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler,
-    lib: ["lib.es2023.d.ts"],
-    types: ["@cloudflare/workers-types"],
-    typeRoots: [join(home, "node_modules/@types"), join(home, "node_modules")],
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    isolatedModules: true,
-    skipLibCheck: true,
-    noEmit: true,
-    resolveJsonModule: true,
-    ...(project
-      ? {}
-      : {
-          paths: Object.fromEntries(
-            Object.entries(ENTRY_POINTS).map(([name, path]) => [name, [join(repo, path)]]),
-          ),
-        }),
-  };
-  const host = ts.createCompilerHost(options);
-  const preludeText = project ? readFileSync(preludeSource, "utf8") : undefined;
-  const source = (name: string): string | undefined => {
-    if (name === prelude && preludeText !== undefined) return preludeText;
-    const block = virtual.get(name);
-    // `export {}` makes every block a module, so blocks never share top-level names.
-    return block ? `${block.code}\nexport {};\n` : undefined;
-  };
-  const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (name, languageVersion, onError, shouldCreate) => {
-    const text = source(name);
-    if (text !== undefined) return ts.createSourceFile(name, text, languageVersion, true);
-    return getSourceFile(name, languageVersion, onError, shouldCreate);
-  };
-  const fileExists = host.fileExists.bind(host);
-  host.fileExists = (name) =>
-    virtual.has(name) || (name === prelude && preludeText !== undefined) || fileExists(name);
-  const readFile = host.readFile.bind(host);
-  host.readFile = (name) => source(name) ?? readFile(name);
-
-  const program = ts.createProgram([prelude, ...virtual.keys()], options, host);
-  // Only the blocks and the prelude are checked: the checker then reads of src/ just the
-  // types they use. Checking every file (getPreEmitDiagnostics) checked all of src/ again,
-  // the type check's job, for diagnostics this function dropped: most of its time.
-  const own = [prelude, ...virtual.keys()].flatMap((name) => {
-    const file = program.getSourceFile(name);
-    return file
-      ? [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]
-      : [];
-  });
-  const diagnostics = [
-    ...program.getConfigFileParsingDiagnostics(),
-    ...program.getOptionsDiagnostics(),
-    ...program.getGlobalDiagnostics(),
-    ...own,
-  ];
-  const out: DocDiagnostic[] = [];
-  for (const diagnostic of diagnostics) {
-    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
-    const file = diagnostic.file;
-    if (!file) {
-      out.push({ where: "(program)", message });
-      continue;
+    const run = spawnSync(process.execPath, [TSC, "-p", dir, "--pretty", "false"], {
+      cwd: dir,
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    if (run.error) throw run.error;
+    const out: DocDiagnostic[] = [];
+    // The diagnostics of files other than the blocks and the prelude (src/, read from source
+    // through `paths`) are the type check's to report, not this one's.
+    for (const diagnostic of parseDiagnostics(`${run.stdout}${run.stderr}`, dir)) {
+      if (diagnostic.file === undefined) {
+        out.push({ where: "(program)", message: diagnostic.message });
+        continue;
+      }
+      const block = written.get(diagnostic.file);
+      if (block) {
+        out.push({
+          where: `${block.file}:${block.line + diagnostic.line}`,
+          message: diagnostic.message,
+        });
+      } else if (diagnostic.file === prelude) {
+        out.push({ where: relative(repo, preludeSource), message: diagnostic.message });
+      }
     }
-    const block = virtual.get(file.fileName);
-    const { line } = file.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
-    if (block) out.push({ where: `${block.file}:${block.line + 1 + line}`, message });
-    else if (file.fileName === prelude) {
-      out.push({ where: relative(repo, preludeSource), message });
+    if (run.status !== 0 && out.length === 0 && !/error TS/.test(`${run.stdout}${run.stderr}`)) {
+      out.push({ where: "(program)", message: `tsc exited with ${run.status}: ${run.stderr}` });
+    }
+    return out;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * tsc's diagnostics without colours: `file(line,col): error TSnnnn: message`, an
+ * elaboration on the indented lines after it, and `error TSnnnn: message` for the program.
+ */
+function parseDiagnostics(
+  output: string,
+  cwd: string,
+): { file?: string; line: number; message: string }[] {
+  const found: { file?: string; line: number; message: string }[] = [];
+  for (const text of output.split("\n")) {
+    const placed = /^(.+)\((\d+),(\d+)\): error TS\d+: (.*)$/.exec(text);
+    const unplaced = placed ? null : /^error TS\d+: (.*)$/.exec(text);
+    if (placed) {
+      found.push({
+        file: resolve(cwd, placed[1] ?? ""),
+        line: Number(placed[2]),
+        message: placed[4] ?? "",
+      });
+    } else if (unplaced) {
+      found.push({ line: 0, message: unplaced[1] ?? "" });
+    } else if (text.trim() && found.length > 0) {
+      const last = found[found.length - 1];
+      if (last) last.message += `\n${text.trim()}`;
     }
   }
-  return out;
+  return found;
 }
 
 /** Every block of README.md and docs/, read from the repository. */
