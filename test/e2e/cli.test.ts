@@ -19,6 +19,14 @@ let registry: DemoAgent;
 let signed: DemoAgent;
 let cardKeys: string;
 let launcher: string;
+/**
+ * An agent with long-term memory that wants an API key: the memory commands' two users, and
+ * the key of the 401 test (one Worker for both).
+ */
+let memoryAgent: DemoAgent;
+const USER = "cli-memory-user-key-0123456789";
+const OTHER = "cli-memory-other-key-0123456789";
+const KEY = "cli-auth-key-0123456789abcdef";
 
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), "edgelink-cli-"));
@@ -39,6 +47,9 @@ beforeAll(async () => {
   launcher = join(dir, "bin/edgelink.mjs");
   agent = await startDemoAgent(10);
   // The registry example (npm run dev:registry), its API key (subject "ops") as `--var`.
+  memoryAgent = await startWorker("test/e2e/support/memory.wrangler.toml", {
+    AGENT_API_KEYS: `${USER},${OTHER},${KEY}`,
+  });
   registry = await startWorker("examples/registry.wrangler.toml", {
     REGISTRY_API_KEYS: JSON.stringify({ "key-ops": { subject: "ops" } }),
   });
@@ -57,6 +68,7 @@ afterAll(async () => {
   await agent?.stop();
   await registry?.stop();
   await signed?.stop();
+  await memoryAgent?.stop();
 });
 
 interface Run {
@@ -358,17 +370,6 @@ describe("edgelink CLI against the demo worker", () => {
 });
 
 describe("edgelink memory against an agent with long-term memory (K8)", () => {
-  const USER = "cli-memory-user-key-0123456789";
-  const OTHER = "cli-memory-other-key-0123456789";
-  let memoryAgent: DemoAgent;
-  beforeAll(async () => {
-    memoryAgent = await startWorker("test/e2e/support/memory.wrangler.toml", {
-      AGENT_API_KEYS: `${USER},${OTHER}`,
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await memoryAgent?.stop();
-  });
   const memory = (key: string, ...args: string[]) =>
     cli(["memory", args[0], memoryAgent.baseUrl, ...args.slice(1), "--api-key", key]);
 
@@ -414,17 +415,13 @@ describe("edgelink memory against an agent with long-term memory (K8)", () => {
 });
 
 describe("the agent's own error, and what to do about it", () => {
-  const KEY = "cli-auth-key-0123456789abcdef";
   let misconfigured: DemoAgent;
-  let guarded: DemoAgent;
   beforeAll(async () => {
     // An id key too short: the demo Worker answers every request 503 MISCONFIGURED.
     misconfigured = await startWorker("wrangler.toml", { EDGELINK_ID_KEY: "changeme" });
-    guarded = await startWorker("test/e2e/support/memory.wrangler.toml", { AGENT_API_KEYS: KEY });
   }, 120_000);
   afterAll(async () => {
     await misconfigured?.stop();
-    await guarded?.stop();
   });
 
   it("a misconfigured Worker's 503 shows its message and the fix, not 'no agent card found'", async () => {
@@ -439,11 +436,11 @@ describe("the agent's own error, and what to do about it", () => {
   });
 
   it("a 401 suggests --api-key; with the key the same command works", async () => {
-    const refused = await cli(["send", guarded.baseUrl, "hello"]);
+    const refused = await cli(["send", memoryAgent.baseUrl, "hello"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("UnauthenticatedError");
     expect(refused.stderr).toContain("pass --api-key K");
-    const sent = await cli(["send", guarded.baseUrl, "hello", "--api-key", KEY]);
+    const sent = await cli(["send", memoryAgent.baseUrl, "hello", "--api-key", KEY]);
     expect(sent.code, sent.stderr).toBe(0);
   });
 });

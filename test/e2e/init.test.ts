@@ -2,9 +2,9 @@
  * `edgelink init` as a stranger uses it: `npx edgelink init` from the packed tarball in an
  * empty folder, the new project installed (./support/installed.ts: made once per run, and
  * shared with the files that use it), then its type check and its own tests, `wrangler dev`
- * and the official A2A SDK client talking to it. The copies of it with one mistake each are
- * in init.mistakes.test.ts; the documentation's code against the installed package, and
- * the guides' code run in it, in init.guides.test.ts.
+ * and the official A2A SDK client talking to it. A copy of it edited from one config
+ * mistake to the next is in init.mistakes.test.ts; the documentation's code against the
+ * installed package, and the guides' code run in it, in init.guides.test.ts.
  */
 // @ts-nocheck -- Node-only test (the repository has no @types/node).
 import {
