@@ -5,8 +5,8 @@
  * names (workerd, vitest, npm, wrangler, esbuild, tsc, chromium, …). Only the command's own
  * process tree counts: a process is the command's when its parent was, the moment it was
  * first seen, so other work on the machine is left out. A process that lives under a
- * quarter of a second may be missed; the report says how much of the tree's total (from
- * the kernel's accounting of the command) the kinds cover.
+ * quarter of a second may be missed. The sampler itself costs a few percent of one core
+ * (it is not in the tree: compare runs measured the same way).
  *
  *   node scripts/cpu-by-process.mjs bash .ci/run          the CI run, by kind, every 20 s
  *   node scripts/cpu-by-process.mjs --json out.json npm test
@@ -54,25 +54,15 @@ tree.set(child.pid, { kind: kindOf(args.join(" ")), cpu: 0 });
 function stat(pid) {
   const text = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  const cpu = Number(fields[11]) + Number(fields[12]);
-  // With the reaped children's time: the whole tree's, as the kernel counts it.
-  return {
-    parent: Number(fields[1]),
-    cpu,
-    withChildren: cpu + Number(fields[13]) + Number(fields[14]),
-  };
+  return { parent: Number(fields[1]), cpu: Number(fields[11]) + Number(fields[12]) };
 }
-
-/** The root's tree total at the last sample (the kernel's count of reaped descendants). */
-let total = 0;
 
 function sample() {
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
     try {
-      const { parent, cpu, withChildren } = stat(pid);
-      if (pid === child.pid) total = withChildren;
+      const { parent, cpu } = stat(pid);
       let entry = tree.get(pid);
       if (!entry) {
         if (!tree.has(parent)) continue;
@@ -119,7 +109,7 @@ child.on("exit", (code, signal) => {
     ...Object.entries(byKind)
       .sort((a, b) => b[1] - a[1])
       .map(([kind, ticks]) => `${kind.padEnd(10)} ${seconds(ticks).padStart(7)} CPU-s`),
-    `counted ${seconds(counted)} CPU-s of the tree's ${seconds(total)} (the kernel's count at the last sample; more counted: processes not reaped by the tree)`,
+    `counted ${seconds(counted)} CPU-s in all`,
     "every 20 s (seconds in, busy cores, top kinds):",
     ...timeline.map(({ at, seconds: length, cpu }) => {
       const busy = Object.values(cpu).reduce((a, b) => a + b, 0) / TICKS / length;
@@ -132,6 +122,6 @@ child.on("exit", (code, signal) => {
     }),
   ];
   console.error(lines.join("\n"));
-  if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ wall, total, byKind, timeline }, null, 2));
+  if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ wall, byKind, timeline }, null, 2));
   process.exit(code ?? (signal ? 1 : 0));
 });
