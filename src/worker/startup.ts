@@ -230,7 +230,13 @@ async function check<Env>(
 export function startupCheck<Env extends object>(
   agent: Agent<Env>,
 ): MiddlewareHandler<{ Bindings: Env }> {
-  const outcomes = new WeakMap<object, Promise<Checked>>();
+  // By where the request came from: a keyless `wrangler dev` answers its own machine but
+  // not a request from elsewhere (a tunnel, another local Worker), and the first request
+  // of one kind must not decide for the other.
+  const outcomes = {
+    local: new WeakMap<object, Promise<Checked>>(),
+    remote: new WeakMap<object, Promise<Checked>>(),
+  };
   /** Envs whose check found nothing: their requests go on without awaiting it again. */
   const passed = new WeakSet<object>();
   // Not async: once the check passed, a request goes on without a promise of this layer's.
@@ -240,23 +246,27 @@ export function startupCheck<Env extends object>(
   };
 
   async function checkFirst(c: Context<{ Bindings: Env }>, next: Next, env: Env & object) {
-    let outcome = outcomes.get(env);
+    const local = isLocal(c.req.url);
+    const known = local ? outcomes.local : outcomes.remote;
+    let outcome = known.get(env);
     if (!outcome) {
-      outcome = check(agent, env as Record<string, unknown>, isLocal(c.req.url)).then((checked) => {
+      outcome = check(agent, env as Record<string, unknown>, local).then((checked) => {
         if (checked.problems.length) {
           logEvent(
             "error",
             `edgelink: this Worker is misconfigured and answers every request with 503:\n- ${checked.problems.join("\n- ")}`,
           );
         }
-        if (checked.transient) outcomes.delete(env);
+        if (checked.transient) known.delete(env);
         return checked;
       });
-      outcomes.set(env, outcome);
+      known.set(env, outcome);
     }
     const { problems, transient } = await outcome;
     if (problems.length === 0) {
-      if (!transient) passed.add(env);
+      // A keyless local pass holds for this machine's requests only: each is asked where from.
+      const localOnly = local && (env as Record<string, unknown>)[ID_KEY_BINDING] === undefined;
+      if (!transient && !localOnly) passed.add(env);
       return next();
     }
     const error = new A2AError(

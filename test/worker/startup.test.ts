@@ -176,6 +176,18 @@ describe("the start-up check: a misconfigured Worker answers every request with 
     expect(String(warn.mock.calls[0]?.[0])).toContain("EDGELINK_ID_KEY is not set");
   });
 
+  it("EDGELINK_ID_KEY missing under wrangler dev: a first request from elsewhere (a tunnel, another Worker) is refused, and this machine's requests are still served", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { EDGELINK_ID_KEY: _, ...keyless } = env as typeof env & { EDGELINK_ID_KEY: string };
+    const agent = agentWith();
+    const remote = await card(agent, keyless, "http://dummy");
+    expect(await misconfigured(remote)).toContain("EDGELINK_ID_KEY is not set");
+    expect((await card(agent, keyless, "http://localhost:8787")).status).toBe(200);
+    expect((await card(agent, keyless, "http://127.0.0.1:8787")).status).toBe(200);
+    expect((await card(agent, keyless, "https://tunnel.example.com")).status).toBe(503);
+  });
+
   it("a model without its key secret, or with a base URL missing /v1 or not https, is named", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     const keyless = await misconfigured(
