@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { FactRows, KEPT_FACTS } from "../../../src/memory/object/memory-fact-rows";
 import type { MemoryOp } from "../../../src/protocol/memory";
 import { storeMemory, type TestMemory } from "../../harness/memory/helpers";
+import { countingSql } from "../../support/counting-sql";
 
 const fact = (claim: string, entities?: string[]): MemoryOp => ({
   op: "add_fact",
@@ -16,20 +17,7 @@ function inObject<T>(
   fn: (sql: SqlStorage, statements: string[]) => T,
 ): Promise<T> {
   return runInDurableObject(memory.stub, (_instance, state) => {
-    const statements: string[] = [];
-    const sql = state.storage.sql;
-    const counting = new Proxy(sql, {
-      get(target, name) {
-        if (name === "exec") {
-          return (query: string, ...bindings: SqlStorageValue[]) => {
-            statements.push(query);
-            return target.exec(query, ...bindings);
-          };
-        }
-        const value = Reflect.get(target, name);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const { sql: counting, statements } = countingSql(state.storage.sql);
     return fn(counting, statements);
   });
 }

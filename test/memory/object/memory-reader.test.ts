@@ -4,6 +4,7 @@ import { factLine, renderMemoryBundle } from "../../../src/memory/base/render";
 import { MemoryReader } from "../../../src/memory/object/memory-reader";
 import type { MemoryBundle, MemoryKind, MemoryOp } from "../../../src/protocol/memory";
 import { storeMemory, type TestMemory } from "../../harness/memory/helpers";
+import { countingSql } from "../../support/counting-sql";
 
 const say = (content: string): MemoryOp => ({ op: "add_turn", role: "user", content });
 const HELD = new Set<MemoryKind>(["fact", "turn"]);
@@ -18,20 +19,7 @@ async function bundleOf(
   budget: number,
 ): Promise<{ bundle: MemoryBundle; section: string; statements: string[] }> {
   return runInDurableObject(memory.stub, (_instance, state) => {
-    const statements: string[] = [];
-    const sql = state.storage.sql;
-    const counting = new Proxy(sql, {
-      get(target, name) {
-        if (name === "exec") {
-          return (query: string, ...bindings: SqlStorageValue[]) => {
-            statements.push(query);
-            return target.exec(query, ...bindings);
-          };
-        }
-        const value = Reflect.get(target, name);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const { sql: counting, statements } = countingSql(state.storage.sql);
     const reader = new MemoryReader(counting);
     const { bundle, fitted } = reader.bundle(
       { text, contextId: "asking" },

@@ -4,6 +4,7 @@ import { ftsQuery } from "../../../src/memory/base/rank";
 import { IndexedTerms, KNOWN_TERMS } from "../../../src/memory/object/memory-terms";
 import type { MemoryOp } from "../../../src/protocol/memory";
 import { storeMemory, type TestMemory } from "../../harness/memory/helpers";
+import { countingSql } from "../../support/counting-sql";
 
 const fact = (claim: string): MemoryOp => ({ op: "add_fact", claim });
 
@@ -13,20 +14,7 @@ function inObject<T>(
   fn: (sql: SqlStorage, statements: string[]) => T,
 ): Promise<T> {
   return runInDurableObject(memory.stub, (_instance, state) => {
-    const statements: string[] = [];
-    const sql = state.storage.sql;
-    const counting = new Proxy(sql, {
-      get(target, name) {
-        if (name === "exec") {
-          return (query: string, ...bindings: SqlStorageValue[]) => {
-            statements.push(query);
-            return target.exec(query, ...bindings);
-          };
-        }
-        const value = Reflect.get(target, name);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const { sql: counting, statements } = countingSql(state.storage.sql);
     return fn(counting, statements);
   });
 }
