@@ -32,10 +32,11 @@ import {
   parse,
 } from "./memory-input";
 import { MemoryListing } from "./memory-listing";
-import { channelsOf, MemoryReader, VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
+import { MemoryReader } from "./memory-reader";
 import { MEMORY_SCHEMA } from "./memory-schema";
 import { mirrorVectors, prepareOps, searchVectors, VECTOR_BATCH } from "./memory-vectors";
 import { correctTurnsOf, deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
+import { channelsOf, VECTOR_CANDIDATES, type VectorHits } from "./recall-bounds";
 
 /** What a memory object is configured with; supplied by the subclass `defineAgent` builds. */
 export interface MemoryObjectOptions {

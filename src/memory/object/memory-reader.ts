@@ -1,11 +1,10 @@
-import {
-  GLOBAL_CHANNEL,
-  type MemoryBundle,
-  type MemoryEntity,
-  type MemoryFact,
-  type MemoryKind,
-  type MemoryStrategy,
-  type MemoryTurn,
+import type {
+  MemoryBundle,
+  MemoryEntity,
+  MemoryFact,
+  MemoryKind,
+  MemoryStrategy,
+  MemoryTurn,
 } from "../../protocol/memory";
 import { cosine } from "../base/embedder";
 import {
@@ -16,7 +15,6 @@ import {
   recency,
   relevance,
   strategyScore,
-  turnScore,
 } from "../base/rank";
 import {
   entityLine,
@@ -39,82 +37,38 @@ import {
   goalOf,
   type StrategyRow,
   strategyOf,
-  TURN_COLUMNS,
-  type TurnRow,
-  turnOf,
 } from "./memory-rows";
 import { IndexedTerms } from "./memory-terms";
-
-/** Facts the full-text index proposes for one query, best first. */
-export const TEXT_CANDIDATES = 50;
-/**
- * Text matches read to find those candidates: the newest this many facts that match (so
- * recall costs the same however large the memory), superseded facts and other channels'
- * among them dropped, the rest ranked by bm25.
- */
-export const TEXT_SCAN = 100;
-/** The newest facts also considered, so a query sharing no word still recalls the user's context. */
-export const RECENT_CANDIDATES = 20;
-/** Facts the vector index proposes for one query. */
-export const VECTOR_CANDIDATES = 20;
-/** Most entities, active goals and strategies in one bundle. */
-export const BUNDLE_ENTITIES = 10;
-export const BUNDLE_GOALS = 10;
-export const BUNDLE_STRATEGIES = 3;
-/** Most past turns in one bundle, and the candidates ranked to choose them. */
-export const BUNDLE_TURNS = 5;
-export const TURN_CANDIDATES = 20;
-/**
- * Least cosine similarity of a turn found by vectors alone: a vector search answers its
- * nearest whatever they are, and an unrelated turn quoted back is noise in the prompt.
- */
-export const MIN_TURN_SIMILARITY = 0.5;
-
-/** A fact's or turn's similarity to the query, from the vector search (by id). */
-export type VectorHits = Map<string, number>;
-
-/** Vector hits of one kind (by the id's prefix: `mf_` facts, `mt_` turns). */
-export function hitsOf(hits: VectorHits, prefix: "mf_" | "mt_"): VectorHits {
-  const out: VectorHits = new Map();
-  for (const [id, score] of hits) if (id.startsWith(prefix)) out.set(id, score);
-  return out;
-}
+import { TurnReader } from "./memory-turn-reader";
+import {
+  BUNDLE_ENTITIES,
+  BUNDLE_GOALS,
+  BUNDLE_STRATEGIES,
+  type Channels,
+  channelsOf,
+  hitsOf,
+  inChannels,
+  RECENT_CANDIDATES,
+  TEXT_CANDIDATES,
+  TEXT_SCAN,
+  type VectorHits,
+} from "./recall-bounds";
 
 interface Scored {
   fact: MemoryFact;
   score: number;
 }
 
-/** The channels a query sees as a JSON array, or null for all of them. */
-export type Channels = string | null;
-
-/** Matches a row `f` in the channels bound as parameter `n` (null: all). */
-const inChannels = (n: number) =>
-  `(?${n} IS NULL OR f.channel IN (SELECT value FROM json_each(?${n})))`;
-
-/** The channels a query sees: its own and the global one. */
-export function channelsOf(channel: string | undefined): string {
-  return JSON.stringify([...new Set([channel ?? GLOBAL_CHANNEL, GLOBAL_CHANNEL])]);
-}
-
-/**
- * A turn row `f` that recall may quote: not corrected since, in the channels bound as ?2,
- * and not of the asking conversation bound as ?3 (null: any).
- */
-const RECALLABLE_TURN = `f.corrected_at IS NULL AND ${inChannels(2)} AND (?3 IS NULL OR f.context_id IS NOT ?3)`;
-
-/** The turns among the vector hits similar enough to be recalled without a text match. */
-const similarTurns = (hits: VectorHits): string[] =>
-  [...hits.entries()].filter(([, cos]) => cos >= MIN_TURN_SIMILARITY).map(([id]) => id);
-
 /** Reads of the memory object's SQLite: recall, neighbours, listing. */
 export class MemoryReader {
   private readonly terms: IndexedTerms;
   private readonly facts: FactRows;
+  private readonly turns: TurnReader;
 
   constructor(private readonly sql: SqlStorage) {
     this.terms = new IndexedTerms(sql);
     this.facts = new FactRows(sql);
+    this.turns = new TurnReader(sql, this.terms);
   }
 
   /** Forgets what the reader keeps between reads: the memory was written. */
@@ -356,8 +310,8 @@ export class MemoryReader {
     let turns: Array<{ turn: MemoryTurn; score: number }> = [];
     if (held.has("turn")) {
       if (fit.fits("turns", SHORTEST_TURN_LINE)) {
-        turns = this.turnsFor(terms, channels, contextId, turnHits, now);
-      } else if (!bundle.truncated && this.anyTurnFor(terms, channels, contextId, turnHits)) {
+        turns = this.turns.ranked(terms, channels, contextId, turnHits, now);
+      } else if (!bundle.truncated && this.turns.any(terms, channels, contextId, turnHits)) {
         bundle.truncated = true;
       }
     }
@@ -368,97 +322,6 @@ export class MemoryReader {
     }
     bundle.tokens = fit.tokens();
     return { bundle, fitted: fit };
-  }
-
-  /**
-   * Past turns relevant to the query, best first: those the full-text index matches among
-   * the newest TEXT_SCAN matches, and the vector hits, in the query's channels, outside
-   * the asking conversation (`contextId`), and never a turn whose learnt fact was
-   * corrected since.
-   */
-  private turnsFor(
-    terms: string[],
-    channels: string,
-    contextId: string | null,
-    hits: VectorHits,
-    now: number,
-  ): Array<{ turn: MemoryTurn; score: number }> {
-    const held = this.terms.present("turns_fts", terms);
-    const matches =
-      held.length === 0
-        ? []
-        : this.sql
-            .exec<TurnRow & { bm: number }>(
-              `SELECT ${TURN_COLUMNS}, m.bm FROM (
-                 SELECT rowid, bm25(turns_fts) AS bm FROM turns_fts WHERE turns_fts MATCH ?1
-                 ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
-               ) m JOIN turns f ON f.rid = m.rowid
-               WHERE ${RECALLABLE_TURN}
-               ORDER BY m.bm LIMIT ${TURN_CANDIDATES}`,
-              ftsQuery(held),
-              channels,
-              contextId,
-            )
-            .toArray();
-    const best = matches[0]?.bm;
-    const rows = new Map<string, TurnRow & { bm?: number }>(matches.map((r) => [r.id, r]));
-    const missing = similarTurns(hits).filter((id) => !rows.has(id));
-    if (missing.length) {
-      const found = this.sql
-        .exec<TurnRow>(
-          `SELECT ${TURN_COLUMNS} FROM turns f WHERE f.id IN (SELECT value FROM json_each(?4))
-             AND ${RECALLABLE_TURN}`,
-          null,
-          channels,
-          contextId,
-          JSON.stringify(missing),
-        )
-        .toArray();
-      for (const row of found) rows.set(row.id, row);
-    }
-    return [...rows.values()]
-      .map((row) => {
-        const turn = turnOf(row);
-        const rel = relevance(row.bm, best, hits.get(row.id), hits.size > 0);
-        return { turn, score: turnScore(rel, recency(turn.timestamp, now)) };
-      })
-      .sort((a, b) => b.score - a.score || b.turn.timestamp.localeCompare(a.turn.timestamp))
-      .slice(0, BUNDLE_TURNS);
-  }
-
-  /**
-   * Whether `turnsFor` would find any turn, without ranking or reading them: one
-   * recallable row among the same newest TEXT_SCAN matches, or among the vector hits.
-   */
-  private anyTurnFor(
-    terms: string[],
-    channels: string,
-    contextId: string | null,
-    hits: VectorHits,
-  ): boolean {
-    const held = this.terms.present("turns_fts", terms);
-    if (held.length > 0) {
-      const matched = this.sql.exec(
-        `SELECT 1 FROM (
-           SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?1 ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
-         ) m JOIN turns f ON f.rid = m.rowid WHERE ${RECALLABLE_TURN} LIMIT 1`,
-        ftsQuery(held),
-        channels,
-        contextId,
-      );
-      if (matched.toArray().length > 0) return true;
-    }
-    const similar = similarTurns(hits);
-    if (similar.length === 0) return false;
-    const found = this.sql.exec(
-      `SELECT 1 FROM turns f WHERE f.id IN (SELECT value FROM json_each(?4))
-         AND ${RECALLABLE_TURN} LIMIT 1`,
-      null,
-      channels,
-      contextId,
-      JSON.stringify(similar),
-    );
-    return found.toArray().length > 0;
   }
 
   /** Entities the query names (in its channels) first, then those of the recalled facts. */

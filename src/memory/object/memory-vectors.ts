@@ -2,8 +2,8 @@ import type { MemoryOp } from "../../protocol/memory";
 import { logEvent } from "../../telemetry/log";
 import { claimHash } from "../base/claim-hash";
 import { type Embedder, type VectorIndex, vectorBlob } from "../base/embedder";
-import { VECTOR_CANDIDATES, type VectorHits } from "./memory-reader";
 import type { Prepared } from "./memory-writer";
+import { VECTOR_CANDIDATES, type VectorHits } from "./recall-bounds";
 
 /**
  * The memory object's asynchronous work around its SQLite transactions: hashing claims,
