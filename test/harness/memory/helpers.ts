@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { memoryObjectName } from "../../../src/memory/base/scope";
 import type { MemoryObjectOptions, MemoryRpc } from "../../../src/memory/object/memory-object";
 import { type MemoryHandle, openMemory } from "../../../src/memory/object/memory-stub";
+import { countingSql } from "../../support/counting-sql";
 import { storeHarness } from "./store-worker";
 
 let n = 0;
@@ -41,4 +42,15 @@ export function storeMemory(
 /** Runs SQL inside the memory's object (to look at what is stored, or to age rows). */
 export function inObject<T>(memory: TestMemory, fn: (sql: SqlStorage) => T): Promise<T> {
   return runInDurableObject(memory.stub, (_instance, state) => fn(state.storage.sql));
+}
+
+/** Runs `fn` over the memory's SQL inside its object, counting the statements it runs. */
+export function inObjectCounting<T>(
+  memory: TestMemory,
+  fn: (sql: SqlStorage, statements: string[]) => T,
+): Promise<T> {
+  return runInDurableObject(memory.stub, (_instance, state) => {
+    const { sql, statements } = countingSql(state.storage.sql);
+    return fn(sql, statements);
+  });
 }

@@ -1,9 +1,7 @@
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { FactRows, KEPT_FACTS } from "../../../src/memory/object/memory-fact-rows";
 import type { MemoryOp } from "../../../src/protocol/memory";
-import { storeMemory, type TestMemory } from "../../harness/memory/helpers";
-import { countingSql } from "../../support/counting-sql";
+import { inObjectCounting, storeMemory, type TestMemory } from "../../harness/memory/helpers";
 
 const fact = (claim: string, entities?: string[]): MemoryOp => ({
   op: "add_fact",
@@ -11,19 +9,8 @@ const fact = (claim: string, entities?: string[]): MemoryOp => ({
   ...(entities ? { entities } : {}),
 });
 
-/** Runs `fn` over the memory's SQL, counting the statements it runs. */
-function inObject<T>(
-  memory: TestMemory,
-  fn: (sql: SqlStorage, statements: string[]) => T,
-): Promise<T> {
-  return runInDurableObject(memory.stub, (_instance, state) => {
-    const { sql: counting, statements } = countingSql(state.storage.sql);
-    return fn(counting, statements);
-  });
-}
-
 const ids = (memory: TestMemory) =>
-  inObject(memory, (sql) =>
+  inObjectCounting(memory, (sql) =>
     sql
       .exec<{ id: string }>("SELECT id FROM facts ORDER BY rid")
       .toArray()
@@ -36,7 +23,7 @@ describe("facts kept between recalls", () => {
     await memory.apply([fact("The user likes green tea"), fact("The user lives in Porto")]);
     const [tea, porto] = await ids(memory);
     if (!tea || !porto) throw new Error("the facts were not stored");
-    await inObject(memory, (sql, statements) => {
+    await inObjectCounting(memory, (sql, statements) => {
       const rows = new FactRows(sql);
       const first = rows.byId([tea, "mf_missing"]);
       expect([...first.keys()]).toEqual([tea]);
@@ -62,7 +49,7 @@ describe("facts kept between recalls", () => {
       await memory.apply(Array.from({ length: to - from }, (_, i) => fact(`Fact ${from + i}`)));
     }
     const all = await ids(memory);
-    await inObject(memory, (sql, statements) => {
+    await inObjectCounting(memory, (sql, statements) => {
       const rows = new FactRows(sql);
       expect(rows.byId(all).size).toBe(KEPT_FACTS + 1);
       expect(rows.size).toBe(KEPT_FACTS);

@@ -1,29 +1,16 @@
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ftsQuery } from "../../../src/memory/base/rank";
 import { IndexedTerms, KNOWN_TERMS } from "../../../src/memory/object/memory-terms";
 import type { MemoryOp } from "../../../src/protocol/memory";
-import { storeMemory, type TestMemory } from "../../harness/memory/helpers";
-import { countingSql } from "../../support/counting-sql";
+import { inObjectCounting, storeMemory } from "../../harness/memory/helpers";
 
 const fact = (claim: string): MemoryOp => ({ op: "add_fact", claim });
-
-/** Runs `fn` over the memory's SQL, counting the statements it runs. */
-function inObject<T>(
-  memory: TestMemory,
-  fn: (sql: SqlStorage, statements: string[]) => T,
-): Promise<T> {
-  return runInDurableObject(memory.stub, (_instance, state) => {
-    const { sql: counting, statements } = countingSql(state.storage.sql);
-    return fn(counting, statements);
-  });
-}
 
 describe("the terms an index holds", () => {
   it("K7 answers the terms some row holds, in the query's order, and looks each up once", async () => {
     const memory = storeMemory();
     await memory.apply([fact("The user likes green tea"), fact("Café near the station")]);
-    await inObject(memory, (sql, statements) => {
+    await inObjectCounting(memory, (sql, statements) => {
       const terms = new IndexedTerms(sql);
       // "cafe" finds "Café" as the recall query does (diacritics removed).
       expect(terms.present("facts_fts", ["book", "tea", "seat", "cafe", "green"])).toEqual([
@@ -45,7 +32,7 @@ describe("the terms an index holds", () => {
   it("K7 past its limit it starts over and still answers every term right", async () => {
     const memory = storeMemory();
     await memory.apply([fact("The user likes green tea")]);
-    await inObject(memory, (sql) => {
+    await inObjectCounting(memory, (sql) => {
       const terms = new IndexedTerms(sql);
       expect(terms.present("facts_fts", ["tea", "coffee"])).toEqual(["tea"]);
       // Full to the limit, then one term more: it starts over with a known term asked too.
@@ -86,7 +73,7 @@ describe("the terms an index holds", () => {
         ),
       ),
     );
-    const ranked = await inObject(memory, (sql) => {
+    const ranked = await inObjectCounting(memory, (sql) => {
       const query = ["book", "window", "seat", "city", "usual", "again"];
       const held = new IndexedTerms(sql).present("facts_fts", query);
       expect(held).toEqual(["window", "city", "again"]);
