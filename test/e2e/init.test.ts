@@ -74,6 +74,10 @@ describe("edgelink init: a new project that works", () => {
     ]) {
       expect(pkg.devDependencies[name], name).toBe(repo.devDependencies[name]);
     }
+    // Exact, not ranges: each wrangler release names the workers-types it needs as a peer,
+    // and a range let npm take a wrangler whose types the registry did not have (ETARGET).
+    expect(pkg.devDependencies.wrangler).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(pkg.devDependencies["@cloudflare/workers-types"]).toMatch(/^\d+\.\d+\.\d+$/);
     expect(pkg.devDependencies.node).toBe("^22.12.0");
     // The native compiler, the range of the alias ours is installed under.
     expect(`npm:typescript@${pkg.devDependencies.typescript}`).toBe(
