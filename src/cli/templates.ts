@@ -302,6 +302,9 @@ function packageJson(name: string, v: Versions): string {
         vitest: v.vitest,
         wrangler: v.wrangler,
       },
+      // The install scripts this toolchain needs: `node` fetches the Node 22 the scripts run
+      // on, workerd and esbuild set up their binaries. npm 12 skips any not listed here.
+      allowScripts: { esbuild: true, node: true, workerd: true },
     },
     null,
     2,

@@ -46,6 +46,10 @@ describe("the documentation against the installed package", () => {
     expect(installWarnings).not.toMatch(/EBADENGINE +package: 'edgelink@/);
   });
 
+  it("npm install of a new project has every install script its toolchain needs allowed (npm 12 skips the others)", () => {
+    expect(installWarnings).not.toMatch(/install-scripts +(node|workerd|esbuild)@/);
+  });
+
   it("declares each public type once across the package's entries (one MemorySource, one Conversation)", () => {
     const dist = join(echo, "node_modules/edgelink/dist");
     const declared = (text: string) =>
