@@ -18,9 +18,10 @@ import {
 import { pushToV1, pushToV03, read } from "./convert";
 import { invalidResponse, UnsupportedOperationError } from "./errors";
 import { MemoryClient } from "./memory";
+import type { Binding, Version } from "./operations";
 import { paged, pushConfigRef, sendParams } from "./requests";
 import { followStream, type StreamSource } from "./resume";
-import type { Binding, Transport, Version } from "./transport";
+import type { Transport } from "./transport";
 import type {
   AgentEvent,
   HistoryPage,

@@ -9,7 +9,7 @@ import { eventFromV03, V03StreamEvent } from "../protocol/wire/wire-v03-events";
 import { streamResponseToEvent, V1StreamResponse } from "../push/stream-response";
 import { compactConfig, isObj, read } from "./convert";
 import { invalidResponse } from "./errors";
-import type { Version } from "./transport";
+import type { Version } from "./operations";
 import type { PushNotificationConfig, SendResult } from "./types";
 
 /**

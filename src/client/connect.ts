@@ -18,6 +18,7 @@ import {
   invalidResponse,
   UnsupportedOperationError,
 } from "./errors";
+import type { Binding, Version } from "./operations";
 import {
   type CredentialScope,
   credentialScope,
@@ -26,7 +27,7 @@ import {
   requireTrusted,
 } from "./origins";
 import { DEFAULT_RESUME } from "./resume";
-import { type Binding, messageOf, readText, Transport, type Version } from "./transport";
+import { messageOf, readText, Transport } from "./transport";
 import type { ConnectOptions } from "./types";
 
 /** Where the card says an API key goes (its first apiKey scheme). */

@@ -91,13 +91,13 @@ export {
   type MemoryGoalInput,
   type MemoryListOptions,
 } from "./memory";
+export type { Binding, Version } from "./operations";
 export {
   REGISTRATION_PROOF_TYPE,
   type RegistrationProofInput,
   registrationProof,
 } from "./registration-proof";
 export { type DiscoverOptions, RegistryClient, type RegistryClientOptions } from "./registry";
-export type { Binding, Version } from "./transport";
 export type {
   AgentEvent,
   ConnectOptions,

@@ -6,7 +6,8 @@ import type {
   MemoryKind,
   MemoryPage,
 } from "../protocol/memory";
-import type { RestCall, Transport } from "./transport";
+import type { RestCall } from "./operations";
+import type { Transport } from "./transport";
 
 /** The header carrying the operator's memory key (as the agent's `/memory` routes read it). */
 export const MEMORY_OPERATOR_HEADER = "X-Edgelink-Memory-Operator";

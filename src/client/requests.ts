@@ -2,7 +2,7 @@ import type { JsonObject } from "../protocol/json";
 import { messageToV1 } from "../protocol/wire/wire-v1";
 import { messageToV03 } from "../protocol/wire/wire-v03";
 import { pushToV1, pushToV03, toMessage } from "./convert";
-import type { Version } from "./transport";
+import type { Version } from "./operations";
 import type { MessageLike, SendOptions } from "./types";
 
 /** What the client sends, in the version the agent speaks: the params of each call. */

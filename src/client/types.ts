@@ -7,7 +7,7 @@ import type { Task } from "../protocol/task";
 import type { TaskState } from "../protocol/task-state";
 import type { Auth } from "./auth";
 import type { VerifyCardOptions } from "./card-verify";
-import type { Binding } from "./transport";
+import type { Binding } from "./operations";
 
 /** The client's options and results: what its callers see. */
 

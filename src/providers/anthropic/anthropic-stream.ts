@@ -11,7 +11,7 @@ import {
   type Usage,
   usage,
 } from "../base/types";
-import { ANTHROPIC } from "./anthropic-body";
+import { ANTHROPIC } from "./anthropic-messages";
 
 /**
  * Decodes an Anthropic Messages stream (`message_start` → `content_block_start/delta/stop`

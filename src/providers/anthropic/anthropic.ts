@@ -18,20 +18,23 @@ import type {
   ModelRequest,
   StreamEvent,
 } from "../base/types";
-import { ANTHROPIC, outputMode, toAnthropicBody } from "./anthropic-body";
+import { outputMode, toAnthropicBody } from "./anthropic-body";
+import { ANTHROPIC } from "./anthropic-messages";
 import { anthropicDecoder } from "./anthropic-stream";
 
 export {
-  type AnthropicBlock,
   type AnthropicBody,
-  type AnthropicMessage,
   addCacheBreakpoints,
-  type CacheControl,
   EFFORT_BUDGET_TOKENS,
-  LEADING_USER_TEXT,
   outputMode,
   toAnthropicBody,
 } from "./anthropic-body";
+export {
+  type AnthropicBlock,
+  type AnthropicMessage,
+  type CacheControl,
+  LEADING_USER_TEXT,
+} from "./anthropic-messages";
 export { anthropicDecoder } from "./anthropic-stream";
 
 export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
