@@ -20,8 +20,19 @@ export interface NodeProcess {
   exit(code: number): never;
 }
 
-/** Node's `process`. */
-export const proc = (globalThis as unknown as { process: NodeProcess }).process;
+/**
+ * Node's `process`, read by every command when it runs. `useProcess` swaps it for a
+ * stand-in (captured output, its own env) so that a test runs the CLI without a process of
+ * its own; one such run at a time.
+ */
+export let proc = (globalThis as unknown as { process: NodeProcess }).process;
+
+/** Makes `process` the CLI's process; answers the one it replaces. */
+export function useProcess(process: NodeProcess): NodeProcess {
+  const previous = proc;
+  proc = process;
+  return previous;
+}
 
 export interface IncomingMessageLike extends AsyncIterable<Uint8Array> {
   method?: string;

@@ -1,6 +1,8 @@
 /**
- * The `edgelink` CLI, built (src/cli/main.ts bundled to dist/cli.js) and run with plain
- * `node` through its launcher bin/edgelink.mjs, against the demo worker.
+ * The `edgelink` CLI against the demo worker: built (src/cli/main.ts bundled to dist/cli.js)
+ * and run with plain `node` through its launcher bin/edgelink.mjs where the process is the
+ * point (its exit code, piped output, Ctrl-C), and otherwise the same `main` run in this
+ * process (support/cli-in-process.ts; a process costs about 0.2 CPU-s to start).
  */
 // @ts-nocheck -- Node-only test (the repository has no @types/node).
 import { spawn } from "node:child_process";
@@ -10,6 +12,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliInProcess } from "./support/cli-in-process";
 import { type DemoAgent, freePort, startDemoAgent, startWorker } from "./support/worker";
 
 const ROOT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
@@ -77,8 +80,14 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the CLI; `onStderr` sees stderr as it comes (to learn a listener's port). */
-function cli(
+/** Runs the CLI in this process; `onStderr` sees stderr as it comes. */
+const cli = cliInProcess;
+
+/**
+ * Runs the `edgelink` command as a process; `onStderr` sees stderr as it comes (to learn a
+ * listener's port).
+ */
+function cliProcess(
   args: string[],
   onStderr?: (text: string) => void,
   vars: Record<string, string> = {},
@@ -105,13 +114,14 @@ function cli(
 const ESC = String.fromCharCode(27);
 
 describe("edgelink CLI against the demo worker", () => {
+  // A real process: the bin works, its output is piped (no colours).
   it("card prints the card; --json prints it as JSON; no colours off a terminal", async () => {
-    const text = await cli(["card", agent.baseUrl]);
+    const text = await cliProcess(["card", agent.baseUrl]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("Edgelink demo agent");
     expect(text.stdout).toContain("count");
     expect(text.stdout).not.toContain(ESC);
-    const json = await cli(["card", agent.baseUrl, "--json"]);
+    const json = await cliProcess(["card", agent.baseUrl, "--json"]);
     expect(JSON.parse(json.stdout).name).toBe("Edgelink demo agent");
   });
 
@@ -126,23 +136,24 @@ describe("edgelink CLI against the demo worker", () => {
     expect(wrong.stderr).toContain('--binding must be jsonrpc or rest, got "grpc"');
   });
 
+  // Real processes: the exit code is the process's.
   it("send prints the answer; the exit code follows the final state", async () => {
-    const done = await cli(["send", agent.baseUrl, "hi there"]);
+    const done = await cliProcess(["send", agent.baseUrl, "hi there"]);
     expect(done).toMatchObject({ code: 5 }); // "hi" asks for a name: input-required
     expect(done.stdout.trim()).toBe("Hi! What's your name?");
     const taskId = /task (\S+)/.exec(done.stderr)[1];
-    const answered = await cli(["send", agent.baseUrl, "Ada", "--task", taskId]);
+    const answered = await cliProcess(["send", agent.baseUrl, "Ada", "--task", taskId]);
     expect(answered.code).toBe(0);
     expect(answered.stdout.trim()).toBe("Nice to meet you, Ada!");
     expect(answered.stderr).toContain("completed");
 
-    const echo = await cli(["send", agent.baseUrl, "plain words", "--binding", "rest"]);
+    const echo = await cliProcess(["send", agent.baseUrl, "plain words", "--binding", "rest"]);
     expect(echo.code).toBe(0);
     expect(echo.stdout.trim()).toBe("You said: plain words");
 
-    const failed = await cli(["send", agent.baseUrl, "fail"]);
+    const failed = await cliProcess(["send", agent.baseUrl, "fail"]);
     expect(failed.code).toBe(3);
-    const json = await cli(["send", agent.baseUrl, "x", "--json"]);
+    const json = await cliProcess(["send", agent.baseUrl, "x", "--json"]);
     expect(JSON.parse(json.stdout).task.status.state).toBe("completed");
   });
 
@@ -212,7 +223,7 @@ describe("edgelink CLI against the demo worker", () => {
     const portKnown = new Promise<string>((r) => {
       resolvePort = r;
     });
-    const listener = cli(
+    const listener = cliProcess(
       ["push", "listen", agent.baseUrl, "--port", "0", "--count", "2", "--json"],
       (err) => {
         const m = /listening on (\S+)/.exec(err);
@@ -227,7 +238,7 @@ describe("edgelink CLI against the demo worker", () => {
     });
     expect(forged.status).toBe(401);
     const { task } = JSON.parse(
-      // Long enough for `push add` (another CLI process) to register while it still runs.
+      // Long enough for `push add` (another CLI run) to register while it still runs.
       (await cli(["send", agent.baseUrl, "count 12", "--no-wait", "--json"])).stdout,
     );
     const added = await cli(["push", "add", agent.baseUrl, task.id, hook, "--json"]);

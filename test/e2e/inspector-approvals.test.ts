@@ -7,7 +7,7 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasBrowser as hasBrowserFor, launchChromium } from "./support/chromium";
+import { hasBrowser as hasBrowserFor, launchChromium, openPage } from "./support/chromium";
 import { type FakeProviderServer, startFakeProvider } from "./support/fake-provider-server";
 import { type DemoAgent, startWorker } from "./support/worker";
 
@@ -36,7 +36,7 @@ afterAll(async () => {
 
 /** A page on the agent's inspector whose chat asked for a capital: its task now waits. */
 async function askForCapital(): Promise<{ page: Page; errors: string[]; taskId: string }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  const page = await openPage(browser, { width: 1280, height: 1000 });
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));
   await page.goto(`${agent.baseUrl}/inspector`);
@@ -149,7 +149,7 @@ describe.skipIf(!hasBrowser)("questions in the inspector, in chromium (issue 34)
   it("K1: a question's choices are buttons, a question without them gets an answer box", async () => {
     const asker = await startWorker("test/e2e/support/question.wrangler.toml");
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      const page = await openPage(browser, { width: 1280, height: 1000 });
       const errors: string[] = [];
       page.on("pageerror", (error) => errors.push(error.message));
       await page.goto(`${asker.baseUrl}/inspector`);

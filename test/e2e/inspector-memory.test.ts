@@ -9,7 +9,7 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasBrowser as hasBrowserFor, launchChromium } from "./support/chromium";
+import { hasBrowser as hasBrowserFor, launchChromium, openPage } from "./support/chromium";
 import { type DemoAgent, startWorker } from "./support/worker";
 
 const hasBrowser = hasBrowserFor("the inspector's memory panel test");
@@ -82,7 +82,7 @@ describe.skipIf(!hasBrowser)("the inspector's memory panel in chromium", () => {
     }
     await memoryApi(OTHER_KEY, "POST", "/memory/facts", { claim: "The other user owns a boat" });
 
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    const page = await openPage(browser, { width: 1280, height: 1000 });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
     await page.goto(`${agent.baseUrl}/inspector`);

@@ -11,7 +11,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasBrowser as hasBrowserFor, launchChromium } from "./support/chromium";
+import { hasBrowser as hasBrowserFor, launchChromium, openPage } from "./support/chromium";
 import { type FakeProviderServer, startFakeProvider } from "./support/fake-provider-server";
 import { type DemoAgent, startDemoAgent, startWorker } from "./support/worker";
 
@@ -70,7 +70,7 @@ async function startReceiver(): Promise<{ url: string; bodies: string[]; close()
 
 /** A fresh page on `agent`'s inspector, its card loaded; page errors are collected. */
 async function openInspector(agent: DemoAgent): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await openPage(browser, { width: 1280, height: 900 });
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));
   await page.goto(`${agent.baseUrl}/inspector`);
