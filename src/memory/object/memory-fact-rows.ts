@@ -5,10 +5,11 @@ import { FACT_COLUMNS, factOf, factRowOf } from "./memory-rows";
 export const KEPT_FACTS = 512;
 
 /**
- * Facts as recall read them, kept in the object until its next write. Recall's queries
- * choose which facts it ranks (by id, from the indexes alone) and only the facts not kept
- * are read in full: a user's recalls keep ranking the same newest facts, and reading each
- * one's twenty columns into objects again was most of a recall's work after the match.
+ * Facts as recall read them, kept in the object until a write that changes more than past
+ * turns. Recall's queries choose which facts it ranks (by id, from the indexes alone) and
+ * only the facts not kept are read in full: a user's recalls keep ranking the same newest
+ * facts, and reading each one's twenty columns into objects again was most of a recall's
+ * work after the match.
  * The access counts a recall adds are written here as they are written to SQLite, so a
  * kept fact always equals its row. The facts answered are shared: callers copy, never
  * change them.

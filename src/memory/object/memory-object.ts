@@ -170,11 +170,18 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const prepared = await this.prepare(checked);
       this.ensureSchema();
       const writer = new MemoryWriter(this.ctx.storage.sql, limits, nowIso(), from, prepared);
-      this.forgetCounts();
-      const result = this.ctx.storage.transactionSync(() => {
-        this.access.flush();
-        return writer.applyAll(checked);
-      });
+      let turnsOnly = false;
+      let result: MemoryApplyResult;
+      try {
+        result = this.ctx.storage.transactionSync(() => {
+          this.access.flush();
+          return writer.applyAll(checked);
+        });
+        turnsOnly = writer.turnsOnly;
+      } finally {
+        // A failed batch was rolled back, counts included: everything kept is forgotten.
+        this.forgetCounts(turnsOnly);
+      }
       await this.syncVectors(writer.vectors.upsert, writer.vectors.remove, prepared);
       return result;
     });
@@ -385,11 +392,16 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return this.heldKinds;
   }
 
-  /** What the object knows of its counts is stale after a write. */
-  private forgetCounts(): void {
+  /**
+   * What the object knows of its counts is stale after a write. A write of past turns
+   * alone (recording a turn, the write after every model turn) keeps the facts read: the
+   * held kinds gain turns (a kind held with no items left only costs a query).
+   */
+  private forgetCounts(turnsOnly = false): void {
     this.vectorCount = null;
-    this.heldKinds = null;
-    this.reader.forget();
+    if (turnsOnly) this.heldKinds?.add("turn");
+    else this.heldKinds = null;
+    this.reader.forget(turnsOnly);
   }
 
   private prepare(ops: readonly MemoryOp[]): Promise<Prepared> {

@@ -71,8 +71,15 @@ export class MemoryReader {
     this.turns = new TurnReader(sql, this.terms);
   }
 
-  /** Forgets what the reader keeps between reads: the memory was written. */
-  forget(): void {
+  /**
+   * Forgets what the reader keeps between reads: the memory was written (`turnsOnly`: its
+   * past turns alone, so the facts and their terms kept still hold).
+   */
+  forget(turnsOnly = false): void {
+    if (turnsOnly) {
+      this.terms.forget("turns_fts");
+      return;
+    }
     this.terms.forget();
     this.facts.forget();
   }
