@@ -1,8 +1,18 @@
 import type { MemoryFact } from "../../protocol/memory";
+import { factLine } from "../base/render";
 import { FACT_COLUMNS, factOf, factRowOf } from "./memory-rows";
+
+/** A fact's rendered line and validity bounds (see `FactRows.derived`). */
+export interface Derived {
+  line: string;
+  from: number;
+  to: number;
+}
 
 /** Most facts kept read in the object between recalls; past it the oldest kept goes. */
 export const KEPT_FACTS = 512;
+/** Channel sets whose newest facts' ids are kept between recalls. */
+export const NEWEST_KEPT = 16;
 
 /**
  * Facts as recall read them, kept in the object until a write that changes more than past
@@ -16,6 +26,14 @@ export const KEPT_FACTS = 512;
  */
 export class FactRows {
   private readonly kept = new Map<string, MemoryFact>();
+  /**
+   * What ranking and rendering work out of a fact, kept beside it: its line and validity
+   * bounds change only with a write that forgets the fact (its access counts, which do
+   * change, are read from the fact each time).
+   */
+  private lines = new WeakMap<MemoryFact, Derived>();
+  /** The newest live facts' ids per channel set (recall's `recentIds`). */
+  private readonly newestIds = new Map<string | null, string[]>();
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -66,8 +84,38 @@ export class FactRows {
     }
   }
 
+  /**
+   * A fact's rendered line and validity bounds (epoch ms, NaN when open: no comparison
+   * holds), worked out once per fact object.
+   */
+  derived(fact: MemoryFact): Derived {
+    let derived = this.lines.get(fact);
+    if (!derived) {
+      derived = {
+        line: factLine(fact),
+        from: fact.validFrom ? Date.parse(fact.validFrom) : Number.NaN,
+        to: fact.validTo ? Date.parse(fact.validTo) : Number.NaN,
+      };
+      this.lines.set(fact, derived);
+    }
+    return derived;
+  }
+
+  /** The newest facts' ids in `channels`, read (by `read`) once until a write. */
+  newest(channels: string | null, read: () => string[]): string[] {
+    const kept = this.newestIds.get(channels);
+    if (kept) return kept;
+    // A caller naming a new channel each time cannot grow this past a few entries.
+    if (this.newestIds.size >= NEWEST_KEPT) this.newestIds.clear();
+    const ids = read();
+    this.newestIds.set(channels, ids);
+    return ids;
+  }
+
   /** Forgets every fact: the memory was written. */
   forget(): void {
     this.kept.clear();
+    this.lines = new WeakMap();
+    this.newestIds.clear();
   }
 }

@@ -205,7 +205,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return attempt("memory object", async () => {
       const q = parse(RememberQuery, query);
       if (this.vacant) return { section: "", tokens: 0, truncated: false };
-      const { bundle, fitted } = await this.recallFor(q);
+      const { bundle, fitted } = await this.recallFor(q, true);
       return { section: fitted.text(), tokens: bundle.tokens, truncated: bundle.truncated };
     });
   }
@@ -367,8 +367,12 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     };
   }
 
-  /** The bundle of a checked query, its access counted (written shortly after). */
-  private async recallFor(q: RememberQuery) {
+  /**
+   * The bundle of a checked query, its access counted (written shortly after). `section`:
+   * only the rendered section leaves the object, so the bundle holds the kept facts
+   * themselves, uncopied and uncounted (their counts change when the counts are written).
+   */
+  private async recallFor(q: RememberQuery, section = false) {
     const held = this.held();
     const [hits] = await this.vectorHits([q.text], channelsOf(q.channel), held.has("turn"));
     const recalled = this.reader.bundle(
@@ -377,8 +381,9 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       hits ?? new Map(),
       Date.now(),
       held,
+      section,
     );
-    this.access.record(recalled.bundle, nowIso());
+    this.access.record(recalled.bundle, nowIso(), !section);
     return recalled;
   }
 

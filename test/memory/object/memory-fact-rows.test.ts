@@ -143,4 +143,27 @@ describe("facts kept between recalls", () => {
     expect(left).not.toContain("likes green tea");
     expect(left).toContain("lives in Porto");
   });
+
+  it("K7 a recall answered as a section counts its facts without changing the kept ones", async () => {
+    const memory = storeMemory();
+    await memory.apply([fact("The user likes green tea")]);
+    const [tea] = await ids(memory);
+    if (!tea) throw new Error("the fact was not stored");
+    for (let i = 0; i < 3; i++) {
+      expect((await memory.recall({ text: "green tea" })).section).toContain("green tea");
+      // `get` writes the counts waiting.
+      await memory.get("fact", "mf_none");
+    }
+    const [kept, stored] = await runInDurableObject(memory.stub, (instance, state) => [
+      (instance as unknown as { reader: { facts: FactRows } }).reader.facts.byId([tea]).get(tea)
+        ?.accessCount,
+      state.storage.sql
+        .exec<{ n: number }>("SELECT access_count AS n FROM facts WHERE id = ?", tea)
+        .one().n,
+    ]);
+    expect(stored).toBe(3);
+    expect(kept).toBe(3);
+    const bundle = await memory.remember({ text: "green tea" });
+    expect(bundle.facts[0]?.accessCount).toBe(4);
+  });
 });
