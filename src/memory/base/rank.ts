@@ -60,7 +60,11 @@ export const RECENCY_HALF_LIFE_DAYS = 30;
 
 /** 1 for now, halving every `RECENCY_HALF_LIFE_DAYS` since `iso`. */
 export function recency(iso: string | undefined, now: number): number {
-  const at = iso ? Date.parse(iso) : Number.NaN;
+  return recencyAt(iso ? Date.parse(iso) : Number.NaN, now);
+}
+
+/** `recency` of a time already parsed (epoch ms; NaN: none). */
+export function recencyAt(at: number, now: number): number {
   if (Number.isNaN(at)) return 0;
   const days = Math.max(0, now - at) / 86_400_000;
   return 0.5 ** (days / RECENCY_HALF_LIFE_DAYS);

@@ -30,17 +30,23 @@ export class AccessLog {
     ) => void = () => {},
   ) {}
 
-  /** Counts a recall of the bundle's facts and entities (their counts in it included). */
-  record(bundle: MemoryBundle, now: string): void {
+  /**
+   * Counts a recall of the bundle's facts and entities; with `inBundle` (the bundle is
+   * answered) their counts in it too. Without, the bundle's items are left as they are
+   * (they may be the object's kept facts, which change only as counts are written).
+   */
+  record(bundle: MemoryBundle, now: string, inBundle = true): void {
     for (const f of bundle.facts) {
       const n = (this.facts.get(f.id) ?? 0) + 1;
       this.facts.set(f.id, n);
+      if (!inBundle) continue;
       f.accessCount += n;
       f.lastAccessedAt = now;
     }
     for (const e of bundle.entities) {
       const n = (this.entities.get(e.id) ?? 0) + 1;
       this.entities.set(e.id, n);
+      if (!inBundle) continue;
       e.accessCount += n;
       e.lastAccessedAt = now;
     }

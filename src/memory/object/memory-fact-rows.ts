@@ -1,20 +1,39 @@
 import type { MemoryFact } from "../../protocol/memory";
+import { factLine } from "../base/render";
 import { FACT_COLUMNS, factOf, factRowOf } from "./memory-rows";
+
+/** A fact's rendered line and validity bounds (see `FactRows.derived`). */
+export interface Derived {
+  line: string;
+  from: number;
+  to: number;
+}
 
 /** Most facts kept read in the object between recalls; past it the oldest kept goes. */
 export const KEPT_FACTS = 512;
+/** Channel sets whose newest facts' ids are kept between recalls. */
+export const NEWEST_KEPT = 16;
 
 /**
- * Facts as recall read them, kept in the object until its next write. Recall's queries
- * choose which facts it ranks (by id, from the indexes alone) and only the facts not kept
- * are read in full: a user's recalls keep ranking the same newest facts, and reading each
- * one's twenty columns into objects again was most of a recall's work after the match.
+ * Facts as recall read them, kept in the object until a write that changes more than past
+ * turns. Recall's queries choose which facts it ranks (by id, from the indexes alone) and
+ * only the facts not kept are read in full: a user's recalls keep ranking the same newest
+ * facts, and reading each one's twenty columns into objects again was most of a recall's
+ * work after the match.
  * The access counts a recall adds are written here as they are written to SQLite, so a
  * kept fact always equals its row. The facts answered are shared: callers copy, never
  * change them.
  */
 export class FactRows {
   private readonly kept = new Map<string, MemoryFact>();
+  /**
+   * What ranking and rendering work out of a fact, kept beside it: its line and validity
+   * bounds change only with a write that forgets the fact (its access counts, which do
+   * change, are read from the fact each time).
+   */
+  private lines = new WeakMap<MemoryFact, Derived>();
+  /** The newest live facts' ids per channel set (recall's `recentIds`). */
+  private readonly newestIds = new Map<string | null, string[]>();
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -65,8 +84,38 @@ export class FactRows {
     }
   }
 
+  /**
+   * A fact's rendered line and validity bounds (epoch ms, NaN when open: no comparison
+   * holds), worked out once per fact object.
+   */
+  derived(fact: MemoryFact): Derived {
+    let derived = this.lines.get(fact);
+    if (!derived) {
+      derived = {
+        line: factLine(fact),
+        from: fact.validFrom ? Date.parse(fact.validFrom) : Number.NaN,
+        to: fact.validTo ? Date.parse(fact.validTo) : Number.NaN,
+      };
+      this.lines.set(fact, derived);
+    }
+    return derived;
+  }
+
+  /** The newest facts' ids in `channels`, read (by `read`) once until a write. */
+  newest(channels: string | null, read: () => string[]): string[] {
+    const kept = this.newestIds.get(channels);
+    if (kept) return kept;
+    // A caller naming a new channel each time cannot grow this past a few entries.
+    if (this.newestIds.size >= NEWEST_KEPT) this.newestIds.clear();
+    const ids = read();
+    this.newestIds.set(channels, ids);
+    return ids;
+  }
+
   /** Forgets every fact: the memory was written. */
   forget(): void {
     this.kept.clear();
+    this.lines = new WeakMap();
+    this.newestIds.clear();
   }
 }

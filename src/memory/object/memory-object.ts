@@ -170,11 +170,18 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const prepared = await this.prepare(checked);
       this.ensureSchema();
       const writer = new MemoryWriter(this.ctx.storage.sql, limits, nowIso(), from, prepared);
-      this.forgetCounts();
-      const result = this.ctx.storage.transactionSync(() => {
-        this.access.flush();
-        return writer.applyAll(checked);
-      });
+      let turnsOnly = false;
+      let result: MemoryApplyResult;
+      try {
+        result = this.ctx.storage.transactionSync(() => {
+          this.access.flush();
+          return writer.applyAll(checked);
+        });
+        turnsOnly = writer.turnsOnly;
+      } finally {
+        // A failed batch was rolled back, counts included: everything kept is forgotten.
+        this.forgetCounts(turnsOnly);
+      }
       await this.syncVectors(writer.vectors.upsert, writer.vectors.remove, prepared);
       return result;
     });
@@ -198,7 +205,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return attempt("memory object", async () => {
       const q = parse(RememberQuery, query);
       if (this.vacant) return { section: "", tokens: 0, truncated: false };
-      const { bundle, fitted } = await this.recallFor(q);
+      const { bundle, fitted } = await this.recallFor(q, true);
       return { section: fitted.text(), tokens: bundle.tokens, truncated: bundle.truncated };
     });
   }
@@ -360,8 +367,12 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     };
   }
 
-  /** The bundle of a checked query, its access counted (written shortly after). */
-  private async recallFor(q: RememberQuery) {
+  /**
+   * The bundle of a checked query, its access counted (written shortly after). `section`:
+   * only the rendered section leaves the object, so the bundle holds the kept facts
+   * themselves, uncopied and uncounted (their counts change when the counts are written).
+   */
+  private async recallFor(q: RememberQuery, section = false) {
     const held = this.held();
     const [hits] = await this.vectorHits([q.text], channelsOf(q.channel), held.has("turn"));
     const recalled = this.reader.bundle(
@@ -370,8 +381,9 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       hits ?? new Map(),
       Date.now(),
       held,
+      section,
     );
-    this.access.record(recalled.bundle, nowIso());
+    this.access.record(recalled.bundle, nowIso(), !section);
     return recalled;
   }
 
@@ -385,11 +397,16 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
     return this.heldKinds;
   }
 
-  /** What the object knows of its counts is stale after a write. */
-  private forgetCounts(): void {
+  /**
+   * What the object knows of its counts is stale after a write. A write of past turns
+   * alone (recording a turn, the write after every model turn) keeps the facts read: the
+   * held kinds gain turns (a kind held with no items left only costs a query).
+   */
+  private forgetCounts(turnsOnly = false): void {
     this.vectorCount = null;
-    this.heldKinds = null;
-    this.reader.forget();
+    if (turnsOnly) this.heldKinds?.add("turn");
+    else this.heldKinds = null;
+    this.reader.forget(turnsOnly);
   }
 
   private prepare(ops: readonly MemoryOp[]): Promise<Prepared> {

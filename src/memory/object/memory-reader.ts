@@ -7,18 +7,9 @@ import type {
   MemoryTurn,
 } from "../../protocol/memory";
 import { cosine } from "../base/embedder";
-import {
-  factScore,
-  ftsQuery,
-  isCurrent,
-  queryTerms,
-  recency,
-  relevance,
-  strategyScore,
-} from "../base/rank";
+import { factScore, ftsQuery, queryTerms, recencyAt, relevance, strategyScore } from "../base/rank";
 import {
   entityLine,
-  factLine,
   goalLine,
   SectionFitter,
   SHORTEST_TURN_LINE,
@@ -71,8 +62,15 @@ export class MemoryReader {
     this.turns = new TurnReader(sql, this.terms);
   }
 
-  /** Forgets what the reader keeps between reads: the memory was written. */
-  forget(): void {
+  /**
+   * Forgets what the reader keeps between reads: the memory was written (`turnsOnly`: its
+   * past turns alone, so the facts and their terms kept still hold).
+   */
+  forget(turnsOnly = false): void {
+    if (turnsOnly) {
+      this.terms.forget("turns_fts");
+      return;
+    }
     this.terms.forget();
     this.facts.forget();
   }
@@ -151,16 +149,17 @@ export class MemoryReader {
     return Array.from(cursor.raw(), (r) => ({ id: r[0] as string, bm: r[1] as number }));
   }
 
-  /** The ids of the newest live facts in the channels, newest first. */
+  /** The ids of the newest live facts in the channels, newest first (kept until a write). */
   private recentIds(channels: Channels): string[] {
-    const cursor = this.sql.exec(
-      `SELECT f.id FROM facts f WHERE f.superseded_by IS NULL AND ${inChannels(1)}
-       ORDER BY f.created_at DESC LIMIT ${RECENT_CANDIDATES}`,
-      channels,
-    );
-    return Array.from(cursor.raw(), (r) => r[0] as string);
+    return this.facts.newest(channels, () => {
+      const cursor = this.sql.exec(
+        `SELECT f.id FROM facts f WHERE f.superseded_by IS NULL AND ${inChannels(1)}
+         ORDER BY f.created_at DESC LIMIT ${RECENT_CANDIDATES}`,
+        channels,
+      );
+      return Array.from(cursor.raw(), (r) => r[0] as string);
+    });
   }
-
   /** Live facts of these ids, read in full (the vector hits: not kept, as they are few). */
   private factsById(ids: string[]): FactRow[] {
     if (ids.length === 0) return [];
@@ -216,13 +215,22 @@ export class MemoryReader {
       if (fact && !rows.has(id)) rows.set(id, { fact });
     }
     const salience = withEntities ? this.salienceOf([...rows.keys()]) : new Map<string, number>();
+    // The facts of one recall were mostly last accessed together: each time is parsed once.
+    const times = new Map<string, number>();
     const scored = [...rows.values()].map(({ fact, bm }) => {
+      const at = fact.lastAccessedAt ?? fact.updatedAt;
+      let ms = times.get(at);
+      if (ms === undefined) {
+        ms = Date.parse(at);
+        times.set(at, ms);
+      }
+      const { from, to } = this.facts.derived(fact);
       const score = factScore({
         relevance: relevance(bm, best, hits.get(fact.id), hits.size > 0),
         confidence: fact.confidence,
         salience: salience.get(fact.id) ?? 0.5,
-        recency: recency(fact.lastAccessedAt ?? fact.updatedAt, now),
-        current: isCurrent(fact.validFrom, fact.validTo, now),
+        recency: recencyAt(ms, now),
+        current: !(from > now || to < now),
       });
       return { fact, score };
     });
@@ -245,7 +253,9 @@ export class MemoryReader {
    * Builds the bundle for a query within its budget, and its section as it is filled
    * (`fitted.text()` is `renderMemoryBundle(bundle)`); the caller counts the access.
    * Kinds the memory does not hold (`held`) are not queried: each full-text query costs
-   * about as much on an empty table as on a small one.
+   * about as much on an empty table as on a small one. With `shared` (only the section
+   * leaves the object) the bundle's facts are the kept ones, not copies with their score:
+   * nothing may change them.
    */
   bundle(
     query: { text: string; channel?: string | undefined; contextId?: string | undefined },
@@ -253,6 +263,7 @@ export class MemoryReader {
     hits: VectorHits,
     now: number,
     held: ReadonlySet<MemoryKind>,
+    shared = false,
   ): { bundle: MemoryBundle; fitted: SectionFitter } {
     const { text } = query;
     const channels = channelsOf(query.channel);
@@ -284,8 +295,13 @@ export class MemoryReader {
       truncated: false,
     };
     for (const { fact, score } of facts) {
-      if (fit.take("facts", factLine(fact))) {
-        bundle.facts.push({ ...fact, score: Math.round(score * 1e4) / 1e4 });
+      if (fit.take("facts", this.facts.derived(fact).line)) {
+        // Shared: the bundle stays in the object, where only the ids of its facts are read.
+        bundle.facts.push(
+          shared
+            ? (fact as MemoryBundle["facts"][number])
+            : { ...fact, score: Math.round(score * 1e4) / 1e4 },
+        );
       } else bundle.truncated = true;
     }
     for (const goal of goals) {

@@ -47,8 +47,9 @@ export class IndexedTerms {
     return terms.filter((term) => known.get(term) === true);
   }
 
-  /** Forgets every term: the memory was written. */
-  forget(): void {
-    this.known.clear();
+  /** Forgets the terms of one index, or of every index: the memory was written. */
+  forget(index?: TermIndex): void {
+    if (index) this.known.delete(index);
+    else this.known.clear();
   }
 }

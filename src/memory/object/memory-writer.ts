@@ -56,6 +56,11 @@ const PURGE_BATCH = 100;
  */
 export class MemoryWriter implements WriteContext {
   readonly vectors: VectorChanges = { upsert: [], remove: [] };
+  /**
+   * True while the batch changed past turns alone (recording a model turn): what the
+   * object keeps of its facts then stays true, so the next recall need not read them again.
+   */
+  turnsOnly = true;
 
   constructor(
     readonly sql: SqlStorage,
@@ -72,6 +77,7 @@ export class MemoryWriter implements WriteContext {
   }
 
   private applyOne(op: MemoryOp, i: number): OpResult {
+    if (op.op !== "add_turn") this.turnsOnly = false;
     switch (op.op) {
       case "add_fact":
         return this.addFact(op, i);
@@ -207,6 +213,7 @@ export class MemoryWriter implements WriteContext {
   deleteFact(id: string): boolean {
     const gone = this.sql.exec("DELETE FROM facts WHERE id = ?", id).rowsWritten > 0;
     if (!gone) return false;
+    this.turnsOnly = false;
     this.sql.exec("DELETE FROM fact_entities WHERE fact_id = ?", id);
     this.vectors.remove.push(id);
     return true;
@@ -330,6 +337,7 @@ export class MemoryWriter implements WriteContext {
       )
       .toArray()[0];
     if (entity) {
+      this.turnsOnly = false;
       deleteEntity(this.sql, entity.id);
       return true;
     }

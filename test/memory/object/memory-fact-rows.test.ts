@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { FactRows, KEPT_FACTS } from "../../../src/memory/object/memory-fact-rows";
 import type { MemoryOp } from "../../../src/protocol/memory";
@@ -99,5 +100,70 @@ describe("facts kept between recalls", () => {
     expect(after.facts.map((f) => [f.claim, f.entityIds])).toEqual([
       ["The user lives in Porto", []],
     ]);
+  });
+
+  it("K7 recording past turns keeps the facts read; a write that touches facts forgets them", async () => {
+    const turn = (content: string): MemoryOp => ({ op: "add_turn", role: "user", content });
+    // The object's own reader, as a recall left it (how many facts it keeps).
+    const kept = (memory: TestMemory) =>
+      runInDurableObject(
+        memory.stub,
+        (instance) => (instance as unknown as { reader: { facts: FactRows } }).reader.facts.size,
+      );
+    const memory = storeMemory();
+    await memory.apply([fact("The user likes green tea"), fact("The user lives in Porto")]);
+    const query = { text: "green tea in Porto" };
+    // Recalled, its counts written (`get` writes them), recalled again: a
+    // fact's first count drops it, to be read again with its new field.
+    await memory.recall(query);
+    await memory.get("fact", "mf_none");
+    const before = await memory.recall(query);
+    expect(await kept(memory)).toBe(2);
+    await memory.apply([turn("Which tea do I like?"), turn("Green tea, as ever.")]);
+    expect(await kept(memory)).toBe(2);
+    // The same facts, and the turns just written (their kind and terms were forgotten).
+    const after = (await memory.recall(query)).section;
+    expect(after.startsWith(`${before.section}\n\nFrom past conversations`)).toBe(true);
+    expect(after).toContain("Green tea, as ever.");
+    await memory.apply([fact("The user likes oolong tea")]);
+    expect(await kept(memory)).toBe(0);
+    expect((await memory.recall(query)).section).toContain("oolong");
+
+    // A batch of turns that makes room by evicting a fact forgets too.
+    const full = storeMemory({ limits: { maxItems: 2, whenFull: "evict" } });
+    await full.apply([fact("The user likes green tea"), fact("The user lives in Porto")]);
+    await full.recall(query);
+    await full.get("fact", "mf_none");
+    await full.recall(query);
+    expect(await kept(full)).toBe(2);
+    await full.apply([turn("Which tea do I like?")]);
+    expect(await kept(full)).toBe(0);
+    // The oldest of the least confident went (the green tea): recall no longer has it.
+    const left = (await full.recall(query)).section;
+    expect(left).not.toContain("likes green tea");
+    expect(left).toContain("lives in Porto");
+  });
+
+  it("K7 a recall answered as a section counts its facts without changing the kept ones", async () => {
+    const memory = storeMemory();
+    await memory.apply([fact("The user likes green tea")]);
+    const [tea] = await ids(memory);
+    if (!tea) throw new Error("the fact was not stored");
+    for (let i = 0; i < 3; i++) {
+      expect((await memory.recall({ text: "green tea" })).section).toContain("green tea");
+      // `get` writes the counts waiting.
+      await memory.get("fact", "mf_none");
+    }
+    const [kept, stored] = await runInDurableObject(memory.stub, (instance, state) => [
+      (instance as unknown as { reader: { facts: FactRows } }).reader.facts.byId([tea]).get(tea)
+        ?.accessCount,
+      state.storage.sql
+        .exec<{ n: number }>("SELECT access_count AS n FROM facts WHERE id = ?", tea)
+        .one().n,
+    ]);
+    expect(stored).toBe(3);
+    expect(kept).toBe(3);
+    const bundle = await memory.remember({ text: "green tea" });
+    expect(bundle.facts[0]?.accessCount).toBe(4);
   });
 });
