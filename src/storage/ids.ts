@@ -78,18 +78,24 @@ async function deriveKeys(secret: Uint8Array): Promise<IdKeys> {
   return { task, context, approver };
 }
 
-/** The last origin checked (one per deployment in practice), so a request parses no URL. */
+/**
+ * The last origin checked (one per deployment in practice), so a request parses no URL:
+ * the text before a URL's path, so that a request's URL and the origin made from it
+ * (both asked about for one message) share it.
+ */
 let checkedOrigin: string | null = null;
 let checkedLocal = false;
 
 /** Whether `origin` (or any URL) is this machine's: `wrangler dev`, not a deployment. */
 export function isLocal(origin: string): boolean {
-  if (origin !== checkedOrigin) {
+  const end = origin.indexOf("/", origin.indexOf("//") + 2);
+  const head = end < 0 ? origin : origin.slice(0, end);
+  if (head !== checkedOrigin) {
     let local = false;
     try {
-      local = ["localhost", "127.0.0.1", "[::1]"].includes(new URL(origin).hostname);
+      local = ["localhost", "127.0.0.1", "[::1]"].includes(new URL(head).hostname);
     } catch {}
-    checkedOrigin = origin;
+    checkedOrigin = head;
     checkedLocal = local;
   }
   return checkedLocal;
