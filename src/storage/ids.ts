@@ -324,6 +324,26 @@ const verifiedContexts = new WeakMap<IdKeys, Map<string, true>>();
 /** Verified context ids remembered per isolate and key set. */
 export const VERIFIED_CONTEXTS_KEPT = 4096;
 
+/**
+ * Only ids that verified are remembered, under exactly the tenant, owner and keys they
+ * verified for (lengths first, so no two scopes make the same key).
+ */
+const verifiedKey = (scope: IdScope, contextId: string) =>
+  `${scope.tenant.length}:${scope.tenant}${scope.owner.length}:${scope.owner}${contextId}`;
+
+/**
+ * Whether this context id verified for this tenant, owner and keys before (and is still
+ * remembered): `verifyContextId`'s answer without its MAC or a promise.
+ */
+export function verifiedBefore(keys: IdKeys, scope: IdScope, contextId: string): boolean {
+  const known = verifiedContexts.get(keys);
+  const key = verifiedKey(scope, contextId);
+  if (!known?.has(key)) return false;
+  known.delete(key);
+  known.set(key, true);
+  return true;
+}
+
 /** Whether an issued-looking context id was issued by this agent to this tenant and owner. */
 export async function verifyContextId(
   keys: IdKeys,
@@ -331,15 +351,9 @@ export async function verifyContextId(
   contextId: string,
 ): Promise<boolean> {
   if (!looksIssued(contextId)) return false;
-  // Only ids that verified are remembered, under exactly the tenant, owner and keys they
-  // verified for (lengths first, so no two scopes make the same key).
-  const key = `${scope.tenant.length}:${scope.tenant}${scope.owner.length}:${scope.owner}${contextId}`;
+  if (verifiedBefore(keys, scope, contextId)) return true;
+  const key = verifiedKey(scope, contextId);
   let known = verifiedContexts.get(keys);
-  if (known?.has(key)) {
-    known.delete(key);
-    known.set(key, true);
-    return true;
-  }
   const bytes = base64UrlToBytes(contextId.slice(2));
   if (!bytes || bytes.byteLength !== CONTEXT_RANDOM_BYTES + CONTEXT_MAC_BYTES) return false;
   const expected = await contextMac(keys, scope, bytes.slice(0, CONTEXT_RANDOM_BYTES));
