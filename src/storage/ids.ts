@@ -238,17 +238,21 @@ export const MAX_TASK_ID_LENGTH = LIMITS.taskIdLength;
  * reveals nothing, and the Worker opens it to find the task's conversation object with
  * no lookup; a made-up or altered id, or another caller's, does not open.
  */
-export async function sealedTaskId(keys: IdKeys, scope: IdScope, contextId: string) {
+export function sealedTaskId(keys: IdKeys, scope: IdScope, contextId: string): Promise<string> {
   const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
-  const sealed = await crypto.subtle.encrypt(
-    { name: "AES-GCM", iv: nonce, additionalData: scopeBytes("task", scope) },
-    keys.task,
-    encoder.encode(contextId),
-  );
-  const id = new Uint8Array(NONCE_BYTES + sealed.byteLength);
-  id.set(nonce);
-  id.set(new Uint8Array(sealed), NONCE_BYTES);
-  return base64url.encode(id);
+  // Not async: the cipher's own promise is the only one a new task's id waits on.
+  return crypto.subtle
+    .encrypt(
+      { name: "AES-GCM", iv: nonce, additionalData: scopeBytes("task", scope) },
+      keys.task,
+      encoder.encode(contextId),
+    )
+    .then((sealed) => {
+      const id = new Uint8Array(NONCE_BYTES + sealed.byteLength);
+      id.set(nonce);
+      id.set(new Uint8Array(sealed), NONCE_BYTES);
+      return base64url.encode(id);
+    });
 }
 
 async function openTaskId(keys: IdKeys, scope: IdScope, taskId: string) {
