@@ -17,7 +17,7 @@ describe("nowIso (A2A §5.6.1 timestamps; formatted once per millisecond, issue 
     expect(nowIso()).toBe("2025-12-31T23:59:59.999Z");
   });
 
-  it("formats each millisecond as toISOString does, across minutes, days, and years before 1970 or past 9999", () => {
+  it("B1: formats each millisecond as toISOString does, across minutes, days, and years before 1970 or past 9999", () => {
     vi.useFakeTimers();
     const at = (iso: string) => {
       vi.setSystemTime(new Date(iso));

@@ -42,7 +42,7 @@ export const OBJECT_IDS_KEPT = 512;
  * messages name the same object one after another. An id is a value, valid for any
  * request of the isolate.
  */
-function objectId(ns: DurableObjectNamespace, name: string): DurableObjectId {
+export function objectId(ns: DurableObjectNamespace, name: string): DurableObjectId {
   let ids = objectIds.get(ns);
   if (!ids) {
     ids = new Map();
