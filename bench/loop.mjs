@@ -36,12 +36,11 @@ if (callgrind) {
   dir = mkdtempSync(join(tmpdir(), "edgelink-loop-"));
   runWorkerdUnder(dir, callgrindInto(dir));
 }
-/** The valgrind pids, in the order their servers started. */
+/** The valgrind pids whose servers have started (each leaves its log). */
 const valgrindPids = () =>
   readdirSync(dir)
     .filter((f) => f.startsWith("vg."))
-    .map((f) => Number(f.split(".")[1]))
-    .sort((a, b) => a - b);
+    .map((f) => Number(f.split(".")[1]));
 const instructions = (pid, zero) => {
   execFileSync("callgrind_control", [zero ? "--zero" : "--dump", String(pid)], { stdio: "pipe" });
   if (zero) return 0;
@@ -65,7 +64,8 @@ try {
     });
     // Under valgrind a first message (the isolate's first compile) takes a minute or more.
     const [contextId] = await openContexts(server.url, headers, 1, callgrind ? 300_000 : 10_000);
-    const vg = callgrind ? valgrindPids().at(-1) : null;
+    // The pid no earlier server has: pids are not in start order once they wrap around.
+    const vg = callgrind ? valgrindPids().find((p) => !servers.some((s) => s.vg === p)) : null;
     servers.push({ root, server, contextId, vg, samples: [], other: [] });
   }
   const run = async (s, n) => {

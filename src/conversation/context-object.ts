@@ -26,7 +26,7 @@ import {
   type StorageReport,
   storageReport,
 } from "../storage/schema-version";
-import type { Admission, InlinePush } from "./admission";
+import type { Admission, Checked, InlinePush } from "./admission";
 import type { ObjectAlarm } from "./alarm";
 import { ApproverDesk } from "./approver-desk";
 import type { ContextIdentity, Scope } from "./context-identity";
@@ -200,7 +200,7 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
    * the Worker (`packSend`) and its answer the text alone, or the error: what crosses the
    * RPC boundary both ways is the least it can be.
    */
-  sendPlain(call: PackedSend): Promise<string | ErrorData> {
+  sendPlain(call: PackedSend): string | ErrorData | Promise<string | ErrorData> {
     return attemptText("context object", () => {
       const { scope, params, version } = unpackSend(call);
       this.steps.seen(scope);
@@ -208,32 +208,70 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     });
   }
 
-  private async send(
+  /**
+   * A message's answer: text at once when nothing is waited for (a handler that answered
+   * without awaiting, a new task the index mark covers), so the object's part of a
+   * blocking message takes no promise; a promise otherwise.
+   */
+  private send(
     scope: Scope,
     params: SendParams,
     version: ProtocolVersion,
     push?: InlinePush,
-  ): Promise<string> {
+  ): string | Promise<string> {
     // A retry gets its task back without asking the reply hook again (see `admit`).
     const checked = this.admission.checkBeforeReply(scope, params.message);
     const retry = checked && "retryOf" in checked.sent ? checked.sent.retryOf : null;
     // No hook, no await: a message's answer takes no turn it does not need.
     const asks = retry === null && this.agent.reply !== null && !params.message.taskId;
-    const reply = asks ? await this.admission.directReply(scope, params.message) : null;
-    if (reply) return JSON.stringify(renderReplyResult(reply, version));
+    if (!asks) return this.sendToTask(scope, params, version, push, checked, retry);
+    return this.admission
+      .directReply(scope, params.message)
+      .then((reply) =>
+        reply
+          ? JSON.stringify(renderReplyResult(reply, version))
+          : this.sendToTask(scope, params, version, push, checked, retry),
+      );
+  }
+
+  /** `send` once no direct reply answered: the task admitted (or the retry's), then its answer. */
+  private sendToTask(
+    scope: Scope,
+    params: SendParams,
+    version: ProtocolVersion,
+    push: InlinePush | undefined,
+    checked: Checked | null,
+    retry: string | null,
+  ): string | Promise<string> {
     const { taskId, run } =
       retry === null
         ? this.admission.admit(scope, params.message, undefined, push, checked)
         : { taskId: retry };
-    if (params.returnImmediately) this.ctx.waitUntil(run ?? Promise.resolve());
-    else await run;
-    // Read-your-writes listing: a new task is listed before its answer leaves (its row
-    // sent in a call shared with concurrent answers, or covered by the conversation's
-    // mark: see IndexOutbox). A task continued by this message is listed already; its
-    // change waits for the window with the rest.
-    if (!params.message.taskId) await this.outbox.listed(taskId);
-    const task = this.read(taskId, { historyLength: params.historyLength });
-    return JSON.stringify(renderSendResult(task, version, params));
+    if (params.returnImmediately) {
+      if (run) this.ctx.waitUntil(run);
+    } else if (run) {
+      return run.then(() => this.answer(taskId, params, version));
+    }
+    return this.answer(taskId, params, version);
+  }
+
+  /**
+   * The rendered task, once a listing shows it. Read-your-writes listing: a new task is
+   * listed before its answer leaves (its row sent in a call shared with concurrent answers,
+   * or covered by the conversation's mark: see IndexOutbox). A task continued by this
+   * message is listed already; its change waits for the window with the rest.
+   */
+  private answer(
+    taskId: string,
+    params: SendParams,
+    version: ProtocolVersion,
+  ): string | Promise<string> {
+    const render = () => {
+      const task = this.read(taskId, { historyLength: params.historyLength });
+      return JSON.stringify(renderSendResult(task, version, params));
+    };
+    const listed = params.message.taskId ? null : this.outbox.listed(taskId);
+    return listed ? listed.then(render) : render();
   }
 
   /** An approver's view of a task that waits for a decision (see ApproverDesk). */

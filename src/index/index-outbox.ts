@@ -260,13 +260,14 @@ export class IndexOutbox {
    * Resolves once a listing shows this task: at once when no row of it is pending or the
    * mark covers it, else after a call that carries it (sharing one in flight). When the
    * index cannot be reached it resolves anyway, the rows kept for the alarm's retry: the
-   * caller's answer is not held back by the index.
+   * caller's answer is not held back by the index. Null when there is nothing to wait
+   * for, so that an answer the mark covers takes no await.
    */
-  listed(taskId: string): Promise<void> {
-    if (!this.store.indexPending(taskId)) return Promise.resolve();
+  listed(taskId: string): Promise<void> | null {
+    if (!this.store.indexPending(taskId)) return null;
     if (this.marked || this.marking) {
       this.covered += 1;
-      return this.marking ?? Promise.resolve();
+      return this.marking;
     }
     const busy = Date.now() - this.lastSent < this.windowMs();
     if (busy) this.markNext = "set";

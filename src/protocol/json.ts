@@ -25,18 +25,35 @@ export const JsonObject: z.ZodType<JsonObject> = z.record(z.string(), JsonValue)
 
 let isoMs = Number.NaN;
 let iso = "";
+/** The minute `isoHead` formats (its ISO text up to the seconds), and that text. */
+let headMinute = Number.NaN;
+let isoHead = "";
 
 /** Current time as ISO-8601 UTC with milliseconds (A2A §5.6.1). */
 export function nowIso(): string {
   // Formatted once per millisecond: on Workers the clock stands still while code runs, so
-  // every timestamp of one message's writes is the same string.
+  // every timestamp of one message's writes is the same string. The Worker and the object
+  // run apart, so a message still sees a few milliseconds: V8's toISOString (several
+  // printf calls) runs once a minute, and each millisecond adds only its seconds.
   const ms = Date.now();
   if (ms !== isoMs) {
-    iso = new Date(ms).toISOString();
+    const minute = Math.floor(ms / 60_000);
+    if (minute !== headMinute) {
+      isoHead = new Date(ms).toISOString().slice(0, 17);
+      // Years past 9999 (or before 0) have a longer form: formatted whole every time.
+      headMinute = /^\d{4}-/.test(isoHead) ? minute : Number.NaN;
+    }
+    const inMinute = ms - minute * 60_000;
+    iso =
+      headMinute === minute
+        ? `${isoHead}${pad(Math.floor(inMinute / 1000), 2)}.${pad(inMinute % 1000, 3)}Z`
+        : new Date(ms).toISOString();
     isoMs = ms;
   }
   return iso;
 }
+
+const pad = (n: number, width: number) => String(n).padStart(width, "0");
 
 /** A random identifier; `prefix` only helps humans tell ids apart in logs. */
 export function newId(prefix = ""): string {

@@ -78,18 +78,24 @@ async function deriveKeys(secret: Uint8Array): Promise<IdKeys> {
   return { task, context, approver };
 }
 
-/** The last origin checked (one per deployment in practice), so a request parses no URL. */
+/**
+ * The last origin checked (one per deployment in practice), so a request parses no URL:
+ * the text before a URL's path, so that a request's URL and the origin made from it
+ * (both asked about for one message) share it.
+ */
 let checkedOrigin: string | null = null;
 let checkedLocal = false;
 
 /** Whether `origin` (or any URL) is this machine's: `wrangler dev`, not a deployment. */
 export function isLocal(origin: string): boolean {
-  if (origin !== checkedOrigin) {
+  const end = origin.indexOf("/", origin.indexOf("//") + 2);
+  const head = end < 0 ? origin : origin.slice(0, end);
+  if (head !== checkedOrigin) {
     let local = false;
     try {
-      local = ["localhost", "127.0.0.1", "[::1]"].includes(new URL(origin).hostname);
+      local = ["localhost", "127.0.0.1", "[::1]"].includes(new URL(head).hostname);
     } catch {}
-    checkedOrigin = origin;
+    checkedOrigin = head;
     checkedLocal = local;
   }
   return checkedLocal;
@@ -232,17 +238,21 @@ export const MAX_TASK_ID_LENGTH = LIMITS.taskIdLength;
  * reveals nothing, and the Worker opens it to find the task's conversation object with
  * no lookup; a made-up or altered id, or another caller's, does not open.
  */
-export async function sealedTaskId(keys: IdKeys, scope: IdScope, contextId: string) {
+export function sealedTaskId(keys: IdKeys, scope: IdScope, contextId: string): Promise<string> {
   const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
-  const sealed = await crypto.subtle.encrypt(
-    { name: "AES-GCM", iv: nonce, additionalData: scopeBytes("task", scope) },
-    keys.task,
-    encoder.encode(contextId),
-  );
-  const id = new Uint8Array(NONCE_BYTES + sealed.byteLength);
-  id.set(nonce);
-  id.set(new Uint8Array(sealed), NONCE_BYTES);
-  return base64url.encode(id);
+  // Not async: the cipher's own promise is the only one a new task's id waits on.
+  return crypto.subtle
+    .encrypt(
+      { name: "AES-GCM", iv: nonce, additionalData: scopeBytes("task", scope) },
+      keys.task,
+      encoder.encode(contextId),
+    )
+    .then((sealed) => {
+      const id = new Uint8Array(NONCE_BYTES + sealed.byteLength);
+      id.set(nonce);
+      id.set(new Uint8Array(sealed), NONCE_BYTES);
+      return base64url.encode(id);
+    });
 }
 
 async function openTaskId(keys: IdKeys, scope: IdScope, taskId: string) {
@@ -318,6 +328,26 @@ const verifiedContexts = new WeakMap<IdKeys, Map<string, true>>();
 /** Verified context ids remembered per isolate and key set. */
 export const VERIFIED_CONTEXTS_KEPT = 4096;
 
+/**
+ * Only ids that verified are remembered, under exactly the tenant, owner and keys they
+ * verified for (lengths first, so no two scopes make the same key).
+ */
+const verifiedKey = (scope: IdScope, contextId: string) =>
+  `${scope.tenant.length}:${scope.tenant}${scope.owner.length}:${scope.owner}${contextId}`;
+
+/**
+ * Whether this context id verified for this tenant, owner and keys before (and is still
+ * remembered): `verifyContextId`'s answer without its MAC or a promise.
+ */
+export function verifiedBefore(keys: IdKeys, scope: IdScope, contextId: string): boolean {
+  const known = verifiedContexts.get(keys);
+  const key = verifiedKey(scope, contextId);
+  if (!known?.has(key)) return false;
+  known.delete(key);
+  known.set(key, true);
+  return true;
+}
+
 /** Whether an issued-looking context id was issued by this agent to this tenant and owner. */
 export async function verifyContextId(
   keys: IdKeys,
@@ -325,15 +355,9 @@ export async function verifyContextId(
   contextId: string,
 ): Promise<boolean> {
   if (!looksIssued(contextId)) return false;
-  // Only ids that verified are remembered, under exactly the tenant, owner and keys they
-  // verified for (lengths first, so no two scopes make the same key).
-  const key = `${scope.tenant.length}:${scope.tenant}${scope.owner.length}:${scope.owner}${contextId}`;
+  if (verifiedBefore(keys, scope, contextId)) return true;
+  const key = verifiedKey(scope, contextId);
   let known = verifiedContexts.get(keys);
-  if (known?.has(key)) {
-    known.delete(key);
-    known.set(key, true);
-    return true;
-  }
   const bytes = base64UrlToBytes(contextId.slice(2));
   if (!bytes || bytes.byteLength !== CONTEXT_RANDOM_BYTES + CONTEXT_MAC_BYTES) return false;
   const expected = await contextMac(keys, scope, bytes.slice(0, CONTEXT_RANDOM_BYTES));

@@ -13,27 +13,42 @@ export async function attempt<T>(what: string, fn: () => T | Promise<T>): Promis
   try {
     return { ok: true, value: await fn() };
   } catch (error) {
-    if (error instanceof A2AError) return { ok: false, error: error.toData() };
-    if (error instanceof InvalidTransitionError) {
-      return { ok: false, error: { kind: "UnsupportedOperation", message: error.message } };
-    }
-    const reference = errorReference();
-    logEvent("error", `edgelink: ${what} error ${reference}`, { reference, error });
-    const message = `Internal error (reference ${reference})`;
-    return { ok: false, error: { kind: "Internal", message, metadata: { reference } } };
+    return { ok: false, error: errorData(what, error) };
   }
+}
+
+/** A thrown error as the data that crosses the boundary (see `attempt`). */
+function errorData(what: string, error: unknown): ErrorData {
+  if (error instanceof A2AError) return error.toData();
+  if (error instanceof InvalidTransitionError) {
+    return { kind: "UnsupportedOperation", message: error.message };
+  }
+  const reference = errorReference();
+  logEvent("error", `edgelink: ${what} error ${reference}`, { reference, error });
+  const message = `Internal error (reference ${reference})`;
+  return { kind: "Internal", message, metadata: { reference } };
 }
 
 /**
  * `attempt` for a method answering text: the text itself, or its error as data. A bare
- * string crosses the boundary for less than a `Result` object holding it.
+ * string crosses the boundary for less than a `Result` object holding it, and text the
+ * body had at once is answered at once (RPC takes a plain value as a resolved one).
  */
-export async function attemptText(
+export function attemptText(
   what: string,
-  fn: () => Promise<string>,
-): Promise<string | ErrorData> {
-  const result = await attempt(what, fn);
-  return result.ok ? result.value : result.error;
+  fn: () => string | Promise<string>,
+): string | ErrorData | Promise<string | ErrorData> {
+  let answer: string | Promise<string>;
+  try {
+    answer = fn();
+  } catch (error) {
+    return errorData(what, error);
+  }
+  if (typeof answer === "string") return answer;
+  return answer.then(
+    (text) => text,
+    (error: unknown) => errorData(what, error),
+  );
 }
 
 /** The caller's side of `attemptText`: the text, or the error thrown again. */

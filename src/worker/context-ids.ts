@@ -9,6 +9,8 @@ import {
   type LocalSecretSource,
   looksIssued,
   MAX_CONTEXT_ID_LENGTH,
+  readyIdKeys,
+  verifiedBefore,
   verifyContextId,
 } from "../storage/ids";
 import type { ContextVerifier } from "./route-scope";
@@ -88,9 +90,15 @@ export async function namedContext(
  * invalid for a write (400 naming the field), not found for a read, nothing for a filter.
  */
 export function contextVerifier(policy: ContextIdPolicy): ContextVerifier {
-  return async (c: Context, scope, value, field, use) => {
-    const ids = { tenant: scope.tenant, owner: scope.owner };
-    const named = await namedContext(policy, c.env, originOf(c.req.url), ids, value, field, use);
+  const verify = async (
+    c: Context,
+    ids: IdScope,
+    origin: string,
+    value: string,
+    field: string,
+    use: ContextIdGuard["use"],
+  ) => {
+    const named = await namedContext(policy, c.env, origin, ids, value, field, use);
     if (named !== null || use === "filter") return named;
     if (use === "read") {
       throw new A2AError(
@@ -105,5 +113,16 @@ export function contextVerifier(policy: ContextIdPolicy): ContextVerifier {
       { contextId: value },
       [{ field, description: "not issued by this agent to this caller" }],
     );
+  };
+  // A conversation's follow-ups name an id that verified before: answered without the
+  // chain of awaits (keys, verification) a first sight of the id takes.
+  return (c: Context, scope, value, field, use) => {
+    const ids = { tenant: scope.tenant, owner: scope.owner };
+    const origin = originOf(c.req.url);
+    if (value.length <= MAX_CONTEXT_ID_LENGTH && looksIssued(value)) {
+      const keys = readyIdKeys(c.env, origin);
+      if (keys && verifiedBefore(keys, ids, value)) return Promise.resolve(value);
+    }
+    return verify(c, ids, origin, value, field, use);
   };
 }

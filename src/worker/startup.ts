@@ -239,10 +239,13 @@ export function startupCheck<Env extends object>(
   };
   /** Envs whose check found nothing: their requests go on without awaiting it again. */
   const passed = new WeakSet<object>();
+  /** Envs whose check passed for this machine's requests only (a keyless `wrangler dev`). */
+  const passedLocal = new WeakSet<object>();
   // Not async: once the check passed, a request goes on without a promise of this layer's.
   return (c, next) => {
     const env = (c.env ?? {}) as Env & object;
-    return passed.has(env) ? next() : checkFirst(c, next, env);
+    if (passed.has(env) || (passedLocal.has(env) && isLocal(c.req.url))) return next();
+    return checkFirst(c, next, env);
   };
 
   async function checkFirst(c: Context<{ Bindings: Env }>, next: Next, env: Env & object) {
@@ -266,7 +269,7 @@ export function startupCheck<Env extends object>(
     if (problems.length === 0) {
       // A keyless local pass holds for this machine's requests only: each is asked where from.
       const localOnly = local && (env as Record<string, unknown>)[ID_KEY_BINDING] === undefined;
-      if (!transient && !localOnly) passed.add(env);
+      if (!transient) (localOnly ? passedLocal : passed).add(env);
       return next();
     }
     const error = new A2AError(

@@ -16,4 +16,36 @@ describe("nowIso (A2A §5.6.1 timestamps; formatted once per millisecond, issue 
     vi.setSystemTime(new Date("2025-12-31T23:59:59.999Z"));
     expect(nowIso()).toBe("2025-12-31T23:59:59.999Z");
   });
+
+  it("B1: formats each millisecond as toISOString does, across minutes, days, and years before 1970 or past 9999", () => {
+    vi.useFakeTimers();
+    const at = (iso: string) => {
+      vi.setSystemTime(new Date(iso));
+      return nowIso();
+    };
+    // The same minute, then the next, the next day and year: only the seconds were added.
+    for (const iso of [
+      "2026-01-02T03:04:05.006Z",
+      "2026-01-02T03:04:59.999Z",
+      "2026-01-02T03:05:00.000Z",
+      "2026-01-02T03:05:00.010Z",
+      "2026-01-02T23:59:59.999Z",
+      "2026-01-03T00:00:00.000Z",
+      "1969-12-31T23:59:58.001Z",
+      "1969-12-31T23:59:59.999Z",
+      "+010000-01-01T00:00:01.002Z",
+      "+010000-01-01T00:00:01.003Z",
+      "-000001-06-01T12:30:45.678Z",
+    ]) {
+      expect(at(iso)).toBe(new Date(iso).toISOString());
+    }
+    for (
+      let ms = Date.UTC(2026, 0, 2, 3, 4, 58, 990);
+      ms < Date.UTC(2026, 0, 2, 3, 5, 1);
+      ms += 7
+    ) {
+      vi.setSystemTime(ms);
+      expect(nowIso()).toBe(new Date(ms).toISOString());
+    }
+  });
 });

@@ -106,29 +106,42 @@ export class HandlerRuns<Env> {
     }
   }
 
-  /** Moves an existing task back to working and runs the handler on `message`. */
-  start(taskId: string, message: Message, trace?: TraceCarrier): Promise<void> {
+  /**
+   * Moves an existing task back to working and runs the handler on `message` (see `run`:
+   * undefined when the run already ended).
+   */
+  start(taskId: string, message: Message, trace?: TraceCarrier): Promise<void> | undefined {
     this.publish(taskId, this.store.transition(taskId, "working"));
     return this.run(taskId, message, trace);
   }
 
-  /** Runs the handler on a task already working. */
-  run(taskId: string, message: Message, trace?: TraceCarrier): Promise<void> {
+  /**
+   * Runs the handler on a task already working. Undefined when the run ended before this
+   * returns (a handler that answers without awaiting): the caller has nothing to wait for,
+   * and a blocking message's answer takes no promise, turn or await of the run's.
+   */
+  run(taskId: string, message: Message, trace?: TraceCarrier): Promise<void> | undefined {
     const controller = new AbortController();
     this.running.set(taskId, controller);
-    return this.execute(taskId, message, controller, trace).finally(() =>
-      this.running.delete(taskId),
-    );
+    const pending = this.execute(taskId, message, controller, trace);
+    if (!pending) {
+      this.running.delete(taskId);
+      return undefined;
+    }
+    return pending.finally(() => this.running.delete(taskId));
   }
 
-  private async execute(
+  /** Starts the handler; undefined when its run ended at once (see `run`). */
+  private execute(
     taskId: string,
     message: Message,
     controller: AbortController,
     trace?: TraceCarrier,
-  ) {
+  ): Promise<void> | undefined {
     const task = this.store.cache.snapshot(taskId);
-    if (!task) throw new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId });
+    if (!task) {
+      return Promise.reject(new A2AError("TaskNotFound", `Task ${taskId} not found`, { taskId }));
+    }
     const approverTaskId = approverTaskIdOf(task);
     // Made on first use: most runs hold no call for approval, and an instant answer
     // should not pay for the desk's object and closures.
@@ -155,21 +168,45 @@ export class HandlerRuns<Env> {
       deskOf,
     );
     const traced = traceRun(this.store, run, this.agent() as Agent<unknown>, trace);
-    let failure: unknown;
+    const end = (outcome: RunOutcome) => this.end(taskId, run, controller, traced, outcome);
+    let answer: unknown;
     try {
       const agent = this.agent();
       // Active for a context manager too, so instrumented `fetch` calls join the run's span.
-      const answer = inContext(traced?.ctx, () =>
+      answer = inContext(traced?.ctx, () =>
         agent.handler
           ? agent.handler(run)
           : agent.model
             ? runModelAgent(run, agent, {}, agent.memory ? this.memoryScope() : undefined, deskOf())
             : runDefaultExecution(run, agent),
       );
-      // A handler that answers at once is not awaited: its task ends before `run` returns,
-      // inside the caller's transaction when there is one (a new task's admission), so the
-      // message is one transaction. Nothing asynchronous ran in between.
-      const result = isThenable(answer) ? await answer : answer;
+    } catch (error) {
+      return endNow(() => end({ error }));
+    }
+    if (isThenable(answer)) {
+      return Promise.resolve(answer).then(
+        (result) => end({ result }),
+        (error: unknown) => end({ error }),
+      );
+    }
+    // A handler that answers at once is not awaited: its task ends before `run` returns,
+    // inside the caller's transaction when there is one (a new task's admission), so the
+    // message is one transaction. Nothing asynchronous ran in between.
+    return endNow(() => end({ result: answer }));
+  }
+
+  /** The handler's answer (or its failure) ends the task, unless it ended or was canceled. */
+  private end(
+    taskId: string,
+    run: TaskRun<Env>,
+    controller: AbortController,
+    traced: ReturnType<typeof traceRun>,
+    outcome: RunOutcome,
+  ): void {
+    let failure: unknown;
+    try {
+      if ("error" in outcome) throw outcome.error;
+      const result = outcome.result;
       if (controller.signal.aborted) return;
       const state = this.store.state(taskId);
       if (state === null || isTerminal(state)) return;
@@ -218,9 +255,27 @@ export class HandlerRuns<Env> {
       // A task following children is resumed: its delegations re-attach instead of resending.
       const resume = this.agent().resumeOnRestart || this.children.open(taskId).length > 0;
       const message = resume ? this.store.lastUserMessage(taskId) : null;
-      if (message) this.waitUntil(this.start(taskId, message));
-      else this.fail(taskId, RESTART_REASON);
+      const pending = message ? this.start(taskId, message) : null;
+      if (pending) this.waitUntil(pending);
+      else if (!message) this.fail(taskId, RESTART_REASON);
     }
+  }
+}
+
+/** What a handler's run came to: its answer, or what it threw or rejected with. */
+type RunOutcome = { result: unknown } | { error: unknown };
+
+/**
+ * Ends a run that answered at once, as the rest of a run would have ended in an async
+ * function: an error of its own end rejects the run's promise (it never throws into the
+ * caller's transaction, which commits the task as it stands).
+ */
+function endNow(end: () => void): Promise<void> | undefined {
+  try {
+    end();
+    return undefined;
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

@@ -55,8 +55,9 @@ export class HeldExpiry<Env> {
       });
       if (due.length < pending.length) continue;
       const message = this.store.lastUserMessage(taskId);
-      if (message) this.waitUntil(this.runs.start(taskId, message));
-      else this.runs.fail(taskId, EXPIRED_REASON);
+      const resumed = message ? this.runs.start(taskId, message) : null;
+      if (resumed) this.waitUntil(resumed);
+      else if (!message) this.runs.fail(taskId, EXPIRED_REASON);
     }
     return this.rows.nextDeadline();
   }

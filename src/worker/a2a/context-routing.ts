@@ -31,6 +31,32 @@ import { localSecretHolder } from "../context-ids";
 import { inspectorEnabled } from "../inspector-on";
 import type { CallerScope } from "../route-scope";
 
+/** Conversation objects' ids by name, per namespace, kept for the isolate (see `objectId`). */
+const objectIds = new WeakMap<DurableObjectNamespace, Map<string, DurableObjectId>>();
+/** Object ids an isolate keeps per namespace; the oldest goes first. */
+export const OBJECT_IDS_KEPT = 512;
+
+/**
+ * The object id of a name: `idFromName` hashes the name anew on every call (a SHA-256
+ * HMAC, about a sixtieth of a blocking message's instructions), and a conversation's
+ * messages name the same object one after another. An id is a value, valid for any
+ * request of the isolate.
+ */
+export function objectId(ns: DurableObjectNamespace, name: string): DurableObjectId {
+  let ids = objectIds.get(ns);
+  if (!ids) {
+    ids = new Map();
+    objectIds.set(ns, ids);
+  }
+  let id = ids.get(name);
+  if (!id) {
+    id = ns.idFromName(name);
+    if (ids.size >= OBJECT_IDS_KEPT) ids.delete(ids.keys().next().value as string);
+    ids.set(name, id);
+  }
+  return id;
+}
+
 /**
  * The routing of one request's operations: its agent, its caller's scope (resolved by the
  * route table's guards, which also verify the context ids it names), its origin.
@@ -83,7 +109,7 @@ export class ContextRouting<Env> {
 
   protected context(contextId: string, owner = this.owner): { stub: ContextRpc; scope: Scope } {
     const ns = this.namespace(this.agent.bindings.context);
-    const id = ns.idFromName(contextObjectName(this.tenant, contextId, owner));
+    const id = objectId(ns, contextObjectName(this.tenant, contextId, owner));
     const stub = ns.get(id) as unknown as ContextRpc;
     const scope: Scope = { tenant: this.tenant, contextId, owner };
     // The object records task steps for the inspector only while it is on (see TaskSteps).
