@@ -155,18 +155,23 @@ describe("a task nobody can read the events of writes none", () => {
     }));
     await blocking(contextId, "warm");
     // The Worker, the object and this test share the isolate: every JSON.stringify of the
-    // message is seen here.
+    // message is seen here, and so is one by another file's object whose timer fires in the
+    // window (a webhook retry, its log line). The fewest of three messages is the message's.
     const stringify = JSON.stringify;
-    const values: unknown[] = [];
-    JSON.stringify = ((value: unknown, ...rest: never[]) => {
-      values.push(value);
-      return stringify(value, ...rest);
-    }) as typeof JSON.stringify;
-    let task: Json;
-    try {
-      task = await blocking(contextId, "counted");
-    } finally {
-      JSON.stringify = stringify;
+    let values: unknown[] = [];
+    let task: Json = {};
+    for (let trial = 0; trial < 3; trial++) {
+      const seen: unknown[] = [];
+      JSON.stringify = ((value: unknown, ...rest: never[]) => {
+        seen.push(value);
+        return stringify(value, ...rest);
+      }) as typeof JSON.stringify;
+      try {
+        task = await blocking(contextId, `counted ${trial}`);
+      } finally {
+        JSON.stringify = stringify;
+      }
+      if (trial === 0 || seen.length < values.length) values = seen;
     }
     expect(task.status).toMatchObject({ state: "TASK_STATE_COMPLETED" });
     const kinds = values.map((v) =>
