@@ -18,7 +18,8 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 
 const TICKS = 100; // USER_HZ: /proc/<pid>/stat counts CPU time in hundredths of a second
 const KINDS = [
-  ["workerd", /workerd/],
+  // The binary by its path: a checkout whose folder name holds "workerd" would match all.
+  ["workerd", /\/bin\/workerd\b/],
   ["chromium", /chrom/],
   ["tsc", /\btsc\b|typescript|typecheck|declarations\.mjs|api-report|api-extractor/],
   ["biome", /biome/],
