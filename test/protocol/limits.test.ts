@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { A2AError } from "../../src/protocol/errors";
-import { checkDepth, isClientId, LIMITS } from "../../src/protocol/limits";
+import {
+  ClientId,
+  checkDepth,
+  clientIdProblem,
+  isClientId,
+  LIMITS,
+  NameList,
+} from "../../src/protocol/limits";
 
 /** `{k0: {k1: ... }}`, `levels` objects deep. */
 function nested(levels: number): unknown {
@@ -53,5 +60,25 @@ describe("isClientId", () => {
     expect(isClientId("a\nb")).toBe(false);
     expect(isClientId("a\u007f")).toBe(false);
     expect(isClientId("a\ud800")).toBe(false);
+  });
+});
+
+describe("ClientId and NameList, the schemas the wire models use", () => {
+  it("ClientId refuses control characters and lone surrogates, naming why, as isClientId does", () => {
+    for (const bad of ["a\nb", "a\u0000", "a\u007f", "a\ud800", "a".repeat(LIMITS.idLength + 1)]) {
+      expect(ClientId.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+      expect(isClientId(bad)).toBe(false);
+    }
+    expect(clientIdProblem("a\tb")).toBe("must not contain control characters or lone surrogates");
+    expect(ClientId.safeParse("ctx-é😀").success).toBe(true);
+  });
+
+  it("NameList takes at most LIMITS.names names of at most LIMITS.nameLength characters", () => {
+    expect(NameList.safeParse(Array(LIMITS.names).fill("text/plain")).success).toBe(true);
+    const many = NameList.safeParse(Array(LIMITS.names + 1).fill("text/plain"));
+    expect(many.success).toBe(false);
+    expect(many.error?.issues[0]?.message).toBe(`at most ${LIMITS.names} entries`);
+    expect(NameList.safeParse(["x".repeat(LIMITS.nameLength)]).success).toBe(true);
+    expect(NameList.safeParse(["x".repeat(LIMITS.nameLength + 1)]).success).toBe(false);
   });
 });
