@@ -55,6 +55,19 @@ const WAITING = [
   "test/conversation/retried-messages.test.ts",
 ];
 
+/**
+ * `workers` files that each take seconds of CPU, started with the waiting ones: by file size
+ * (vitest's order on a bare clone) the fuzz test came last and ran alone for its 10 s at the
+ * run's end, one core idle.
+ */
+const HEAVY = [
+  "test/worker/app/app.fuzz.test.ts",
+  "test/conversation/tasks/task-store.test.ts",
+  "test/conversation/context-object.no-read-storage.test.ts",
+  "test/worker/a2a/jsonrpc.test.ts",
+  "test/conversation/history/history-store.test.ts",
+];
+
 /** The small harness projects, started right after the longest end-to-end files, most files first. */
 const HARNESS = ["memory", "llm", "agents", "registry"];
 
@@ -81,7 +94,7 @@ export default class LongestFirst extends BaseSequencer {
       const after = LONGEST.length + HARNESS.length;
       if (spec.project.name !== "workers") return after;
       if (clock !== -1) return after + 1 + first;
-      return after + (WAITING.includes(file) ? 2 : 3);
+      return after + (WAITING.includes(file) || HEAVY.includes(file) ? 2 : 3);
     };
     // Array.prototype.sort is stable: vitest's order holds within a rank.
     return sorted
