@@ -211,7 +211,7 @@ export class Admission<Env> {
       return this.startIn(
         () => id,
         () => {
-          id = this.host.store.newTaskId(sealed);
+          id = this.host.store.listing.mintTaskId(sealed);
           message.taskId = id;
           const submitted = submittedTask(id, scope.contextId, message);
           // Kept with the task so that every request for a decision can name it (see

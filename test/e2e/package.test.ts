@@ -387,6 +387,12 @@ const LOCAL_KEY_CHECK_COST_BYTES = 110;
  * built from the package: 233,123 bytes before, 233,770 after.
  */
 const BLOCKING_PATH_COST_BYTES = 647;
+/**
+ * The task store split below 500 lines: new tasks' row keys minted by the listing clock,
+ * which hands them out (`mintTaskId`, `rowKeyFor`), not by the store. Measured on the demo
+ * built from the package: 233,764 bytes before, 233,785 after.
+ */
+const TASK_KEYS_MOVE_COST_BYTES = 21;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -441,6 +447,7 @@ const BUNDLE_GOAL_BYTES =
   STREAM_CHUNK_ROWS_COST_BYTES +
   LOCAL_KEY_CHECK_COST_BYTES +
   BLOCKING_PATH_COST_BYTES +
+  TASK_KEYS_MOVE_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */

@@ -8,7 +8,7 @@ import { submittedTask, type Task } from "../../src/protocol/task";
  */
 export function createKeyed(store: TaskStore, sealed: string, start = true): string {
   return store.atomic(() => {
-    const id = store.newTaskId(sealed);
+    const id = store.listing.mintTaskId(sealed);
     store.create(taskFixture(id), start);
     return id;
   });

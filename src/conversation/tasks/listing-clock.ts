@@ -1,11 +1,12 @@
 /**
  * The listing clock of a conversation's tasks and the pages it serves: each row's
- * `row_seq`, the moves a page token's snapshot needs (`list_moves`), and `list_clock`.
+ * `row_seq`, the moves a page token's snapshot needs (`list_moves`), and `list_clock`; and
+ * the row keys of new tasks, which the clock hands out (carried in their ids).
  */
 import type { Task } from "../../protocol/task";
 import { type CuttablePage, type PageQuery, queryPage } from "../../storage/paging";
 import { CONTEXT_LISTING_KEEP } from "../../storage/schema";
-import { taskRow } from "../../storage/task-keys";
+import { keyedTaskId, taskIdParts, taskRow } from "../../storage/task-keys";
 
 /**
  * The listing clock (see `listingSteps` in schema.ts), kept here instead of by triggers:
@@ -43,6 +44,38 @@ export class ListingClock {
   /** The transaction failed: the clock is read again. */
   forget(): void {
     this.clock = null;
+  }
+
+  /** The key `mintTaskId` handed out in the open transaction, for `rowKeyFor` to take. */
+  private minted: number | null = null;
+
+  /**
+   * The id of the next task the task store inserts (`TaskStore.create`): the Worker's `sealed` part and the row's key
+   * (see task-keys.ts), so the task is found by its key. Called in the transaction that
+   * creates the task.
+   */
+  mintTaskId(sealed: string): string {
+    const key = this.tick();
+    this.minted = key;
+    return keyedTaskId(sealed, key);
+  }
+
+  /**
+   * The row key of a new task: the one its id carries (made by `mintTaskId`), or, for an
+   * id given whole (one without a key, as tests make), the next one, kept in `task_ids`.
+   */
+  rowKeyFor(id: string): number {
+    const parts = taskIdParts(id);
+    if (parts?.key === null) {
+      const key = this.tick();
+      this.sql.exec("INSERT INTO task_ids (id, key) VALUES (?, ?)", id, key);
+      return key;
+    }
+    if (!parts || parts.key !== this.minted) {
+      throw new Error(`task id ${id} names a key mintTaskId did not hand out`);
+    }
+    this.minted = null;
+    return parts.key;
   }
 
   /** One page of this conversation's tasks, newest status first. */

@@ -19,7 +19,7 @@ import { isTerminal, type TaskState } from "../../protocol/task-state";
 import { mergePatch } from "../../storage/merge-patch";
 import type { CuttablePage, PageQuery } from "../../storage/paging";
 import { checkRowBytes } from "../../storage/row-limit";
-import { keyedTaskId, taskIdParts, taskRow, taskRows } from "../../storage/task-keys";
+import { taskRow, taskRows } from "../../storage/task-keys";
 import type { TraceCarrier } from "../../telemetry";
 import type { HistoryStore } from "../history/history-store";
 import { moveHeldOutOfTask, PendingPartRows } from "./artifact-rows";
@@ -289,38 +289,6 @@ export class TaskStore {
     return row ? (row.state as TaskState) : null;
   }
 
-  /** The key `newTaskId` handed out in the open transaction, for `create` to take. */
-  private minted: number | null = null;
-
-  /**
-   * The id of the next task `create` inserts: the Worker's `sealed` part and the row's key
-   * (see task-keys.ts), so the task is found by its key. Called in the transaction that
-   * creates the task.
-   */
-  newTaskId(sealed: string): string {
-    const key = this.listing.tick();
-    this.minted = key;
-    return keyedTaskId(sealed, key);
-  }
-
-  /**
-   * The row key of a new task: the one its id carries (made by `newTaskId`), or, for an
-   * id given whole (one without a key, as tests make), the next one, kept in `task_ids`.
-   */
-  private keyFor(id: string): number {
-    const parts = taskIdParts(id);
-    if (parts?.key === null) {
-      const key = this.listing.tick();
-      this.sql.exec("INSERT INTO task_ids (id, key) VALUES (?, ?)", id, key);
-      return key;
-    }
-    if (!parts || parts.key !== this.minted) {
-      throw new Error(`task id ${id} names a key newTaskId did not hand out`);
-    }
-    this.minted = null;
-    return parts.key;
-  }
-
   /**
    * Inserts a new task with its messages. With `start`, the task is written already
    * moved to working (one row, one event), as a run begins at once; returns the events.
@@ -346,7 +314,7 @@ export class TaskStore {
       const metadata = metadataJson(live.metadata);
       const stateHistory = JSON.stringify(live.stateHistory);
       checkRowBytes("task row", metadata, stateHistory);
-      const rowSeq = this.keyFor(live.id);
+      const rowSeq = this.listing.rowKeyFor(live.id);
       // Written by `settle` with the row's later changes in this transaction: an answer
       // given at once makes the row one INSERT.
       const insert = new Map<string, SqlStorageValue>([

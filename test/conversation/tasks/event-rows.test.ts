@@ -86,7 +86,7 @@ describe("an event's row leaves out the ids its task holds, and reads back the s
       ensureSchema(state.storage, CONTEXT_SCHEMA);
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       const id = store.atomic(() => {
-        const id = store.newTaskId(SEALED);
+        const id = store.listing.mintTaskId(SEALED);
         store.create(submittedTask(id, CONTEXT, Messages.user("stream")), true);
         return id;
       });
@@ -149,7 +149,7 @@ describe("an appended chunk's row keeps what differs from its artifact's earlier
       ensureSchema(state.storage, CONTEXT_SCHEMA);
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       const id = store.atomic(() => {
-        const id = store.newTaskId(SEALED);
+        const id = store.listing.mintTaskId(SEALED);
         store.create(submittedTask(id, CONTEXT, Messages.user("stream")), true);
         return id;
       });
@@ -240,7 +240,7 @@ describe("an appended chunk's row keeps what differs from its artifact's earlier
       ensureSchema(state.storage, CONTEXT_SCHEMA);
       const store = new TaskStore(state.storage, new HistoryStore(state.storage));
       const id = store.atomic(() => {
-        const id = store.newTaskId(SEALED);
+        const id = store.listing.mintTaskId(SEALED);
         store.create(submittedTask(id, CONTEXT, Messages.user("stream")), true);
         return id;
       });

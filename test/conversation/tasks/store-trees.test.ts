@@ -23,7 +23,7 @@ const scratch = () =>
  */
 function oneMessage(store: TaskStore, sealed: string, text: string): string {
   return store.atomic(() => {
-    const id = store.newTaskId(sealed);
+    const id = store.listing.mintTaskId(sealed);
     const task = submittedTask(id, "c", { ...Messages.user(text), messageId: `m-${sealed}` });
     store.create(task, true, false, `msg_a2a_m-${sealed}`);
     store.putArtifact(
@@ -99,7 +99,7 @@ describe("what a message writes: statements and B-trees, counted", () => {
       for (let i = 0; i < 3; i++) oneMessage(store, `warm-${i}`, "warm");
       const done = counted.measure();
       const id = store.atomic(() => {
-        const id = store.newTaskId("s");
+        const id = store.listing.mintTaskId("s");
         store.create(submittedTask(id, "c", Messages.user("stream")), true);
         for (let i = 0; i < 20; i++) {
           store.putArtifact(
@@ -132,7 +132,7 @@ describe("what a message writes: statements and B-trees, counted", () => {
       for (let i = 0; i < 3; i++) oneMessage(store, `warm-${i}`, "warm");
       const done = counted.measure();
       const id = store.atomic(() => {
-        const id = store.newTaskId("s");
+        const id = store.listing.mintTaskId("s");
         store.create(submittedTask(id, "c", Messages.user("stream")), true);
         for (let i = 0; i < 20; i++) {
           store.putArtifact(
@@ -179,7 +179,7 @@ describe("what a message writes: statements and B-trees, counted", () => {
           { append, lastChunk: false },
         );
       const id = store.atomic(() => {
-        const id = store.newTaskId("s");
+        const id = store.listing.mintTaskId("s");
         store.create(submittedTask(id, "c", Messages.user("stream")), true);
         put(id, "first", "old", false);
         return id;
