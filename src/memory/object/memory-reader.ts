@@ -340,7 +340,11 @@ export class MemoryReader {
     return { bundle, fitted: fit };
   }
 
-  /** Entities the query names (in its channels) first, then those of the recalled facts. */
+  /**
+   * Entities the query names (in its channels) first, then those of the recalled facts.
+   * Equal salience goes to the one recorded first, then by name: the ids are random, so
+   * two memories of the same content would list them apart.
+   */
   private entitiesFor(terms: string[], facts: MemoryFact[], channels: Channels): MemoryEntity[] {
     const named =
       terms.length === 0
@@ -350,7 +354,7 @@ export class MemoryReader {
               `SELECT f.* FROM entities f WHERE f.rid IN (
                  SELECT rowid FROM entities_fts WHERE entities_fts MATCH ?2 ORDER BY rank LIMIT ${BUNDLE_ENTITIES})
                  AND ${inChannels(1)}
-               ORDER BY f.salience DESC`,
+               ORDER BY f.salience DESC, f.created_at, f.name`,
               channels,
               ftsQuery(terms),
             )
@@ -362,7 +366,7 @@ export class MemoryReader {
         : this.sql
             .exec<EntityRow>(
               `SELECT * FROM entities WHERE id IN (SELECT value FROM json_each(?))
-               ORDER BY salience DESC LIMIT ${BUNDLE_ENTITIES}`,
+               ORDER BY salience DESC, created_at, name LIMIT ${BUNDLE_ENTITIES}`,
               JSON.stringify(linked),
             )
             .toArray();
