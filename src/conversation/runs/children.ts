@@ -1,4 +1,5 @@
-import { type ChildLedger, type ChildRecord, connectTarget } from "../../agent/delegation";
+import type { ChildLedger, ChildRecord } from "../../agent/delegation";
+import { connectTarget } from "../../agent/delegation-target";
 import { isTerminal, type TaskState } from "../../protocol/task-state";
 import { logEvent } from "../../telemetry/log";
 
