@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { connectTarget, describeTarget } from "../../src/agent/delegation-target";
 
-const binding = { fetch: () => Promise.resolve(new Response("unused")) };
+const binding = { fetch: () => Promise.resolve(new Response("unused")) } as unknown as Fetcher;
 const card = { name: "Peer", url: "https://peer.example.com/a2a" };
 
 describe("a delegation's target as the ledger stores it", () => {
