@@ -109,6 +109,7 @@ const harnessTests = {
     "test/memory/object/memory-terms.test.ts",
     "test/memory/object/memory-fact-rows.test.ts",
     "test/memory/object/memory-removal.test.ts",
+    "test/memory/object/fact-ranker.test.ts",
     "test/memory/object/item-counts.test.ts",
     "test/memory/object/extraction-window.test.ts",
     "test/memory/base/options.test.ts",
