@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { Tool, Tools } from "../agent/tool";
 import type { JsonObject, JsonValue } from "../protocol/json";
+import { setBounded } from "../storage/bounded-map";
 import { expandServer, type McpServer } from "./config";
 import { McpConnection, type McpResourceInfo, type McpToolInfo } from "./connection";
 
@@ -66,12 +67,12 @@ export class McpSession {
     const listing = { tools, resources };
     listings.delete(key);
     if (server.cacheTtlMs > 0) {
-      listings.set(key, { expires: Date.now() + server.cacheTtlMs, listing });
-      while (listings.size > MAX_CACHED_SERVERS) {
-        const oldest = listings.keys().next().value;
-        if (oldest === undefined) break;
-        listings.delete(oldest);
-      }
+      setBounded(
+        listings,
+        key,
+        { expires: Date.now() + server.cacheTtlMs, listing },
+        MAX_CACHED_SERVERS,
+      );
     }
     return listing;
   }

@@ -5,7 +5,7 @@
  * follows redirects as fetch does unless told `redirect: "manual"`.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { connectTarget } from "../../src/agent/delegation";
+import { connectTarget } from "../../src/agent/delegation-target";
 import {
   type Auth,
   answerOf,

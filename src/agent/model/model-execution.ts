@@ -1,14 +1,10 @@
-import type { z } from "zod";
 import type { Item, ItemInput } from "../../history/items";
 import { estimateItemTokens } from "../../history/tokens";
-import { errorReference } from "../../protocol/errors";
 import type { JsonObject } from "../../protocol/json";
-import { AllProvidersFailedError, ProviderError } from "../../providers/base/errors";
+import { ProviderError } from "../../providers/base/errors";
 import { checkOutput } from "../../providers/base/output";
-import { type CallOptions, type Model, ModelRequest } from "../../providers/base/types";
-import { jsonSchemaOf } from "../../providers/tool-spec";
+import type { CallOptions, Model, ModelRequest } from "../../providers/base/types";
 import { traceContextOf } from "../../telemetry";
-import { logEvent } from "../../telemetry/log";
 import { type AgentResult, ResultRecorder } from "../agent-result";
 import { holdRound, planHold, resumeHeld } from "../approval/approval-round";
 import { askUserTool } from "../approval/ask-user";
@@ -27,45 +23,16 @@ import { openTurnTools, resumeAgentCalls } from "../tools/turn-tools";
 
 export { systemPrompt } from "../prompt";
 
+import { describeFailure, publicFailure } from "./model-failure";
 import { ArtifactWriter, type Round, streamRound, turnItems } from "./model-round";
 import { capturesContent, endModelCall, startModelCall, ToolSpans } from "./model-trace";
 import { recalledMemoryItem, withRecalledMemoryNote } from "./recalled-memory";
+import { type RequestSettings, requestSettings, withTools } from "./request-settings";
 import { roundWindow } from "./round-history";
 import { turnWindow, windowPolicy } from "./turn-history";
 
 export { answerOrphanCalls, INTERRUPTED_CALL_OUTPUT } from "../tools/orphan-calls";
 export { RESPONSE_ARTIFACT } from "./model-round";
-
-const RequestSettings = ModelRequest.omit({ messages: true });
-type RequestSettings = z.output<typeof RequestSettings>;
-
-// An agent's tool schemas and settings are the same every turn: convert and validate
-// them once per agent and instructions, not per task.
-const settingsCache = new WeakMap<object, Map<string | null, RequestSettings>>();
-
-function requestSettings<Env>(agent: Agent<Env>, system: string | null): RequestSettings {
-  let byInstructions = settingsCache.get(agent);
-  if (!byInstructions) {
-    byInstructions = new Map();
-    settingsCache.set(agent, byInstructions);
-  }
-  let settings = byInstructions.get(system);
-  if (!settings) {
-    const tools = Object.entries(agent.tools).map(([name, tool]) => ({
-      name,
-      description: tool.description,
-      parameters: tool.jsonSchema ?? jsonSchemaOf(tool.input),
-    }));
-    settings = RequestSettings.parse({
-      ...agent.modelSettings,
-      system: system ?? undefined,
-      tools,
-    });
-    // Instructions built per task would grow the cache without bound; keep the static ones.
-    if (typeof agent.instructions !== "function") byInstructions.set(system, settings);
-  }
-  return settings;
-}
 
 /** The answer against the agent's output schema: its value, or what is wrong with it. */
 function structuredOutcome(text: string, schema: JsonObject): Partial<AgentResult> {
@@ -229,16 +196,6 @@ function toolOptions<Env>(agent: Agent<Env>, signal: AbortSignal): ToolRunOption
   };
 }
 
-/** The settings with run-time tools (MCP) added after the agent's own. */
-function withTools(settings: RequestSettings, extra: Tools | undefined): RequestSettings {
-  if (!extra || Object.keys(extra).length === 0) return settings;
-  const specs = Object.entries(extra).map(([name, tool]) => {
-    const { $schema: _, ...parameters } = tool.jsonSchema ?? jsonSchemaOf(tool.input);
-    return { name, description: tool.description, parameters };
-  });
-  return RequestSettings.parse({ ...settings, tools: [...(settings.tools ?? []), ...specs] });
-}
-
 /** What the tool loop of one turn works with. */
 interface ToolLoop<Env> {
   ctx: RunContext<Env>;
@@ -305,7 +262,10 @@ async function toolLoop<Env>(loop: ToolLoop<Env>): Promise<void> {
       // The text streamed before the failure stays in the artifact, as it was shown.
       artifact.flush();
       const failure = error instanceof ProviderError ? error : null;
-      end(publicFailure(failure, error, ctx), failure ? { providerError: describe(failure) } : {});
+      end(
+        publicFailure(failure, error, ctx),
+        failure ? { providerError: describeFailure(failure) } : {},
+      );
       return;
     }
     recorder.model(round.use, round.startedAt, round.text, round.reasoning);
@@ -414,54 +374,5 @@ function turnMetadata(recorder: ResultRecorder): JsonObject {
   if (recorder.usage) out.usage = { ...recorder.usage };
   const model = recorder.lastModel;
   if (model) out.model = { ...model };
-  return out;
-}
-
-/**
- * The failure a task reports, public by design: which provider failed and how (status,
- * code), never the provider's error body, which may echo the request or account details.
- * The full error is logged under a reference id given in the reason.
- */
-function publicFailure(
-  failure: ProviderError | null,
-  error: unknown,
-  ctx: { taskId: string; contextId: string },
-): string {
-  const reference = errorReference();
-  const { taskId, contextId } = ctx;
-  logEvent("error", `edgelink: model call failed ${reference}`, {
-    taskId,
-    contextId,
-    reference,
-    error,
-  });
-  if (!failure) return `The model call failed (reference ${reference})`;
-  // A fallback names each member's failure: the first is usually the real cause.
-  const how =
-    failure instanceof AllProvidersFailedError && failure.failures.length > 0
-      ? failure.failures.map((f) => `${f.provider}: ${failureKind(f)}`).join("; ")
-      : failureKind(failure);
-  return `The model provider ${failure.provider} failed (${how}; reference ${reference})`;
-}
-
-function failureKind(failure: ProviderError): string {
-  return [failure.kind === "http" ? `HTTP ${failure.status}` : failure.kind, failure.code]
-    .filter(Boolean)
-    .join(", ");
-}
-
-function describe(error: ProviderError): JsonObject {
-  const out: JsonObject = {
-    provider: error.provider,
-    kind: error.kind,
-    status: error.status,
-    code: error.code,
-    requestId: error.requestId,
-    retryable: error.retryable,
-  };
-  // A fallback's error lists each member's failure, so the first (usually real) cause shows.
-  if (error instanceof AllProvidersFailedError) {
-    out.failures = error.failures.map(describe);
-  }
   return out;
 }

@@ -1,5 +1,7 @@
-import { type ChildLedger, type ChildRecord, connectTarget } from "../../agent/delegation";
+import type { ChildLedger, ChildRecord } from "../../agent/delegation";
+import { connectTarget } from "../../agent/delegation-target";
 import { isTerminal, type TaskState } from "../../protocol/task-state";
+import { setBounded } from "../../storage/bounded-map";
 import { logEvent } from "../../telemetry/log";
 
 /** What changed in a delegation: its key and the fields that changed. */
@@ -17,6 +19,8 @@ type Row = {
 
 /** Most delegations one task may make. */
 export const MAX_CHILDREN_PER_TASK = 256;
+/** Delegations whose last announced child and state are remembered (most events change neither). */
+const ANNOUNCED_KEPT = 256;
 
 /**
  * The children of a context's tasks (delegations to other agents), one row each: where it
@@ -82,9 +86,11 @@ export class ChildStore implements ChildLedger {
       record.state,
     );
     this.changed(parentTaskId, record);
-    this.announced.set(
+    setBounded(
+      this.announced,
       `${parentTaskId}\n${record.key}`,
       `${record.childTaskId ?? ""}\n${record.state}`,
+      ANNOUNCED_KEPT,
     );
   }
 
@@ -114,10 +120,7 @@ export class ChildStore implements ChildLedger {
     const before = this.announced.get(id)?.split("\n") ?? [];
     const now = [change.childTaskId ?? before[0] ?? "", change.state ?? before[1] ?? ""];
     if (now[0] === before[0] && now[1] === before[1]) return;
-    this.announced.delete(id);
-    this.announced.set(id, now.join("\n"));
-    if (this.announced.size > 256)
-      this.announced.delete(this.announced.keys().next().value as string);
+    setBounded(this.announced, id, now.join("\n"), ANNOUNCED_KEPT);
     this.changed(parentTaskId, change);
   }
 

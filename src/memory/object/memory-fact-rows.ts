@@ -1,4 +1,5 @@
 import type { MemoryFact } from "../../protocol/memory";
+import { setBounded } from "../../storage/bounded-map";
 import { factLine } from "../base/render";
 import { FACT_COLUMNS, factOf, factRowOf } from "./memory-rows";
 
@@ -59,11 +60,7 @@ export class FactRows {
     for (const raw of cursor.raw()) {
       const fact = factOf(factRowOf(raw));
       found.set(fact.id, fact);
-      if (this.kept.size >= KEPT_FACTS) {
-        const oldest = this.kept.keys().next().value;
-        if (oldest !== undefined) this.kept.delete(oldest);
-      }
-      this.kept.set(fact.id, fact);
+      setBounded(this.kept, fact.id, fact, KEPT_FACTS);
     }
     return found;
   }

@@ -21,6 +21,8 @@ import { attempt, type Result } from "../../storage/rpc-result";
 import { createSchema, openSchema } from "../../storage/schema-version";
 import type { Embedder, VectorIndex } from "../base/embedder";
 import { type MemoryLimits, resolveMemoryLimits } from "../base/limits";
+import { reserveExtractionCall } from "./extraction-window";
+import { type ItemCounts, itemCounts, kindsHeld, statsOf } from "./item-counts";
 import { AccessLog } from "./memory-access";
 import {
   CHANGES_ONLY,
@@ -33,9 +35,10 @@ import {
 } from "./memory-input";
 import { MemoryListing } from "./memory-listing";
 import { MemoryReader } from "./memory-reader";
+import { embeddedIds, removeItem } from "./memory-removal";
 import { MEMORY_SCHEMA } from "./memory-schema";
 import { mirrorVectors, prepareOps, searchVectors, VECTOR_BATCH } from "./memory-vectors";
-import { correctTurnsOf, deleteEntity, MemoryWriter, type Prepared } from "./memory-writer";
+import { MemoryWriter, type Prepared } from "./memory-writer";
 import { channelsOf, VECTOR_CANDIDATES, type VectorHits } from "./recall-bounds";
 
 /** What a memory object is configured with; supplied by the subclass `defineAgent` builds. */
@@ -245,30 +248,10 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const ref = parse(ItemRef, { kind, id });
       if (this.vacant) return false;
       this.access.flush();
-      const sql = this.ctx.storage.sql;
       this.forgetCounts();
-      const removed = this.ctx.storage.transactionSync(() => {
-        switch (ref.kind) {
-          case "fact": {
-            correctTurnsOf(sql, ref.id, nowIso());
-            const gone = sql.exec("DELETE FROM facts WHERE id = ?", ref.id).rowsWritten > 0;
-            sql.exec("DELETE FROM fact_entities WHERE fact_id = ?", ref.id);
-            return gone;
-          }
-          case "entity":
-            return deleteEntity(sql, ref.id);
-          case "goal":
-            sql.exec(
-              "UPDATE goals SET parent_id = (SELECT parent_id FROM goals WHERE id = ?1) WHERE parent_id = ?1",
-              ref.id,
-            );
-            return sql.exec("DELETE FROM goals WHERE id = ?", ref.id).rowsWritten > 0;
-          case "strategy":
-            return sql.exec("DELETE FROM strategies WHERE id = ?", ref.id).rowsWritten > 0;
-          case "turn":
-            return sql.exec("DELETE FROM turns WHERE id = ?", ref.id).rowsWritten > 0;
-        }
-      });
+      const removed = this.ctx.storage.transactionSync(() =>
+        removeItem(this.ctx.storage.sql, ref.kind, ref.id, nowIso()),
+      );
       if (removed && (ref.kind === "fact" || ref.kind === "turn")) {
         await this.syncVectors([], [ref.id], null);
       }
@@ -290,14 +273,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const erased = this.counts().total;
       const index = this.vectorIndex();
       if (index) {
-        // Every fact or turn ever given a vector may have one there (superseded ones too).
-        const ids = this.ctx.storage.sql
-          .exec<{ id: string }>(
-            `SELECT id FROM facts WHERE embedding IS NOT NULL
-             UNION ALL SELECT id FROM turns WHERE embedding IS NOT NULL`,
-          )
-          .toArray()
-          .map((r) => r.id);
+        const ids = embeddedIds(this.ctx.storage.sql);
         for (let i = 0; i < ids.length; i += VECTOR_BATCH) {
           await index.deleteByIds(ids.slice(i, i + VECTOR_BATCH));
         }
@@ -311,15 +287,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
 
   stats(): Promise<Result<MemoryStats>> {
     return attempt("memory object", () => {
-      const { byKind } = this.counts();
-      return {
-        facts: byKind.fact?.n ?? 0,
-        entities: byKind.entity?.n ?? 0,
-        goals: byKind.goal?.n ?? 0,
-        strategies: byKind.strategy?.n ?? 0,
-        turns: byKind.turn?.n ?? 0,
-        bytes: Object.values(byKind).reduce((sum, row) => sum + (row?.bytes ?? 0), 0),
-      };
+      return statsOf(this.counts());
     });
   }
 
@@ -332,39 +300,14 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
       const max = this.limits.extractionCallsPerHour;
       if (max === 0) return false;
       this.ensureSchema();
-      const hour = Math.floor(Date.now() / 3_600_000);
-      const sql = this.ctx.storage.sql;
-      const row = sql
-        .exec<{ hour: number; calls: number }>("SELECT hour, calls FROM extraction_window")
-        .toArray()[0];
-      const calls = row && row.hour === hour ? row.calls : 0;
-      if (calls >= max) return false;
-      sql.exec(
-        `INSERT INTO extraction_window (id, hour, calls) VALUES (1, ?1, ?2)
-         ON CONFLICT (id) DO UPDATE SET hour = ?1, calls = ?2`,
-        hour,
-        calls + 1,
-      );
-      return true;
+      return reserveExtractionCall(this.ctx.storage.sql, max, Date.now());
     });
   }
 
   // ---- helpers -----------------------------------------------------------------------
 
-  private counts(): {
-    total: number;
-    byKind: Partial<Record<MemoryKind, { n: number; bytes: number }>>;
-  } {
-    if (this.vacant) return { total: 0, byKind: {} };
-    const rows = this.ctx.storage.sql
-      .exec<{ kind: MemoryKind; n: number; bytes: number }>(
-        "SELECT kind, n, bytes FROM item_counts",
-      )
-      .toArray();
-    return {
-      total: rows.reduce((sum, r) => sum + r.n, 0),
-      byKind: Object.fromEntries(rows.map((r) => [r.kind, { n: r.n, bytes: r.bytes }])),
-    };
+  private counts(): ItemCounts {
+    return this.vacant ? { total: 0, byKind: {} } : itemCounts(this.ctx.storage.sql);
   }
 
   /**
@@ -389,11 +332,7 @@ export class MemoryObject<Env = unknown> extends DurableObject<Env> {
 
   /** The kinds the memory holds items of (read once, until the next write). */
   private held(): ReadonlySet<MemoryKind> {
-    this.heldKinds ??= new Set(
-      Object.entries(this.counts().byKind)
-        .filter(([, row]) => (row?.n ?? 0) > 0)
-        .map(([kind]) => kind as MemoryKind),
-    );
+    this.heldKinds ??= kindsHeld(this.counts());
     return this.heldKinds;
   }
 

@@ -7,7 +7,7 @@ import type {
   MemoryTurn,
 } from "../../protocol/memory";
 import { cosine } from "../base/embedder";
-import { factScore, ftsQuery, queryTerms, recencyAt, relevance, strategyScore } from "../base/rank";
+import { ftsQuery, queryTerms, relevance, strategyScore } from "../base/rank";
 import {
   entityLine,
   goalLine,
@@ -16,14 +16,11 @@ import {
   strategyLine,
   turnLine,
 } from "../base/render";
+import { FactRanker } from "./fact-ranker";
 import { FactRows } from "./memory-fact-rows";
 import {
   type EntityRow,
   entityOf,
-  FACT_COLUMNS,
-  type FactRow,
-  factOf,
-  factRowOf,
   type GoalRow,
   goalOf,
   type StrategyRow,
@@ -39,27 +36,21 @@ import {
   channelsOf,
   hitsOf,
   inChannels,
-  RECENT_CANDIDATES,
-  TEXT_CANDIDATES,
-  TEXT_SCAN,
   type VectorHits,
 } from "./recall-bounds";
-
-interface Scored {
-  fact: MemoryFact;
-  score: number;
-}
 
 /** Reads of the memory object's SQLite: recall, neighbours, listing. */
 export class MemoryReader {
   private readonly terms: IndexedTerms;
   private readonly facts: FactRows;
   private readonly turns: TurnReader;
+  private readonly ranker: FactRanker;
 
   constructor(private readonly sql: SqlStorage) {
     this.terms = new IndexedTerms(sql);
     this.facts = new FactRows(sql);
     this.turns = new TurnReader(sql, this.terms);
+    this.ranker = new FactRanker(sql, this.terms, this.facts);
   }
 
   /**
@@ -126,123 +117,11 @@ export class MemoryReader {
     return new Map(best);
   }
 
-  /** The ids of the best live text matches in the channels, with their bm25, best first. */
-  private textMatches(
-    terms: string[],
-    channels: Channels,
-    limit: number,
-  ): Array<{ id: string; bm: number }> {
-    const held = this.terms.present("facts_fts", terms);
-    if (held.length === 0) return [];
-    const cursor = this.sql.exec(
-      // The newest matches first, in the index's rowid order, so FTS5 stops after
-      // TEXT_SCAN of them however many facts match; bm25 ranks those.
-      `SELECT f.id, m.bm FROM (
-           SELECT rowid, bm25(facts_fts) AS bm FROM facts_fts WHERE facts_fts MATCH ?1
-           ORDER BY rowid DESC LIMIT ${TEXT_SCAN}
-         ) m JOIN facts f ON f.rid = m.rowid
-         WHERE f.superseded_by IS NULL AND ${inChannels(2)}
-         ORDER BY m.bm LIMIT ${limit}`,
-      ftsQuery(held),
-      channels,
-    );
-    return Array.from(cursor.raw(), (r) => ({ id: r[0] as string, bm: r[1] as number }));
-  }
-
-  /** The ids of the newest live facts in the channels, newest first (kept until a write). */
-  private recentIds(channels: Channels): string[] {
-    return this.facts.newest(channels, () => {
-      const cursor = this.sql.exec(
-        `SELECT f.id FROM facts f WHERE f.superseded_by IS NULL AND ${inChannels(1)}
-         ORDER BY f.created_at DESC LIMIT ${RECENT_CANDIDATES}`,
-        channels,
-      );
-      return Array.from(cursor.raw(), (r) => r[0] as string);
-    });
-  }
-  /** Live facts of these ids, read in full (the vector hits: not kept, as they are few). */
-  private factsById(ids: string[]): FactRow[] {
-    if (ids.length === 0) return [];
-    const cursor = this.sql.exec(
-      `SELECT ${FACT_COLUMNS} FROM facts f WHERE f.id IN (SELECT value FROM json_each(?))
-         AND f.superseded_by IS NULL`,
-      JSON.stringify(ids),
-    );
-    return Array.from(cursor.raw(), factRowOf);
-  }
-
-  private salienceOf(ids: string[]): Map<string, number> {
-    const rows = this.sql
-      .exec<{ fact_id: string; s: number }>(
-        `SELECT fe.fact_id, max(e.salience) AS s FROM fact_entities fe JOIN entities e ON e.id = fe.entity_id
-         WHERE fe.fact_id IN (SELECT value FROM json_each(?)) GROUP BY fe.fact_id`,
-        JSON.stringify(ids),
-      )
-      .toArray();
-    return new Map(rows.map((r) => [r.fact_id, r.s]));
-  }
-
-  /**
-   * Live facts ranked for a query: text matches, vector hits and the newest, scored.
-   * `withEntities` false (the memory holds none) skips looking up their salience.
-   */
-  rankFacts(
-    text: string,
-    channels: Channels,
-    hits: VectorHits,
-    now: number,
-    withRecent = true,
-    withEntities = true,
-  ): Scored[] {
-    const matches = this.textMatches(queryTerms(text), channels, TEXT_CANDIDATES);
-    const best = matches[0]?.bm;
-    const recent = withRecent ? this.recentIds(channels) : [];
-    // Both reads chose live facts in the channels; the facts not kept are read once.
-    const chosen = this.facts.byId([...matches.map((m) => m.id), ...recent]);
-    const rows = new Map<string, { fact: MemoryFact; bm?: number }>();
-    for (const { id, bm } of matches) {
-      const fact = chosen.get(id);
-      if (fact) rows.set(id, { fact, bm });
-    }
-    const missing = [...hits.keys()].filter((id) => !rows.has(id));
-    for (const row of this.factsById(missing)) {
-      if (channels === null || (JSON.parse(channels) as string[]).includes(row.channel)) {
-        rows.set(row.id, { fact: factOf(row) });
-      }
-    }
-    for (const id of recent) {
-      const fact = chosen.get(id);
-      if (fact && !rows.has(id)) rows.set(id, { fact });
-    }
-    const salience = withEntities ? this.salienceOf([...rows.keys()]) : new Map<string, number>();
-    // The facts of one recall were mostly last accessed together: each time is parsed once.
-    const times = new Map<string, number>();
-    const scored = [...rows.values()].map(({ fact, bm }) => {
-      const at = fact.lastAccessedAt ?? fact.updatedAt;
-      let ms = times.get(at);
-      if (ms === undefined) {
-        ms = Date.parse(at);
-        times.set(at, ms);
-      }
-      const { from, to } = this.facts.derived(fact);
-      const score = factScore({
-        relevance: relevance(bm, best, hits.get(fact.id), hits.size > 0),
-        confidence: fact.confidence,
-        salience: salience.get(fact.id) ?? 0.5,
-        recency: recencyAt(ms, now),
-        current: !(from > now || to < now),
-      });
-      return { fact, score };
-    });
-    return scored.sort(
-      (a, b) => b.score - a.score || b.fact.createdAt.localeCompare(a.fact.createdAt),
-    );
-  }
-
   /** The closest live facts to each claim, in any channel, by text match and vectors only. */
   neighbours(claims: string[], k: number, hits: VectorHits[]): MemoryFact[][] {
     return claims.map((claim, i) =>
-      this.rankFacts(claim, null, hits[i] ?? new Map(), Date.now(), false)
+      this.ranker
+        .rank(claim, null, hits[i] ?? new Map(), Date.now(), false)
         .filter(({ fact }) => fact.id)
         .slice(0, k)
         .map(({ fact }) => fact),
@@ -269,7 +148,7 @@ export class MemoryReader {
     const channels = channelsOf(query.channel);
     const withEntities = held.has("entity");
     const facts = held.has("fact")
-      ? this.rankFacts(text, channels, hitsOf(hits, "mf_"), now, true, withEntities)
+      ? this.ranker.rank(text, channels, hitsOf(hits, "mf_"), now, true, withEntities)
       : [];
     const terms = queryTerms(text);
     const goals = held.has("goal")
@@ -340,7 +219,11 @@ export class MemoryReader {
     return { bundle, fitted: fit };
   }
 
-  /** Entities the query names (in its channels) first, then those of the recalled facts. */
+  /**
+   * Entities the query names (in its channels) first, then those of the recalled facts.
+   * Equal salience goes to the one recorded first, then by name: the ids are random, so
+   * two memories of the same content would list them apart.
+   */
   private entitiesFor(terms: string[], facts: MemoryFact[], channels: Channels): MemoryEntity[] {
     const named =
       terms.length === 0
@@ -350,7 +233,7 @@ export class MemoryReader {
               `SELECT f.* FROM entities f WHERE f.rid IN (
                  SELECT rowid FROM entities_fts WHERE entities_fts MATCH ?2 ORDER BY rank LIMIT ${BUNDLE_ENTITIES})
                  AND ${inChannels(1)}
-               ORDER BY f.salience DESC`,
+               ORDER BY f.salience DESC, f.created_at, f.name`,
               channels,
               ftsQuery(terms),
             )
@@ -362,7 +245,7 @@ export class MemoryReader {
         : this.sql
             .exec<EntityRow>(
               `SELECT * FROM entities WHERE id IN (SELECT value FROM json_each(?))
-               ORDER BY salience DESC LIMIT ${BUNDLE_ENTITIES}`,
+               ORDER BY salience DESC, created_at, name LIMIT ${BUNDLE_ENTITIES}`,
               JSON.stringify(linked),
             )
             .toArray();

@@ -17,6 +17,7 @@ async function bundleOf(
   memory: TestMemory,
   text: string,
   budget: number,
+  held: ReadonlySet<MemoryKind> = HELD,
 ): Promise<{ bundle: MemoryBundle; section: string; statements: string[] }> {
   return runInDurableObject(memory.stub, (_instance, state) => {
     const { sql: counting, statements } = countingSql(state.storage.sql);
@@ -26,7 +27,7 @@ async function bundleOf(
       budget,
       new Map(),
       Date.now(),
-      HELD,
+      held,
     );
     return { bundle, section: fitted.text(), statements };
   });
@@ -131,5 +132,45 @@ describe("recall's reads", () => {
     }
     // Most of these budgets leave no room for a turn: those ranked none.
     expect(skipped).toBeGreaterThan(0);
+  });
+});
+
+describe("recall's order", () => {
+  it("K7 two memories of the same content list the people and things of equal salience in the same order", async () => {
+    // Ids are random: an order that falls back on them differs from one memory to the next.
+    const names = ["Zoe", "Mia", "Ana", "Kai", "Bea", "Tom", "Lea", "Ida"];
+    const held = new Set<MemoryKind>(["fact", "entity"]);
+    const orders: string[][] = [];
+    for (let i = 0; i < 2; i++) {
+      const memory = storeMemory();
+      await memory.apply([
+        { op: "add_fact", claim: "The team runs the Paris office", entities: names },
+      ]);
+      const { bundle } = await bundleOf(memory, "Paris office", 32_000, held);
+      orders.push(bundle.entities.map((e) => e.name));
+      // Named by the query rather than linked to a recalled fact: the same order.
+      const named = await bundleOf(memory, names.join(" "), 32_000, held);
+      orders.push(named.bundle.entities.map((e) => e.name));
+    }
+    // Recorded together: by name.
+    expect(orders[0]).toEqual([...names].sort());
+    for (const order of orders) expect(order).toEqual(orders[0]);
+  });
+
+  it("K7 of people and things of equal salience, the one recorded first is listed first", async () => {
+    const memory = storeMemory();
+    await memory.apply([{ op: "upsert_entity", name: "Zoe" }]);
+    // A later write has a later time, even within the same millisecond's clock reading.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await memory.apply([
+      { op: "add_fact", claim: "Zoe and Ana run the Paris office", entities: ["Zoe", "Ana"] },
+    ]);
+    const { bundle } = await bundleOf(
+      memory,
+      "Paris office",
+      32_000,
+      new Set<MemoryKind>(["fact", "entity"]),
+    );
+    expect(bundle.entities.map((e) => e.name)).toEqual(["Zoe", "Ana"]);
   });
 });
