@@ -507,7 +507,7 @@ beforeAll(async () => {
   const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
     peerDependencies: Record<string, string>;
   };
-  // The optional peer (wrangler) is the repository's own here: not installed again.
+  // The optional peer (wrangler) is the repository's own here (BIN), not the project's.
   const { wrangler: _, ...peers } = pkg.peerDependencies;
   writeFileSync(
     join(project, "package.json"),
