@@ -1,6 +1,7 @@
 /**
  * Issue 13: Edgelink as a real package. `npm pack` the repository, install the tarball
- * into a new Worker project in a temporary folder outside the repository, type-check the
+ * into a new Worker project in a temporary folder outside the repository (the packages the
+ * run's `edgelink init` project installed from it, see ./support/installed.ts), type-check the
  * project against the published .d.ts, build it with `wrangler deploy --dry-run`, run it,
  * and ask it for its card and a message. The project's worker is the demo agent with its
  * imports changed from `../src/...` to `edgelink` and its entry points, as a user would
@@ -14,7 +15,7 @@ import vm from "node:vm";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TSC } from "../../scripts/native-tsc.mjs";
-import { packedTarball } from "./support/packed";
+import { installedCopy, installedProject } from "./support/installed";
 import { type DemoAgent, startWranglerWorker } from "./support/worker";
 
 declare const process: { env: Record<string, string | undefined> };
@@ -502,7 +503,6 @@ function run(cmd: string, args: string[], cwd: string): Promise<string> {
 }
 
 let project: string;
-let tarball: string;
 let agent: DemoAgent | undefined;
 let mcpAgent: DemoAgent | undefined;
 let registry: DemoAgent | undefined;
@@ -510,11 +510,11 @@ let memoryAgent: DemoAgent | undefined;
 
 beforeAll(async () => {
   project = mkdtempSync(join(tmpdir(), "edgelink-user-"));
-  tarball = await packedTarball();
+  const installed = await installedProject();
   const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
     peerDependencies: Record<string, string>;
   };
-  // The optional peer (wrangler) is the repository's own here: not installed again.
+  // The optional peer (wrangler) is the repository's own here (BIN), not the project's.
   const { wrangler: _, ...peers } = pkg.peerDependencies;
   writeFileSync(
     join(project, "package.json"),
@@ -522,7 +522,7 @@ beforeAll(async () => {
       name: "my-agent",
       private: true,
       type: "module",
-      dependencies: { edgelink: `file:${tarball}`, ...peers },
+      dependencies: { edgelink: `file:${installed.tarball}`, ...peers },
     }),
   );
   const demo = readFileSync(join(REPO, "examples/demo-agent.ts"), "utf8");
@@ -588,8 +588,9 @@ beforeAll(async () => {
       'new_sqlite_classes = ["EdgelinkRegistry"]',
     ].join("\n"),
   );
-  // Dependencies come from the registry (or npm's cache); edgelink from the tarball.
-  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], project);
+  // What `npm install` gives this package.json: the run's installed project has edgelink
+  // from the same tarball and its peers from the same ranges (and more beside them).
+  await installedCopy(installed, project);
 }, 600_000);
 
 afterAll(async () => {

@@ -29,18 +29,19 @@ import { FAKE_CLOCK_FILES } from "./fake-clock-files.mjs";
 const LONGEST = [
   // The files on the project `edgelink init` makes (test/e2e/support/installed.ts): the
   // first to ask packs and installs it (minutes), once, while the others wait. The longest
-  // of them (the new projects' own type checks and tests) asks first; the other two start
-  // as cli, docs or package ends, near when the project is ready, so that few slots wait
-  // on it while the cores have work. The package test installs the tarball on its own (a
-  // few CPU-s), beside that install.
+  // of them (the new projects' own type checks and tests) asks first; the next two start
+  // as cli, docs or sdk-interop ends, near when the project is ready, so that few slots
+  // wait on it while the cores have work. The package test copies that install too: it
+  // comes after the inspector, when the project is ready, instead of holding a slot idle
+  // from the start.
   "test/e2e/init.test.ts",
   "test/e2e/cli.test.ts",
   "test/e2e/docs.test.ts",
-  "test/e2e/package.test.ts",
+  "test/e2e/sdk-interop.test.ts",
   "test/e2e/init.mistakes.test.ts",
   "test/e2e/init.guides.test.ts",
   "test/e2e/inspector.test.ts",
-  "test/e2e/sdk-interop.test.ts",
+  "test/e2e/package.test.ts",
   "test/e2e/lifecycle.test.ts",
 ];
 
