@@ -61,9 +61,20 @@ export function clientIdProblem(value: string): string | null {
   const result = ClientId.safeParse(value);
   return result.success ? null : (result.error.issues[0]?.message ?? "invalid");
 }
+/**
+ * A task id a client sends. Ids Edgelink issues fit in `LIMITS.taskIdLength` and are
+ * printable; one that is not is refused naming its field, rather than echoed in a "not
+ * found" error and its log line as the client wrote it (as `ClientId` is).
+ */
 export const TaskIdString = z
   .string()
-  .max(LIMITS.taskIdLength, `must be at most ${LIMITS.taskIdLength} characters`);
+  .max(LIMITS.taskIdLength, `must be at most ${LIMITS.taskIdLength} characters`)
+  .refine((s) => !UNPRINTABLE.test(s), "must not contain control characters or lone surrogates");
+
+/** Whether `value` passes `TaskIdString`, answered without zod for the hot path. */
+export function isTaskIdString(value: string): boolean {
+  return value.length <= LIMITS.taskIdLength && !UNPRINTABLE.test(value);
+}
 
 /** A metadata object no bigger than `LIMITS.metadataBytes` once serialized. */
 export const Metadata = JsonObject.refine(
