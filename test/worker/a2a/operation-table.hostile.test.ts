@@ -788,6 +788,14 @@ const REST_ROWS: RestRow[] = [
     names: '"field":"sessionId"',
   },
   {
+    name: "chat: a decision for a task id with a newline names taskId",
+    method: "POST",
+    path: "/chat",
+    body: j({ taskId: "a\nb", decisions: [{ callId: "c", decision: "approve" }] }),
+    status: 400,
+    names: '"field":"taskId"',
+  },
+  {
     name: "chat: body an array",
     method: "POST",
     path: "/chat",
