@@ -225,7 +225,9 @@ export const OPERATIONS = {
   }),
   redeliver: define({
     rpc: { "1.0": "RedeliverPushDeliveries", "0.3": "RedeliverPushDeliveries" },
-    rest: [{ methods: ["POST"], path: `${TASK}/deadLetters:redeliver` }],
+    // An optional body, read (and so checked) though nothing in it is used: a POST
+    // that writes takes only JSON, never a cross-site form.
+    rest: [{ methods: ["POST"], path: `${TASK}/deadLetters:redeliver`, body: "object" }],
     fromRpc: (params) => parseTaskId(params).id,
     fromRest: (input) => parseTaskId({ id: id(input) }).id,
     run: (taskId, c) => c.ops.redeliver(taskId),
