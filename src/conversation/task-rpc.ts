@@ -168,7 +168,7 @@ export class TaskRpc<Env> {
     if (lastEventId >= this.store.events.floor()) {
       throw new A2AError(
         "InvalidRequest",
-        `Last-Event-ID ${lastEventId} is no event this conversation sent; subscribe without it for the task as it is now`,
+        `Last-Event-ID ${lastEventId} is past the last event sent; subscribe without it for the task as it is now`,
         {},
         [{ field: "Last-Event-ID", description: "past the last event sent" }],
       );
