@@ -106,6 +106,31 @@ interface SqliteModule {
   };
 }
 
+/**
+ * `node:sqlite`, or null without it. Node 22 prints "ExperimentalWarning: SQLite is an
+ * experimental feature" when it loads: the doctor's user asked for no SQLite, and the
+ * line reads like a fault of their project, so that one warning is left unprinted.
+ */
+async function importSqlite(): Promise<SqliteModule | null> {
+  const specifier = "node:sqlite";
+  // Node's own process (the CLI's stand-in in tests prints no warnings).
+  const node = (globalThis as unknown as { process: { emitWarning: Warn } }).process;
+  const emit = node.emitWarning;
+  node.emitWarning = (warning, ...rest) => {
+    const text = typeof warning === "string" ? warning : warning.message;
+    if (!text.startsWith("SQLite is an experimental feature")) emit.call(node, warning, ...rest);
+  };
+  try {
+    return (await import(specifier)) as SqliteModule;
+  } catch {
+    return null;
+  } finally {
+    node.emitWarning = emit;
+  }
+}
+
+type Warn = (warning: string | Error, ...rest: unknown[]) => void;
+
 /** The local databases through `node:fs` and `node:sqlite` (loaded only when one is read). */
 export function nodeLocalStorage(fs: FsModule): LocalStorage {
   let sqlite: Promise<SqliteModule | null> | null = null;
@@ -119,8 +144,7 @@ export function nodeLocalStorage(fs: FsModule): LocalStorage {
       }
     },
     async read(file) {
-      const specifier = "node:sqlite";
-      sqlite ??= (import(specifier) as Promise<SqliteModule>).catch(() => null);
+      sqlite ??= importSqlite();
       const module = await sqlite;
       if (!module) return null;
       try {

@@ -162,8 +162,17 @@ export class TaskRpc<Env> {
         { taskId, state },
       );
     }
-    return lastEventId === undefined
-      ? this.streams.open(taskId, format, { snapshot: true })
-      : this.streams.open(taskId, format, { snapshot: false, afterSeq: lastEventId });
+    if (lastEventId === undefined) return this.streams.open(taskId, format, { snapshot: true });
+    // An id past every seq used was never sent: resuming "after" it would stream the
+    // events that follow with ids below it, and none of what the client missed.
+    if (lastEventId >= this.store.events.floor()) {
+      throw new A2AError(
+        "InvalidRequest",
+        `Last-Event-ID ${lastEventId} is past the last event sent; subscribe without it for the task as it is now`,
+        {},
+        [{ field: "Last-Event-ID", description: "past the last event sent" }],
+      );
+    }
+    return this.streams.open(taskId, format, { snapshot: false, afterSeq: lastEventId });
   }
 }

@@ -38,10 +38,15 @@ const UNPRINTABLE = /[\p{Cc}\p{Cs}]/u;
  * appear in logs and URLs, so no control characters (a newline forges a log line) and no
  * lone surrogates (not UTF-8 encodable: stored, it would come back changed).
  */
-export const ClientId = z
-  .string()
-  .max(LIMITS.idLength, `must be at most ${LIMITS.idLength} characters`)
-  .refine((s) => !UNPRINTABLE.test(s), "must not contain control characters or lone surrogates");
+export const ClientId = idString(LIMITS.idLength);
+
+/** An id of at most `max` characters, none of them unprintable. */
+function idString(max: number) {
+  return z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .refine((s) => !UNPRINTABLE.test(s), "must not contain control characters or lone surrogates");
+}
 
 /** A client-sent list of names (extension URIs, media types, task ids), bounded. */
 export const NameList = z
@@ -61,9 +66,18 @@ export function clientIdProblem(value: string): string | null {
   const result = ClientId.safeParse(value);
   return result.success ? null : (result.error.issues[0]?.message ?? "invalid");
 }
-export const TaskIdString = z
-  .string()
-  .max(LIMITS.taskIdLength, `must be at most ${LIMITS.taskIdLength} characters`);
+
+/**
+ * A task id a client sends. Ids Edgelink issues fit in `LIMITS.taskIdLength` and are
+ * printable; one that is not is refused naming its field, rather than echoed in a "not
+ * found" error and its log line as the client wrote it (as `ClientId` is).
+ */
+export const TaskIdString = idString(LIMITS.taskIdLength);
+
+/** Whether `value` passes `TaskIdString`, answered without zod for the hot path. */
+export function isTaskIdString(value: string): boolean {
+  return value.length <= LIMITS.taskIdLength && !UNPRINTABLE.test(value);
+}
 
 /** A metadata object no bigger than `LIMITS.metadataBytes` once serialized. */
 export const Metadata = JsonObject.refine(

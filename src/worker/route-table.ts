@@ -148,9 +148,12 @@ function bodyGuard(kind: "json" | "optional-json", kit: RouteKit): MiddlewareHan
       return problem ? refuse(c, problem) : limit(c, next);
     };
   }
+  // A declared media type is checked even without a body: an HTML form always declares
+  // one, so a cross-site form with no fields cannot reach the route either.
   return (c, next) => {
     const request = c.req.raw;
-    const problem = sendsBody(request) ? jsonMediaProblem(request) : null;
+    const declared = sendsBody(request) || request.headers.has("Content-Type");
+    const problem = declared ? jsonMediaProblem(request) : null;
     return problem ? refuse(c, problem) : limit(c, next);
   };
 }

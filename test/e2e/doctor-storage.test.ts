@@ -2,11 +2,13 @@
  * `edgelink doctor` reading wrangler dev's Durable Object databases with Node's own SQLite:
  * storage made by a development build is named (this release refuses it and does not migrate it).
  */
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { diagnose } from "../../src/cli/doctor";
 import { nodeLocalStorage } from "../../src/cli/local-storage";
@@ -87,6 +89,46 @@ describe("edgelink doctor: wrangler dev's local storage", () => {
       expect(found.problems[0]).not.toContain("9e0f");
       rmSync(old);
       expect((await diagnose(files, join, dir, nodeLocalStorage(files))).problems).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("B1: reads them without Node's experimental SQLite warning on stderr (a user did not ask for SQLite)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgelink-doctor-"));
+    try {
+      for (const f of projectFiles("p", "echo", VERSIONS, "k".repeat(64))) {
+        mkdirSync(dirname(join(dir, f.path)), { recursive: true });
+        writeFileSync(join(dir, f.path), f.content);
+      }
+      // A development build's object: named only if the doctor read it with Node's SQLite.
+      database(join(dir, ".wrangler/state/v3/do/p-EdgelinkContext/0a1b.sqlite"), [
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE tasks (id TEXT PRIMARY KEY, context_id TEXT NOT NULL)",
+        "INSERT INTO meta VALUES ('schema_version', '14')",
+      ]);
+      // The CLI as its own process: the warning is Node's, printed once per process.
+      const cli = join(dir, "cli.mjs");
+      await build({
+        entryPoints: [join(import.meta.dirname, "../../src/cli/main.ts")],
+        outfile: cli,
+        bundle: true,
+        format: "esm",
+        platform: "node",
+        target: "node20",
+        logLevel: "silent",
+      });
+      const child = spawn(process.execPath, [cli, "doctor", dir]);
+      let output = "";
+      child.stdout.on("data", (d) => {
+        output += d;
+      });
+      child.stderr.on("data", (d) => {
+        output += d;
+      });
+      await new Promise((resolve) => child.on("close", resolve));
+      expect(output).toContain("p-EdgelinkContext/0a1b.sqlite");
+      expect(output).not.toContain("ExperimentalWarning");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

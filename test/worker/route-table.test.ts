@@ -306,6 +306,13 @@ describe("the route table", () => {
     expect(() => mountRoutes(new Hono(), publicLast, {}, kit)).toThrow(/public routes must come/);
   });
 
+  it("every route that takes POST reads its body as JSON, so no cross-site form reaches it (the fallback writes nothing)", () => {
+    const formable = TABLE.filter(
+      (e) => e.id !== "fallback" && e.methods.includes("POST") && e.guards.body === "none",
+    );
+    expect(formable.map((e) => e.id)).toEqual([]);
+  });
+
   it("every route answers the hostile set with its 4xx, touching nothing", async () => {
     const before = await aliceState();
     const walked: string[] = [];
@@ -347,6 +354,11 @@ describe("the route table", () => {
           body: "claim=x",
         });
         expect(form.status, `${entry.id} form`).toBe(415);
+        // A cross-site form with no fields sends no body, but its media type all the same.
+        const emptyForm = await hostile(`${entry.id} empty form`, method, path, {
+          headers: { ...ALICE, "Content-Type": "application/x-www-form-urlencoded" },
+        });
+        expect(emptyForm.status, `${entry.id} empty form`).toBe(415);
         const oversize = await hostile(`${entry.id} oversize`, method, path, {
           headers: json(ALICE),
           body: JSON.stringify({ pad: "x".repeat(MAX_BODY) }),

@@ -1,5 +1,5 @@
 import type { JsonObject } from "../json";
-import { isClientId, LIMITS } from "../limits";
+import { isClientId, isTaskIdString, LIMITS } from "../limits";
 
 /**
  * The plainest v1 SendMessage params, checked by hand: what nearly every message is
@@ -69,7 +69,7 @@ export function plainV1Send(params: unknown): PlainV1Send | null {
   if (contextId !== undefined && (typeof contextId !== "string" || !isClientId(contextId))) {
     return null;
   }
-  if (taskId !== undefined && (typeof taskId !== "string" || taskId.length > LIMITS.taskIdLength)) {
+  if (taskId !== undefined && (typeof taskId !== "string" || !isTaskIdString(taskId))) {
     return null;
   }
   const parts = plainParts(m.parts);

@@ -10,7 +10,7 @@ import { MAX_HELD_CALLS } from "../../agent/approval/held-calls";
 import { DECISION_KIND } from "../../protocol/approval";
 import { A2AError } from "../../protocol/errors";
 import { newId } from "../../protocol/json";
-import { clientIdProblem } from "../../protocol/limits";
+import { clientIdProblem, isTaskIdString } from "../../protocol/limits";
 
 const FIELDS = new Set(["callId", "decision", "reason", "arguments", "answer"]);
 const VERDICTS = new Set(["approve", "reject", "answer"]);
@@ -34,6 +34,9 @@ export function chatDecisionMessage(body: Record<string, unknown>): Record<strin
   const { taskId, decisions, messageId } = body;
   if (typeof taskId !== "string" || taskId === "") {
     throw invalid("taskId", "must name the task that waits for the decisions");
+  }
+  if (!isTaskIdString(taskId)) {
+    throw invalid("taskId", "is no task id this agent issues (too long, or unprintable)");
   }
   if (messageId !== undefined) {
     const problem = typeof messageId === "string" ? clientIdProblem(messageId) : "must be a string";

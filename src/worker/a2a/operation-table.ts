@@ -214,21 +214,22 @@ export const OPERATIONS = {
     run: (p, c) => c.ops.getTask(p),
     render: (task, p, c) => json(renderTask(task, c.version, p)),
   }),
-  // Edgelink's dead-letter API for webhook deliveries. Over HTTP+JSON the path's id is
-  // not parsed: an id that is no task of this caller's is simply not found.
+  // Edgelink's dead-letter API for webhook deliveries.
   deadLetters: define({
     rpc: { "1.0": "ListDeadPushDeliveries", "0.3": "ListDeadPushDeliveries" },
     rest: [{ methods: ["GET"], path: `${TASK}/deadLetters` }],
     fromRpc: (params) => parseTaskId(params).id,
-    fromRest: id,
+    fromRest: (input) => parseTaskId({ id: id(input) }).id,
     run: (taskId, c) => c.ops.deadDeliveries(taskId),
     render: (deliveries) => json({ deliveries }),
   }),
   redeliver: define({
     rpc: { "1.0": "RedeliverPushDeliveries", "0.3": "RedeliverPushDeliveries" },
-    rest: [{ methods: ["POST"], path: `${TASK}/deadLetters:redeliver` }],
+    // An optional body, read (and so checked) though nothing in it is used: a POST
+    // that writes takes only JSON, never a cross-site form.
+    rest: [{ methods: ["POST"], path: `${TASK}/deadLetters:redeliver`, body: "object" }],
     fromRpc: (params) => parseTaskId(params).id,
-    fromRest: id,
+    fromRest: (input) => parseTaskId({ id: id(input) }).id,
     run: (taskId, c) => c.ops.redeliver(taskId),
     render: (redelivered) => json({ redelivered }),
   }),

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { invalidParams } from "../../protocol/errors";
 import type { JsonObject } from "../../protocol/json";
+import { ClientId, TaskIdString } from "../../protocol/limits";
 import type { ProtocolVersion } from "../../protocol/wire/requests";
 import { masked, type PushConfig, pushConfigToV1, pushConfigToV03 } from "../../push/config";
 import type { Operations } from "./operations";
@@ -10,16 +11,19 @@ import type { Operations } from "./operations";
  * table. The HTTP+JSON binding builds the same params from its path, query and body.
  */
 
-const id = z.string().min(1, "is required");
-const V1Ref = z.object({ taskId: id, id: id });
+// Held to the limits of the ids they name (a config id is a client-chosen id, the page
+// token the last config id of a page): one that could not exist is refused naming it.
+const taskId = TaskIdString.min(1, "is required");
+const configId = ClientId.min(1, "is required");
+const V1Ref = z.object({ taskId, id: configId });
 const V1List = z.object({
-  taskId: id,
+  taskId,
   pageSize: z.number().int().min(1).max(100).optional(),
-  pageToken: z.string().optional(),
+  pageToken: ClientId.optional(),
 });
-const V03Ref = z.object({ id: id, pushNotificationConfigId: z.string().optional() });
-const V03Delete = V03Ref.extend({ pushNotificationConfigId: id });
-const CreateTaskId = z.object({ taskId: id });
+const V03Ref = z.object({ id: taskId, pushNotificationConfigId: ClientId.optional() });
+const V03Delete = V03Ref.extend({ pushNotificationConfigId: configId });
+const CreateTaskId = z.object({ taskId });
 
 function parse<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
   const result = schema.safeParse(params ?? {});
@@ -40,9 +44,7 @@ export interface PushListParams {
 
 /** Create: the whole params are the config; the task is `taskId`. */
 export function parsePushCreate(params: JsonObject): { taskId: string; config: JsonObject } {
-  const taskId =
-    typeof params.taskId === "string" ? params.taskId : parse(CreateTaskId, params).taskId;
-  return { taskId, config: params };
+  return { taskId: parse(CreateTaskId, params).taskId, config: params };
 }
 
 /** Get and delete; only v0.3's get may leave the config out. */

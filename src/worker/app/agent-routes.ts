@@ -4,6 +4,7 @@ import type { Agent } from "../../agent/definition";
 import { SERVE_ENDPOINT } from "../../agent/endpoints";
 import { signingKeys } from "../../conversation/push/push-keys";
 import { A2AError } from "../../protocol/errors";
+import { parseTaskId } from "../../protocol/wire/requests";
 import { JWKS_PATH } from "../../push/headers";
 import { publicJwks } from "../../push/signing";
 import { serveCard, servedFeatures, serveSignedCard, signsCardAt } from "../a2a/card";
@@ -216,7 +217,7 @@ export const AGENT_ROUTES: readonly AgentRoute[] = [
         const url = new URL(c.req.url);
         checkPathEncoding(url.pathname);
         const ops = new Operations(agent, c.env, c.get("scope"), url.origin);
-        return serveTaskSteps(ops, c.req.param("id") ?? "");
+        return serveTaskSteps(ops, parseTaskId({ id: c.req.param("id") }).id);
       },
   },
   {

@@ -177,6 +177,19 @@ describe("SubscribeToTask", () => {
     ]);
   });
 
+  it("a Last-Event-ID past every event the conversation sent is refused naming it; the last one sent resumes", async () => {
+    const sent = parseSse(await (await streamRequest("one two")).text());
+    const taskId = ((results(sent)[0] as Json).task as Json).id as string;
+    const last = sent.at(-1)?.id as number;
+    const resumed = await subscribeRequest(taskId, { "Last-Event-ID": String(last) });
+    expect(resumed.headers.get("Content-Type")).toContain("text/event-stream");
+    expect(parseSse(await resumed.text())).toEqual([]);
+    const future = await subscribeRequest(taskId, { "Last-Event-ID": String(last + 1000) });
+    const body = (await future.json()) as Json;
+    expect(body.error).toMatchObject({ code: -32600 });
+    expect(JSON.stringify(body.error)).toContain('"field":"Last-Event-ID"');
+  });
+
   it("N7: a streamed artifact's chunks resumed with Last-Event-ID read back as they were sent, byte for byte", async () => {
     const sent = parseSse(await (await streamRequest("one two three four five six")).text());
     const taskId = ((results(sent)[0] as Json).task as Json).id as string;

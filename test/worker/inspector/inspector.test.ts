@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import demo from "../../../examples/demo-agent";
 import { resolveAgent } from "../../../src/agent/definition";
 import { DECISION_KIND, REQUEST_KIND } from "../../../src/protocol/approval";
+import { LIMITS } from "../../../src/protocol/limits";
 import { inspectorEnabled } from "../../../src/worker/inspector/inspector";
 import { ALICE, authedAgent, call, signingKey } from "../auth-support";
 
@@ -42,6 +43,14 @@ describe("the inspector page (issue 13)", () => {
     );
     const never = resolveAgent({ card, inspector: false });
     expect(inspectorEnabled(never, {}, "http://localhost/")).toBe(false);
+  });
+
+  it("its steps route refuses a task id that could not have been issued, naming it", async () => {
+    for (const id of ["a%0Ab", "t".repeat(LIMITS.taskIdLength + 1)]) {
+      const steps = await get(`http://localhost/inspector/tasks/${id}/steps`);
+      expect(steps.status).toBe(400);
+      expect(JSON.stringify(await steps.json())).toContain('"field":"id"');
+    }
   });
 
   it("mounted under /agent, the page and its script are under /agent", async () => {
