@@ -26,6 +26,14 @@ interface RowChange {
   artifact: { header: string | null; parts: string | null } | null;
 }
 
+/** A task state as a SQL literal: one of a few lower-case words, never a client's text. */
+function stateLiteral(value: SqlStorageValue): string {
+  if (typeof value !== "string" || !/^[a-z-]+$/.test(value)) {
+    throw new TypeError(`not a task state: ${String(value)}`);
+  }
+  return `'${value}'`;
+}
+
 /** The task rows' changes not yet written, by task id. */
 export class TaskRowChanges {
   private readonly held = new Map<string, RowChange>();
@@ -100,9 +108,10 @@ export class TaskRowChanges {
         row.set("first_artifact", change.artifact.header);
         row.set("first_artifact_parts", change.artifact.parts);
       }
-      // The statement's text depends only on which columns change, never on their values,
-      // so workerd's cache of prepared statements keeps a few texts: the id is ?1,
-      // `updated_at` is `status_timestamp`'s parameter, a null is NULL.
+      // The statement's text depends only on which columns change and on the state, so
+      // workerd's cache of prepared statements keeps a few texts: the id is ?1,
+      // `updated_at` is `status_timestamp`'s parameter, a null is NULL. Each bound value
+      // costs workerd several thousand instructions, so the state is a literal.
       const args: SqlStorageValue[] = [taskId];
       let timestamp = "";
       const param = (column: string, value: SqlStorageValue): string => {
@@ -110,6 +119,7 @@ export class TaskRowChanges {
         if (column === "updated_at" && timestamp) return timestamp;
         if (value === null) return "NULL";
         if (column === "index_pending") return "1";
+        if (column === "state") return stateLiteral(value);
         args.push(value);
         if (column === "status_timestamp") timestamp = `?${args.length}`;
         return `?${args.length}`;
