@@ -55,10 +55,12 @@ describe("the SQL of one blocking message (a count, not a time)", () => {
     expect(own.filter((q) => q === "<transaction>")).toHaveLength(1);
     // Each bound value costs workerd several thousand instructions: the history row binds
     // its id, seq, task and body; the task row its id, key, context, status time, state
-    // history, creation time, listing place, event and history bounds and its artifact.
-    // Its state is a literal, its update time its status time's parameter.
+    // history, creation time, listing place, event and history floors and its artifact.
+    // Its state is a literal, its update time its status time's parameter, its ceilings
+    // their floors' plus the few events and items of its turn.
     const [item, row] = inTransaction.slice(1) as [string, string];
-    expect([parameters(item), parameters(row)]).toEqual([4, 13]);
+    expect([parameters(item), parameters(row)]).toEqual([4, 11]);
+    expect(row).toMatch(/\?\d+ \+ 2, \?\d+ \+ 0,/);
     expect(row).toContain("'completed'");
     expect(own.filter((q) => /^(UPDATE|DELETE)/.test(q))).toEqual([]);
     // The next message's statements are the same texts (values never shape them), so each

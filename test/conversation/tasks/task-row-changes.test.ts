@@ -43,6 +43,42 @@ describe("a task row's statement binds only what it must", () => {
     expect(row.args).toEqual(["task.7", 7, "ctx", T1, "[]", T1, 7]);
   });
 
+  it("B6: a ceiling a few past its floor is the floor's parameter plus the difference; further, or with no floor in the statement, it is bound", () => {
+    const statementOf = (ceilings: { event: number; history: number }, insert = true) => {
+      const changes = new TaskRowChanges();
+      const row = inserted(T1, 7);
+      row.set("event_floor", 10);
+      row.set("history_floor", 4);
+      if (insert) changes.insert("task.7", row);
+      changes.status("task.7", {
+        state: "completed",
+        timestamp: T1,
+        stateHistory: "[]",
+        rowSeq: 7,
+        message: null,
+        metadata: null,
+        eventCeiling: ceilings.event,
+        historyCeiling: ceilings.history,
+      });
+      const [write] = changes.drain();
+      if (!write) throw new Error("nothing drained");
+      const valueOf = (column: string) => write.values[write.columns.indexOf(column)];
+      return { event: valueOf("event_ceiling"), history: valueOf("history_ceiling"), write };
+    };
+    const near = statementOf({ event: 12, history: 4 });
+    const floorAt = (column: string) => near.write.values[near.write.columns.indexOf(column)];
+    expect(near.event).toBe(`${floorAt("event_floor")} + 2`);
+    expect(near.history).toBe(`${floorAt("history_floor")} + 0`);
+    expect(near.write.args).not.toContain(12);
+    const far = statementOf({ event: 14, history: 3 });
+    expect(far.event).toMatch(/^\?\d+$/);
+    expect(far.history).toMatch(/^\?\d+$/);
+    expect(far.write.args).toEqual(expect.arrayContaining([14, 3]));
+    const update = statementOf({ event: 12, history: 5 }, false);
+    expect(update.write.insert).toBe(false);
+    expect(update.write.args).toEqual(["task.7", T1, "[]", 7, 12, 5]);
+  });
+
   it("refuses a state that is not a task state's word rather than write it into SQL", () => {
     const changes = new TaskRowChanges();
     const row = inserted(T2, 8);
