@@ -393,6 +393,15 @@ const BLOCKING_PATH_COST_BYTES = 647;
  * built from the package: 233,764 bytes before, 233,785 after.
  */
 const TASK_KEYS_MOVE_COST_BYTES = 21;
+
+/**
+ * Fewer instructions per blocking SendMessage: timestamps, keyed task ids and history item
+ * ids joined rather than concatenated and a handler's text answer copied flat (so every
+ * JSON.stringify of the message takes V8's fast path); a task row's state as a checked
+ * SQL literal and its ceilings written from their floors' parameters (two binds fewer).
+ * Measured on the demo built from the package: 233,785 bytes before, 234,009 after.
+ */
+const FAST_JSON_FEWER_BINDS_COST_BYTES = 224;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -448,6 +457,7 @@ const BUNDLE_GOAL_BYTES =
   LOCAL_KEY_CHECK_COST_BYTES +
   BLOCKING_PATH_COST_BYTES +
   TASK_KEYS_MOVE_COST_BYTES +
+  FAST_JSON_FEWER_BINDS_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
