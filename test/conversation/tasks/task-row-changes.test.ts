@@ -27,7 +27,7 @@ function drained(createdAt: string, rowSeq: number) {
   const [write] = changes.drain();
   if (!write) throw new Error("nothing drained");
   return {
-    valueOf: (column: string) => write.values[write.columns.indexOf(column)],
+    columnValue: (column: string) => write.values[write.columns.indexOf(column)],
     args: write.args,
   };
 }
@@ -35,11 +35,11 @@ function drained(createdAt: string, rowSeq: number) {
 describe("a task row's statement binds only what it must", () => {
   it("B6: the state is a literal and the update time takes the status time's parameter", () => {
     const row = drained(T1, 7);
-    expect(row.valueOf("state")).toBe("'working'");
-    expect(row.valueOf("status_timestamp")).toBe("?4");
-    expect(row.valueOf("updated_at")).toBe("?4");
-    expect(row.valueOf("status_message")).toBe("NULL");
-    expect(row.valueOf("index_pending")).toBe("1");
+    expect(row.columnValue("state")).toBe("'working'");
+    expect(row.columnValue("status_timestamp")).toBe("?4");
+    expect(row.columnValue("updated_at")).toBe("?4");
+    expect(row.columnValue("status_message")).toBe("NULL");
+    expect(row.columnValue("index_pending")).toBe("1");
     expect(row.args).toEqual(["task.7", 7, "ctx", T1, "[]", T1, 7]);
   });
 
@@ -62,8 +62,12 @@ describe("a task row's statement binds only what it must", () => {
       });
       const [write] = changes.drain();
       if (!write) throw new Error("nothing drained");
-      const valueOf = (column: string) => write.values[write.columns.indexOf(column)];
-      return { event: valueOf("event_ceiling"), history: valueOf("history_ceiling"), write };
+      const columnValue = (column: string) => write.values[write.columns.indexOf(column)];
+      return {
+        event: columnValue("event_ceiling"),
+        history: columnValue("history_ceiling"),
+        write,
+      };
     };
     const near = statementOf({ event: 12, history: 4 });
     const floorAt = (column: string) => near.write.values[near.write.columns.indexOf(column)];
