@@ -8,9 +8,12 @@ import { messageFromItem } from "./tasks/conversation-bridge";
  * The history item id a client's message is stored under: derived from its `messageId`,
  * so a retry finds the message by the primary key the history already has (no new index,
  * no new table, nothing more to write per message). It keeps the prefix of message items;
- * `a2a_` after it keeps these ids apart from the random ones (`msg_` and a UUID).
+ * `a2a_` after it keeps these ids apart from the random ones (`msg_` and a UUID). Joined,
+ * not concatenated: the stored item holds it, and JSON.stringify's fast path takes no
+ * concatenated string.
  */
-export const sentItemId = (messageId: string): string => `${ID_PREFIX.message}a2a_${messageId}`;
+export const sentItemId = (messageId: string): string =>
+  [ID_PREFIX.message, "a2a_", messageId].join("");
 
 /**
  * What a message's `messageId` says: a retry of a message this conversation already took

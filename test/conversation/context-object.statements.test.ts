@@ -19,6 +19,10 @@ const logging = <T>(contextId: string, fn: () => Promise<T>) =>
 /** The index outbox's acknowledgement of rows the index holds (see `IndexOutbox.writeAcks`). */
 const INDEX_ACK = "UPDATE tasks SET index_pending = 0 WHERE ";
 
+/** The values a statement binds: its distinct `?N` and its bare `?`. */
+const parameters = (query: string) =>
+  new Set(query.match(/\?\d+/g)).size + (query.match(/\?(?!\d)/g)?.length ?? 0);
+
 const echo = (ctx: Json) => {
   const parts = (ctx.message as { parts: { content?: unknown }[] }).parts;
   return `echo: ${String(parts[0]?.content ?? "")}`;
@@ -49,6 +53,15 @@ describe("the SQL of one blocking message (a count, not a time)", () => {
       "INSERT INTO tasks",
     ]);
     expect(own.filter((q) => q === "<transaction>")).toHaveLength(1);
+    // Each bound value costs workerd several thousand instructions: the history row binds
+    // its id, seq, task and body; the task row its id, key, context, status time, state
+    // history, creation time, listing place, event and history floors and its artifact.
+    // Its state is a literal, its update time its status time's parameter, its ceilings
+    // their floors' plus the few events and items of its turn.
+    const [item, row] = inTransaction.slice(1) as [string, string];
+    expect([parameters(item), parameters(row)]).toEqual([4, 11]);
+    expect(row).toMatch(/\?\d+ \+ 2, \?\d+ \+ 0,/);
+    expect(row).toContain("'completed'");
     expect(own.filter((q) => /^(UPDATE|DELETE)/.test(q))).toEqual([]);
     // The next message's statements are the same texts (values never shape them), so each
     // is prepared once and taken from workerd's cache after.

@@ -409,6 +409,14 @@ const SPLITS_AND_BOUNDED_MAP_COST_BYTES = -67;
  * Measured on the demo built from the package: 233,785 bytes before, 233,945 after.
  */
 const HOSTILE_AUDIT_COST_BYTES = 160;
+/**
+ * Fewer instructions per blocking SendMessage: timestamps, keyed task ids and history item
+ * ids joined rather than concatenated and a handler's text answer copied flat (so every
+ * JSON.stringify of the message takes V8's fast path); a task row's state as a checked
+ * SQL literal and its ceilings written from their floors' parameters (two binds fewer).
+ * Measured on the demo built from the package: 233,785 bytes before, 234,009 after.
+ */
+const FAST_JSON_FEWER_BINDS_COST_BYTES = 224;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -466,6 +474,7 @@ const BUNDLE_GOAL_BYTES =
   TASK_KEYS_MOVE_COST_BYTES +
   SPLITS_AND_BOUNDED_MAP_COST_BYTES +
   HOSTILE_AUDIT_COST_BYTES +
+  FAST_JSON_FEWER_BINDS_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */

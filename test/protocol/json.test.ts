@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { nowIso } from "../../src/protocol/json";
+import { flatText, nowIso } from "../../src/protocol/json";
 
 describe("nowIso (A2A §5.6.1 timestamps; formatted once per millisecond, issue 10)", () => {
   afterEach(() => {
@@ -46,6 +46,24 @@ describe("nowIso (A2A §5.6.1 timestamps; formatted once per millisecond, issue 
     ) {
       vi.setSystemTime(ms);
       expect(nowIso()).toBe(new Date(ms).toISOString());
+    }
+  });
+});
+
+describe("flatText (a handler's answer copied flat once)", () => {
+  it("keeps every string as it is, character for character", () => {
+    const long = "x".repeat(5000);
+    const made = (a: string, b: string) => `${a}${b}`;
+    for (const text of [
+      "",
+      "hi",
+      "echo: loop 123",
+      made("echo: ", "a longer answer"),
+      made("😀", " split after its first code unit"),
+      made("\u00e9t\u00e9 ", "\ud800 lone surrogate kept"),
+      made(long, long),
+    ]) {
+      expect(flatText(text)).toBe(text);
     }
   });
 });

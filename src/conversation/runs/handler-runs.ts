@@ -12,7 +12,7 @@ import { runModelAgent } from "../../agent/model/model-execution";
 import { runDefaultExecution } from "../../agent/tools/default-execution";
 import { A2AError, errorReference, UserFacingError } from "../../protocol/errors";
 import type { LoggedEvent } from "../../protocol/events";
-import { newId, nowIso } from "../../protocol/json";
+import { flatText, newId, nowIso } from "../../protocol/json";
 import type { Message } from "../../protocol/message";
 import { Parts } from "../../protocol/part";
 import type { Task } from "../../protocol/task";
@@ -213,7 +213,7 @@ export class HandlerRuns<Env> {
       // The handler's answer and the end of the task: one transaction.
       this.store.atomic(() => {
         if (typeof result === "string" || Array.isArray(result)) {
-          const parts = typeof result === "string" ? [Parts.text(result)] : result;
+          const parts = typeof result === "string" ? [Parts.text(flatText(result))] : result;
           run.artifact({ name: "result", parts });
         }
         if (state === "working") run.complete();

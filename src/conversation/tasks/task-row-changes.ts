@@ -26,6 +26,41 @@ interface RowChange {
   artifact: { header: string | null; parts: string | null } | null;
 }
 
+/** A task state as a SQL literal: one of a few lower-case words, never a client's text. */
+function stateLiteral(value: SqlStorageValue): string {
+  if (typeof value !== "string" || !/^[a-z-]+$/.test(value)) {
+    throw new TypeError(`not a task state: ${String(value)}`);
+  }
+  return `'${value}'`;
+}
+
+/** A task's ceilings and the floors they are counted from. */
+const FLOOR_OF: ReadonlyMap<string, string> = new Map([
+  ["event_ceiling", "event_floor"],
+  ["history_ceiling", "history_floor"],
+]);
+/** How far past its floor a ceiling is written as `floor + n` rather than bound. */
+const NEAR_FLOOR = 3;
+
+/**
+ * A ceiling written in the same statement as its floor, as an expression of the floor's
+ * parameter (`?8 + 2`): a task made and ended in one turn has a few events and items. Null
+ * when the column is no ceiling, its floor is not bound here, or it is further.
+ */
+function nearFloor(
+  row: ReadonlyMap<string, SqlStorageValue>,
+  bound: ReadonlyMap<string, string>,
+  column: string,
+  value: SqlStorageValue,
+): string | null {
+  const floor = FLOOR_OF.get(column);
+  const at = floor === undefined ? undefined : bound.get(floor);
+  const from = floor === undefined ? undefined : row.get(floor);
+  if (at === undefined || typeof from !== "number" || typeof value !== "number") return null;
+  const n = value - from;
+  return Number.isInteger(n) && n >= 0 && n <= NEAR_FLOOR ? `${at} + ${n}` : null;
+}
+
 /** The task rows' changes not yet written, by task id. */
 export class TaskRowChanges {
   private readonly held = new Map<string, RowChange>();
@@ -100,18 +135,25 @@ export class TaskRowChanges {
         row.set("first_artifact", change.artifact.header);
         row.set("first_artifact_parts", change.artifact.parts);
       }
-      // The statement's text depends only on which columns change, never on their values,
-      // so workerd's cache of prepared statements keeps a few texts: the id is ?1,
-      // `updated_at` is `status_timestamp`'s parameter, a null is NULL.
+      // The statement's text depends only on which columns change, on the state and on
+      // how far a ceiling is from its floor, so workerd's cache of prepared statements
+      // keeps a few texts: the id is ?1, `updated_at` is `status_timestamp`'s parameter,
+      // a null is NULL. Each bound value costs workerd several thousand instructions, so
+      // the state is a literal and a ceiling near its floor is written from the floor's.
       const args: SqlStorageValue[] = [taskId];
-      let timestamp = "";
+      const bound = new Map<string, string>();
       const param = (column: string, value: SqlStorageValue): string => {
         if (column === "id") return "?1";
-        if (column === "updated_at" && timestamp) return timestamp;
+        if (column === "updated_at" && bound.has("status_timestamp")) {
+          return bound.get("status_timestamp") as string;
+        }
         if (value === null) return "NULL";
         if (column === "index_pending") return "1";
+        if (column === "state") return stateLiteral(value);
+        const near = nearFloor(row, bound, column, value);
+        if (near) return near;
         args.push(value);
-        if (column === "status_timestamp") timestamp = `?${args.length}`;
+        bound.set(column, `?${args.length}`);
         return `?${args.length}`;
       };
       const columns = [...row.keys()];
