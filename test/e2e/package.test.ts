@@ -417,6 +417,11 @@ const HOSTILE_AUDIT_COST_BYTES = 160;
  * Measured on the demo built from the package: 233,785 bytes before, 234,009 after.
  */
 const FAST_JSON_FEWER_BINDS_COST_BYTES = 224;
+/**
+ * The three items above merged (the splits, the hostile audit, the fewer binds): measured on
+ * the merged demo built from the package, 234,113 bytes against the items' 234,105.
+ */
+const SESSION9_MERGE_COST_BYTES = 8;
 const BUNDLE_GOAL_BYTES =
   165 * 1024 +
   JOSE_COST_BYTES +
@@ -475,6 +480,7 @@ const BUNDLE_GOAL_BYTES =
   SPLITS_AND_BOUNDED_MAP_COST_BYTES +
   HOSTILE_AUDIT_COST_BYTES +
   FAST_JSON_FEWER_BINDS_COST_BYTES +
+  SESSION9_MERGE_COST_BYTES +
   MERGED_ITEMS_OVERLAP_BYTES;
 
 /** The package's entry points (package.json `exports`) and their built files. */
