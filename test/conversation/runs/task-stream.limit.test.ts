@@ -8,6 +8,7 @@ import { A2AError } from "../../../src/protocol/errors";
 import type { LoggedEvent } from "../../../src/protocol/events";
 import type { StreamFormat } from "../../../src/protocol/wire/stream";
 import { contextObjectName } from "../../../src/storage/ids";
+import { defineAgent } from "../../../src/worker/app/define-agent";
 import { withAgent, withLimits } from "../../support/agent-override";
 import { BASE, parseSse, rest, rpc, send, sleep, userMessage } from "../../support/helpers";
 import { taskFixture } from "../../support/task-fixture";
@@ -74,6 +75,20 @@ async function countTransactions(contextId: string): Promise<() => Promise<numbe
 }
 
 describe("open streams per conversation", () => {
+  it("the limit is 64 unless set; defineAgent refuses a bad value naming the field", () => {
+    expect(DEFAULT_LIMITS.maxStreamsPerConversation).toBe(64);
+    const define = (value: unknown) => () =>
+      defineAgent({
+        card: { name: "limits", description: "" },
+        handler: () => "ok",
+        limits: { maxStreamsPerConversation: value as number },
+      });
+    expect(define(8)).not.toThrow();
+    for (const bad of [0, -1, 2.5, "8", Number.NaN]) {
+      expect(define(bad)).toThrow(/limits\.maxStreamsPerConversation must be a positive integer/);
+    }
+  });
+
   it("past limits.maxStreamsPerConversation a stream is refused over every binding and version before anything is stored; one that ends gives its place back", async () => {
     const { contextId } = (await send("warm")) as { contextId: string };
     await withLimits(stubOf(contextId), { maxStreamsPerConversation: 2 });
@@ -158,7 +173,7 @@ describe("open streams per conversation", () => {
     const { contextId } = (await send("warm")) as { contextId: string };
     await withLimits(stubOf(contextId), { maxStreamsPerConversation: 1 });
     await withAgent(stubOf(contextId), () => ({
-      handler: (ctx: { record(items: Json[]): void; message: { parts: Json[] } }) => {
+      handler: async (ctx: { record(items: Json[]): void; message: { parts: Json[] } }) => {
         if (ctx.message.parts[0]?.content !== "partial") return "fine";
         try {
           // The first item is written, the second refused (over 4 MB), after the stream
@@ -168,7 +183,9 @@ describe("open streams per conversation", () => {
             { type: "message", role: "assistant", content: ["x".repeat(4_300_000)] },
           ]);
         } catch {}
-        return "answered anyway";
+        // Still running when its write rolls back: no final event will close the stream.
+        await sleep(50);
+        return "answered later";
       },
     }));
     const failed = (await (await rpcStream(userMessage("partial", { contextId }))).json()) as Json;
@@ -199,7 +216,7 @@ describe("TaskStreams counts the conversation's open streams", () => {
     const refused = () => {
       expect(() => open("t")).toThrow(/limits\.maxStreamsPerConversation/);
     };
-    return { hub, streams, open, refused };
+    return { hub, streams, open, refused, limits };
   };
   const status = (taskId: string, final: boolean): LoggedEvent => ({
     seq: 2,
@@ -241,8 +258,8 @@ describe("TaskStreams counts the conversation's open streams", () => {
     await last.cancel();
   });
 
-  it("a stream that ends while opening, or fails to open, holds no place", async () => {
-    const { streams, open } = setUp();
+  it("a stream that ends while opening, fails to open or fails to read its backlog holds no place", async () => {
+    const { streams, open, limits } = setUp();
     const ended = streams.open(
       "t1",
       format,
@@ -262,7 +279,40 @@ describe("TaskStreams counts the conversation's open streams", () => {
       (error: unknown) => String(error),
     );
     expect(gone).toMatch(/Task gone not found/);
-    const kept = [open("t2"), open("t3")];
+    // A resumed stream whose next backlog page fails to read, as the client reads.
+    let pages = 0;
+    const failing = new TaskStreams(
+      {
+        events: {
+          after: () => {
+            pages += 1;
+            if (pages > 1) throw new Error("the page could not be read");
+            return [status("t1", false)];
+          },
+        },
+      } as unknown as TaskStore,
+      new EventHub(),
+      () => ({ limits: { ...limits, backlogPageSize: 1 }, keepAliveMs: 60_000 }),
+      () => taskFixture("t1"),
+    );
+    const resumed = failing.open("t1", format, { snapshot: false, afterSeq: 1 });
+    const other = failing.open(
+      "t2",
+      format,
+      { snapshot: true },
+      { task: taskFixture("t2"), seq: 1 },
+    );
+    expect(() => failing.open("t3", format, { snapshot: true })).toThrow(
+      /maxStreamsPerConversation/,
+    );
+    await expect(new Response(resumed).text()).rejects.toThrow(/could not be read/);
+    const after = failing.open(
+      "t3",
+      format,
+      { snapshot: true },
+      { task: taskFixture("t3"), seq: 1 },
+    );
+    const kept = [other, after, open("t2"), open("t3")];
     expect(() => open("t4")).toThrow(/limits\.maxStreamsPerConversation/);
     for (const stream of kept) await stream.cancel();
   });
