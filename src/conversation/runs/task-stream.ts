@@ -63,10 +63,19 @@ export function openTaskStream(options: {
   const encoder = new TextEncoder();
   let stop = () => {};
   let pump = () => {};
+  // A throw (a read failed) ends the stream first: it holds no listener and no place.
+  const guarded = (fn: () => void) => {
+    try {
+      fn();
+    } catch (error) {
+      stop();
+      throw error;
+    }
+  };
   return new ReadableStream<Uint8Array>(
     {
-      start: (controller) => {
-        try {
+      start: (controller) =>
+        guarded(() => {
           let closed = false;
           let unsubscribe = () => {};
           let timer: ReturnType<typeof setInterval> | undefined;
@@ -166,23 +175,13 @@ export function openTaskStream(options: {
                 if ((last && isFinal(last.event)) || (state && isTerminal(state))) return close();
                 live();
               }
-            } catch (error) {
-              // A page that failed to read ends the stream (see the catch below).
-              stop();
-              throw error;
             } finally {
               pumping = false;
             }
           };
           pump();
-        } catch (error) {
-          // A stream that fails to start (its task read failed) holds no listener and
-          // no place.
-          stop();
-          throw error;
-        }
-      },
-      pull: () => pump(),
+        }),
+      pull: () => guarded(pump),
       cancel: () => stop(),
     },
     { highWaterMark: bufferBytes, size: (chunk) => chunk.byteLength },
