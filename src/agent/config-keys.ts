@@ -92,6 +92,7 @@ const BINDINGS = { context: 1, index: 1 } satisfies Record<
 
 const LIMITS = {
   maxSubscribersPerTask: 1,
+  maxStreamsPerConversation: 1,
   streamBufferBytes: 1,
   backlogPageSize: 1,
   maxPushConfigsPerTask: 1,

@@ -9,6 +9,13 @@ export interface LimitsConfig {
   /** Open SSE streams (SendStreamingMessage + SubscribeToTask) per task. Default 32. */
   maxSubscribersPerTask?: number;
   /**
+   * Open SSE streams one conversation serves at once, across its tasks (SendStreamingMessage,
+   * SubscribeToTask, the chat endpoint's). Each may hold `streamBufferBytes` for a client
+   * that does not read, so this bounds what streams can take of the object's memory (128 MB
+   * on Cloudflare): 64 MiB at the defaults, leaving the rest for its tasks. Default 64.
+   */
+  maxStreamsPerConversation?: number;
+  /**
    * Bytes a stream may hold for a client that does not read. A subscriber this far behind
    * is dropped with a closing comment; it reconnects with Last-Event-ID. Default 1 MiB.
    */
@@ -89,6 +96,7 @@ export type Limits = Required<LimitsConfig>;
 
 export const DEFAULT_LIMITS: Limits = {
   maxSubscribersPerTask: 32,
+  maxStreamsPerConversation: 64,
   streamBufferBytes: 1024 * 1024,
   backlogPageSize: 100,
   maxPushConfigsPerTask: 10,

@@ -304,25 +304,35 @@ export abstract class ContextObject<Env = unknown> extends DurableObject<Env> {
     this.steps.seen(scope);
     return attempt("context object", async () => {
       // Refused before the message is written, not after.
-      if (params.message.taskId) this.streams.checkSubscribers(params.message.taskId);
+      this.streams.checkRoom(params.message.taskId);
       const checked = this.admission.checkBeforeReply(scope, params.message);
       if (checked && "retryOf" in checked.sent) {
         return this.streams.open(checked.sent.retryOf, format, { snapshot: true, retry: true });
       }
       const reply = await this.admission.directReply(scope, params.message);
       if (reply) return replyStream(reply, format);
-      const stream = this.admission.admit(
-        scope,
-        params.message,
-        (taskId, start, retried) =>
-          // A retry streams the task it finds as SubscribeToTask would, and ends at once
-          // if that task already ended or paused.
-          this.streams.open(taskId, format, { snapshot: true, retry: retried }, start),
-        push,
-        checked,
-      );
-      if (stream.run) this.ctx.waitUntil(stream.run);
-      return stream.opened as ReadableStream<Uint8Array>;
+      let opened: ReadableStream<Uint8Array> | undefined;
+      try {
+        const stream = this.admission.admit(
+          scope,
+          params.message,
+          (taskId, start, retried) => {
+            // A retry streams the task it finds as SubscribeToTask would, and ends at once
+            // if that task already ended or paused.
+            opened = this.streams.open(taskId, format, { snapshot: true, retry: retried }, start);
+            return opened;
+          },
+          push,
+          checked,
+        );
+        if (stream.run) this.ctx.waitUntil(stream.run);
+        return stream.opened as ReadableStream<Uint8Array>;
+      } catch (error) {
+        // Opened inside a write that then rolled back: never returned, so it gives back
+        // its place (and its listener) here.
+        void opened?.cancel();
+        throw error;
+      }
     });
   }
 

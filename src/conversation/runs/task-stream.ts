@@ -1,6 +1,6 @@
 /**
  * Streams of a conversation's tasks: one task's updates as SSE bytes (its snapshot or
- * backlog, then live events), and the cap on a task's open streams.
+ * backlog, then live events), and the caps on open streams, per task and per conversation.
  */
 import type { Agent } from "../../agent/definition";
 import { ChatView, chatFrames } from "../../protocol/chat-stream";
@@ -56,118 +56,132 @@ export function openTaskStream(options: {
   keepAliveMs: number;
   bufferBytes: number;
   pageSize: number;
+  /** Called once when the stream ends, however it ends (finished, dropped, cancelled). */
+  onEnd?: () => void;
 }): ReadableStream<Uint8Array> {
   const { taskId, format, from, store, hub, keepAliveMs, bufferBytes, pageSize } = options;
   const encoder = new TextEncoder();
   let stop = () => {};
   let pump = () => {};
+  // A throw (a read failed) ends the stream first: it holds no listener and no place.
+  const guarded = (fn: () => void) => {
+    try {
+      fn();
+    } catch (error) {
+      stop();
+      throw error;
+    }
+  };
   return new ReadableStream<Uint8Array>(
     {
-      start: (controller) => {
-        let closed = false;
-        let unsubscribe = () => {};
-        let timer: ReturnType<typeof setInterval> | undefined;
-        // Frames sent in one turn leave as one chunk: each chunk costs an encode, a write
-        // across the object's RPC and one on the client's connection, and a handler's
-        // chunks (an instant answer's whole stream) come in one turn.
-        let pending = "";
-        let flushQueued = false;
-        const flush = () => {
-          flushQueued = false;
-          if (pending === "" || closed) return;
-          const frames = pending;
-          pending = "";
-          controller.enqueue(encoder.encode(frames));
-        };
-        stop = () => {
-          closed = true;
-          pending = "";
-          unsubscribe();
-          if (timer !== undefined) clearInterval(timer);
-        };
-        const chat =
-          format.binding === "chat"
-            ? new ChatView({
-                model: format.model ?? null,
-                resumed: !from.snapshot && from.afterSeq > 0,
-                task: () => store.read(taskId) ?? options.snapshot().task,
-              })
-            : null;
-        const send = (event: TaskEvent, seq: number) => {
-          const frame = chat
-            ? chatFrames(chat.events(event), seq)
-            : sseJsonFrame(renderEventJson(event, format), seq);
-          if (!frame) return;
-          pending += frame;
-          if (pending.length >= FLUSH_CHARS) flush();
-          else if (!flushQueued) {
-            flushQueued = true;
-            queueMicrotask(flush);
-          }
-        };
-        /** Room left in the buffer, counting the frames not yet handed to it. */
-        const room = () => (controller.desiredSize ?? 0) - pending.length;
-        const close = () => {
-          if (closed) return;
-          flush();
-          stop();
-          controller.close();
-        };
-        const live = () => {
-          unsubscribe = hub.on(taskId, ({ seq, event }) => {
+      start: (controller) =>
+        guarded(() => {
+          let closed = false;
+          let unsubscribe = () => {};
+          let timer: ReturnType<typeof setInterval> | undefined;
+          // Frames sent in one turn leave as one chunk: each chunk costs an encode, a write
+          // across the object's RPC and one on the client's connection, and a handler's
+          // chunks (an instant answer's whole stream) come in one turn.
+          let pending = "";
+          let flushQueued = false;
+          const flush = () => {
+            flushQueued = false;
+            if (pending === "" || closed) return;
+            const frames = pending;
+            pending = "";
+            controller.enqueue(encoder.encode(frames));
+          };
+          stop = () => {
             if (closed) return;
-            if (room() < 0) {
-              flush();
-              controller.enqueue(encoder.encode(DROPPED_COMMENT));
-              return close();
+            closed = true;
+            pending = "";
+            unsubscribe();
+            if (timer !== undefined) clearInterval(timer);
+            options.onEnd?.();
+          };
+          const chat =
+            format.binding === "chat"
+              ? new ChatView({
+                  model: format.model ?? null,
+                  resumed: !from.snapshot && from.afterSeq > 0,
+                  task: () => store.read(taskId) ?? options.snapshot().task,
+                })
+              : null;
+          const send = (event: TaskEvent, seq: number) => {
+            const frame = chat
+              ? chatFrames(chat.events(event), seq)
+              : sseJsonFrame(renderEventJson(event, format), seq);
+            if (!frame) return;
+            pending += frame;
+            if (pending.length >= FLUSH_CHARS) flush();
+            else if (!flushQueued) {
+              flushQueued = true;
+              queueMicrotask(flush);
             }
-            send(event, seq);
-            if (isFinal(event)) close();
-          });
-          // Armed after the turn that opened the stream: a task answered in that turn
-          // (an instant handler's) closed it already and needs no timer.
-          queueMicrotask(() => {
+          };
+          /** Room left in the buffer, counting the frames not yet handed to it. */
+          const room = () => (controller.desiredSize ?? 0) - pending.length;
+          const close = () => {
             if (closed) return;
-            timer = setInterval(() => {
-              if (!closed && room() > 0) controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
-            }, keepAliveMs);
-          });
-        };
-        if (from.snapshot) {
-          const { task, seq } = options.snapshot();
-          send({ kind: "task", task }, seq);
-          const state = task.status.state;
-          if (from.retry && (isTerminal(state) || isInterrupted(state))) return close();
-          return live();
-        }
-        let cursor = from.afterSeq;
-        let backlog = true;
-        let pumping = false;
-        pump = () => {
-          // enqueue may call pull (and so pump) again from inside; one pump at a time.
-          if (pumping) return;
-          pumping = true;
-          try {
-            while (backlog && !closed && room() > 0) {
-              const page = store.events.after(taskId, cursor, pageSize);
-              const last = page.at(-1);
-              if (last) cursor = last.seq;
-              for (const { seq, event } of page) send(event, seq);
-              // The page goes to the buffer now, so the loop sees the room it took.
-              flush();
-              if (page.length === pageSize) continue;
-              backlog = false;
-              const state = store.state(taskId);
-              if ((last && isFinal(last.event)) || (state && isTerminal(state))) return close();
-              live();
-            }
-          } finally {
-            pumping = false;
+            flush();
+            stop();
+            controller.close();
+          };
+          const live = () => {
+            unsubscribe = hub.on(taskId, ({ seq, event }) => {
+              if (closed) return;
+              if (room() < 0) {
+                flush();
+                controller.enqueue(encoder.encode(DROPPED_COMMENT));
+                return close();
+              }
+              send(event, seq);
+              if (isFinal(event)) close();
+            });
+            // Armed after the turn that opened the stream: a task answered in that turn
+            // (an instant handler's) closed it already and needs no timer.
+            queueMicrotask(() => {
+              if (closed) return;
+              timer = setInterval(() => {
+                if (!closed && room() > 0) controller.enqueue(encoder.encode(SSE_KEEP_ALIVE));
+              }, keepAliveMs);
+            });
+          };
+          if (from.snapshot) {
+            const { task, seq } = options.snapshot();
+            send({ kind: "task", task }, seq);
+            const state = task.status.state;
+            if (from.retry && (isTerminal(state) || isInterrupted(state))) return close();
+            return live();
           }
-        };
-        pump();
-      },
-      pull: () => pump(),
+          let cursor = from.afterSeq;
+          let backlog = true;
+          let pumping = false;
+          pump = () => {
+            // enqueue may call pull (and so pump) again from inside; one pump at a time.
+            if (pumping) return;
+            pumping = true;
+            try {
+              while (backlog && !closed && room() > 0) {
+                const page = store.events.after(taskId, cursor, pageSize);
+                const last = page.at(-1);
+                if (last) cursor = last.seq;
+                for (const { seq, event } of page) send(event, seq);
+                // The page goes to the buffer now, so the loop sees the room it took.
+                flush();
+                if (page.length === pageSize) continue;
+                backlog = false;
+                const state = store.state(taskId);
+                if ((last && isFinal(last.event)) || (state && isTerminal(state))) return close();
+                live();
+              }
+            } finally {
+              pumping = false;
+            }
+          };
+          pump();
+        }),
+      pull: () => guarded(pump),
       cancel: () => stop(),
     },
     { highWaterMark: bufferBytes, size: (chunk) => chunk.byteLength },
@@ -180,8 +194,11 @@ export function openTaskStream(options: {
  */
 const FLUSH_CHARS = 16 * 1024;
 
-/** The streams of a conversation's tasks: opened on its event hub, capped per task. */
+/** The streams of a conversation's tasks: opened on its event hub, capped per task and in all. */
 export class TaskStreams {
+  /** Streams open now across the conversation's tasks. */
+  private opened = 0;
+
   constructor(
     private readonly store: TaskStore,
     private readonly hub: EventHub,
@@ -191,15 +208,20 @@ export class TaskStreams {
     private readonly read: (taskId: string) => Task,
   ) {}
 
-  /** A task's open streams are capped (`limits.maxSubscribersPerTask`). */
-  checkSubscribers(taskId: string): void {
-    const max = this.agent().limits.maxSubscribersPerTask;
-    if (this.hub.count(taskId) >= max) {
-      throw new A2AError(
-        "UnsupportedOperation",
-        `Task ${taskId} already has ${max} open streams, the limit; close one or poll with GetTask`,
-        { taskId, limit: String(max) },
-      );
+  /**
+   * Refuses one more stream, on `taskId` when named, past either cap
+   * (`limits.maxSubscribersPerTask`, `limits.maxStreamsPerConversation`); asked before a
+   * message is written, and again as the stream opens.
+   */
+  checkRoom(taskId?: string): void {
+    const { maxSubscribersPerTask, maxStreamsPerConversation } = this.agent().limits;
+    if (taskId !== undefined && this.hub.count(taskId) >= maxSubscribersPerTask) {
+      throw full(`Task ${taskId}`, maxSubscribersPerTask, "maxSubscribersPerTask", { taskId });
+    }
+    // Each stream may buffer `streamBufferBytes` for a slow reader: together they must fit
+    // in the object's memory, whichever tasks they follow.
+    if (this.opened >= maxStreamsPerConversation) {
+      throw full("This conversation", maxStreamsPerConversation, "maxStreamsPerConversation", {});
     }
   }
 
@@ -210,9 +232,12 @@ export class TaskStreams {
     from: StreamStart,
     start?: Snapshot,
   ): ReadableStream<Uint8Array> {
-    this.checkSubscribers(taskId);
+    this.checkRoom(taskId);
     const agent = this.agent();
     const { streamBufferBytes, backlogPageSize } = agent.limits;
+    // Counted before it opens: one that ends while opening (a retry of a finished task, a
+    // task read that failed) gives its place back at once.
+    this.opened++;
     return openTaskStream({
       bufferBytes: streamBufferBytes,
       pageSize: backlogPageSize,
@@ -223,6 +248,17 @@ export class TaskStreams {
       hub: this.hub,
       snapshot: () => start ?? { task: this.read(taskId), seq: this.store.events.lastSeq(taskId) },
       keepAliveMs: agent.keepAliveMs,
+      onEnd: () => {
+        this.opened--;
+      },
     });
   }
 }
+
+/** A stream refused at a cap: the same error and shape for both. */
+const full = (what: string, max: number, limit: string, data: Record<string, string>) =>
+  new A2AError(
+    "UnsupportedOperation",
+    `${what} already has ${max} open streams, the limit (limits.${limit}); close one or poll with GetTask`,
+    { ...data, limit: String(max) },
+  );
