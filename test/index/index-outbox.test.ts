@@ -126,6 +126,8 @@ describe("tenant index: later changes batched off the answer's path (issue 10)",
   it("once the index has a quiet conversation's rows, the backstop alarm goes: none is left for a task waiting on input", async () => {
     const tenant = newTenant();
     const contextId = await issuedIn(tenant);
+    // The window's length is not what this checks: a short one, so its flush comes soon.
+    await withLimits(tenant, contextId, { indexFlushMs: 100 });
     const stub = contextStub(tenant, contextId);
     const task = await sendIn(tenant, contextId, "hello");
     expect((task.status as Json).state).toBe("TASK_STATE_INPUT_REQUIRED");
@@ -167,6 +169,8 @@ describe("tenant index: later changes batched off the answer's path (issue 10)",
   it("once the index has a quiet conversation's rows, its alarm waits for retention: when its oldest finished task ages out (limits.retainFinishedMs)", async () => {
     const tenant = newTenant();
     const contextId = await issuedIn(tenant);
+    // The window's length is not what this checks: a short one, so its flush comes soon.
+    await withLimits(tenant, contextId, { indexFlushMs: 100 });
     const stub = contextStub(tenant, contextId);
     const task = await sendIn(tenant, contextId, "task 1");
     expect((task.status as Json).state).toBe("TASK_STATE_COMPLETED");
