@@ -64,18 +64,12 @@ const OF_TASK = `seq >= COALESCE((SELECT history_floor FROM tasks WHERE ${taskRo
   AND seq <= COALESCE((SELECT history_ceiling FROM tasks WHERE ${taskRow()}), 9e999) AND task_id = ?1`;
 
 /**
- * The conversation of one context as SQLite rows, one per item, ordered by a sequence
- * number (never by timestamp). Appends write one row whatever the length; an item too big
- * for a row is split into chunk rows and put back together on read. Sequence numbers are
- * REAL so an item inserted between two others needs no renumbering.
- */
-/**
  * A row's `pinned` flag, 1 or 0: what `PINNED_BY_BODY` (schema-current.ts) answers for
  * the row's JSON, which rows written before version 9 were migrated by. A summary's flag
  * is compared as SQLite's `json_extract(...) = 1` does (JSON `true` is 1 there). A row
  * kept in chunks has no JSON of its own: only its type can pin it.
  */
-export function pinnedFlag(item: StoredItem, chunked: boolean): 0 | 1 {
+function pinnedFlag(item: StoredItem, chunked: boolean): 0 | 1 {
   if (item.type === "agent_config_update") return 1;
   if (item.type !== "message" || chunked) return 0;
   const message = item as StoredItem & { role?: unknown; extra?: { summary?: unknown } };
@@ -84,6 +78,12 @@ export function pinnedFlag(item: StoredItem, chunked: boolean): 0 | 1 {
   return summary === true || summary === 1 ? 1 : 0;
 }
 
+/**
+ * The conversation of one context as SQLite rows, one per item, ordered by a sequence
+ * number (never by timestamp). Appends write one row whatever the length; an item too big
+ * for a row is split into chunk rows and put back together on read. Sequence numbers are
+ * REAL so an item inserted between two others needs no renumbering.
+ */
 export class HistoryStore<T extends StoredItem = StoredItem> {
   constructor(
     private readonly storage: DurableObjectStorage,
