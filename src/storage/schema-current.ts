@@ -16,11 +16,18 @@ import { STORAGE_VERSION_KEY } from "./storage-version";
 
 /**
  * Rows a model must see however old: config updates, system or developer messages and
- * flagged summaries (by their JSON; one over a row's size, kept in chunks, is not found).
- * Written exactly as in the partial index `history_pinned`, so SQLite uses it.
+ * flagged summaries, as versions before 9 found them in each row's JSON (one over a row's
+ * size, kept in chunks, is not found). Version 9 stores the answer (`pinned`) instead.
  */
-export const PINNED =
+export const PINNED_BY_BODY =
   "(type = 'agent_config_update' OR (type = 'message' AND (json_extract(body, '$.role') IN ('system', 'developer') OR json_extract(body, '$.extra.summary') = 1)))";
+
+/**
+ * The same rows by their stored flag, written as each row is (HistoryStore): evaluating
+ * `PINNED_BY_BODY` parsed every new row's JSON twice. Written exactly as in the partial
+ * index `history_pinned`, so SQLite uses it.
+ */
+export const PINNED = "pinned = 1";
 
 /** The statements of a schema at `version`, with the version recorded, as one script. */
 export function currentSchema(version: number, statements: readonly string[]): CurrentSchema {
@@ -33,8 +40,8 @@ export function currentSchema(version: number, statements: readonly string[]): C
   };
 }
 
-/** A conversation (ContextObject), at version 8. */
-export const CONTEXT_CURRENT = currentSchema(8, [
+/** A conversation (ContextObject), at version 9. */
+export const CONTEXT_CURRENT = currentSchema(9, [
   "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
   `CREATE TABLE events (
     seq INTEGER PRIMARY KEY,
@@ -48,7 +55,7 @@ export const CONTEXT_CURRENT = currentSchema(8, [
     type TEXT NOT NULL,
     body TEXT,
     chunks INTEGER NOT NULL DEFAULT 0
-  )`,
+  , pinned INTEGER NOT NULL DEFAULT 0)`,
   "CREATE UNIQUE INDEX history_by_seq ON history_items (seq)",
   `CREATE INDEX history_pinned ON history_items (seq) WHERE ${PINNED}`,
   `CREATE TABLE history_chunks (

@@ -1,7 +1,13 @@
-import { CONTEXT_CURRENT, currentSchema, INDEX_CURRENT, PINNED } from "./schema-current";
+import {
+  CONTEXT_CURRENT,
+  currentSchema,
+  INDEX_CURRENT,
+  PINNED,
+  PINNED_BY_BODY,
+} from "./schema-current";
 import type { Migration, Schema } from "./schema-version";
 
-export { PINNED };
+export { PINNED, PINNED_BY_BODY };
 
 /**
  * The SQLite schema of each kind of object: its baseline (version 1) and the migrations
@@ -271,7 +277,7 @@ export const CONTEXT_SCHEMA: Schema = {
     )`,
     "CREATE UNIQUE INDEX history_by_seq ON history_items (seq)",
     "CREATE INDEX history_by_task ON history_items (task_id, seq)",
-    `CREATE INDEX history_pinned ON history_items (seq) WHERE ${PINNED}`,
+    `CREATE INDEX history_pinned ON history_items (seq) WHERE ${PINNED_BY_BODY}`,
     `CREATE TABLE history_chunks (
       item_id TEXT NOT NULL,
       idx INTEGER NOT NULL,
@@ -381,6 +387,15 @@ export const CONTEXT_SCHEMA: Schema = {
     ],
     // A task's id names its row: no index of ids. See `keyedIds`.
     keyedIds,
+    // Whether a history row is pinned, stored as it is written: the partial index's
+    // condition read every new row's JSON (two `json_extract`s per message). Rows written
+    // before get the flag from that same condition.
+    [
+      "ALTER TABLE history_items ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0",
+      `UPDATE history_items SET pinned = 1 WHERE ${PINNED_BY_BODY}`,
+      "DROP INDEX history_pinned",
+      `CREATE INDEX history_pinned ON history_items (seq) WHERE ${PINNED}`,
+    ],
   ],
   current: CONTEXT_CURRENT,
 };

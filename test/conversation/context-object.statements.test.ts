@@ -60,6 +60,9 @@ describe("the SQL of one blocking message (a count, not a time)", () => {
     // their floors' plus the few events and items of its turn.
     const [item, row] = inTransaction.slice(1) as [string, string];
     expect([parameters(item), parameters(row)]).toEqual([4, 11]);
+    // Whether the row is pinned is a literal too (a user's message is not), so the partial
+    // index of pinned rows reads no JSON.
+    expect(item).toMatch(/'message', \?\d*, 0, 0\)$/);
     expect(row).toMatch(/\?\d+ \+ 2, \?\d+ \+ 0,/);
     expect(row).toContain("'completed'");
     expect(own.filter((q) => /^(UPDATE|DELETE)/.test(q))).toEqual([]);

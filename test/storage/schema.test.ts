@@ -210,6 +210,26 @@ const VERSION_8: MasterRow[] = [
   },
 ];
 
+/**
+ * Version 9: whether a history row is pinned is stored in it, and the partial index of
+ * pinned rows reads that flag instead of each row's JSON.
+ */
+const VERSION_9: MasterRow[] = [
+  {
+    type: "table",
+    name: "history_items",
+    tbl_name: "history_items",
+    sql: "CREATE TABLE history_items (id TEXT PRIMARY KEY, seq REAL NOT NULL, task_id TEXT, type TEXT NOT NULL, body TEXT, chunks INTEGER NOT NULL DEFAULT 0, pinned INTEGER NOT NULL DEFAULT 0)",
+  },
+  {
+    type: "index",
+    name: "history_pinned",
+    tbl_name: "history_items",
+    sql: "CREATE INDEX history_pinned ON history_items (seq) WHERE pinned = 1",
+  },
+];
+const REPLACED_IN_9 = new Set(VERSION_9.map((r) => r.name));
+
 /** What version 4 drops: indexes no query needs any more, and the rebuilt tables' own. */
 const DROPPED_IN_4 = new Set([
   "tasks_by_update",
@@ -225,7 +245,8 @@ const DROPPED_IN_4 = new Set([
  * version 3 (the inspector's task steps), to version 4 (`VERSION_4`), to version 5
  * (calls held for approval, and the decisions in the task steps), to version 6 (a
  * held call relayed from a delegated agent), to version 7 (a task's first artifact in
- * its own row: `VERSION_7`), and to version 8 (no index of task ids: `VERSION_8`); an index
+ * its own row: `VERSION_7`), to version 8 (no index of task ids: `VERSION_8`) and to version
+ * 9 (a history row's pinned flag stored: `VERSION_9`); an index
  * shard's, migrated to version 2 (`INDEX_VERSION_2`).
  */
 function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
@@ -243,6 +264,7 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
       row.name !== "events_by_task" &&
       !DROPPED_IN_4.has(row.name) &&
       row.name !== "sqlite_autoindex_tasks_1" && // version 8: no index of task ids
+      !REPLACED_IN_9.has(row.name) &&
       !(row.type === "table" && rebuilt.has(row.name)),
   );
   const tasks = (r: MasterRow) => r.type === "table" && r.name === "tasks";
@@ -251,12 +273,13 @@ function expected(kind: keyof typeof SCHEMA_0X): MasterRow[] {
     ...TASK_STEPS,
     ...VERSION_4.filter((r) => !tasks(r)),
     ...VERSION_8,
+    ...VERSION_9,
     ...APPROVALS,
   ].sort((a, b) => (order(a) < order(b) ? -1 : 1));
 }
 
 /** The version each kind's schema reaches. */
-const VERSIONS = { conversation: "8", index: "2", registry: "1" } as const;
+const VERSIONS = { conversation: "9", index: "2", registry: "1" } as const;
 
 const built = (schema: Schema) =>
   runInDurableObject(scratch(), (_i, state) => {

@@ -64,6 +64,21 @@ const OF_TASK = `seq >= COALESCE((SELECT history_floor FROM tasks WHERE ${taskRo
   AND seq <= COALESCE((SELECT history_ceiling FROM tasks WHERE ${taskRow()}), 9e999) AND task_id = ?1`;
 
 /**
+ * A row's `pinned` flag, 1 or 0: what `PINNED_BY_BODY` (schema-current.ts) answers for
+ * the row's JSON, which rows written before version 9 were migrated by. A summary's flag
+ * is compared as SQLite's `json_extract(...) = 1` does (JSON `true` is 1 there). A row
+ * kept in chunks has no JSON of its own: only its type can pin it.
+ */
+function pinnedFlag(item: StoredItem, chunked: boolean): 0 | 1 {
+  if (item.type === "agent_config_update") return 1;
+  if (item.type !== "message" || chunked) return 0;
+  const message = item as StoredItem & { role?: unknown; extra?: { summary?: unknown } };
+  if (message.role === "system" || message.role === "developer") return 1;
+  const summary = message.extra?.summary;
+  return summary === true || summary === 1 ? 1 : 0;
+}
+
+/**
  * The conversation of one context as SQLite rows, one per item, ordered by a sequence
  * number (never by timestamp). Appends write one row whatever the length; an item too big
  * for a row is split into chunk rows and put back together on read. Sequence numbers are
@@ -400,11 +415,14 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
     this.checkSize(item, body);
     this.lastWrittenChars = body.length;
     if (body.length <= CHUNK_CHARS) {
+      // The flag is a literal 0 or 1, never bound: each bound value costs workerd a few
+      // thousand instructions, and the statement's text stays one of two.
+      const pinned = pinnedFlag(item, false);
       // Nearly every item is a message: its type is a literal of a fixed text, one bound
-      // parameter fewer (each costs workerd a few thousand instructions).
+      // parameter fewer.
       if (item.type === "message") {
         return this.sql.exec(
-          "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, 'message', ?, 0)",
+          `INSERT INTO history_items (id, seq, task_id, type, body, chunks, pinned) VALUES (?, ?, ?, 'message', ?, 0, ${pinned})`,
           item.id,
           seq,
           taskId,
@@ -412,7 +430,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
         ).rowsWritten;
       }
       return this.sql.exec(
-        "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, ?, ?, 0)",
+        `INSERT INTO history_items (id, seq, task_id, type, body, chunks, pinned) VALUES (?, ?, ?, ?, ?, 0, ${pinned})`,
         item.id,
         seq,
         taskId,
@@ -432,7 +450,7 @@ export class HistoryStore<T extends StoredItem = StoredItem> {
         ).rowsWritten;
       }
       written += this.sql.exec(
-        "INSERT INTO history_items (id, seq, task_id, type, body, chunks) VALUES (?, ?, ?, ?, NULL, ?)",
+        `INSERT INTO history_items (id, seq, task_id, type, body, chunks, pinned) VALUES (?, ?, ?, ?, NULL, ?, ${pinnedFlag(item, true)})`,
         item.id,
         seq,
         taskId,

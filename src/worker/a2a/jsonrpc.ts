@@ -16,6 +16,11 @@ import type { Operations } from "./operations";
 import { requestedVersion } from "./version";
 
 const JSON_HEADERS = { "Content-Type": "application/json" };
+/**
+ * A result's headers, made once: a Response copies the Headers it is given, which costs
+ * workerd less than reading a plain object's for every answer.
+ */
+const RESULT_INIT: ResponseInit = { headers: new Headers(JSON_HEADERS) };
 
 /** Errors about the HTTP request itself keep their HTTP status under JSON-RPC too. */
 const HTTP_LEVEL: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
@@ -142,7 +147,7 @@ async function unanswered(response: Response): Promise<Response> {
 function rpcResponse(id: RpcId, answer: Answer): Response {
   if ("stream" in answer) return new Response(answer.stream, { headers: SSE_HEADERS });
   if ("text" in answer) {
-    return new Response(rpcResultJson(id, answer.text), { headers: JSON_HEADERS });
+    return new Response(rpcResultJson(id, answer.text), RESULT_INIT);
   }
-  return Response.json({ jsonrpc: "2.0", id, result: answer.json }, { headers: JSON_HEADERS });
+  return Response.json({ jsonrpc: "2.0", id, result: answer.json }, RESULT_INIT);
 }

@@ -48,13 +48,14 @@ async function jsonBody(request: Request): Promise<unknown> {
   return protoJsonNames((await readJson(request)) as JsonValue);
 }
 
-const JSON_HEADERS = { "Content-Type": "application/json" };
+/** Made once: a Response copies the Headers it is given (see jsonrpc.ts). */
+const RESULT_INIT: ResponseInit = { headers: new Headers({ "Content-Type": "application/json" }) };
 
 /** An operation's answer as an HTTP+JSON response. */
 function restResponse(answer: Answer): Response {
   if ("stream" in answer) return new Response(answer.stream, { headers: SSE_HEADERS });
-  if ("text" in answer) return new Response(answer.text, { headers: JSON_HEADERS });
-  return Response.json(answer.json, { headers: JSON_HEADERS });
+  if ("text" in answer) return new Response(answer.text, RESULT_INIT);
+  return Response.json(answer.json, RESULT_INIT);
 }
 
 /**

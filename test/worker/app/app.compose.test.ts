@@ -95,6 +95,44 @@ describe("composing with a user's Hono app (issue 13)", () => {
     expect(await (await call("/agent/about")).text()).toBe("mine");
   });
 
+  it("A2: a user's middleware changing one answer's headers changes no other answer's (each response owns its headers)", async () => {
+    const { call } = userApp();
+    // A Response copies the Headers it is built with: the answers' shared ones stay as made.
+    const shared = new Headers({ "Content-Type": "application/json" });
+    new Response("{}", { headers: shared }).headers.set("X-Mine", "1");
+    expect([...shared.keys()]).toEqual(["content-type"]);
+    const fromApp = { Origin: "https://app.example.com" };
+    const sent = await call("/agent/message:send", {
+      ...post({ message: userMessage("headers") }, fromApp),
+    });
+    const task = ((await sent.json()) as Json).task as Json;
+    const rpcGet = (headers: Record<string, string>) =>
+      call(
+        "/agent",
+        post({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: task.id } }, headers),
+      );
+    const restGet = (headers: Record<string, string>) =>
+      call(`/agent/tasks/${task.id}`, { headers: { "A2A-Version": "1.0", ...headers } });
+    const rpcSent = await call(
+      "/agent",
+      post(
+        { jsonrpc: "2.0", id: 2, method: "SendMessage", params: { message: userMessage("hi") } },
+        fromApp,
+      ),
+    );
+    // The user's CORS layer adds its header to an answer for its origin, after Edgelink's.
+    expect(sent.headers.get("Access-Control-Allow-Origin")).toBe("https://app.example.com");
+    expect(rpcSent.headers.get("Access-Control-Allow-Origin")).toBe("https://app.example.com");
+    for (const answer of [await rpcGet({}), await restGet({})]) {
+      expect(answer.status).not.toBe(500);
+      expect(answer.headers.get("Content-Type")).toBe("application/json");
+      expect(answer.headers.get("Access-Control-Allow-Origin")).toBeNull();
+    }
+    expect((await restGet(fromApp)).headers.get("Access-Control-Allow-Origin")).toBe(
+      "https://app.example.com",
+    );
+  });
+
   it("tenants work under the base path: /agent/{tenant}/... is isolated", async () => {
     const { call } = userApp();
     const sent = await call("/agent/acme/message:send", post({ message: userMessage("tenant") }));
