@@ -52,13 +52,6 @@ const testSecrets = {
 };
 
 /**
- * The demo agent's pause between streamed words (wrangler.toml's 25 ms shows streaming in
- * curl). Here it is only time the runs wait: 1 ms still streams each word as its own chunk
- * after a timer, and a test that acts while a task works uses "count", not the echo.
- */
-const quickDemo = { bindings: { ...testSecrets.bindings, DEMO_CHUNK_DELAY_MS: "1" } };
-
-/**
  * Rate Limiting bindings for the rate limit tests, as wrangler.toml's `[[ratelimits]]`
  * declares them. Not the conventional EDGELINK_* names: those would limit every test agent.
  */
@@ -147,7 +140,7 @@ export default defineConfig({
           noDependencySourceMaps(),
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { ...noNetwork, ...quickDemo, ...testRateLimits },
+            miniflare: { ...noNetwork, ...testSecrets, ...testRateLimits },
           }),
           providerFixtures(),
         ],
