@@ -1,0 +1,1 @@
+export function countsAsFailure(error: { name?: string; message?: string }): boolean;
