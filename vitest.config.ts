@@ -42,6 +42,33 @@ const shareOneWorkerd = {
   experimental: { fsModuleCache: true, fsModuleCachePath: "temp/vitest-modules" },
 } as const;
 
+/**
+ * Packages whose published ES modules workerd loads itself (Miniflare's module rules): Vite
+ * neither transforms them nor sends them over the runner's WebSocket, which cost more CPU
+ * than the tests of a small project (zod alone is 327 modules; every runner imported them
+ * all). Not for a package whose ESM imports omit the file extension (@opentelemetry/*),
+ * which only Vite's resolver accepts, nor one in CommonJS.
+ */
+const NATIVE_PACKAGES = [
+  "zod",
+  "zod-to-json-schema",
+  "jose",
+  "hono",
+  "@cfworker/json-schema",
+  "eventsource-parser",
+  "fast-check",
+  "pure-rand",
+  "@modelcontextprotocol/sdk",
+];
+const nativePackages = {
+  modulesRules: [
+    {
+      type: "ESModule" as const,
+      include: NATIVE_PACKAGES.map((name) => `**/node_modules/${name}/**/*.js`),
+    },
+  ],
+};
+
 /** Task ids are signed (EDGELINK_ID_KEY); the tests get a key as a deployment gets its secret. */
 const testSecrets = {
   bindings: {
@@ -144,7 +171,7 @@ export default defineConfig({
           noDependencySourceMaps(),
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { ...noNetwork, ...testSecrets, ...testRateLimits },
+            miniflare: { ...noNetwork, ...nativePackages, ...testSecrets, ...testRateLimits },
           }),
           providerFixtures(),
         ],
@@ -163,7 +190,7 @@ export default defineConfig({
           noDependencySourceMaps(),
           cloudflareTest({
             wrangler: { configPath: "./test/harness/llm/wrangler.toml" },
-            miniflare: { ...noNetwork, ...testSecrets },
+            miniflare: { ...noNetwork, ...nativePackages, ...testSecrets },
           }),
           providerFixtures(),
         ],
@@ -183,7 +210,7 @@ export default defineConfig({
           noDependencySourceMaps(),
           cloudflareTest({
             wrangler: { configPath: "./test/harness/memory/wrangler.toml" },
-            miniflare: { ...noNetwork, ...testSecrets },
+            miniflare: { ...noNetwork, ...nativePackages, ...testSecrets },
           }),
           providerFixtures(),
         ],
@@ -201,6 +228,7 @@ export default defineConfig({
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./test/harness/agents/wrangler.toml" },
             miniflare: {
+              ...nativePackages,
               bindings: {
                 ...testSecrets.bindings,
                 MCP_URL: inject("mcpUrl"),
@@ -268,6 +296,7 @@ export default defineConfig({
             wrangler: { configPath: "./test/harness/registry/wrangler.toml" },
             miniflare: {
               ...noNetwork,
+              ...nativePackages,
               bindings: {
                 REGISTRY_KEYS: JSON.stringify({
                   "key-alice": { subject: "alice" },
