@@ -7,7 +7,7 @@ import {
   type OpResult as Result,
   textBytes,
   type WriteContext,
-} from "./memory-rows";
+} from "./rows/memory-rows";
 
 /** Names (the name and its aliases) one entity keeps, merges included. */
 export const MAX_ENTITY_NAMES = 64;

@@ -9,7 +9,7 @@ import {
   textBytes,
   unknownItem,
   type WriteContext,
-} from "./memory-rows";
+} from "./rows/memory-rows";
 
 /**
  * Goals (what the user wants, nested) and strategies (what worked for a kind of request):

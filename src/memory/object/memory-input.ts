@@ -7,7 +7,7 @@ import {
   MemoryKind,
   type MemoryOp,
 } from "../../protocol/memory";
-import { textBytes, turnBytes } from "./memory-rows";
+import { textBytes, turnBytes } from "./rows/memory-rows";
 
 /**
  * What the memory object's RPC methods accept, checked before anything is read or

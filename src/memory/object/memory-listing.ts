@@ -19,7 +19,7 @@ import {
   strategyOf,
   type TurnRow,
   turnOf,
-} from "./memory-rows";
+} from "./rows/memory-rows";
 
 /** The memory object's listing: one item, or a page of a kind, newest first. */
 export class MemoryListing {

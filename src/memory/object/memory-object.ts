@@ -34,12 +34,12 @@ import {
   parse,
 } from "./memory-input";
 import { MemoryListing } from "./memory-listing";
-import { MemoryReader } from "./memory-reader";
 import { embeddedIds, removeItem } from "./memory-removal";
 import { MEMORY_SCHEMA } from "./memory-schema";
 import { mirrorVectors, prepareOps, searchVectors, VECTOR_BATCH } from "./memory-vectors";
 import { MemoryWriter, type Prepared } from "./memory-writer";
-import { channelsOf, VECTOR_CANDIDATES, type VectorHits } from "./recall-bounds";
+import { MemoryReader } from "./recall/memory-reader";
+import { channelsOf, VECTOR_CANDIDATES, type VectorHits } from "./rows/recall-bounds";
 
 /** What a memory object is configured with; supplied by the subclass `defineAgent` builds. */
 export interface MemoryObjectOptions {

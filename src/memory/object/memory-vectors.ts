@@ -3,7 +3,7 @@ import { logEvent } from "../../telemetry/log";
 import { claimHash } from "../base/claim-hash";
 import { type Embedder, type VectorIndex, vectorBlob } from "../base/embedder";
 import type { Prepared } from "./memory-writer";
-import { VECTOR_CANDIDATES, type VectorHits } from "./recall-bounds";
+import { VECTOR_CANDIDATES, type VectorHits } from "./rows/recall-bounds";
 
 /**
  * The memory object's asynchronous work around its SQLite transactions: hashing claims,

@@ -16,7 +16,7 @@ import {
   turnBytes,
   unknownItem,
   type WriteContext,
-} from "./memory-rows";
+} from "./rows/memory-rows";
 
 export { deleteEntity };
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Embedder } from "../../../src/memory/base/embedder";
 import { renderMemoryBundle } from "../../../src/memory/base/render";
 import { MEMORY_SCHEMA } from "../../../src/memory/object/memory-schema";
-import { BUNDLE_TURNS } from "../../../src/memory/object/recall-bounds";
+import { BUNDLE_TURNS } from "../../../src/memory/object/rows/recall-bounds";
 import type { MemoryItem, MemoryOp } from "../../../src/protocol/memory";
 import { STORAGE_VERSION_KEY } from "../../../src/storage/storage-version";
 import { inObject, storeMemory, unique } from "../../harness/memory/helpers";

@@ -3,7 +3,7 @@
  * object's readers (facts and the bundle in ./memory-reader.ts, past turns in
  * ./memory-turn-reader.ts) and its vector search.
  */
-import { GLOBAL_CHANNEL } from "../../protocol/memory";
+import { GLOBAL_CHANNEL } from "../../../protocol/memory";
 
 /** Facts the full-text index proposes for one query, best first. */
 export const TEXT_CANDIDATES = 50;

@@ -1,8 +1,8 @@
-import type { MemoryFact } from "../../protocol/memory";
-import { factScore, ftsQuery, queryTerms, recencyAt, relevance } from "../base/rank";
-import type { FactRows } from "./memory-fact-rows";
-import { FACT_COLUMNS, type FactRow, factOf, factRowOf } from "./memory-rows";
-import type { IndexedTerms } from "./memory-terms";
+import type { MemoryFact } from "../../../protocol/memory";
+import { factScore, ftsQuery, queryTerms, recencyAt, relevance } from "../../base/rank";
+import type { FactRows } from "../rows/memory-fact-rows";
+import { FACT_COLUMNS, type FactRow, factOf, factRowOf } from "../rows/memory-rows";
+import type { IndexedTerms } from "../rows/memory-terms";
 import {
   type Channels,
   inChannels,
@@ -10,7 +10,7 @@ import {
   TEXT_CANDIDATES,
   TEXT_SCAN,
   type VectorHits,
-} from "./recall-bounds";
+} from "../rows/recall-bounds";
 
 /** A fact with its score for one query. */
 export interface Scored {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ftsQuery } from "../../../src/memory/base/rank";
-import { IndexedTerms, KNOWN_TERMS } from "../../../src/memory/object/memory-terms";
-import type { MemoryOp } from "../../../src/protocol/memory";
-import { inObjectCounting, storeMemory } from "../../harness/memory/helpers";
+import { ftsQuery } from "../../../../src/memory/base/rank";
+import { IndexedTerms, KNOWN_TERMS } from "../../../../src/memory/object/rows/memory-terms";
+import type { MemoryOp } from "../../../../src/protocol/memory";
+import { inObjectCounting, storeMemory } from "../../../harness/memory/helpers";
 
 const fact = (claim: string): MemoryOp => ({ op: "add_fact", claim });
 

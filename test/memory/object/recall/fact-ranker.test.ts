@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { FactRanker } from "../../../src/memory/object/fact-ranker";
-import { FactRows } from "../../../src/memory/object/memory-fact-rows";
-import { IndexedTerms } from "../../../src/memory/object/memory-terms";
-import { channelsOf } from "../../../src/memory/object/recall-bounds";
-import { inObject, storeMemory, type TestMemory } from "../../harness/memory/helpers";
+import { FactRanker } from "../../../../src/memory/object/recall/fact-ranker";
+import { FactRows } from "../../../../src/memory/object/rows/memory-fact-rows";
+import { IndexedTerms } from "../../../../src/memory/object/rows/memory-terms";
+import { channelsOf } from "../../../../src/memory/object/rows/recall-bounds";
+import { inObject, storeMemory, type TestMemory } from "../../../harness/memory/helpers";
 
 /** The claims ranked for `text`, best first, read inside the memory's object. */
 function ranked(memory: TestMemory, text: string, channel?: string, withRecent = true) {

@@ -1,10 +1,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { factLine, renderMemoryBundle } from "../../../src/memory/base/render";
-import { MemoryReader } from "../../../src/memory/object/memory-reader";
-import type { MemoryBundle, MemoryKind, MemoryOp } from "../../../src/protocol/memory";
-import { storeMemory, type TestMemory } from "../../harness/memory/helpers";
-import { countingSql } from "../../support/counting-sql";
+import { factLine, renderMemoryBundle } from "../../../../src/memory/base/render";
+import { MemoryReader } from "../../../../src/memory/object/recall/memory-reader";
+import type { MemoryBundle, MemoryKind, MemoryOp } from "../../../../src/protocol/memory";
+import { storeMemory, type TestMemory } from "../../../harness/memory/helpers";
+import { countingSql } from "../../../support/counting-sql";
 
 const say = (content: string): MemoryOp => ({ op: "add_turn", role: "user", content });
 const HELD = new Set<MemoryKind>(["fact", "turn"]);

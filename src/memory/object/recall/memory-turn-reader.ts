@@ -1,7 +1,7 @@
-import type { MemoryTurn } from "../../protocol/memory";
-import { ftsQuery, recency, relevance, turnScore } from "../base/rank";
-import { TURN_COLUMNS, type TurnRow, turnOf } from "./memory-rows";
-import type { IndexedTerms } from "./memory-terms";
+import type { MemoryTurn } from "../../../protocol/memory";
+import { ftsQuery, recency, relevance, turnScore } from "../../base/rank";
+import { TURN_COLUMNS, type TurnRow, turnOf } from "../rows/memory-rows";
+import type { IndexedTerms } from "../rows/memory-terms";
 import {
   BUNDLE_TURNS,
   inChannels,
@@ -9,7 +9,7 @@ import {
   TEXT_SCAN,
   TURN_CANDIDATES,
   type VectorHits,
-} from "./recall-bounds";
+} from "../rows/recall-bounds";
 
 /**
  * A turn row `f` that recall may quote: not corrected since, in the channels bound as ?2,

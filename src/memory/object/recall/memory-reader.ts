@@ -5,9 +5,9 @@ import type {
   MemoryKind,
   MemoryStrategy,
   MemoryTurn,
-} from "../../protocol/memory";
-import { cosine } from "../base/embedder";
-import { ftsQuery, queryTerms, relevance, strategyScore } from "../base/rank";
+} from "../../../protocol/memory";
+import { cosine } from "../../base/embedder";
+import { ftsQuery, queryTerms, relevance, strategyScore } from "../../base/rank";
 import {
   entityLine,
   goalLine,
@@ -15,9 +15,8 @@ import {
   SHORTEST_TURN_LINE,
   strategyLine,
   turnLine,
-} from "../base/render";
-import { FactRanker } from "./fact-ranker";
-import { FactRows } from "./memory-fact-rows";
+} from "../../base/render";
+import { FactRows } from "../rows/memory-fact-rows";
 import {
   type EntityRow,
   entityOf,
@@ -25,9 +24,8 @@ import {
   goalOf,
   type StrategyRow,
   strategyOf,
-} from "./memory-rows";
-import { IndexedTerms } from "./memory-terms";
-import { TurnReader } from "./memory-turn-reader";
+} from "../rows/memory-rows";
+import { IndexedTerms } from "../rows/memory-terms";
 import {
   BUNDLE_ENTITIES,
   BUNDLE_GOALS,
@@ -37,7 +35,9 @@ import {
   hitsOf,
   inChannels,
   type VectorHits,
-} from "./recall-bounds";
+} from "../rows/recall-bounds";
+import { FactRanker } from "./fact-ranker";
+import { TurnReader } from "./memory-turn-reader";
 
 /** Reads of the memory object's SQLite: recall, neighbours, listing. */
 export class MemoryReader {

@@ -1,4 +1,4 @@
-import type { JsonObject } from "../../protocol/json";
+import type { JsonObject } from "../../../protocol/json";
 import type {
   FactSource,
   GoalStatus,
@@ -10,8 +10,8 @@ import type {
   MemoryStrategy,
   MemoryTurn,
   TurnRole,
-} from "../../protocol/memory";
-import type { MemoryLimits } from "../base/limits";
+} from "../../../protocol/memory";
+import type { MemoryLimits } from "../../base/limits";
 
 /** Rows as SQLite answers them (see memory-schema.ts), and their public shapes. */
 export interface FactRow extends Record<string, SqlStorageValue> {

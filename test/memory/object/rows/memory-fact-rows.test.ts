@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { FactRows, KEPT_FACTS } from "../../../src/memory/object/memory-fact-rows";
-import type { MemoryOp } from "../../../src/protocol/memory";
-import { inObjectCounting, storeMemory, type TestMemory } from "../../harness/memory/helpers";
+import { FactRows, KEPT_FACTS } from "../../../../src/memory/object/rows/memory-fact-rows";
+import type { MemoryOp } from "../../../../src/protocol/memory";
+import { inObjectCounting, storeMemory, type TestMemory } from "../../../harness/memory/helpers";
 
 const fact = (claim: string, entities?: string[]): MemoryOp => ({
   op: "add_fact",

@@ -1,6 +1,6 @@
-import type { MemoryFact } from "../../protocol/memory";
-import { setBounded } from "../../storage/bounded-map";
-import { factLine } from "../base/render";
+import type { MemoryFact } from "../../../protocol/memory";
+import { setBounded } from "../../../storage/bounded-map";
+import { factLine } from "../../base/render";
 import { FACT_COLUMNS, factOf, factRowOf } from "./memory-rows";
 
 /** A fact's rendered line and validity bounds (see `FactRows.derived`). */
